@@ -1,0 +1,56 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layers, bottom to top; a target depends only on targets in lower layers:
+//   Format      JSONDocument -> EnsembleModel -> EventCodecs
+//   Validation  SchemaValidation
+//   Folder      CloudFolder
+//   Tool        LogToolCore -> logtool
+let package = Package(
+    name: "EnsemblesToolkit",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "EnsemblesToolkit", targets: [
+            "JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation", "CloudFolder",
+        ]),
+        .executable(name: "logtool", targets: ["logtool"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
+        .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
+        .target(name: "EventCodecs", dependencies: ["JSONDocument", "EnsembleModel"], path: "Sources/Format/EventCodecs"),
+        .target(
+            name: "SchemaValidation",
+            dependencies: ["JSONDocument"],
+            path: "Sources/Validation/SchemaValidation",
+            // `Schemas` is a link to Spec/schemas: the Spec's files are the single source of truth,
+            // compiled into the library so that no installed binary depends on a resource folder.
+            resources: [
+                .embedInCode("Schemas/v2-event.schema.json"),
+                .embedInCode("Schemas/inspect.schema.json"),
+            ]
+        ),
+        .target(
+            name: "CloudFolder",
+            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"],
+            path: "Sources/Folder/CloudFolder"
+        ),
+        .target(
+            name: "LogToolCore",
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation", "CloudFolder",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/Tool/LogToolCore"
+        ),
+        .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
+        .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
+        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"]),
+        .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
+        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument"]),
+    ]
+)

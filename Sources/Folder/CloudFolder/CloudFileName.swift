@@ -1,0 +1,173 @@
+import Foundation
+import EnsembleModel
+
+/// The four folders of an ensemble (Spec/cloud-layout.md).
+public enum EnsembleSubfolder: String, CaseIterable, Sendable, Hashable {
+    case stores, events, baselines, data
+}
+
+/// `_<index>of<count>` in a multipart file name (1-based).
+public struct PartNumber: Hashable, Sendable {
+    public var index: Int
+    public var count: Int
+    public static let maximumCount = 10_000
+}
+
+/// What an event file's name says: `<globalCount>_<store>_<revision>[_<i>of<n>].cdeevent`.
+public struct EventFileName: Hashable, Sendable {
+    public var globalCount: Int64
+    public var storeIdentifier: String
+    public var revision: Int64
+    public var part: PartNumber?
+}
+
+/// What a baseline file's name says: `<globalCount>_<uniqueIdentifier>[_<store prefix>][_<i>of<n>].cdeevent`.
+public struct BaselineFileName: Hashable, Sendable {
+    public var globalCount: Int64
+    public var uniqueIdentifier: String
+    /// The first 8 characters of the owning store; nil for the legacy two-field name.
+    public var storePrefix: String?
+    public var part: PartNumber?
+    public var isLegacyName: Bool { storePrefix == nil }
+}
+
+/// The kinds of debris real cloud folders contain; never read as data, always reported.
+public enum DebrisKind: String, Sendable, Hashable, CaseIterable {
+    case conflictedCopy, iCloudPlaceholder, duplicateFolder, partialFile, systemFile, symlink, unknownName, unknownEntry
+}
+
+/// What one directory entry of an ensemble is, decided from its folder, name and type.
+public enum CloudEntry: Hashable, Sendable {
+    case event(EventFileName)
+    case baseline(BaselineFileName)
+    case storeRegistration(storeIdentifier: String)
+    case dataFile(name: String)
+    case debris(DebrisKind, reason: String)
+}
+
+/// File-name grammar of Spec/cloud-layout.md.
+public enum CloudFileName {
+    public static let eventExtension = ".cdeevent"
+    static let partialSuffixes = [".tmp", ".partial", ".part", ".download", ".crdownload", "~"]
+    static let systemFiles: Set<String> = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]
+
+    /// Debris rules that apply to any entry of an ensemble, in precedence order, or nil.
+    public static func debris(name: String, isSymlink: Bool, isDirectory: Bool, size: Int64?) -> CloudEntry? {
+        if isSymlink {
+            return .debris(.symlink, reason: "a symbolic link; never followed")
+        }
+        if name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".count + 1 {
+            return .debris(.iCloudPlaceholder, reason: "an iCloud placeholder: the file \"\(String(name.dropFirst().dropLast(7)))\" has not been downloaded")
+        }
+        if systemFiles.contains(name) || name.hasPrefix("._") {
+            return .debris(.systemFile, reason: "a file the operating system made, not part of the ensemble")
+        }
+        if partialSuffixes.contains(where: name.hasSuffix) || name.hasPrefix(".~") {
+            return .debris(.partialFile, reason: "a partial or temporary file left by an interrupted transfer")
+        }
+        if !isDirectory && size == 0 && name.hasSuffix(eventExtension) {
+            return .debris(.partialFile, reason: "an empty event file: an upload that never completed")
+        }
+        if let open = name.firstIndex(of: "("), name[open...].contains(")") {
+            return .debris(.conflictedCopy, reason: "a conflicted copy made by a sync service; the original name holds the real file")
+        }
+        return nil
+    }
+
+    /// A folder such as `events 2`: a sync service's duplicate of a known folder.
+    public static func duplicateFolderOriginal(_ name: String) -> EnsembleSubfolder? {
+        let parts = name.split(separator: " ")
+        guard parts.count == 2, let folder = EnsembleSubfolder(rawValue: String(parts[0])),
+              parts[1].count == 1, let digit = parts[1].first?.wholeNumberValue, (2...9).contains(digit) else { return nil }
+        return folder
+    }
+
+    /// Classifies an entry of `folder`. Debris rules come first; then the folder's grammar.
+    public static func classify(name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
+                                isSymlink: Bool = false, size: Int64? = nil) -> CloudEntry {
+        if let debris = debris(name: name, isSymlink: isSymlink, isDirectory: isDirectory, size: size) { return debris }
+        if isDirectory {
+            return .debris(.unknownName, reason: "a folder inside \(folder.rawValue)/, where only files belong")
+        }
+        switch folder {
+        case .stores:
+            guard !name.contains("_"), !name.hasPrefix(".") else {
+                return .debris(.unknownName, reason: "not a store registration: store identifiers never contain \"_\" or start with \".\"")
+            }
+            return .storeRegistration(storeIdentifier: name)
+        case .data:
+            return .dataFile(name: name)
+        case .events:
+            if let event = parseEvent(name) { return .event(event) }
+            return .debris(.unknownName, reason: "not an event file name (<globalCount>_<store>_<revision>[_<i>of<n>].cdeevent)")
+        case .baselines:
+            if let baseline = parseBaseline(name) { return .baseline(baseline) }
+            return .debris(.unknownName, reason: "not a baseline file name (<globalCount>_<uniqueIdentifier>[_<store prefix>][_<i>of<n>].cdeevent)")
+        }
+    }
+
+    /// Parses an event file name; nil when it does not follow the grammar.
+    public static func parseEvent(_ name: String) -> EventFileName? {
+        guard var fields = stem(name) else { return nil }
+        let part = takePart(&fields)
+        guard fields.count == 3, let globalCount = counter(fields[0]), let revision = counter(fields[2]),
+              !fields[1].isEmpty else { return nil }
+        if part == .invalid { return nil }
+        return EventFileName(globalCount: globalCount, storeIdentifier: fields[1], revision: revision, part: part.number)
+    }
+
+    /// Parses a baseline file name (current or legacy); nil when it does not follow the grammar.
+    public static func parseBaseline(_ name: String) -> BaselineFileName? {
+        guard var fields = stem(name) else { return nil }
+        let part = takePart(&fields)
+        if part == .invalid { return nil }
+        guard (2...3).contains(fields.count), let globalCount = counter(fields[0]), !fields[1].isEmpty else { return nil }
+        if fields.count == 3 {
+            guard fields[2].count == 8 else { return nil }
+            return BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: fields[2], part: part.number)
+        }
+        return BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: nil, part: part.number)
+    }
+
+    /// The `_`-separated fields of a `.cdeevent` name, or nil for another extension.
+    private static func stem(_ name: String) -> [String]? {
+        guard name.hasSuffix(eventExtension), name.count > eventExtension.count else { return nil }
+        return name.dropLast(eventExtension.count).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    private enum PartSuffix: Equatable {
+        case none, invalid
+        case number(PartNumber)
+
+        var number: PartNumber? {
+            if case .number(let number) = self { return number }
+            return nil
+        }
+    }
+
+    /// Removes a trailing `<i>of<n>` field when the last field has that shape.
+    private static func takePart(_ fields: inout [String]) -> PartSuffix {
+        guard fields.count >= 3, let last = fields.last else { return .none }
+        let pieces = last.components(separatedBy: "of")
+        guard pieces.count == 2, pieces.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) else { return .none }
+        fields.removeLast()
+        guard let index = positive(pieces[0]), let count = positive(pieces[1]),
+              index <= count, count <= PartNumber.maximumCount else { return .invalid }
+        return .number(PartNumber(index: index, count: count))
+    }
+
+    /// A global count or revision: `0` or digits without a leading zero, within int64.
+    static func counter(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit), text == "0" || !text.hasPrefix("0") else { return nil }
+        return Int64(text)
+    }
+
+    private static func positive(_ text: String) -> Int? {
+        guard let value = counter(text), value > 0, value <= Int64(PartNumber.maximumCount) else { return nil }
+        return Int(value)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isWholeNumber }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import JSONDocument
+
+/// A problem with the path a user gave, as opposed to a problem inside one of its files.
+public struct CloudFolderError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var description: String { "\(path): \(message)" }
+}
+
+/// One entry of an ensemble folder as listed, before any file is read.
+public struct ListedEntry: Hashable, Sendable {
+    /// Path relative to the ensemble folder, `/`-separated, e.g. `events/12_A_3.cdeevent`.
+    public var path: String
+    public var entry: CloudEntry
+    /// Size in bytes for regular files.
+    public var size: Int64?
+}
+
+/// The entries of one ensemble folder, classified (Spec/cloud-layout.md).
+public struct EnsembleListing: Sendable {
+    public var identifier: String
+    /// Absolute location on disk.
+    public var url: URL
+    /// Relative to the path given to the scanner (`.` when that path is the ensemble).
+    public var displayPath: String
+    public var entries: [ListedEntry]
+}
+
+/// Lists a cloud folder without reading or changing anything, and without following links.
+public struct CloudFolderScanner: Sendable {
+    public init() {}
+
+    /// True when `url` is a directory holding at least one of the four ensemble folders.
+    public static func isEnsembleFolder(_ url: URL) -> Bool {
+        EnsembleSubfolder.allCases.contains { isPlainDirectory(url.appendingPathComponent($0.rawValue)) }
+    }
+
+    /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles.
+    public func scan(_ path: String) throws(CloudFolderError) -> [EnsembleListing] {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CloudFolderError(path: path, message: "no such folder")
+        }
+        if Self.isEnsembleFolder(url) {
+            return [listEnsemble(url, displayPath: ".")]
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let ensembles = names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).compactMap { name -> EnsembleListing? in
+            let child = url.appendingPathComponent(name)
+            guard Self.isPlainDirectory(child), Self.isEnsembleFolder(child) else { return nil }
+            return listEnsemble(child, displayPath: name)
+        }
+        guard !ensembles.isEmpty else {
+            throw CloudFolderError(path: path, message: "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/")
+        }
+        return ensembles
+    }
+
+    private func listEnsemble(_ url: URL, displayPath: String) -> EnsembleListing {
+        var entries: [ListedEntry] = []
+        for name in Self.sortedNames(url) {
+            let child = url.appendingPathComponent(name)
+            let info = Self.fileInfo(child)
+            if let folder = EnsembleSubfolder(rawValue: name), info.isDirectory, !info.isSymlink {
+                for inner in Self.sortedNames(child) {
+                    let innerInfo = Self.fileInfo(child.appendingPathComponent(inner))
+                    let entry = CloudFileName.classify(name: inner, in: folder, isDirectory: innerInfo.isDirectory,
+                                                       isSymlink: innerInfo.isSymlink, size: innerInfo.size)
+                    entries.append(ListedEntry(path: "\(name)/\(inner)", entry: entry, size: innerInfo.isDirectory ? nil : innerInfo.size))
+                }
+                continue
+            }
+            let entry: CloudEntry
+            if let debris = CloudFileName.debris(name: name, isSymlink: info.isSymlink, isDirectory: info.isDirectory, size: info.size) {
+                entry = debris
+            } else if info.isDirectory, let original = CloudFileName.duplicateFolderOriginal(name) {
+                entry = .debris(.duplicateFolder, reason: "a duplicate of \(original.rawValue)/ made by a sync service; its files are not read")
+            } else {
+                entry = .debris(.unknownEntry, reason: "not part of the ensemble layout (stores/, events/, baselines/, data/)")
+            }
+            entries.append(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size))
+        }
+        return EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
+    }
+
+    static func sortedNames(_ url: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    struct FileInfo {
+        var isDirectory = false
+        var isSymlink = false
+        var size: Int64?
+    }
+
+    /// `lstat`-style facts: a link is reported as a link, never as what it points to.
+    static func fileInfo(_ url: URL) -> FileInfo {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return FileInfo() }
+        let type = attributes[.type] as? FileAttributeType
+        return FileInfo(isDirectory: type == .typeDirectory, isSymlink: type == .typeSymbolicLink,
+                        size: (attributes[.size] as? NSNumber)?.int64Value)
+    }
+
+    static func isPlainDirectory(_ url: URL) -> Bool {
+        let info = fileInfo(url)
+        return info.isDirectory && !info.isSymlink
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+
+/// A store's `stores/<identifier>` registration.
+public struct StoreRegistration: Hashable, Sendable {
+    public var storeIdentifier: String
+    public var leechDate: Date?
+    public var file: String
+}
+
+/// One logical event or baseline of a folder: a single file or a multipart set.
+public struct EventEntry: Sendable {
+    /// The file of part 1, or the lowest part present when part 1 is missing.
+    public var file: String
+    /// Every file of the set, by part index (one entry for a single-file event).
+    public var files: [Int: String]
+    public var bytes: Int64
+    /// The part count from the names, nil for a single file.
+    public var partCount: Int?
+    /// The decoded event; nil when a file is unreadable or a part is missing.
+    public var event: Event?
+    public var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
+}
+
+/// An event file with what its name says.
+public struct EventFileEntry: Sendable {
+    public var name: EventFileName
+    public var entry: EventEntry
+}
+
+/// A baseline with what its name says.
+public struct BaselineFileEntry: Sendable {
+    public var name: BaselineFileName
+    public var entry: EventEntry
+}
+
+/// A debris entry and why it is debris.
+public struct DebrisEntry: Hashable, Sendable {
+    public var path: String
+    public var kind: DebrisKind
+    public var reason: String
+}
+
+/// A file of `data/`.
+public struct DataFileEntry: Hashable, Sendable {
+    public var name: String
+    public var bytes: Int64
+}
+
+/// An unknown key found in a file.
+public struct UnknownKey: Hashable, Sendable {
+    public var file: String
+    public var pointer: JSONPointer
+
+    public init(file: String, pointer: JSONPointer) {
+        self.file = file
+        self.pointer = pointer
+    }
+}
+
+/// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
+public struct EnsembleContents: Sendable {
+    public var identifier: String
+    public var displayPath: String
+    public var stores: [StoreRegistration] = []
+    /// Sorted by (global count, store, revision).
+    public var events: [EventFileEntry] = []
+    /// Sorted by (global count, file).
+    public var baselines: [BaselineFileEntry] = []
+    public var dataFiles: [DataFileEntry] = []
+    public var debris: [DebrisEntry] = []
+    /// Every problem that stopped a file from being read, attributed to the file.
+    public var problems: [FormatError] = []
+    public var unknownKeys: [UnknownKey] = []
+
+    /// Lists and reads one ensemble folder.
+    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader()) -> EnsembleContents {
+        var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
+        var eventSets: [EventSetKey: (name: EventFileName, files: [Int: ListedEntry])] = [:]
+        var baselineSets: [EventSetKey: (name: BaselineFileName, files: [Int: ListedEntry])] = [:]
+        for listed in listing.entries {
+            switch listed.entry {
+            case .debris(let kind, let reason):
+                contents.debris.append(DebrisEntry(path: listed.path, kind: kind, reason: reason))
+            case .dataFile(let name):
+                contents.dataFiles.append(DataFileEntry(name: name, bytes: listed.size ?? 0))
+            case .storeRegistration(let store):
+                do {
+                    contents.stores.append(try readRegistration(listing.url.appendingPathComponent(listed.path), store: store, file: listed.path))
+                } catch {
+                    contents.problems.append(error)
+                }
+            case .event(let name):
+                let key = EventSetKey(name: listed.path, partless: "\(name.globalCount)_\(name.storeIdentifier)_\(name.revision)", count: name.part?.count)
+                if let collision = eventSets[key]?.files[name.part?.index ?? 1] {
+                    contents.debris.append(DebrisEntry(path: listed.path, kind: .unknownName, reason: "a second file for the same part as \(collision.path)"))
+                } else {
+                    eventSets[key, default: (name, [:])].files[name.part?.index ?? 1] = listed
+                }
+            case .baseline(let name):
+                let stem = [String(name.globalCount), name.uniqueIdentifier, name.storePrefix].compactMap { $0 }.joined(separator: "_")
+                let key = EventSetKey(name: listed.path, partless: stem, count: name.part?.count)
+                baselineSets[key, default: (name, [:])].files[name.part?.index ?? 1] = listed
+            }
+        }
+        for (_, set) in eventSets {
+            let entry = readSet(set.files, listing: listing, reader: reader, into: &contents)
+            var name = set.name
+            name.part = nil
+            contents.events.append(EventFileEntry(name: name, entry: entry))
+        }
+        for (_, set) in baselineSets {
+            let entry = readSet(set.files, listing: listing, reader: reader, into: &contents)
+            var name = set.name
+            name.part = nil
+            contents.baselines.append(BaselineFileEntry(name: name, entry: entry))
+        }
+        contents.events.sort {
+            ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
+        }
+        contents.baselines.sort { ($0.name.globalCount, $0.entry.file) <~ ($1.name.globalCount, $1.entry.file) }
+        contents.stores.sort { utf8Precedes($0.storeIdentifier, $1.storeIdentifier) }
+        contents.unknownKeys.sort { $0.file != $1.file ? utf8Precedes($0.file, $1.file) : $0.pointer < $1.pointer }
+        return contents
+    }
+
+    private struct EventSetKey: Hashable {
+        var partless: String
+        var count: Int?
+        init(name: String, partless: String, count: Int?) {
+            self.partless = partless
+            self.count = count
+        }
+    }
+
+    private static func readSet(_ files: [Int: ListedEntry], listing: EnsembleListing, reader: EventFileReader,
+                                into contents: inout EnsembleContents) -> EventEntry {
+        let indices = files.keys.sorted()
+        let first = files[indices.first ?? 1]
+        let count: Int? = {
+            if case .event(let name)? = first?.entry { return name.part?.count }
+            if case .baseline(let name)? = first?.entry { return name.part?.count }
+            return nil
+        }()
+        var parts: [V2EventPart] = []
+        var readable = true
+        for index in indices {
+            guard let listed = files[index] else { continue }
+            let position: EventPartPosition = count.map { .part(index: index, count: $0) } ?? .single
+            let result = reader.readPart(at: listing.url.appendingPathComponent(listed.path), position: position, displayName: listed.path)
+            contents.problems.append(contentsOf: result.errors)
+            if let part = result.part {
+                parts.append(part)
+                contents.unknownKeys.append(contentsOf: part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) })
+            } else {
+                readable = false
+            }
+        }
+        var entry = EventEntry(file: first?.path ?? "", files: files.mapValues(\.path),
+                               bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil)
+        if readable && entry.isComplete {
+            entry.event = try? V2JSONDecoder.join(parts)
+        }
+        return entry
+    }
+
+    static func readRegistration(_ url: URL, store: String, file: String) throws(FormatError) -> StoreRegistration {
+        let bytes: [UInt8]
+        do {
+            bytes = try EventFileReader.readBytes(at: url, limit: 1024 * 1024)
+        } catch {
+            throw error.inFile(file)
+        }
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+        } catch {
+            throw FormatError(.storeInvalid, "not a property list: \(error.localizedDescription)", location: .init(file: file))
+        }
+        guard let dictionary = plist as? [String: Any] else {
+            throw FormatError(.storeInvalid, "the property list is not a dictionary", location: .init(file: file))
+        }
+        guard let identifier = dictionary["storeIdentifier"] as? String else {
+            throw FormatError(.storeInvalid, "the property list has no string \"storeIdentifier\"", location: .init(file: file))
+        }
+        guard identifier == store else {
+            throw FormatError(.storeInvalid, "the file is named \"\(store)\" but registers the store \"\(identifier)\"", location: .init(file: file))
+        }
+        return StoreRegistration(storeIdentifier: store, leechDate: dictionary["leechDate"] as? Date, file: file)
+    }
+}
+
+extension FormatError.Code {
+    public static let storeInvalid = Self("store.invalid-registration")
+}
+
+infix operator <~ : ComparisonPrecedence
+
+/// Tuple order with strings compared by UTF-8 bytes.
+func <~ (lhs: (Int64, String, Int64), rhs: (Int64, String, Int64)) -> Bool {
+    if lhs.0 != rhs.0 { return lhs.0 < rhs.0 }
+    if lhs.1 != rhs.1 { return utf8Precedes(lhs.1, rhs.1) }
+    return lhs.2 < rhs.2
+}
+
+func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
+    lhs.0 != rhs.0 ? lhs.0 < rhs.0 : utf8Precedes(lhs.1, rhs.1)
+}

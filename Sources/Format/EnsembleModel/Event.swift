@@ -1,0 +1,73 @@
+import JSONDocument
+
+/// What kind of transaction an ``Event`` records (the `type` key of every encoding).
+public enum EventType: Int64, Sendable, Hashable, CaseIterable {
+    /// Being written locally; never valid in a cloud folder.
+    case incomplete = 0
+    /// The full state at a revision set: only inserts.
+    case baseline = 100
+    /// The changes of one save on a store.
+    case save = 200
+    /// A merge that produced changes.
+    case merge = 300
+}
+
+/// One transaction log: the unit a store writes into a cloud folder (BRIEF section 4).
+public struct Event: Hashable, Sendable {
+    public var uniqueIdentifier: String
+    public var type: EventType
+    public var storeIdentifier: String
+    /// The store's own counter; equal to `revisionSet[storeIdentifier]`.
+    public var revision: Int64 { revisionSet[storeIdentifier] ?? -1 }
+    /// Lamport-style ordering counter.
+    public var globalCount: Int64
+    /// Seconds since 2001-01-01T00:00:00Z.
+    public var timestamp: Double
+    /// Which data model wrote the event; nil when unknown.
+    public var modelVersion: String?
+    /// The event's own (store, revision) plus the latest revision it knew of every other store.
+    public var revisionSet: RevisionSet
+    /// In canonical order: entity names by UTF-8 bytes, then the order the writer gave.
+    public var objectChanges: [ObjectChange]
+    /// Top-level keys this toolkit does not know, kept so a rewrite loses nothing.
+    public var unknownFields: JSONObject
+
+    public init(uniqueIdentifier: String, type: EventType, storeIdentifier: String, revision: Int64,
+                globalCount: Int64, timestamp: Double, modelVersion: String? = nil,
+                otherStoreRevisions: [String: Int64] = [:], objectChanges: [ObjectChange] = [],
+                unknownFields: JSONObject = JSONObject()) {
+        var revisions = otherStoreRevisions
+        revisions[storeIdentifier] = revision
+        self.init(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier,
+                  globalCount: globalCount, timestamp: timestamp, modelVersion: modelVersion,
+                  revisionSet: RevisionSet(revisions), objectChanges: objectChanges, unknownFields: unknownFields)
+    }
+
+    /// Takes the revision from `revisionSet`, which must contain `storeIdentifier`.
+    public init(uniqueIdentifier: String, type: EventType, storeIdentifier: String,
+                globalCount: Int64, timestamp: Double, modelVersion: String?,
+                revisionSet: RevisionSet, objectChanges: [ObjectChange], unknownFields: JSONObject = JSONObject()) {
+        self.uniqueIdentifier = uniqueIdentifier
+        self.type = type
+        self.storeIdentifier = storeIdentifier
+        self.globalCount = globalCount
+        self.timestamp = timestamp
+        self.modelVersion = modelVersion
+        self.revisionSet = revisionSet
+        self.objectChanges = ObjectChange.canonicallyOrdered(objectChanges)
+        self.unknownFields = unknownFields
+    }
+
+    /// The entities this event touches, in canonical (UTF-8 byte) order.
+    public var entities: [String] {
+        var seen: [String] = []
+        for change in objectChanges where seen.last != change.entity { seen.append(change.entity) }
+        return seen
+    }
+}
+
+/// Orders strings by their UTF-8 bytes, the one string order every part of the Spec uses.
+@inlinable
+public func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+}

@@ -1,0 +1,55 @@
+import JSONDocument
+
+/// Whether an object change creates, modifies or removes its object.
+public enum ChangeType: Int64, Sendable, Hashable, CaseIterable, Comparable {
+    case insert = 100
+    case update = 200
+    case delete = 300
+
+    public static func < (lhs: ChangeType, rhs: ChangeType) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The change of one object, identified by (entity, global identifier), inside an event.
+public struct ObjectChange: Hashable, Sendable {
+    public var entity: String
+    public var globalIdentifier: String
+    public var type: ChangeType
+    /// Sorted by property name (UTF-8 bytes); names are unique.
+    public var propertyChanges: [PropertyChange]
+    /// Names of the data files (in `data/`) that this change's values live in; sorted, unique.
+    public var dataFiles: [String]
+    public var unknownFields: JSONObject
+
+    public init(entity: String, globalIdentifier: String, type: ChangeType,
+                propertyChanges: [PropertyChange] = [], dataFiles: [String] = [],
+                unknownFields: JSONObject = JSONObject()) {
+        self.entity = entity
+        self.globalIdentifier = globalIdentifier
+        self.type = type
+        self.propertyChanges = propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
+        self.dataFiles = sortedUnique(dataFiles)
+        self.unknownFields = unknownFields
+    }
+
+    /// Groups changes by entity in UTF-8 byte order, keeping the given order inside an entity.
+    public static func canonicallyOrdered(_ changes: [ObjectChange]) -> [ObjectChange] {
+        let isOrdered = zip(changes, changes.dropFirst()).allSatisfy { !utf8Precedes($1.entity, $0.entity) }
+        if isOrdered { return changes }
+        return changes.enumerated().sorted { lhs, rhs in
+            if lhs.element.entity != rhs.element.entity { return utf8Precedes(lhs.element.entity, rhs.element.entity) }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+    }
+}
+
+/// The sorted (UTF-8 byte order), duplicate-free form of a set of identifiers.
+public func sortedUnique(_ strings: [String]) -> [String] {
+    var result = strings.sorted(by: utf8Precedes)
+    var write = 0
+    for read in result.indices where write == 0 || result[read] != result[write - 1] {
+        result[write] = result[read]
+        write += 1
+    }
+    result.removeLast(result.count - write)
+    return result
+}

@@ -1,0 +1,163 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+
+/// Writes events in the v2 JSON dialect, canonically: one logical event always gives the same
+/// bytes (Spec/v2-json.md, "Canonical output").
+public struct V2JSONEncoder: Sendable {
+    /// Split an event into parts when it has more object changes than this; 0 never splits.
+    public var maximumObjectChangesPerFile: Int
+
+    public init(maximumObjectChangesPerFile: Int = 0) {
+        self.maximumObjectChangesPerFile = maximumObjectChangesPerFile
+    }
+
+    /// The canonical bytes of the whole event as one file (never split).
+    public func encode(_ event: Event) throws(FormatError) -> [UInt8] {
+        JSONWriter().bytes(try jsonValue(event, changes: event.objectChanges[...], withHeader: true))
+    }
+
+    /// The canonical bytes of each file of the event: one file, or parts 1...n when the event
+    /// exceeds ``maximumObjectChangesPerFile``.
+    public func encodeParts(_ event: Event) throws(FormatError) -> [[UInt8]] {
+        let limit = maximumObjectChangesPerFile
+        guard limit > 0, event.objectChanges.count > limit else { return [try encode(event)] }
+        var parts: [[UInt8]] = []
+        var start = event.objectChanges.startIndex
+        while start < event.objectChanges.endIndex {
+            let end = min(start + limit, event.objectChanges.endIndex)
+            let value = try jsonValue(event, changes: event.objectChanges[start..<end], withHeader: parts.isEmpty)
+            parts.append(JSONWriter().bytes(value))
+            start = end
+        }
+        return parts
+    }
+
+    /// The event as a JSON value (for embedding in other documents, such as inspect output).
+    public func jsonValue(_ event: Event) throws(FormatError) -> JSONValue {
+        try jsonValue(event, changes: event.objectChanges[...], withHeader: true)
+    }
+
+    /// One decoded file of a multipart event as a JSON value: part 1 with its header,
+    /// a continuation part with only its changes.
+    public func jsonValue(_ part: V2EventPart) throws(FormatError) -> JSONValue {
+        try jsonValue(header: part.header, unknownFields: part.unknownFields, changes: part.objectChanges[...])
+    }
+
+    private func jsonValue(_ event: Event, changes: ArraySlice<ObjectChange>, withHeader: Bool) throws(FormatError) -> JSONValue {
+        let header = V2EventHeader(uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
+                                   timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
+                                   modelVersion: event.modelVersion, revisionSet: event.revisionSet)
+        return try jsonValue(header: withHeader ? header : nil, unknownFields: withHeader ? event.unknownFields : JSONObject(),
+                             changes: changes)
+    }
+
+    private func jsonValue(header: V2EventHeader?, unknownFields: JSONObject, changes: ArraySlice<ObjectChange>) throws(FormatError) -> JSONValue {
+        var object = unknownFields
+        if let header {
+            object[V2Key.uniqueIdentifier] = .string(header.uniqueIdentifier)
+            object[V2Key.type] = JSONValue(header.type.rawValue)
+            object[V2Key.globalCount] = JSONValue(header.globalCount)
+            guard header.timestamp.isFinite else {
+                throw FormatError(.v2UnencodableValue, "the event's timestamp is not finite", at: JSONPointer.root / V2Key.timestamp)
+            }
+            object[V2Key.timestamp] = .string(CanonicalNumberFormat.ecmaScript(header.timestamp))
+            object[V2Key.storeIdentifier] = .string(header.storeIdentifier)
+            object[V2Key.modelVersion] = header.modelVersion.map(JSONValue.string)
+            var revisions = JSONObject()
+            for store in header.revisionSet.stores {
+                revisions[store] = JSONValue(header.revisionSet[store] ?? 0)
+            }
+            object[V2Key.revisionsByStoreIdentifier] = .object(revisions)
+        }
+        if !changes.isEmpty || header == nil {
+            var lists: [String: [JSONValue]] = [:]
+            var entities: [String] = []
+            for change in changes {
+                let pointer = JSONPointer.root / V2Key.changesByEntity / change.entity
+                let index = lists[change.entity]?.count ?? 0
+                if index == 0 { entities.append(change.entity) }
+                lists[change.entity, default: []].append(try objectChangeValue(change, at: pointer / index))
+            }
+            object[V2Key.changesByEntity] = .object(JSONObject(entities.map { ($0, .array(lists[$0] ?? [])) }))
+        }
+        return .object(object)
+    }
+
+    private func objectChangeValue(_ change: ObjectChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
+        var object = change.unknownFields
+        object[V2Key.type] = JSONValue(change.type.rawValue)
+        object[V2Key.globalIdentifier] = .string(change.globalIdentifier)
+        if !change.dataFiles.isEmpty {
+            object[V2Key.dataFiles] = .array(sortedUnique(change.dataFiles).map(JSONValue.string))
+        }
+        let properties = change.propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
+        if !properties.isEmpty {
+            var list: [JSONValue] = []
+            for (i, property) in properties.enumerated() {
+                list.append(try propertyValue(property, at: pointer / V2Key.properties / i))
+            }
+            object[V2Key.properties] = .array(list)
+        }
+        return .object(object)
+    }
+
+    private func propertyValue(_ property: PropertyChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
+        var object = property.unknownFields
+        object[V2Key.nameAlias] = nil
+        object[V2Key.propertyName] = .string(property.name)
+        object[V2Key.type] = JSONValue(property.kind.rawValue)
+        func ids(_ list: [String]) -> JSONValue { .array(sortedUnique(list).map(JSONValue.string)) }
+        switch property.value {
+        case .attribute(let value):
+            object[V2Key.value] = try Self.attributeJSON(value, at: pointer / V2Key.value)
+        case .attributeInDataFile(let filename):
+            object[V2Key.filename] = .string(filename)
+        case .toOne(let related):
+            object[V2Key.relatedIdentifier] = related.map(JSONValue.string) ?? .null
+        case .toMany(let added, let removed):
+            object[V2Key.addedIdentifiers] = ids(added)
+            object[V2Key.removedIdentifiers] = ids(removed)
+        case .orderedToMany(let added, let removed, let moved):
+            object[V2Key.addedIdentifiers] = ids(added)
+            object[V2Key.removedIdentifiers] = ids(removed)
+            var movedObject = JSONObject()
+            for (index, id) in moved {
+                guard index >= 0 && index <= 999_999_999 else {
+                    throw FormatError(.v2UnencodableValue, "ordered index \(index) is outside 0...999999999", at: pointer / V2Key.movedIdentifiersByIndex)
+                }
+                movedObject[String(index)] = .string(id)
+            }
+            object[V2Key.movedIdentifiersByIndex] = .object(movedObject)
+        }
+        return .object(object)
+    }
+
+    /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).
+    public static func attributeJSON(_ value: AttributeValue, at pointer: JSONPointer = .root) throws(FormatError) -> JSONValue {
+        func tagged(_ tag: String, _ payload: JSONValue) -> JSONValue { .array([.string(tag), payload]) }
+        switch value {
+        case .null: return .null
+        case .bool(let flag): return .bool(flag)
+        case .integer(let int): return JSONValue(int)
+        case .double(let double):
+            if double.isNaN { return tagged(V2ValueTag.number, .string("nan")) }
+            if double.isInfinite { return tagged(V2ValueTag.number, .string(double > 0 ? "+inf" : "-inf")) }
+            return JSONValue(double)
+        case .decimal(let text):
+            guard isDecimalText(text) else {
+                throw FormatError(.v2UnencodableValue, "\"\(text)\" is not decimal text", at: pointer)
+            }
+            return tagged(V2ValueTag.decimal, .string(text))
+        case .string(let text): return .string(text)
+        case .date(let milliseconds):
+            guard milliseconds.isFinite else {
+                throw FormatError(.v2UnencodableValue, "a date must be a finite number of milliseconds", at: pointer)
+            }
+            return tagged(V2ValueTag.date, .number(JSONNumber(text: CanonicalNumberFormat.ecmaScript(milliseconds))))
+        case .binary(let data): return tagged(V2ValueTag.data, .string(data.base64EncodedString()))
+        case .uuid(let uuid): return tagged(V2ValueTag.uuid, .string(uuid.uuidString.uppercased()))
+        case .url(let text): return tagged(V2ValueTag.url, .string(text))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// A JSON number as the exact text that was read (or the canonical text of a value we write).
+///
+/// Keeping the text is what makes int64 values above 2^53 and 30-digit numbers survive a
+/// read-write cycle; conversions are explicit and fail instead of rounding.
+public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
+    /// RFC 8259 number text, e.g. `-12`, `1.50`, `6.02e23`.
+    public let text: String
+
+    /// Trusts the caller that `text` follows the RFC 8259 number grammar; the parser checks it.
+    public init(text: String) { self.text = text }
+
+    public init(_ int: Int64) { text = String(int) }
+
+    /// A double in the toolkit's canonical form (ECMAScript shortest form, with `.0` added to
+    /// integral values so the number still reads back as a double). Must be finite.
+    public init(_ double: Double) { text = CanonicalNumberFormat.double(double) }
+
+    public var description: String { text }
+
+    /// True when the text has no fraction and no exponent: the v2 dialect's integer form.
+    public var isIntegerLiteral: Bool { !text.contains { $0 == "." || $0 == "e" || $0 == "E" } }
+
+    /// The exact int64 value of an integer literal, or nil when the text has a fraction or
+    /// exponent or does not fit in int64.
+    public var int64Value: Int64? { isIntegerLiteral ? Int64(text) : nil }
+
+    /// The nearest double (correctly rounded); may be infinite for huge exponents.
+    public var doubleValue: Double { Double(text) ?? .nan }
+
+    /// Whether the value is mathematically an integer (JSON Schema's `integer`), e.g. `1.0`, `1e2`.
+    public var isMathematicalInteger: Bool { ExactDecimal(text).isInteger }
+
+    /// Numeric equality and order, exact for any length of text (`1.0 == 1`, `1e2 == 100`).
+    public func compare(_ other: JSONNumber) -> ComparisonResult3 {
+        ExactDecimal(text).compare(ExactDecimal(other.text))
+    }
+
+    /// Two numbers are the same value when they are numerically equal, whatever their text.
+    public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool { lhs.compare(rhs) == .equal }
+
+    public func hash(into hasher: inout Hasher) {
+        let normal = ExactDecimal(text)
+        hasher.combine(normal.negative && !normal.digits.isEmpty)
+        hasher.combine(normal.digits)
+        hasher.combine(normal.exponent)
+    }
+}
+
+/// Three-way comparison result (Foundation's `ComparisonResult` is not available everywhere
+/// without importing Foundation into this module).
+public enum ComparisonResult3: Sendable { case less, equal, greater }
+
+/// A decimal number normalised to sign, significant digits without leading or trailing zeros,
+/// and a power of ten: value = digits × 10^exponent. Used only for exact comparison.
+struct ExactDecimal {
+    var negative: Bool
+    var digits: [UInt8]
+    var exponent: Int
+
+    init(_ text: String) {
+        var bytes = Array(text.utf8)
+        negative = bytes.first == UInt8(ascii: "-")
+        if negative || bytes.first == UInt8(ascii: "+") { bytes.removeFirst() }
+        var exponentPart = 0
+        if let e = bytes.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            // Exponents beyond this range cannot come from the parser's length limit in practice;
+            // clamping keeps comparison total without overflow.
+            exponentPart = Int(String(decoding: bytes[(e + 1)...], as: UTF8.self)).map { max(-1_000_000, min(1_000_000, $0)) } ?? 0
+            bytes = Array(bytes[..<e])
+        }
+        var integerDigits = bytes
+        var fractionDigits: [UInt8] = []
+        if let dot = bytes.firstIndex(of: UInt8(ascii: ".")) {
+            integerDigits = Array(bytes[..<dot])
+            fractionDigits = Array(bytes[(dot + 1)...])
+        }
+        var all = (integerDigits + fractionDigits).map { $0 &- UInt8(ascii: "0") }
+        var power = exponentPart - fractionDigits.count
+        while let last = all.last, last == 0 {
+            all.removeLast()
+            power += 1
+        }
+        let leadingZeros = all.prefix { $0 == 0 }.count
+        all.removeFirst(leadingZeros)
+        digits = all
+        exponent = all.isEmpty ? 0 : power
+    }
+
+    var isInteger: Bool { digits.isEmpty || exponent >= 0 }
+
+    func compare(_ other: ExactDecimal) -> ComparisonResult3 {
+        let selfZero = digits.isEmpty, otherZero = other.digits.isEmpty
+        if selfZero && otherZero { return .equal }
+        let selfNegative = negative && !selfZero, otherNegative = other.negative && !otherZero
+        if selfNegative != otherNegative { return selfNegative ? .less : .greater }
+        let magnitude = compareMagnitude(other)
+        if !selfNegative { return magnitude }
+        switch magnitude {
+        case .less: return .greater
+        case .greater: return .less
+        case .equal: return .equal
+        }
+    }
+
+    private func compareMagnitude(_ other: ExactDecimal) -> ComparisonResult3 {
+        if digits.isEmpty { return other.digits.isEmpty ? .equal : .less }
+        if other.digits.isEmpty { return .greater }
+        // Position of the most significant digit decides first.
+        let selfTop = digits.count + exponent, otherTop = other.digits.count + other.exponent
+        if selfTop != otherTop { return selfTop < otherTop ? .less : .greater }
+        for i in 0..<max(digits.count, other.digits.count) {
+            let a = i < digits.count ? digits[i] : 0
+            let b = i < other.digits.count ? other.digits[i] : 0
+            if a != b { return a < b ? .less : .greater }
+        }
+        return .equal
+    }
+}

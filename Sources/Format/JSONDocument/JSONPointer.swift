@@ -1,0 +1,63 @@
+/// An RFC 6901 JSON pointer: the address of a value inside a JSON document.
+public struct JSONPointer: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Unescaped reference tokens, outermost first.
+    public private(set) var tokens: [String]
+
+    public init(_ tokens: [String] = []) { self.tokens = tokens }
+
+    /// The document itself (the empty string in RFC 6901 form).
+    public static let root = JSONPointer()
+
+    public func appending(_ token: String) -> JSONPointer {
+        var copy = self
+        copy.tokens.append(token)
+        return copy
+    }
+
+    public func appending(_ index: Int) -> JSONPointer { appending(String(index)) }
+
+    public static func / (lhs: JSONPointer, rhs: String) -> JSONPointer { lhs.appending(rhs) }
+    public static func / (lhs: JSONPointer, rhs: Int) -> JSONPointer { lhs.appending(rhs) }
+
+    /// RFC 6901 text: `""` for the root, `/a~1b/0` for `["a/b", "0"]`.
+    public var description: String {
+        tokens.map { token in
+            "/" + token.flatMap { (c: Character) -> [Character] in c == "~" ? ["~", "0"] : c == "/" ? ["~", "1"] : [c] }
+        }.map { String($0) }.joined()
+    }
+
+    /// Like ``description`` but shows the root as `/` rather than an empty string.
+    public var displayString: String { tokens.isEmpty ? "(document root)" : description }
+
+    /// Parses RFC 6901 text; returns nil for text that is not a pointer.
+    public init?(parsing text: String) {
+        if text.isEmpty { self.init(); return }
+        guard text.hasPrefix("/") else { return nil }
+        var result: [String] = []
+        for raw in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            var token = ""
+            var iterator = raw.makeIterator()
+            while let c = iterator.next() {
+                if c == "~" {
+                    switch iterator.next() {
+                    case "0": token.append("~")
+                    case "1": token.append("/")
+                    default: return nil
+                    }
+                } else {
+                    token.append(c)
+                }
+            }
+            result.append(token)
+        }
+        self.init(result)
+    }
+
+    /// Orders pointers token by token, tokens by UTF-8 bytes, so sorted error lists are stable.
+    public static func < (lhs: JSONPointer, rhs: JSONPointer) -> Bool {
+        for (a, b) in zip(lhs.tokens, rhs.tokens) where a != b {
+            return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+        return lhs.tokens.count < rhs.tokens.count
+    }
+}

@@ -1,0 +1,121 @@
+/// A parsed JSON value that loses nothing: numbers keep their source text (so an int64 above
+/// 2^53 is never rounded through a double) and objects keep their members in source order.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case number(JSONNumber)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    public var objectValue: JSONObject? {
+        if case .object(let object) = self { return object }
+        return nil
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let array) = self { return array }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+
+    public var numberValue: JSONNumber? {
+        if case .number(let number) = self { return number }
+        return nil
+    }
+
+    /// The JSON type name as JSON Schema spells it (`integer` is reported as `number`).
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// The value the pointer addresses, or nil when it addresses nothing.
+    public subscript(pointer: JSONPointer) -> JSONValue? {
+        var current = self
+        for token in pointer.tokens {
+            switch current {
+            case .object(let object):
+                guard let next = object[token] else { return nil }
+                current = next
+            case .array(let array):
+                guard let index = Int(token), array.indices.contains(index) else { return nil }
+                current = array[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+}
+
+extension JSONValue {
+    public init(_ int: Int64) { self = .number(JSONNumber(int)) }
+    public init(_ double: Double) { self = .number(JSONNumber(double)) }
+}
+
+/// A JSON object's members in source order, with keys known to be unique (the parser rejects
+/// duplicates).
+public struct JSONObject: Hashable, Sendable, Sequence {
+    public private(set) var members: [(key: String, value: JSONValue)]
+    private var index: [String: Int]
+
+    public init() {
+        members = []
+        index = [:]
+    }
+
+    /// Builds an object; a later duplicate key replaces the earlier value.
+    public init(_ members: [(String, JSONValue)]) {
+        self.init()
+        for (key, value) in members { self[key] = value }
+    }
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { members.map(\.key) }
+
+    public subscript(key: String) -> JSONValue? {
+        get { index[key].map { members[$0].value } }
+        set {
+            if let position = index[key] {
+                if let newValue {
+                    members[position].value = newValue
+                } else {
+                    members.remove(at: position)
+                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+                }
+            } else if let newValue {
+                index[key] = members.count
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    public func contains(_ key: String) -> Bool { index[key] != nil }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
+        members.makeIterator()
+    }
+
+    /// Member order is not part of an object's meaning.
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.members.allSatisfy { rhs[$0.key] == $0.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for key in keys.sorted() { hasher.combine(key) }
+    }
+}

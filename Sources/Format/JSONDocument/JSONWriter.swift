@@ -1,0 +1,82 @@
+/// Writes JSON values in the toolkit's canonical form (Spec/v2-json.md, "Canonical output"):
+/// keys sorted by UTF-8 bytes, numbers as their text, fixed string escaping.
+public struct JSONWriter: Sendable {
+    public enum Layout: Sendable {
+        /// No whitespace at all: the bytes that identify a logical value.
+        case compact
+        /// Two-space indentation, one member per line: for people; same key order.
+        case pretty
+    }
+
+    public var layout: Layout
+
+    public init(layout: Layout = .compact) { self.layout = layout }
+
+    public func bytes(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(value, depth: 0, into: &output)
+        return output
+    }
+
+    public func string(_ value: JSONValue) -> String { String(decoding: bytes(value), as: UTF8.self) }
+
+    private func write(_ value: JSONValue, depth: Int, into output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .number(let number): output.append(contentsOf: number.text.utf8)
+        case .string(let string): Self.writeString(string, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (i, element) in elements.enumerated() {
+                if i > 0 { output.append(UInt8(ascii: ",")) }
+                newline(depth + 1, into: &output)
+                write(element, depth: depth + 1, into: &output)
+            }
+            if !elements.isEmpty { newline(depth, into: &output) }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object):
+            output.append(UInt8(ascii: "{"))
+            let sorted = object.members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (i, member) in sorted.enumerated() {
+                if i > 0 { output.append(UInt8(ascii: ",")) }
+                newline(depth + 1, into: &output)
+                Self.writeString(member.key, into: &output)
+                output.append(UInt8(ascii: ":"))
+                if layout == .pretty { output.append(UInt8(ascii: " ")) }
+                write(member.value, depth: depth + 1, into: &output)
+            }
+            if !sorted.isEmpty { newline(depth, into: &output) }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private func newline(_ depth: Int, into output: inout [UInt8]) {
+        guard layout == .pretty else { return }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ string: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x00..<0x20:
+                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                           hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import CloudFolder
+
+/// The facts `logtool inspect` reports, as the JSON document Spec/inspect.md defines.
+/// The text output is rendered from this same document, so both always say the same.
+public enum InspectReport {
+    public static let version: Int64 = 1
+
+    // MARK: - Folders
+
+    /// The report for a cloud folder (an ensemble or a root of ensembles).
+    public static func folder(_ ensembles: [EnsembleContents]) -> JSONValue {
+        let ensembleValues = ensembles.sorted { utf8Precedes($0.identifier, $1.identifier) }.map(ensemble)
+        func total(_ key: String) -> Int64 {
+            ensembleValues.reduce(0) { sum, value in
+                let element = value.objectValue?[key]
+                return sum + Int64(element?.arrayValue?.count ?? Int(element?.objectValue?["count"]?.numberValue?.int64Value ?? 0))
+            }
+        }
+        let summary = JSONObject([
+            ("ensembles", JSONValue(Int64(ensembleValues.count))),
+            ("stores", JSONValue(total("stores"))),
+            ("events", JSONValue(total("events"))),
+            ("baselines", JSONValue(total("baselines"))),
+            ("dataFiles", JSONValue(total("dataFiles"))),
+            ("debris", JSONValue(total("debris"))),
+            ("unreadable", JSONValue(total("unreadable"))),
+        ])
+        return .object(JSONObject([
+            ("inspectVersion", JSONValue(version)),
+            ("kind", .string("folder")),
+            ("ensembles", .array(ensembleValues)),
+            ("summary", .object(summary)),
+        ]))
+    }
+
+    static func ensemble(_ contents: EnsembleContents) -> JSONValue {
+        .object(JSONObject([
+            ("identifier", .string(contents.identifier)),
+            ("path", .string(contents.displayPath)),
+            ("stores", .array(stores(contents))),
+            ("events", .array(contents.events.map(event))),
+            ("baselines", .array(contents.baselines.map(baseline))),
+            ("dataFiles", dataFiles(contents.dataFiles)),
+            ("debris", .array(contents.debris.sorted { utf8Precedes($0.path, $1.path) }.map { debris in
+                .object(JSONObject([("path", .string(debris.path)), ("kind", .string(debris.kind.rawValue)),
+                                    ("reason", .string(debris.reason))]))
+            })),
+            ("unreadable", .array(problems(contents.problems))),
+            ("unknownKeys", .array(contents.unknownKeys.map(unknownKey))),
+        ]))
+    }
+
+    /// Registered stores plus stores seen only in event names, by identifier.
+    static func stores(_ contents: EnsembleContents) -> [JSONValue] {
+        var registrations: [String: StoreRegistration] = [:]
+        for store in contents.stores { registrations[store.storeIdentifier] = store }
+        var revisions: [String: [Int64]] = [:]
+        for event in contents.events { revisions[event.name.storeIdentifier, default: []].append(event.name.revision) }
+        let identifiers = sortedUnique(Array(registrations.keys) + Array(revisions.keys))
+        return identifiers.map { identifier in
+            let list = (revisions[identifier] ?? []).sorted()
+            return .object(JSONObject([
+                ("identifier", .string(identifier)),
+                ("registered", .bool(registrations[identifier] != nil)),
+                ("leechDate", registrations[identifier]?.leechDate.map { .string(isoDate($0)) } ?? .null),
+                ("events", JSONValue(Int64(list.count))),
+                ("firstRevision", list.first.map(JSONValue.init) ?? .null),
+                ("lastRevision", list.last.map(JSONValue.init) ?? .null),
+                ("gaps", .array(gaps(list).map { .object(JSONObject([("first", JSONValue($0.lowerBound)), ("last", JSONValue($0.upperBound))])) })),
+            ]))
+        }
+    }
+
+    /// Missing revisions between the lowest and the highest present, as closed ranges.
+    static func gaps(_ sorted: [Int64]) -> [ClosedRange<Int64>] {
+        zip(sorted, sorted.dropFirst()).compactMap { a, b in b > a + 1 ? (a + 1)...(b - 1) : nil }
+    }
+
+    static func event(_ file: EventFileEntry) -> JSONValue {
+        let event = file.entry.event
+        return .object(JSONObject([
+            ("file", .string(file.entry.file)),
+            ("globalCount", JSONValue(file.name.globalCount)),
+            ("store", .string(file.name.storeIdentifier)),
+            ("revision", JSONValue(file.name.revision)),
+            ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
+            ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
+            ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+            ("bytes", JSONValue(file.entry.bytes)),
+            ("parts", parts(file.entry)),
+        ]))
+    }
+
+    static func baseline(_ file: BaselineFileEntry) -> JSONValue {
+        let event = file.entry.event
+        return .object(JSONObject([
+            ("file", .string(file.entry.file)),
+            ("legacyName", .bool(file.name.isLegacyName)),
+            ("globalCount", JSONValue(file.name.globalCount)),
+            ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
+            ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
+            ("store", event.map { .string($0.storeIdentifier) } ?? .null),
+            ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
+            ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+            ("bytes", JSONValue(file.entry.bytes)),
+            ("parts", parts(file.entry)),
+        ]))
+    }
+
+    static func parts(_ entry: EventEntry) -> JSONValue {
+        guard let count = entry.partCount else { return .null }
+        return .object(JSONObject([
+            ("count", JSONValue(Int64(count))),
+            ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
+            ("complete", .bool(entry.isComplete)),
+        ]))
+    }
+
+    static func revisionSet(_ set: RevisionSet) -> JSONValue {
+        .object(JSONObject(set.stores.map { ($0, JSONValue(set[$0] ?? 0)) }))
+    }
+
+    static func dataFiles(_ files: [DataFileEntry]) -> JSONValue {
+        let sorted = files.sorted { utf8Precedes($0.name, $1.name) }
+        return .object(JSONObject([
+            ("count", JSONValue(Int64(sorted.count))),
+            ("bytes", JSONValue(sorted.reduce(Int64(0)) { $0 + $1.bytes })),
+            ("files", .array(sorted.map { .object(JSONObject([("name", .string($0.name)), ("bytes", JSONValue($0.bytes))])) })),
+        ]))
+    }
+
+    static func problems(_ errors: [FormatError]) -> [JSONValue] {
+        errors.sorted { a, b in
+            let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
+            if fileA != fileB { return utf8Precedes(fileA, fileB) }
+            if a.location.offset != b.location.offset { return (a.location.offset ?? -1) < (b.location.offset ?? -1) }
+            return (a.location.pointer ?? .root) < (b.location.pointer ?? .root)
+        }.map { error in
+            .object(JSONObject([
+                ("file", .string(error.location.file ?? "")),
+                ("code", .string(error.code.rawValue)),
+                ("pointer", error.location.pointer.map { .string($0.description) } ?? .null),
+                ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null),
+                ("message", .string(error.message)),
+            ]))
+        }
+    }
+
+    static func unknownKey(_ key: UnknownKey) -> JSONValue {
+        .object(JSONObject([("file", .string(key.file)), ("pointer", .string(key.pointer.description))]))
+    }
+
+    // MARK: - Single files
+
+    /// The report for one event file (a single-file event or one part of a multipart event).
+    public static func file(displayName: String, position: EventPartPosition, result: EventFileReader.PartResult) -> JSONValue {
+        var eventValue: JSONValue = .null
+        var errors = result.errors
+        if let part = result.part {
+            do {
+                eventValue = try V2JSONEncoder().jsonValue(part)
+            } catch {
+                errors.append(error.inFile(displayName))
+            }
+        }
+        var partValue: JSONValue = .null
+        if case .part(let index, let count) = position {
+            partValue = .object(JSONObject([("index", JSONValue(Int64(index))), ("count", JSONValue(Int64(count)))]))
+        }
+        return .object(JSONObject([
+            ("inspectVersion", JSONValue(version)),
+            ("kind", .string("event")),
+            ("file", .string(displayName)),
+            ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+            ("part", partValue),
+            ("event", eventValue),
+            ("unreadable", .array(problems(errors))),
+            ("unknownKeys", .array((result.part?.unknownKeys ?? []).map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+        ]))
+    }
+
+    // MARK: - Formatting
+
+    /// Seconds since 2001 as a JSON number (the canonical double form).
+    static func timestamp(_ seconds: Double) -> JSONValue {
+        seconds.isFinite ? JSONValue(seconds) : .null
+    }
+
+    /// ISO 8601 in UTC, with milliseconds only when the date has a fraction of a second.
+    public static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let whole = date.timeIntervalSinceReferenceDate.rounded(.down) == date.timeIntervalSinceReferenceDate
+        formatter.formatOptions = whole ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

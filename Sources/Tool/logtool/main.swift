@@ -1,0 +1,4 @@
+import Foundation
+import LogToolCore
+
+exit(LogTool.run(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,36 @@
+import JSONDocument
+
+/// The schemas of `Spec/schemas/`, compiled into the library from those very files.
+public enum BundledSchema: String, CaseIterable, Sendable {
+    /// One v2 JSON event file (single file, part 1 or continuation part).
+    case v2Event = "v2-event"
+    /// The `logtool inspect --json` document.
+    case inspect = "inspect"
+
+    /// The schema file's bytes as shipped in `Spec/schemas/`.
+    public var bytes: [UInt8] {
+        switch self {
+        case .v2Event: PackageResources.v2_event_schema_json
+        case .inspect: PackageResources.inspect_schema_json
+        }
+    }
+
+    /// A validator for this schema. The Spec's schemas are tested to load, so a failure here
+    /// means the build shipped a broken schema; it is still reported, not trapped.
+    public func validator() throws(FormatError) -> SchemaValidator {
+        try (Self.validators[self] ?? Self.load(self)).get()
+    }
+
+    private static let validators: [BundledSchema: Result<SchemaValidator, FormatError>] =
+        Dictionary(uniqueKeysWithValues: allCases.map { ($0, load($0)) })
+
+    private static func load(_ schema: BundledSchema) -> Result<SchemaValidator, FormatError> {
+        Result { () throws(FormatError) -> SchemaValidator in
+            do throws(FormatError) {
+                return try SchemaValidator(schema: try JSONParser.parse(schema.bytes))
+            } catch {
+                throw error.inFile("Spec/schemas/\(schema.rawValue).schema.json")
+            }
+        }
+    }
+}
