@@ -98,7 +98,7 @@ public struct SchemaValidator: Sendable {
         guard patterns[pattern] == nil else { return }
         do {
             // Code points, not grapheme clusters: JSON Schema patterns are ECMA-262 regexes.
-            patterns[pattern] = CompiledPattern(regex: try Regex(pattern, as: Substring.self).matchingSemantics(.unicodeScalar))
+            patterns[pattern] = CompiledPattern(regex: try Regex(pattern).matchingSemantics(.unicodeScalar))
         } catch {
             throw FormatError(.schemaUnsupported, "the pattern \"\(pattern)\" does not compile: \(error)", at: path)
         }
@@ -287,5 +287,5 @@ private func < (lhs: (JSONPointer, FormatError.Code), rhs: (JSONPointer, FormatE
 /// A compiled pattern. `Regex` is not declared `Sendable`, but a compiled regex is never
 /// mutated after `init`, and matching does not change it, so sharing it is safe.
 private struct CompiledPattern: @unchecked Sendable {
-    let regex: Regex<Substring>
+    let regex: Regex<AnyRegexOutput>
 }

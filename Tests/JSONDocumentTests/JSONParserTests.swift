@@ -1,0 +1,131 @@
+import Testing
+import JSONDocument
+
+@Suite("JSON parser")
+struct JSONParserTests {
+    @Test("integers keep every digit, including 2^53 + 1 and the int64 extremes")
+    func exactIntegers() throws {
+        let value = try JSONParser.parse(#"[9007199254740993, -9223372036854775808, 9223372036854775807, 12345678901234567890123]"#)
+        let numbers = try #require(value.arrayValue).compactMap(\.numberValue)
+        #expect(numbers.map(\.int64Value) == [9_007_199_254_740_993, .min, .max, nil])
+        #expect(numbers[3].text == "12345678901234567890123")
+        #expect(JSONWriter().string(value) == "[9007199254740993,-9223372036854775808,9223372036854775807,12345678901234567890123]")
+    }
+
+    @Test("each syntax error has its code and the byte offset where reading stopped", arguments: [
+        ("{\"a\":1", "json.unexpected-end", 6),
+        ("", "json.unexpected-end", 0),
+        ("{\"a\" 1}", "json.syntax", 5),
+        ("[01]", "json.syntax", 1),
+        ("[1.]", "json.syntax", 3),
+        ("[NaN]", "json.syntax", 1),
+        ("[tru]", "json.syntax", 4),
+        ("{\"a\":1,}", "json.trailing-comma", 7),
+        ("[1,2,]", "json.trailing-comma", 5),
+        ("{\"a\":1,\"a\":2}", "json.duplicate-key", 7),
+        ("[\"\\x\"]", "json.syntax", 2),
+        ("[\"\\ud800\"]", "json.syntax", 2),
+        ("[\"a\u{01}\"]", "json.syntax", 3),
+        ("[1] 2", "json.syntax", 4),
+        ("\u{FEFF}[1]", "json.syntax", 0),
+    ])
+    func syntaxErrors(input: String, code: String, offset: Int) {
+        #expect(throws: FormatError.self) { try JSONParser.parse(input) }
+        do {
+            _ = try JSONParser.parse(input)
+        } catch {
+            #expect(error.code.rawValue == code)
+            #expect(error.location.offset == offset)
+        }
+    }
+
+    @Test("invalid UTF-8 is reported at the offending byte", arguments: [
+        ([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D] as [UInt8], 3),  // bad continuation
+        ([0x5B, 0x22, 0xC0, 0x80, 0x22, 0x5D], 2),             // overlong NUL
+        ([0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D], 3),       // encoded surrogate
+        ([0x5B, 0x22, 0xFF, 0x22, 0x5D], 2),
+    ])
+    func invalidUTF8(bytes: [UInt8], offset: Int) {
+        do {
+            _ = try JSONParser.parse(bytes)
+            Issue.record("accepted invalid UTF-8")
+        } catch {
+            #expect(error.code == .jsonInvalidUTF8)
+            #expect(error.location.offset == offset)
+        }
+    }
+
+    @Test("line and column are 1-based and count bytes")
+    func lineAndColumn() {
+        do {
+            _ = try JSONParser.parse("{\n  \"a\": [1,\n  2,,]\n}")
+            Issue.record("accepted a double comma")
+        } catch {
+            #expect(error.location.line == 3)
+            #expect(error.location.column == 5)
+        }
+    }
+
+    @Test("a duplicate key names the object by JSON pointer")
+    func duplicateKeyPointer() {
+        do {
+            _ = try JSONParser.parse(#"{"a":{"b/c":{"x":1,"x":2}}}"#)
+            Issue.record("accepted a duplicate key")
+        } catch {
+            #expect(error.code == .jsonDuplicateKey)
+            #expect(error.location.pointer?.description == "/a/b~1c")
+        }
+    }
+
+    @Test("trailing commas are accepted only in lenient mode")
+    func lenientTrailingCommas() throws {
+        let text = "[{\"a\": [1, 2,], },]"
+        #expect(throws: FormatError.self) { try JSONParser.parse(text) }
+        let value = try JSONParser.parse(text, options: .lenient)
+        #expect(JSONWriter().string(value) == #"[{"a":[1,2]}]"#)
+        #expect(throws: FormatError.self) { try JSONParser.parse("[1,,]", options: .lenient) }
+    }
+
+    @Test("nesting is limited: 64 levels parse, the 65th opening bracket is refused")
+    func depthLimit() throws {
+        _ = try JSONParser.parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64))
+        do {
+            _ = try JSONParser.parse(String(repeating: "[", count: 65) + String(repeating: "]", count: 65))
+            Issue.record("accepted 65 levels")
+        } catch {
+            #expect(error.code == .jsonTooDeep)
+            #expect(error.location.offset == 64)
+        }
+    }
+
+    @Test("size limits refuse oversized documents, strings and numbers")
+    func sizeLimits() {
+        var options = JSONReadingOptions()
+        options.maximumBytes = 10
+        #expect(throws: FormatError.self) { try JSONParser.parse("[1,2,3,4,5,6]", options: options) }
+        options = JSONReadingOptions()
+        options.maximumStringBytes = 4
+        #expect(throws: FormatError.self) { try JSONParser.parse(#"["abcdefgh"]"#, options: options) }
+        options = JSONReadingOptions()
+        options.maximumNumberLength = 5
+        #expect(throws: FormatError.self) { try JSONParser.parse("[1234567]", options: options) }
+    }
+
+    @Test("escapes decode, including surrogate pairs")
+    func escapes() throws {
+        let value = try JSONParser.parse(#"["\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00\u0000"]"#)
+        #expect(value.arrayValue?.first?.stringValue == "\"\\/\u{08}\u{0C}\n\r\t\u{E9}\u{1F600}\u{0}")
+    }
+
+    @Test("numbers compare exactly by value, whatever their text")
+    func numberComparison() {
+        #expect(JSONNumber(text: "1.0") == JSONNumber(text: "1"))
+        #expect(JSONNumber(text: "1e2") == JSONNumber(text: "100"))
+        #expect(JSONNumber(text: "-0") == JSONNumber(text: "0.0"))
+        #expect(JSONNumber(text: "9223372036854775808").compare(JSONNumber(text: "9223372036854775807")) == .greater)
+        #expect(JSONNumber(text: "-9223372036854775809").compare(JSONNumber(text: "-9223372036854775808")) == .less)
+        #expect(JSONNumber(text: "0.1").compare(JSONNumber(text: "0.10000000000000000000001")) == .less)
+        #expect(JSONNumber(text: "1e2").isMathematicalInteger)
+        #expect(!JSONNumber(text: "1.5").isMathematicalInteger)
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+import JSONDocument
+
+@Suite("Canonical JSON writer")
+struct JSONWriterTests {
+    @Test("keys sort by UTF-8 bytes at every level")
+    func keyOrder() throws {
+        let value = try JSONParser.parse(#"{"apple":1,"Zebra":{"b":1,"a":2},"é":3,"z":4,"10":5,"2":6}"#)
+        #expect(JSONWriter().string(value) == #"{"10":5,"2":6,"Zebra":{"a":2,"b":1},"apple":1,"z":4,"é":3}"#)
+    }
+
+    @Test("strings escape exactly quote, backslash and control characters")
+    func escaping() {
+        let value = JSONValue.string("q\"b\\/\u{08}\u{09}\u{0A}\u{0C}\u{0D}\u{01}\u{1F}\u{7F}é\u{2028}")
+        #expect(JSONWriter().string(value) == "\"q\\\"b\\\\/\\b\\t\\n\\f\\r\\u0001\\u001f\u{7F}é\u{2028}\"")
+    }
+
+    @Test("pretty layout keeps the canonical key order")
+    func pretty() throws {
+        let value = try JSONParser.parse(#"{"b":[1,{}],"a":[]}"#)
+        #expect(JSONWriter(layout: .pretty).string(value) == "{\n  \"a\": [],\n  \"b\": [\n    1,\n    {}\n  ]\n}")
+    }
+
+    /// Expected texts are what ECMAScript's Number.prototype.toString prints (checked with
+    /// node), the independent reference RFC 8785 also uses.
+    @Test("doubles use the ECMAScript layout of the shortest round-trip digits", arguments: [
+        (1.0, "1"), (0.1, "0.1"), (-0.5, "-0.5"), (1e21, "1e+21"), (1e-7, "1e-7"),
+        (123456789012345680000.0, "123456789012345680000"), (Double.leastNonzeroMagnitude, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"), (0.000001, "0.000001"), (100.0, "100"),
+        (1234.5678, "1234.5678"), (-1e-300, "-1e-300"), (9007199254740994.0, "9007199254740994"),
+        (1.0 / 3.0, "0.3333333333333333"), (4.35, "4.35"), (0.3 + 0.6, "0.8999999999999999"),
+        (1e20, "100000000000000000000"), (123e-20, "1.23e-18"), (0.0, "0"), (-0.0, "0"),
+    ])
+    func ecmaScriptLayout(value: Double, expected: String) {
+        #expect(CanonicalNumberFormat.ecmaScript(value) == expected)
+    }
+
+    @Test("a canonical double always reads back as a double and round-trips", arguments: [
+        (1.0, "1.0"), (-0.0, "-0.0"), (1e21, "1e+21"), (100.0, "100.0"), (0.5, "0.5"), (1e-7, "1e-7"),
+    ])
+    func canonicalDouble(value: Double, expected: String) {
+        let text = CanonicalNumberFormat.double(value)
+        #expect(text == expected)
+        #expect(Double(text) == value)
+        #expect(!JSONNumber(text: text).isIntegerLiteral)
+    }
+
+    @Test("pointers escape ~ and / and parse back")
+    func pointers() {
+        let pointer = JSONPointer(["a/b", "c~d", "0", ""])
+        #expect(pointer.description == "/a~1b/c~0d/0/")
+        #expect(JSONPointer(parsing: pointer.description) == pointer)
+        #expect(JSONPointer(parsing: "a") == nil)
+        #expect(JSONPointer(parsing: "/~2") == nil)
+        #expect(JSONPointer.root.description == "")
+    }
+}
