@@ -51,6 +51,9 @@ let package = Package(
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "logtool"]),
+        .testTarget(name: "ConformanceTests", dependencies: [
+            "JSONDocument", "EnsembleModel", "EventCodecs", "CloudFolder", "LogToolCore",
+        ]),
     ]
 )

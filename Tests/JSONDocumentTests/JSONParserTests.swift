@@ -129,3 +129,14 @@ struct JSONParserTests {
         #expect(!JSONNumber(text: "1.5").isMathematicalInteger)
     }
 }
+
+@Suite("Exact string identity")
+struct ExactStringTests {
+    @Test("canonically equivalent but different code points are different keys and values")
+    func decomposedKeys() throws {
+        let value = try JSONParser.parse("{\"Caf\u{E9}\":1,\"Cafe\u{301}\":2}")
+        #expect(value.objectValue?.count == 2)
+        #expect(JSONValue.string("Caf\u{E9}") != JSONValue.string("Cafe\u{301}"))
+        #expect(ExactString("Caf\u{E9}") != ExactString("Cafe\u{301}"))
+    }
+}

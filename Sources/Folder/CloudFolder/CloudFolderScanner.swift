@@ -5,6 +5,11 @@ import JSONDocument
 public struct CloudFolderError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
     public var description: String { "\(path): \(message)" }
 }
 

@@ -46,7 +46,7 @@ public struct ObjectChange: Hashable, Sendable {
 public func sortedUnique(_ strings: [String]) -> [String] {
     var result = strings.sorted(by: utf8Precedes)
     var write = 0
-    for read in result.indices where write == 0 || result[read] != result[write - 1] {
+    for read in result.indices where write == 0 || !result[read].utf8.elementsEqual(result[write - 1].utf8) {
         result[write] = result[read]
         write += 1
     }

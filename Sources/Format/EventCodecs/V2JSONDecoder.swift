@@ -168,11 +168,11 @@ private struct Context {
 
     func identifierSet(_ value: JSONValue?, at pointer: JSONPointer) throws(FormatError) -> [String] {
         guard let value, value != .null else { return [] }
-        var seen = Set<String>()
+        var seen = Set<ExactString>()
         var result: [String] = []
         for (i, element) in try array(value, at: pointer).enumerated() {
             let id = try string(element, at: pointer / i)
-            guard seen.insert(id).inserted else {
+            guard seen.insert(ExactString(id)).inserted else {
                 throw FormatError(.v2DuplicateIdentifier, "\"\(id)\" appears twice in the set", at: pointer / i)
             }
             result.append(id)
@@ -244,14 +244,14 @@ private struct Context {
         let globalIdentifier = try nonEmptyString(idValue, at: pointer / V2Key.globalIdentifier)
         let dataFiles = try identifierSet(object[V2Key.dataFiles], at: pointer / V2Key.dataFiles)
         var properties: [PropertyChange] = []
-        var names: [String: Int] = [:]
+        var names: [ExactString: Int] = [:]
         if let list = object[V2Key.properties], list != .null {
             for (i, element) in try array(list, at: pointer / V2Key.properties).enumerated() {
                 let property = try propertyChange(element, at: pointer / V2Key.properties / i)
-                if let first = names[property.name] {
+                if let first = names[ExactString(property.name)] {
                     throw FormatError(.v2DuplicateProperty, "property \"\(property.name)\" is changed twice in one object change (also at index \(first))", at: pointer / V2Key.properties / i)
                 }
-                names[property.name] = i
+                names[ExactString(property.name)] = i
                 properties.append(property)
             }
         }

@@ -40,6 +40,31 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// Strings are equal only when their code points are (see ``ExactString``); numbers
+    /// when their values are; objects regardless of member order.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.bool(a), .bool(b)): a == b
+        case let (.number(a), .number(b)): a == b
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.array(a), .array(b)): a == b
+        case let (.object(a), .object(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let flag): hasher.combine(flag)
+        case .number(let number): hasher.combine(number)
+        case .string(let string): hasher.combine(ExactString(string))
+        case .array(let array): hasher.combine(array)
+        case .object(let object): hasher.combine(object)
+        }
+    }
+
     /// The value the pointer addresses, or nil when it addresses nothing.
     public subscript(pointer: JSONPointer) -> JSONValue? {
         var current = self
@@ -68,7 +93,7 @@ extension JSONValue {
 /// duplicates).
 public struct JSONObject: Hashable, Sendable, Sequence {
     public private(set) var members: [(key: String, value: JSONValue)]
-    private var index: [String: Int]
+    private var index: [ExactString: Int]
 
     public init() {
         members = []
@@ -86,23 +111,23 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     public var keys: [String] { members.map(\.key) }
 
     public subscript(key: String) -> JSONValue? {
-        get { index[key].map { members[$0].value } }
+        get { index[ExactString(key)].map { members[$0].value } }
         set {
-            if let position = index[key] {
+            if let position = index[ExactString(key)] {
                 if let newValue {
                     members[position].value = newValue
                 } else {
                     members.remove(at: position)
-                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { (ExactString($1.key), $0) })
                 }
             } else if let newValue {
-                index[key] = members.count
+                index[ExactString(key)] = members.count
                 members.append((key, newValue))
             }
         }
     }
 
-    public func contains(_ key: String) -> Bool { index[key] != nil }
+    public func contains(_ key: String) -> Bool { index[ExactString(key)] != nil }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
         members.makeIterator()
@@ -116,6 +141,23 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
-        for key in keys.sorted() { hasher.combine(key) }
+        for key in keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) { hasher.combine(ExactString(key)) }
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes.
+///
+/// Swift's `String ==` treats canonically equivalent strings as equal ("Café" spelled with
+/// U+00E9 or with e + U+0301), but JSON keys and Ensembles identifiers are distinct whenever
+/// their code points differ; every uniqueness check in the toolkit goes through this type.
+public struct ExactString: Hashable, Sendable {
+    public let value: String
+
+    public init(_ value: String) { self.value = value }
+
+    public static func == (lhs: ExactString, rhs: ExactString) -> Bool { lhs.value.utf8.elementsEqual(rhs.value.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in value.utf8 { hasher.combine(byte) }
     }
 }

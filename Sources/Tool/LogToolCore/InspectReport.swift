@@ -9,6 +9,27 @@ import CloudFolder
 public enum InspectReport {
     public static let version: Int64 = 1
 
+    /// The report for `path`: a cloud folder, an ensemble folder or one event file.
+    /// Throws when the path is missing or is a folder without any ensemble.
+    public static func make(path: String) throws(CloudFolderError) -> JSONValue {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CloudFolderError(path: path, message: "no such file or folder")
+        }
+        if isDirectory.boolValue {
+            return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0) })
+        }
+        let position = eventPartPosition(forFileNamed: URL(fileURLWithPath: path).lastPathComponent)
+        let result = EventFileReader().readPart(at: URL(fileURLWithPath: path), position: position, displayName: path)
+        return file(displayName: path, position: position, result: result)
+    }
+
+    /// Which part of a multipart event a lone file is, from its name (`_<i>of<n>`).
+    static func eventPartPosition(forFileNamed name: String) -> EventPartPosition {
+        let part = CloudFileName.parseEvent(name)?.part ?? CloudFileName.parseBaseline(name)?.part
+        return part.map { .part(index: $0.index, count: $0.count) } ?? .single
+    }
+
     // MARK: - Folders
 
     /// The report for a cloud folder (an ensemble or a root of ensembles).

@@ -82,25 +82,12 @@ struct Inspect: ParsableCommand {
     var json = false
 
     func run() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            writeStandardError("logtool: \(path): no such file or folder")
-            throw ToolExit(status: .usage)
-        }
         let report: JSONValue
-        if isDirectory.boolValue {
-            let listings: [EnsembleListing]
-            do {
-                listings = try CloudFolderScanner().scan(path)
-            } catch {
-                writeStandardError("logtool: \(error)")
-                throw ToolExit(status: .usage)
-            }
-            report = InspectReport.folder(listings.map { EnsembleContents.read($0) })
-        } else {
-            let position = eventPartPosition(forFileNamed: URL(fileURLWithPath: path).lastPathComponent)
-            let result = EventFileReader().readPart(at: URL(fileURLWithPath: path), position: position, displayName: path)
-            report = InspectReport.file(displayName: path, position: position, result: result)
+        do {
+            report = try InspectReport.make(path: path)
+        } catch {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: .usage)
         }
         if json {
             writeJSON(report)
@@ -111,12 +98,6 @@ struct Inspect: ParsableCommand {
             ?? Int64(report[JSONPointer(["unreadable"])]?.arrayValue?.count ?? 0)
         if unreadable > 0 { throw ToolExit(status: .problemsFound) }
     }
-}
-
-/// Which part of a multipart event a lone file is, from its name (`_<i>of<n>`).
-func eventPartPosition(forFileNamed name: String) -> EventPartPosition {
-    let part = CloudFileName.parseEvent(name)?.part ?? CloudFileName.parseBaseline(name)?.part
-    return part.map { .part(index: $0.index, count: $0.count) } ?? .single
 }
 
 struct Validate: ParsableCommand {

@@ -241,7 +241,7 @@ public struct SchemaValidator: Sendable {
         if keywords["uniqueItems"] == .bool(true) {
             outer: for i in array.indices {
                 for j in array.indices where j > i && Self.equal(array[i], array[j]) {
-                    errors.append(FormatError(.schema("uniqueItems"), "elements \(i) and \(j) are equal; the array's elements must be unique", at: pointer / j))
+                    errors.append(FormatError(.schema("uniqueItems"), "elements \(i) and \(j) are equal; the array's elements must be unique", at: pointer))
                     break outer
                 }
             }

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import EnsembleModel
+import CloudFolder
+
+/// A scratch folder removed when the test ends.
+final class ScratchFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("cloudfolder-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func write(_ path: String, _ text: String) throws {
+        let file = url.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: file)
+    }
+
+    func folder(_ path: String) throws {
+        try FileManager.default.createDirectory(at: url.appendingPathComponent(path), withIntermediateDirectories: true)
+    }
+}
+
+func event(store: String, revision: Int64, globalCount: Int64) -> String {
+    #"{"uniqueIdentifier":"u\#(globalCount)","type":200,"globalCount":\#(globalCount),"timestamp":"1","storeIdentifier":"\#(store)","revisionsByStoreIdentifier":{"\#(store)":\#(revision)}}"#
+}
+
+let registration = """
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict><key>storeIdentifier</key><string>A</string><key>leechDate</key><date>2024-01-02T03:04:05Z</date></dict></plist>
+"""
+
+@Suite("Cloud-folder scanner")
+struct CloudFolderScannerTests {
+    @Test("symbolic links are reported as debris and never followed, even to a valid event outside the folder")
+    func symlinksNotFollowed() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("outside/1_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 1))
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try FileManager.default.createSymbolicLink(atPath: scratch.url.appendingPathComponent("E/events/1_A_1.cdeevent").path,
+                                                   withDestinationPath: scratch.url.appendingPathComponent("outside/1_A_0.cdeevent").path)
+        try FileManager.default.createSymbolicLink(atPath: scratch.url.appendingPathComponent("E/data").path,
+                                                   withDestinationPath: scratch.url.appendingPathComponent("outside").path)
+        let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
+        let contents = EnsembleContents.read(try #require(listings.first))
+        #expect(contents.events.map(\.entry.file) == ["events/0_A_0.cdeevent"])
+        #expect(contents.debris.map(\.path).sorted() == ["data", "events/1_A_1.cdeevent"])
+        #expect(contents.debris.allSatisfy { $0.kind == .symlink })
+        #expect(contents.dataFiles.isEmpty)
+    }
+
+    @Test("a root holding ensembles lists each; an ensemble folder lists itself as '.'")
+    func rootAndEnsemble() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("Two/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try scratch.folder("One/stores")
+        try scratch.folder("NotAnEnsemble/misc")
+        let root = try CloudFolderScanner().scan(scratch.url.path)
+        #expect(root.map(\.identifier) == ["One", "Two"])
+        #expect(root.map(\.displayPath) == ["One", "Two"])
+        let single = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("Two").path)
+        #expect(single.map(\.displayPath) == ["."])
+    }
+
+    @Test("a folder without ensembles, and a missing path, are errors for the caller")
+    func notACloudFolder() throws {
+        let scratch = try ScratchFolder()
+        try scratch.folder("misc")
+        #expect(throws: CloudFolderError.self) { try CloudFolderScanner().scan(scratch.url.path) }
+        #expect(throws: CloudFolderError.self) { try CloudFolderScanner().scan(scratch.url.appendingPathComponent("nope").path) }
+    }
+
+    @Test("store registrations are read; a name that disagrees with the content is a problem")
+    func registrations() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/stores/A", registration)
+        try scratch.write("E/stores/B", registration)
+        try scratch.write("E/stores/C", "not a plist")
+        let contents = EnsembleContents.read(try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first))
+        #expect(contents.stores.map(\.storeIdentifier) == ["A"])
+        #expect(contents.stores.first?.leechDate == ISO8601DateFormatter().date(from: "2024-01-02T03:04:05Z"))
+        #expect(contents.problems.map { $0.location.file } == ["stores/B", "stores/C"])
+        #expect(contents.problems.allSatisfy { $0.code == .storeInvalid })
+    }
+
+    @Test("a multipart set with a missing part is incomplete, not unreadable")
+    func incompleteMultipart() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/5_A_0_1of2.cdeevent", event(store: "A", revision: 0, globalCount: 5))
+        let contents = EnsembleContents.read(try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first))
+        let entry = try #require(contents.events.first?.entry)
+        #expect(!entry.isComplete)
+        #expect(entry.event == nil)
+        #expect(contents.problems.isEmpty)
+    }
+
+    @Test("files are never opened beyond the size limit")
+    func sizeLimit() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        var options = EventFileReader().jsonOptions
+        options.maximumBytes = 16
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        let contents = EnsembleContents.read(listing, reader: EventFileReader(jsonOptions: options))
+        #expect(contents.problems.map(\.code) == [.fileTooLarge])
+    }
+}

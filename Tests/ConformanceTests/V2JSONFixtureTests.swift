@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import CloudFolder
+
+@Suite("v2 JSON fixtures")
+struct V2JSONFixtureTests {
+    static let validFiles = Fixtures.files(in: "v2-json/valid", suffix: ".json")
+    static let canonicalNames = Fixtures.files(in: "v2-json/canonical", suffix: ".input.json").map { String($0.dropLast(".input.json".count)) }
+    static let invalidCases = Fixtures.cases("v2-json/invalid/cases.json")
+    static let invalidFiles = invalidCases.compactMap { $0["file"]?.stringValue }
+
+    func read(_ path: String, position: EventPartPosition = .single) -> EventFileReader.PartResult {
+        let bytes = (try? Fixtures.bytes(path)) ?? []
+        return EventFileReader().decodePart(bytes, position: position, displayName: path)
+    }
+
+    @Test("the fixture folders are present")
+    func fixturesPresent() {
+        #expect(Self.validFiles.count >= 10)
+        #expect(Self.canonicalNames.count >= 3)
+        #expect(Self.invalidCases.count >= 20)
+    }
+
+    @Test("each valid event reads; read, write, read gives an equal event; writing twice gives identical bytes",
+          arguments: validFiles)
+    func validRoundTrip(file: String) throws {
+        let result = read("v2-json/valid/\(file)")
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        let part = try #require(result.part)
+        let event = try V2JSONDecoder.join([part])
+        let bytes = try V2JSONEncoder().encode(event)
+        let reread = try V2JSONDecoder().decodeEvent(try JSONParser.parse(bytes)).event
+        #expect(reread == event)
+        #expect(try V2JSONEncoder().encode(reread) == bytes)
+    }
+
+    @Test("canonical output matches the bytes written out by hand", arguments: canonicalNames)
+    func canonical(name: String) throws {
+        let result = read("v2-json/canonical/\(name).input.json")
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        let event = try V2JSONDecoder.join([try #require(result.part)])
+        let expected = try Fixtures.bytes("v2-json/canonical/\(name).expected.json")
+        let actual = try V2JSONEncoder().encode(event)
+        #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+    }
+
+    @Test("a two-part event joins into the expected event")
+    func multipart() throws {
+        let names = Fixtures.files(in: "v2-json/multipart", suffix: ".cdeevent")
+        #expect(names.count == 2)
+        var parts: [V2EventPart] = []
+        for name in names {
+            let parsed = try #require(CloudFileName.parseEvent(name)?.part)
+            let result = read("v2-json/multipart/\(name)", position: .part(index: parsed.index, count: parsed.count))
+            #expect(result.errors.isEmpty, "\(result.errors)")
+            parts.append(try #require(result.part))
+        }
+        let joined = try V2JSONDecoder.join(parts)
+        let expectedResult = read("v2-json/multipart/expected-joined.json")
+        let expected = try V2JSONDecoder.join([try #require(expectedResult.part)])
+        #expect(joined == expected)
+        #expect(throws: FormatError.self) { try V2JSONDecoder.join(Array(parts.dropFirst())) }
+    }
+
+    @Test("each invalid file is refused with its expected code and location", arguments: invalidFiles)
+    func invalid(file: String) throws {
+        let testCase = try #require(Self.invalidCases.first { $0["file"]?.stringValue == file })
+        let code = try #require(testCase["code"]?.stringValue)
+        let pointer = testCase["pointer"]?.stringValue
+        let offset = testCase["offset"]?.numberValue?.int64Value
+        let result = read("v2-json/invalid/\(file)")
+        #expect(result.part == nil)
+        let matching = result.errors.filter { error in
+            (code == "schema.*" ? error.code.rawValue.hasPrefix("schema.") : error.code.rawValue == code)
+                && (pointer == nil || error.location.pointer?.description == pointer)
+                && (offset == nil || error.location.offset.map(Int64.init) == offset)
+        }
+        #expect(!matching.isEmpty, "\(file): expected \(code) at \(pointer ?? "-") offset \(offset.map(String.init) ?? "-"), got \(result.errors)")
+        #expect(result.errors.allSatisfy { $0.location.file == "v2-json/invalid/\(file)" })
+    }
+}

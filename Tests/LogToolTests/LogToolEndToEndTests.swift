@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import JSONDocument
+import SchemaValidation
+
+/// Runs the built `logtool` binary as a user would and checks output and exit status.
+struct Run {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The products folder holds both the test bundle and `logtool`.
+    static var binary: URL {
+        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        return candidates.map { $0.appendingPathComponent("logtool") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0].appendingPathComponent("logtool")
+    }
+
+    init(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = Self.packageRoot
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        status = process.terminationStatus
+        stdout = String(decoding: outData, as: UTF8.self)
+        stderr = String(decoding: errData, as: UTF8.self)
+    }
+}
+
+@Suite("logtool end to end")
+struct LogToolEndToEndTests {
+    @Test("inspect prints a readable report of the example folder and exits 0")
+    func inspectText() throws {
+        let run = try Run("inspect", "Fixtures/folders/example/cloud")
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("Ensemble MainStore"))
+        #expect(run.stdout.contains("[conflictedCopy]"))
+        #expect(run.stdout.contains("(legacy name)"))
+        #expect(run.stdout.contains("Summary: 1 ensembles, 3 stores, 31 events, 2 baselines, 1 data files, 4 debris, 0 unreadable"))
+    }
+
+    @Test("inspect --json prints a document valid against Spec/schemas/inspect.schema.json", arguments: [
+        "Fixtures/folders/example/cloud", "Fixtures/folders/damaged/cloud",
+        "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/multipart/7_STORE-A_3_2of2.cdeevent",
+        "Fixtures/v2-json/invalid/json-trailing-comma.json",
+    ])
+    func inspectJSON(path: String) throws {
+        let run = try Run("inspect", "--json", path)
+        let document = try JSONParser.parse(run.stdout)
+        #expect(try BundledSchema.inspect.validator().validate(document).isEmpty)
+        #expect(run.status == (path.contains("damaged") || path.contains("invalid") ? 1 : 0))
+    }
+
+    @Test("an unreadable file is named on the report with its reason, and the exit status is 1")
+    func unreadableFile() throws {
+        let run = try Run("inspect", "Fixtures/v2-json/invalid/json-trailing-comma.json")
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("json.trailing-comma"))
+        #expect(run.stdout.contains("--lenient"))
+    }
+
+    @Test("usage errors exit 2 with a message on stderr and nothing on stdout", arguments: [
+        ["inspect", "Fixtures/does-not-exist"],
+        ["inspect", "Sources"],
+        ["inspect", "--bogus", "Fixtures"],
+        ["inspect"],
+        ["validate", "--schema", "nope", "Package.swift"],
+        ["frobnicate"],
+    ])
+    func usageErrors(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = Run.packageRoot
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(stdout.isEmpty)
+        #expect(!stderr.isEmpty)
+    }
+
+    @Test("help exits 0")
+    func help() throws {
+        let run = try Run("--help")
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("inspect"))
+    }
+
+    @Test("validate reports schema verdicts per file as JSON")
+    func validate() throws {
+        let run = try Run("validate", "--json", "--schema", "v2-event",
+                          "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/invalid/schema-event-type-150.json",
+                          "Fixtures/v2-json/invalid/json-unexpected-end.json")
+        #expect(run.status == 1)
+        let verdicts = try JSONParser.parse(run.stdout)[JSONPointer(["files"])]?.arrayValue ?? []
+        #expect(verdicts.map { $0[JSONPointer(["verdict"])] } == [.string("valid"), .string("invalid"), .string("unparseable")])
+    }
+}
