@@ -82,8 +82,8 @@ struct CloudFolderScannerTests {
         try scratch.write("E/stores/B", registration)
         try scratch.write("E/stores/C", "not a plist")
         let contents = EnsembleContents.read(try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first))
-        #expect(contents.stores.map(\.storeIdentifier) == ["A"])
-        #expect(contents.stores.first?.leechDate == ISO8601DateFormatter().date(from: "2024-01-02T03:04:05Z"))
+        #expect(contents.stores.map(\.storeIdentifier) == ["A", "B", "C"])
+        #expect(contents.stores.map(\.leechDate) == [ISO8601DateFormatter().date(from: "2024-01-02T03:04:05Z"), nil, nil])
         #expect(contents.problems.map { $0.location.file } == ["stores/B", "stores/C"])
         #expect(contents.problems.allSatisfy { $0.code == .storeInvalid })
     }
@@ -107,6 +107,7 @@ struct CloudFolderScannerTests {
         options.maximumBytes = 16
         let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
         let contents = EnsembleContents.read(listing, reader: EventFileReader(jsonOptions: options))
-        #expect(contents.problems.map(\.code) == [.fileTooLarge])
+        #expect(contents.problems.map(\.code) == [.jsonTooLarge])
+        #expect(contents.problems.first?.location.offset == 16)
     }
 }

@@ -63,7 +63,7 @@ struct V2JSONCodecTests {
                               ]),
                               ObjectChange(entity: "A", globalIdentifier: "y", type: .delete),
                           ])
-        let expected = #"{"changesByEntity":{"A":[{"globalIdentifier":"y","type":300}],"b":[{"globalIdentifier":"x","properties":[{"propertyName":"d","type":0,"value":["date",1000]},{"propertyName":"v","type":0,"value":2.0}],"type":200}]},"globalCount":7,"revisionsByStoreIdentifier":{"R":1,"S":2},"storeIdentifier":"S","timestamp":"10","type":200,"uniqueIdentifier":"u"}"#
+        let expected = #"{"changesByEntity":{"A":[{"globalIdentifier":"y","type":300}],"b":[{"globalIdentifier":"x","properties":[{"propertyName":"d","type":0,"value":["date",1000]},{"propertyName":"v","type":0,"value":2.0}],"type":200}]},"globalCount":7,"revisionsByStoreIdentifier":{"R":1,"S":2},"storeIdentifier":"S","timestamp":"10.0","type":200,"uniqueIdentifier":"u"}"#
         #expect(String(decoding: try V2JSONEncoder().encode(event), as: UTF8.self) == expected)
     }
 

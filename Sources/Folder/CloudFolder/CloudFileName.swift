@@ -106,27 +106,38 @@ public enum CloudFileName {
         }
     }
 
-    /// Parses an event file name; nil when it does not follow the grammar.
+    /// Parses an event file name (Spec/cloud-layout.md section 4.3); nil when it does not
+    /// follow the grammar.
     public static func parseEvent(_ name: String) -> EventFileName? {
-        guard var fields = stem(name) else { return nil }
-        let part = takePart(&fields)
-        guard fields.count == 3, let globalCount = counter(fields[0]), let revision = counter(fields[2]),
-              !fields[1].isEmpty else { return nil }
-        if part == .invalid { return nil }
-        return EventFileName(globalCount: globalCount, storeIdentifier: fields[1], revision: revision, part: part.number)
+        guard let fields = stem(name), fields.count == 3 || fields.count == 4,
+              let globalCount = counter(fields[0]), let revision = counter(fields[2]), !fields[1].isEmpty else { return nil }
+        var part: PartNumber?
+        if fields.count == 4 {
+            guard let suffix = partSuffix(fields[3]) else { return nil }
+            part = suffix
+        }
+        return EventFileName(globalCount: globalCount, storeIdentifier: fields[1], revision: revision, part: part)
     }
 
-    /// Parses a baseline file name (current or legacy); nil when it does not follow the grammar.
+    /// Parses a baseline file name, current or legacy (Spec/cloud-layout.md section 4.3); nil
+    /// when it does not follow the grammar. A third field of exactly 8 UTF-16 code units is
+    /// always a store prefix, never a part suffix.
     public static func parseBaseline(_ name: String) -> BaselineFileName? {
-        guard var fields = stem(name) else { return nil }
-        let part = takePart(&fields)
-        if part == .invalid { return nil }
-        guard (2...3).contains(fields.count), let globalCount = counter(fields[0]), !fields[1].isEmpty else { return nil }
-        if fields.count == 3 {
-            guard fields[2].count == 8 else { return nil }
-            return BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: fields[2], part: part.number)
+        guard let fields = stem(name), (2...4).contains(fields.count),
+              let globalCount = counter(fields[0]), !fields[1].isEmpty else { return nil }
+        func baseline(prefix: String?, part: PartNumber?) -> BaselineFileName {
+            BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: prefix, part: part)
         }
-        return BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: nil, part: part.number)
+        switch fields.count {
+        case 2:
+            return baseline(prefix: nil, part: nil)
+        case 3:
+            if fields[2].utf16.count == 8 { return baseline(prefix: fields[2], part: nil) }
+            return partSuffix(fields[2]).map { baseline(prefix: nil, part: $0) }
+        default:
+            guard fields[2].utf16.count == 8, let part = partSuffix(fields[3]) else { return nil }
+            return baseline(prefix: fields[2], part: part)
+        }
     }
 
     /// The `_`-separated fields of a `.cdeevent` name, or nil for another extension.
@@ -135,25 +146,11 @@ public enum CloudFileName {
         return name.dropLast(eventExtension.count).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
     }
 
-    private enum PartSuffix: Equatable {
-        case none, invalid
-        case number(PartNumber)
-
-        var number: PartNumber? {
-            if case .number(let number) = self { return number }
-            return nil
-        }
-    }
-
-    /// Removes a trailing `<i>of<n>` field when the last field has that shape.
-    private static func takePart(_ fields: inout [String]) -> PartSuffix {
-        guard fields.count >= 3, let last = fields.last else { return .none }
-        let pieces = last.components(separatedBy: "of")
-        guard pieces.count == 2, pieces.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) else { return .none }
-        fields.removeLast()
-        guard let index = positive(pieces[0]), let count = positive(pieces[1]),
-              index <= count, count <= PartNumber.maximumCount else { return .invalid }
-        return .number(PartNumber(index: index, count: count))
+    /// `<i>of<n>` with 1 <= i <= n <= 10,000, both without leading zeros.
+    static func partSuffix(_ field: String) -> PartNumber? {
+        let pieces = field.components(separatedBy: "of")
+        guard pieces.count == 2, let index = positive(pieces[0]), let count = positive(pieces[1]), index <= count else { return nil }
+        return PartNumber(index: index, count: count)
     }
 
     /// A global count or revision: `0` or digits without a leading zero, within int64.

@@ -3,7 +3,8 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 
-/// A store's `stores/<identifier>` registration.
+/// A store's `stores/<identifier>` registration. The file's existence registers the store;
+/// `leechDate` is nil when its content is invalid (reported separately).
 public struct StoreRegistration: Hashable, Sendable {
     public var storeIdentifier: String
     public var leechDate: Date?
@@ -87,11 +88,13 @@ public struct EnsembleContents: Sendable {
             case .dataFile(let name):
                 contents.dataFiles.append(DataFileEntry(name: name, bytes: listed.size ?? 0))
             case .storeRegistration(let store):
+                var registration = StoreRegistration(storeIdentifier: store, leechDate: nil, file: listed.path)
                 do {
-                    contents.stores.append(try readRegistration(listing.url.appendingPathComponent(listed.path), store: store, file: listed.path))
+                    registration.leechDate = try readLeechDate(listing.url.appendingPathComponent(listed.path), store: store, file: listed.path)
                 } catch {
                     contents.problems.append(error)
                 }
+                contents.stores.append(registration)
             case .event(let name):
                 let key = EventSetKey(name: listed.path, partless: "\(name.globalCount)_\(name.storeIdentifier)_\(name.revision)", count: name.part?.count)
                 if let collision = eventSets[key]?.files[name.part?.index ?? 1] {
@@ -166,7 +169,8 @@ public struct EnsembleContents: Sendable {
         return entry
     }
 
-    static func readRegistration(_ url: URL, store: String, file: String) throws(FormatError) -> StoreRegistration {
+    /// Reads a registration file (Spec/cloud-layout.md section 5) and returns its leech date.
+    static func readLeechDate(_ url: URL, store: String, file: String) throws(FormatError) -> Date {
         let bytes: [UInt8]
         do {
             bytes = try EventFileReader.readBytes(at: url, limit: 1024 * 1024)
@@ -185,10 +189,13 @@ public struct EnsembleContents: Sendable {
         guard let identifier = dictionary["storeIdentifier"] as? String else {
             throw FormatError(.storeInvalid, "the property list has no string \"storeIdentifier\"", location: .init(file: file))
         }
-        guard identifier == store else {
+        guard identifier.utf8.elementsEqual(store.utf8) else {
             throw FormatError(.storeInvalid, "the file is named \"\(store)\" but registers the store \"\(identifier)\"", location: .init(file: file))
         }
-        return StoreRegistration(storeIdentifier: store, leechDate: dictionary["leechDate"] as? Date, file: file)
+        guard let leechDate = dictionary["leechDate"] as? Date else {
+            throw FormatError(.storeInvalid, "the property list has no date \"leechDate\"", location: .init(file: file))
+        }
+        return leechDate
     }
 }
 

@@ -6,8 +6,6 @@ import SchemaValidation
 
 extension FormatError.Code {
     public static let fileUnreadable = Self("file.unreadable")
-    public static let fileTooLarge = Self("file.too-large")
-    public static let formatUnknownEncoding = Self("format.unknown-encoding")
     public static let formatUnsupportedDialect = Self("format.unsupported-dialect")
 }
 
@@ -87,7 +85,7 @@ public struct EventFileReader: Sendable {
             defer { try? handle.close() }
             let data = try handle.read(upToCount: limit + 1) ?? Data()
             if data.count > limit {
-                throw FormatError(.fileTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+                throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
             }
             return [UInt8](data)
         } catch let error as FormatError {

@@ -157,10 +157,10 @@ private struct Context {
         guard case .number(let number) = value else {
             throw FormatError(.v2Structure, "expected an integer, found \(value.typeName)", at: pointer)
         }
-        guard number.isIntegerLiteral else {
+        guard number.isMathematicalInteger else {
             throw FormatError(.v2Structure, "expected an integer, found \(number.text)", at: pointer)
         }
-        guard let int = number.int64Value, int >= minimum else {
+        guard let int = number.integerValue, int >= minimum else {
             throw FormatError(.v2IntegerOutOfRange, "\(number.text) is outside \(minimum)...\(Int64.max)", at: pointer)
         }
         return int
@@ -247,12 +247,13 @@ private struct Context {
         var names: [ExactString: Int] = [:]
         if let list = object[V2Key.properties], list != .null {
             for (i, element) in try array(list, at: pointer / V2Key.properties).enumerated() {
-                let property = try propertyChange(element, at: pointer / V2Key.properties / i)
-                if let first = names[ExactString(property.name)] {
-                    throw FormatError(.v2DuplicateProperty, "property \"\(property.name)\" is changed twice in one object change (also at index \(first))", at: pointer / V2Key.properties / i)
+                let propertyPointer = pointer / V2Key.properties / i
+                let name = try propertyName(try self.object(element, at: propertyPointer), at: propertyPointer)
+                if let first = names[ExactString(name)] {
+                    throw FormatError(.v2DuplicateProperty, "property \"\(name)\" is changed twice in one object change (also at index \(first))", at: propertyPointer)
                 }
-                names[ExactString(property.name)] = i
-                properties.append(property)
+                names[ExactString(name)] = i
+                properties.append(try propertyChange(element, at: propertyPointer))
             }
         }
         let unknown = unknownMembers(of: object, known: V2Key.objectChange, at: pointer)
@@ -260,8 +261,7 @@ private struct Context {
                             propertyChanges: properties, dataFiles: dataFiles, unknownFields: unknown)
     }
 
-    mutating func propertyChange(_ value: JSONValue, at pointer: JSONPointer) throws(FormatError) -> PropertyChange {
-        let object = try self.object(value, at: pointer)
+    func propertyName(_ object: JSONObject, at pointer: JSONPointer) throws(FormatError) -> String {
         let nameValue: JSONValue
         switch (object[V2Key.propertyName], object[V2Key.nameAlias]) {
         case (let name?, nil), (nil, let name?): nameValue = name
@@ -271,7 +271,12 @@ private struct Context {
             throw FormatError(.v2Structure, "a property change has no \"propertyName\"", at: pointer)
         }
         let namePointer = pointer / (object.contains(V2Key.propertyName) ? V2Key.propertyName : V2Key.nameAlias)
-        let name = try nonEmptyString(nameValue, at: namePointer)
+        return try nonEmptyString(nameValue, at: namePointer)
+    }
+
+    mutating func propertyChange(_ value: JSONValue, at pointer: JSONPointer) throws(FormatError) -> PropertyChange {
+        let object = try self.object(value, at: pointer)
+        let name = try propertyName(object, at: pointer)
         guard let kindValue = object[V2Key.type] else {
             throw FormatError(.v2Structure, "the property change has no \"type\"", at: pointer)
         }
@@ -359,47 +364,53 @@ private struct Context {
         }
     }
 
+    /// Errors point at the whole value (Spec/v2-json.md section 9), not at the pair's elements.
     func taggedValue(tag: String, payload: JSONValue, at pointer: JSONPointer) throws(FormatError) -> AttributeValue {
-        let payloadPointer = pointer / 1
+        func text() throws(FormatError) -> String {
+            guard case .string(let text) = payload else {
+                throw FormatError(.v2InvalidValue, "the \"\(tag)\" tag takes a string, found \(payload.typeName)", at: pointer)
+            }
+            return text
+        }
         switch tag {
         case V2ValueTag.decimal:
-            let text = try string(payload, at: payloadPointer)
-            guard isDecimalText(text) else {
-                throw FormatError(.v2InvalidDecimal, "\"\(text)\" is not decimal text", at: payloadPointer)
+            let decimal = try text()
+            guard isDecimalText(decimal) else {
+                throw FormatError(.v2InvalidDecimal, "\"\(decimal)\" is not decimal text", at: pointer)
             }
-            return .decimal(text)
+            return .decimal(decimal)
         case V2ValueTag.date:
             guard case .number(let number) = payload else {
-                throw FormatError(.v2InvalidValue, "a date is a number of milliseconds since 1970, found \(payload.typeName)", at: payloadPointer)
+                throw FormatError(.v2InvalidValue, "a date is a number of milliseconds since 1970, found \(payload.typeName)", at: pointer)
             }
             guard number.doubleValue.isFinite else {
-                throw FormatError(.v2NumberOutOfRange, "date \(number.text) is beyond the range of a double", at: payloadPointer)
+                throw FormatError(.v2NumberOutOfRange, "date \(number.text) is beyond the range of a double", at: pointer)
             }
             return .date(millisecondsSince1970: number.doubleValue)
         case V2ValueTag.data:
-            let text = try string(payload, at: payloadPointer)
-            guard let data = Data(base64Encoded: text), data.base64EncodedString() == text else {
-                throw FormatError(.v2InvalidBase64, "the data value is not canonical base64 (standard alphabet, '=' padding, no line breaks)", at: payloadPointer)
+            let base64 = try text()
+            guard let data = Data(base64Encoded: base64), data.base64EncodedString() == base64 else {
+                throw FormatError(.v2InvalidBase64, "the data value is not canonical base64 (standard alphabet, '=' padding, no line breaks, unused bits zero)", at: pointer)
             }
             return .binary(data)
         case V2ValueTag.number:
-            switch try string(payload, at: payloadPointer) {
+            switch try text() {
             case "nan": return .double(.nan)
             case "+inf": return .double(.infinity)
             case "-inf": return .double(-.infinity)
             case let other:
-                throw FormatError(.v2InvalidValue, "\"\(other)\" is not one of \"nan\", \"+inf\", \"-inf\"", at: payloadPointer)
+                throw FormatError(.v2InvalidValue, "\"\(other)\" is not one of \"nan\", \"+inf\", \"-inf\"", at: pointer)
             }
         case V2ValueTag.uuid:
-            let text = try string(payload, at: payloadPointer)
-            guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else {
-                throw FormatError(.v2InvalidUUID, "\"\(text)\" is not a UUID in 8-4-4-4-12 hexadecimal form", at: payloadPointer)
+            let uuidText = try text()
+            guard uuidText.utf8.count == 36, let uuid = UUID(uuidString: uuidText) else {
+                throw FormatError(.v2InvalidUUID, "\"\(uuidText)\" is not a UUID in 8-4-4-4-12 hexadecimal form", at: pointer)
             }
             return .uuid(uuid)
         case V2ValueTag.url:
-            return .url(try string(payload, at: payloadPointer))
+            return .url(try text())
         default:
-            throw FormatError(.v2UnknownValueTag, "unknown value tag \"\(tag)\"", at: pointer / 0)
+            throw FormatError(.v2UnknownValueTag, "unknown value tag \"\(tag)\"", at: pointer)
         }
     }
 }

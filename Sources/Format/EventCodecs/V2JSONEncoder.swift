@@ -61,7 +61,7 @@ public struct V2JSONEncoder: Sendable {
             guard header.timestamp.isFinite else {
                 throw FormatError(.v2UnencodableValue, "the event's timestamp is not finite", at: JSONPointer.root / V2Key.timestamp)
             }
-            object[V2Key.timestamp] = .string(CanonicalNumberFormat.ecmaScript(header.timestamp))
+            object[V2Key.timestamp] = .string(CanonicalNumberFormat.double(header.timestamp))
             object[V2Key.storeIdentifier] = .string(header.storeIdentifier)
             object[V2Key.modelVersion] = header.modelVersion.map(JSONValue.string)
             var revisions = JSONObject()

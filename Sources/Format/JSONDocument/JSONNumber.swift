@@ -24,6 +24,20 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// exponent or does not fit in int64.
     public var int64Value: Int64? { isIntegerLiteral ? Int64(text) : nil }
 
+    /// The exact int64 value of any number that is mathematically an integer (`200`, `200.0`,
+    /// `2e2`), or nil when it has a fraction or does not fit. Computed from the text, never
+    /// through a double.
+    public var integerValue: Int64? {
+        if let literal = int64Value { return literal }
+        let decimal = ExactDecimal(text)
+        guard decimal.isInteger else { return nil }
+        if decimal.digits.isEmpty { return 0 }
+        guard decimal.digits.count + decimal.exponent <= 19 else { return nil }
+        let digits = String(decoding: decimal.digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self)
+            + String(repeating: "0", count: decimal.exponent)
+        return Int64((decimal.negative ? "-" : "") + digits)
+    }
+
     /// The nearest double (correctly rounded); may be infinite for huge exponents.
     public var doubleValue: Double { Double(text) ?? .nan }
 

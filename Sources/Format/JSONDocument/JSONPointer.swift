@@ -53,11 +53,8 @@ public struct JSONPointer: Hashable, Sendable, Comparable, CustomStringConvertib
         self.init(result)
     }
 
-    /// Orders pointers token by token, tokens by UTF-8 bytes, so sorted error lists are stable.
+    /// Orders pointers by the UTF-8 bytes of their RFC 6901 text (the Spec's string order).
     public static func < (lhs: JSONPointer, rhs: JSONPointer) -> Bool {
-        for (a, b) in zip(lhs.tokens, rhs.tokens) where a != b {
-            return a.utf8.lexicographicallyPrecedes(b.utf8)
-        }
-        return lhs.tokens.count < rhs.tokens.count
+        lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8)
     }
 }

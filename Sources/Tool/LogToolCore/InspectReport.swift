@@ -154,12 +154,21 @@ public enum InspectReport {
         ]))
     }
 
+    /// Sorted by (file, offset, pointer, code), null first; one entry per (file, code, pointer, offset).
     static func problems(_ errors: [FormatError]) -> [JSONValue] {
-        errors.sorted { a, b in
+        var seen = Set<String>()
+        return errors.sorted { a, b in
             let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
-            if fileA != fileB { return utf8Precedes(fileA, fileB) }
+            if !fileA.utf8.elementsEqual(fileB.utf8) { return utf8Precedes(fileA, fileB) }
             if a.location.offset != b.location.offset { return (a.location.offset ?? -1) < (b.location.offset ?? -1) }
-            return (a.location.pointer ?? .root) < (b.location.pointer ?? .root)
+            if a.location.pointer != b.location.pointer {
+                guard let pointerA = a.location.pointer else { return true }
+                guard let pointerB = b.location.pointer else { return false }
+                return pointerA < pointerB
+            }
+            return a.code < b.code
+        }.filter { error in
+            seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)").inserted
         }.map { error in
             .object(JSONObject([
                 ("file", .string(error.location.file ?? "")),
@@ -211,12 +220,11 @@ public enum InspectReport {
         seconds.isFinite ? JSONValue(seconds) : .null
     }
 
-    /// ISO 8601 in UTC, with milliseconds only when the date has a fraction of a second.
+    /// `YYYY-MM-DDTHH:MM:SSZ` in UTC; a fraction of a second is dropped, rounding toward the past.
     public static func isoDate(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
-        let whole = date.timeIntervalSinceReferenceDate.rounded(.down) == date.timeIntervalSinceReferenceDate
-        formatter.formatOptions = whole ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)))
     }
 }

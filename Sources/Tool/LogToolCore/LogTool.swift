@@ -59,9 +59,9 @@ func writeStandardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
-/// Prints a JSON document for scripts: pretty, canonical key order, one trailing newline.
+/// Prints a JSON document for scripts: canonical (compact, sorted keys), then one LF.
 func writeJSON(_ value: JSONValue) {
-    writeStandardOutput(JSONWriter(layout: .pretty).string(value) + "\n")
+    writeStandardOutput(JSONWriter().string(value) + "\n")
 }
 
 struct Inspect: ParsableCommand {

@@ -37,11 +37,14 @@ public struct SchemaValidator: Sendable {
         patterns = collected
     }
 
-    /// Every violation, sorted by instance pointer then code. Empty means valid.
+    /// Every violation, one per (code, pointer), sorted by pointer then code (Spec/v2-json.md
+    /// section 4). Empty means valid.
     public func validate(_ instance: JSONValue) -> [FormatError] {
         var errors: [FormatError] = []
         evaluate(root, instance, at: .root, errors: &errors)
+        var seen = Set<String>()
         return errors.sorted { ($0.location.pointer ?? .root, $0.code) < ($1.location.pointer ?? .root, $1.code) }
+            .filter { seen.insert("\($0.code) \($0.location.pointer ?? .root)").inserted }
     }
 
     public func isValid(_ instance: JSONValue) -> Bool {
