@@ -99,6 +99,20 @@ struct CloudFolderScannerTests {
         #expect(contents.problems.isEmpty)
     }
 
+    @Test("files of one base name that form neither one file nor one set are each reported, and are not an event")
+    func duplicateParts() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/5_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 5))
+        try scratch.write("E/events/5_A_0_1of2.cdeevent", event(store: "A", revision: 0, globalCount: 5))
+        try scratch.write("E/events/6_A_1_1of2.cdeevent", event(store: "A", revision: 1, globalCount: 6))
+        try scratch.write("E/events/6_A_1_2of3.cdeevent", #"{"changesByEntity":{}}"#)
+        try scratch.write("E/events/7_A_2.cdeevent", event(store: "A", revision: 2, globalCount: 7))
+        let contents = EnsembleContents.read(try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first))
+        #expect(contents.events.map(\.entry.file) == ["events/7_A_2.cdeevent"])
+        #expect(contents.problems.map(\.code) == Array(repeating: .v2DuplicatePart, count: 4))
+        #expect(Set(contents.problems.compactMap(\.location.file)).count == 4)
+    }
+
     @Test("files are never opened beyond the size limit")
     func sizeLimit() throws {
         let scratch = try ScratchFolder()

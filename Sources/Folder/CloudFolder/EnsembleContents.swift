@@ -79,8 +79,9 @@ public struct EnsembleContents: Sendable {
     /// Lists and reads one ensemble folder.
     public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader()) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
-        var eventSets: [EventSetKey: (name: EventFileName, files: [Int: ListedEntry])] = [:]
-        var baselineSets: [EventSetKey: (name: BaselineFileName, files: [Int: ListedEntry])] = [:]
+        // Files grouped by base name (the stem without its part suffix), in listing order.
+        var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
+        var baselineGroups: [ExactString: (name: BaselineFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         for listed in listing.entries {
             switch listed.entry {
             case .debris(let kind, let reason):
@@ -96,27 +97,24 @@ public struct EnsembleContents: Sendable {
                 }
                 contents.stores.append(registration)
             case .event(let name):
-                let key = EventSetKey(name: listed.path, partless: "\(name.globalCount)_\(name.storeIdentifier)_\(name.revision)", count: name.part?.count)
-                if let collision = eventSets[key]?.files[name.part?.index ?? 1] {
-                    contents.debris.append(DebrisEntry(path: listed.path, kind: .unknownName, reason: "a second file for the same part as \(collision.path)"))
-                } else {
-                    eventSets[key, default: (name, [:])].files[name.part?.index ?? 1] = listed
-                }
+                let key = ExactString("\(name.globalCount)_\(name.storeIdentifier)_\(name.revision)")
+                eventGroups[key, default: (name, [])].files.append((name.part, listed))
             case .baseline(let name):
-                let stem = [String(name.globalCount), name.uniqueIdentifier, name.storePrefix].compactMap { $0 }.joined(separator: "_")
-                let key = EventSetKey(name: listed.path, partless: stem, count: name.part?.count)
-                baselineSets[key, default: (name, [:])].files[name.part?.index ?? 1] = listed
+                let key = ExactString([String(name.globalCount), name.uniqueIdentifier, name.storePrefix].compactMap { $0 }.joined(separator: "_"))
+                baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
-        for (_, set) in eventSets {
-            let entry = readSet(set.files, listing: listing, reader: reader, into: &contents)
-            var name = set.name
+        for (_, group) in eventGroups {
+            guard let (count, files) = partSet(group.files, into: &contents) else { continue }
+            let entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
+            var name = group.name
             name.part = nil
             contents.events.append(EventFileEntry(name: name, entry: entry))
         }
-        for (_, set) in baselineSets {
-            let entry = readSet(set.files, listing: listing, reader: reader, into: &contents)
-            var name = set.name
+        for (_, group) in baselineGroups {
+            guard let (count, files) = partSet(group.files, into: &contents) else { continue }
+            let entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
+            var name = group.name
             name.part = nil
             contents.baselines.append(BaselineFileEntry(name: name, entry: entry))
         }
@@ -129,24 +127,27 @@ public struct EnsembleContents: Sendable {
         return contents
     }
 
-    private struct EventSetKey: Hashable {
-        var partless: String
-        var count: Int?
-        init(name: String, partless: String, count: Int?) {
-            self.partless = partless
-            self.count = count
+    /// A group of one base name as a single file (count nil) or one multipart set, keyed by
+    /// part index; nil, with `v2.duplicate-part` for each file, when it is neither
+    /// (Spec/cloud-layout.md section 4.4).
+    private static func partSet(_ files: [(part: PartNumber?, entry: ListedEntry)],
+                                into contents: inout EnsembleContents) -> (Int?, [Int: ListedEntry])? {
+        let counts = Set(files.map { $0.part?.count ?? 0 })
+        if files.count == 1, files[0].part == nil { return (nil, [1: files[0].entry]) }
+        if counts.count == 1, let count = counts.first, count > 0 {
+            return (count, Dictionary(files.compactMap { file in file.part.map { ($0.index, file.entry) } }, uniquingKeysWith: { first, _ in first }))
         }
+        let names = files.map(\.entry.path).sorted(by: utf8Precedes)
+        for file in files {
+            contents.problems.append(FormatError(.v2DuplicatePart, "the files \(names.joined(separator: ", ")) share a base name but do not form one event (a whole file beside parts, or parts of different counts)", location: .init(file: file.entry.path)))
+        }
+        return nil
     }
 
-    private static func readSet(_ files: [Int: ListedEntry], listing: EnsembleListing, reader: EventFileReader,
+    private static func readSet(_ files: [Int: ListedEntry], count: Int?, listing: EnsembleListing, reader: EventFileReader,
                                 into contents: inout EnsembleContents) -> EventEntry {
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
-        let count: Int? = {
-            if case .event(let name)? = first?.entry { return name.part?.count }
-            if case .baseline(let name)? = first?.entry { return name.part?.count }
-            return nil
-        }()
         var parts: [V2EventPart] = []
         var readable = true
         for index in indices {
@@ -201,6 +202,7 @@ public struct EnsembleContents: Sendable {
 
 extension FormatError.Code {
     public static let storeInvalid = Self("store.invalid-registration")
+    public static let v2DuplicatePart = Self("v2.duplicate-part")
 }
 
 infix operator <~ : ComparisonPrecedence
