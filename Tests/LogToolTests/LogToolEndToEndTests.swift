@@ -20,7 +20,9 @@ struct Run {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0].appendingPathComponent("logtool")
     }
 
-    init(_ arguments: String...) throws {
+    init(_ arguments: String...) throws { try self.init(arguments) }
+
+    init(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -79,20 +81,10 @@ struct LogToolEndToEndTests {
         ["frobnicate"],
     ])
     func usageErrors(arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = Run.packageRoot
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
-        #expect(stdout.isEmpty)
-        #expect(!stderr.isEmpty)
+        let run = try Run(arguments)
+        #expect(run.status == 2)
+        #expect(run.stdout.isEmpty)
+        #expect(!run.stderr.isEmpty)
     }
 
     @Test("help exits 0")

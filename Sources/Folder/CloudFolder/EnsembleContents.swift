@@ -104,19 +104,15 @@ public struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
-        for (_, group) in eventGroups {
-            guard let (count, files) = partSet(group.files, into: &contents) else { continue }
-            let entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
-            var name = group.name
+        contents.events = readGroups(eventGroups, listing: listing, reader: reader, into: &contents).map { name, entry in
+            var name = name
             name.part = nil
-            contents.events.append(EventFileEntry(name: name, entry: entry))
+            return EventFileEntry(name: name, entry: entry)
         }
-        for (_, group) in baselineGroups {
-            guard let (count, files) = partSet(group.files, into: &contents) else { continue }
-            let entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
-            var name = group.name
+        contents.baselines = readGroups(baselineGroups, listing: listing, reader: reader, into: &contents).map { name, entry in
+            var name = name
             name.part = nil
-            contents.baselines.append(BaselineFileEntry(name: name, entry: entry))
+            return BaselineFileEntry(name: name, entry: entry)
         }
         contents.events.sort {
             ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
@@ -125,6 +121,16 @@ public struct EnsembleContents: Sendable {
         contents.stores.sort { utf8Precedes($0.storeIdentifier, $1.storeIdentifier) }
         contents.unknownKeys.sort { $0.file != $1.file ? utf8Precedes($0.file, $1.file) : $0.pointer < $1.pointer }
         return contents
+    }
+
+    /// Reads every group that forms one event, single-file or multipart.
+    private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
+                                         listing: EnsembleListing, reader: EventFileReader,
+                                         into contents: inout EnsembleContents) -> [(Name, EventEntry)] {
+        groups.values.compactMap { group in
+            guard let (count, files) = partSet(group.files, into: &contents) else { return nil }
+            return (group.name, readSet(files, count: count, listing: listing, reader: reader, into: &contents))
+        }
     }
 
     /// A group of one base name as a single file (count nil) or one multipart set, keyed by
