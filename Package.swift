@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
-//   Format      JSONDocument -> EnsembleModel -> EventCodecs
+//   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation
 //   Folder      CloudFolder
 //   Tool        LogToolCore -> logtool
@@ -11,17 +11,24 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "EnsemblesToolkit", targets: [
-            "JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation", "CloudFolder",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
         .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
-        .target(name: "EventCodecs", dependencies: ["JSONDocument", "EnsembleModel"], path: "Sources/Format/EventCodecs"),
+        // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
+        .target(
+            name: "DataModel",
+            dependencies: ["JSONDocument", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Format/DataModel"
+        ),
+        .target(name: "EventCodecs", dependencies: ["JSONDocument", "EnsembleModel", "DataModel"], path: "Sources/Format/EventCodecs"),
         .target(
             name: "SchemaValidation",
             dependencies: ["JSONDocument"],
@@ -48,6 +55,7 @@ let package = Package(
         ),
         .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
+        .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),

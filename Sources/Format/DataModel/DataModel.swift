@@ -1,0 +1,133 @@
+import JSONDocument
+
+/// One version of a Core Data model: entities with inheritance resolved (Spec/model.md).
+public struct DataModel: Hashable, Sendable {
+    /// The version's name (`Model_2` for `Model_2.xcdatamodel`), or nil for a bare `contents` file.
+    public var versionName: String?
+    /// By name.
+    public var entities: [String: Entity]
+
+    public init(versionName: String?, entities: [String: Entity]) {
+        self.versionName = versionName
+        self.entities = entities
+    }
+
+    /// Entity names in UTF-8 byte order.
+    public var entityNames: [String] { entities.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+
+    /// The entity and its ancestors, nearest first. Safe on any model the reader accepted
+    /// (cycles are rejected when reading).
+    public func lineage(of name: String) -> [Entity] {
+        var result: [Entity] = []
+        var next: String? = name
+        while let current = next, let entity = entities[current], !result.contains(where: { $0.name == current }) {
+            result.append(entity)
+            next = entity.parentName
+        }
+        return result
+    }
+
+    /// A property of the entity or one of its ancestors.
+    public func property(_ name: String, of entity: String) -> Property? {
+        for ancestor in lineage(of: entity) {
+            if let attribute = ancestor.attributes[name] { return .attribute(attribute) }
+            if let relationship = ancestor.relationships[name] { return .relationship(relationship) }
+        }
+        return nil
+    }
+
+    /// Whether `entity` is `ancestor` or inherits from it.
+    public func entity(_ entity: String, isKindOf ancestor: String) -> Bool {
+        lineage(of: entity).contains { $0.name == ancestor }
+    }
+}
+
+/// An attribute or a relationship.
+public enum Property: Hashable, Sendable {
+    case attribute(Attribute)
+    case relationship(Relationship)
+}
+
+public struct Entity: Hashable, Sendable {
+    public var name: String
+    public var parentName: String?
+    public var isAbstract: Bool
+    public var representedClassName: String?
+    public var versionHashModifier: String?
+    /// Own attributes only; inherited ones are found through ``DataModel/property(_:of:)``.
+    public var attributes: [String: Attribute]
+    public var relationships: [String: Relationship]
+}
+
+/// Core Data attribute types, spelled as `attributeType` in the model XML.
+public enum AttributeType: String, Sendable, Hashable, CaseIterable {
+    case integer16 = "Integer 16"
+    case integer32 = "Integer 32"
+    case integer64 = "Integer 64"
+    case decimal = "Decimal"
+    case double = "Double"
+    case float = "Float"
+    case string = "String"
+    case boolean = "Boolean"
+    case date = "Date"
+    case binary = "Binary"
+    case transformable = "Transformable"
+    case uuid = "UUID"
+    case uri = "URI"
+    case undefined = "Undefined"
+    case objectID = "ObjectID"
+
+    /// The closed range of an integer type, nil for other types.
+    public var integerRange: ClosedRange<Int64>? {
+        switch self {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        case .integer64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+}
+
+public struct Attribute: Hashable, Sendable {
+    public var name: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    public var isTransient: Bool
+    public var defaultValue: String?
+    public var minimumValue: String?
+    public var maximumValue: String?
+    public var allowsExternalBinaryDataStorage: Bool
+    public var versionHashModifier: String?
+}
+
+public struct Relationship: Hashable, Sendable {
+    public var name: String
+    public var destinationEntity: String
+    public var inverseName: String?
+    public var inverseEntity: String?
+    public var isToMany: Bool
+    /// Only to-many relationships can be ordered.
+    public var isOrdered: Bool
+    public var minimumCount: Int64?
+    public var maximumCount: Int64?
+    public var isOptional: Bool
+    public var deletionRule: String
+    public var isTransient: Bool
+    public var versionHashModifier: String?
+}
+
+extension FormatError.Code {
+    public static let dataModelXMLSyntax = Self("datamodel.xml-syntax")
+    public static let dataModelNotAModel = Self("datamodel.not-a-model")
+    public static let dataModelMissingXMLAttribute = Self("datamodel.missing-xml-attribute")
+    public static let dataModelUnknownAttributeType = Self("datamodel.unknown-attribute-type")
+    public static let dataModelDuplicateEntity = Self("datamodel.duplicate-entity")
+    public static let dataModelDuplicateProperty = Self("datamodel.duplicate-property")
+    public static let dataModelUnknownEntity = Self("datamodel.unknown-entity")
+    public static let dataModelUnknownInverse = Self("datamodel.unknown-inverse")
+    public static let dataModelInheritanceCycle = Self("datamodel.inheritance-cycle")
+    public static let dataModelUnreadable = Self("datamodel.unreadable")
+    public static let dataModelTooLarge = Self("datamodel.too-large")
+    public static let dataModelNoCurrentVersion = Self("datamodel.no-current-version")
+    public static let dataModelVersionNotFound = Self("datamodel.version-not-found")
+}
