@@ -131,3 +131,16 @@ extension FormatError.Code {
     public static let dataModelNoCurrentVersion = Self("datamodel.no-current-version")
     public static let dataModelVersionNotFound = Self("datamodel.version-not-found")
 }
+
+extension FormatError.Code {
+    // Validation of event content against a model (Spec/model.md). Raised by the v1 decoder,
+    // which needs the model to read at all, and by model validation of any event.
+    public static let modelUnknownEntity = Self("model.unknown-entity")
+    public static let modelAbstractEntity = Self("model.abstract-entity")
+    public static let modelUnknownProperty = Self("model.unknown-property")
+    public static let modelTransientProperty = Self("model.transient-property")
+    public static let modelWrongKind = Self("model.wrong-kind")
+    public static let modelWrongValueType = Self("model.wrong-value-type")
+    public static let modelIntegerOutOfRange = Self("model.integer-out-of-range")
+    public static let modelDeleteWithProperties = Self("model.delete-with-properties")
+}

@@ -316,7 +316,7 @@ private struct Context {
             let movedPointer = pointer / V2Key.movedIdentifiersByIndex
             if let movedValue = object[V2Key.movedIdentifiersByIndex], movedValue != .null {
                 for (key, id) in try self.object(movedValue, at: movedPointer) {
-                    guard let index = canonicalIndex(key) else {
+                    guard let index = OrderedIndex.parse(key) else {
                         throw FormatError(.v2InvalidIndex, "\"\(key)\" is not an index (0 or a decimal number without leading zeros, at most 9 digits)", at: movedPointer / key)
                     }
                     moved[index] = try string(id, at: movedPointer / key)
@@ -328,13 +328,6 @@ private struct Context {
         }
         let unknown = unknownMembers(of: object, known: V2Key.allPropertyKeys, at: pointer)
         return PropertyChange(name: name, value: changeValue, unknownFields: unknown)
-    }
-
-    func canonicalIndex(_ key: String) -> Int? {
-        let bytes = Array(key.utf8)
-        guard (1...9).contains(bytes.count), bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              bytes.count == 1 || bytes[0] != UInt8(ascii: "0") else { return nil }
-        return Int(key)
     }
 
     func attributeValue(_ value: JSONValue, at pointer: JSONPointer) throws(FormatError) -> AttributeValue {
@@ -360,57 +353,8 @@ private struct Context {
             guard elements.count == 2, case .string(let tag) = elements[0] else {
                 throw FormatError(.v2InvalidValue, "an array attribute value must be a tagged pair [\"<tag>\", <value>]", at: pointer)
             }
-            return try taggedValue(tag: tag, payload: elements[1], at: pointer)
+            return try TaggedValue.decode(tag: tag, payload: elements[1], at: pointer)
         }
     }
 
-    /// Errors point at the whole value (Spec/v2-json.md section 9), not at the pair's elements.
-    func taggedValue(tag: String, payload: JSONValue, at pointer: JSONPointer) throws(FormatError) -> AttributeValue {
-        func text() throws(FormatError) -> String {
-            guard case .string(let text) = payload else {
-                throw FormatError(.v2InvalidValue, "the \"\(tag)\" tag takes a string, found \(payload.typeName)", at: pointer)
-            }
-            return text
-        }
-        switch tag {
-        case V2ValueTag.decimal:
-            let decimal = try text()
-            guard isDecimalText(decimal) else {
-                throw FormatError(.v2InvalidDecimal, "\"\(decimal)\" is not decimal text", at: pointer)
-            }
-            return .decimal(decimal)
-        case V2ValueTag.date:
-            guard case .number(let number) = payload else {
-                throw FormatError(.v2InvalidValue, "a date is a number of milliseconds since 1970, found \(payload.typeName)", at: pointer)
-            }
-            guard number.doubleValue.isFinite else {
-                throw FormatError(.v2NumberOutOfRange, "date \(number.text) is beyond the range of a double", at: pointer)
-            }
-            return .date(millisecondsSince1970: number.doubleValue)
-        case V2ValueTag.data:
-            let base64 = try text()
-            guard let data = Data(base64Encoded: base64), data.base64EncodedString() == base64 else {
-                throw FormatError(.v2InvalidBase64, "the data value is not canonical base64 (standard alphabet, '=' padding, no line breaks, unused bits zero)", at: pointer)
-            }
-            return .binary(data)
-        case V2ValueTag.number:
-            switch try text() {
-            case "nan": return .double(.nan)
-            case "+inf": return .double(.infinity)
-            case "-inf": return .double(-.infinity)
-            case let other:
-                throw FormatError(.v2InvalidValue, "\"\(other)\" is not one of \"nan\", \"+inf\", \"-inf\"", at: pointer)
-            }
-        case V2ValueTag.uuid:
-            let uuidText = try text()
-            guard uuidText.utf8.count == 36, let uuid = UUID(uuidString: uuidText) else {
-                throw FormatError(.v2InvalidUUID, "\"\(uuidText)\" is not a UUID in 8-4-4-4-12 hexadecimal form", at: pointer)
-            }
-            return .uuid(uuid)
-        case V2ValueTag.url:
-            return .url(try text())
-        default:
-            throw FormatError(.v2UnknownValueTag, "unknown value tag \"\(tag)\"", at: pointer)
-        }
-    }
 }
