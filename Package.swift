@@ -3,7 +3,7 @@ import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
-//   Validation  SchemaValidation
+//   Validation  SchemaValidation, ModelValidation
 //   Folder      CloudFolder
 //   Tool        LogToolCore -> logtool
 let package = Package(
@@ -11,7 +11,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "EnsemblesToolkit", targets: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CloudFolder",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
@@ -37,18 +37,24 @@ let package = Package(
             // compiled into the library so that no installed binary depends on a resource folder.
             resources: [
                 .embedInCode("Schemas/v2-event.schema.json"),
+                .embedInCode("Schemas/v1-event.schema.json"),
                 .embedInCode("Schemas/inspect.schema.json"),
             ]
         ),
         .target(
+            name: "ModelValidation",
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
+            path: "Sources/Validation/ModelValidation"
+        ),
+        .target(
             name: "CloudFolder",
-            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation"],
             path: "Sources/Folder/CloudFolder"
         ),
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation", "CloudFolder",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CloudFolder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"

@@ -154,7 +154,7 @@ public struct EnsembleContents: Sendable {
                                 into contents: inout EnsembleContents) -> EventEntry {
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
-        var parts: [V2EventPart] = []
+        var parts: [EventPart] = []
         var readable = true
         for index in indices {
             guard let listed = files[index] else { continue }

@@ -3,10 +3,11 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import SchemaValidation
+import DataModel
+import ModelValidation
 
 extension FormatError.Code {
     public static let fileUnreadable = Self("file.unreadable")
-    public static let formatUnsupportedDialect = Self("format.unsupported-dialect")
 }
 
 /// The encodings a reader tells apart by a file's first bytes.
@@ -18,14 +19,59 @@ public enum EventEncoding: String, Sendable, Hashable {
 /// Reads one event file through the whole pipeline: bytes, JSON, schema, then decoding
 /// (Spec/v2-json.md, "Reading"). Every failure is a ``FormatError`` attributed to the file.
 public struct EventFileReader: Sendable {
+    /// Limits for every file; trailing commas are governed by ``lenient`` instead.
     public var jsonOptions: JSONReadingOptions
+    /// Accept the trailing commas of the original 1.x logs, in v1 files only.
+    public var lenient: Bool
+    /// Needed to read v1 files; when given, v2 events are validated against it too.
+    public var model: DataModel?
 
-    public init(jsonOptions: JSONReadingOptions = .strict) { self.jsonOptions = jsonOptions }
+    public init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil) {
+        self.jsonOptions = jsonOptions
+        self.lenient = lenient
+        self.model = model
+    }
+
+    /// Every event of a loose file: one event, or all events of a v1 log.
+    public struct FileResult: Sendable {
+        public var encoding: EventEncoding?
+        public var events: [Event]
+        /// A v1 array of events.
+        public var isLog: Bool
+        public var unknownKeys: [JSONPointer]
+        public var errors: [FormatError]
+    }
+
+    /// Reads a loose file: a v2 event, a v1 event or a v1 log.
+    public func readFile(at url: URL, displayName: String) -> FileResult {
+        let bytes: [UInt8]
+        do {
+            bytes = try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
+        } catch {
+            return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error.inFile(displayName)])
+        }
+        let parsed = parse(bytes)
+        guard let json = parsed.json else {
+            return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: parsed.errors.map { $0.inFile(displayName) })
+        }
+        guard Self.dialect(of: json) == .v1JSON else {
+            let part = decodePart(json, bytes: bytes, position: .single, displayName: displayName)
+            let events = part.part.flatMap { try? V2JSONDecoder.join([$0]) }.map { [$0] } ?? []
+            return FileResult(encoding: part.encoding, events: events, isLog: false,
+                              unknownKeys: part.part?.unknownKeys ?? [], errors: part.errors)
+        }
+        do throws(FormatError) {
+            let document = try decodeV1(json)
+            return FileResult(encoding: .v1JSON, events: document.events, isLog: document.isLog, unknownKeys: document.unknownKeys, errors: [])
+        } catch {
+            return FileResult(encoding: .v1JSON, events: [], isLog: json.arrayValue != nil, unknownKeys: [], errors: [error.inFile(displayName)])
+        }
+    }
 
     /// A decoded file, or every problem that stopped it from decoding.
     public struct PartResult: Sendable {
         public var encoding: EventEncoding?
-        public var part: V2EventPart?
+        public var part: EventPart?
         public var errors: [FormatError]
     }
 
@@ -42,27 +88,69 @@ public struct EventFileReader: Sendable {
 
     /// Decodes bytes already read.
     public func decodePart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
-        func failure(_ errors: [FormatError], _ encoding: EventEncoding? = nil) -> PartResult {
+        let parsed = parse(bytes)
+        guard let json = parsed.json else {
+            return PartResult(encoding: nil, part: nil, errors: parsed.errors.map { $0.inFile(displayName) })
+        }
+        return decodePart(json, bytes: bytes, position: position, displayName: displayName)
+    }
+
+    private func decodePart(_ json: JSONValue, bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
+        func failure(_ errors: [FormatError], _ encoding: EventEncoding) -> PartResult {
             PartResult(encoding: encoding, part: nil, errors: errors.map { $0.inFile(displayName) })
         }
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes, options: jsonOptions)
-        } catch {
-            return failure([error])
+        if Self.dialect(of: json) == .v1JSON {
+            do throws(FormatError) {
+                let document = try decodeV1(json)
+                guard !document.isLog, let event = document.events.first, position == .single else {
+                    throw FormatError(.v1Structure, "a v1 file in a cloud folder holds exactly one event object, not a log or a part", at: .root)
+                }
+                return PartResult(encoding: .v1JSON, part: EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                                                                     unknownFields: event.unknownFields, unknownKeys: document.unknownKeys), errors: [])
+            } catch {
+                return failure([error], .v1JSON)
+            }
         }
-        let encoding = Self.dialect(of: json)
-        guard encoding == .v2JSON else {
-            return failure([FormatError(.formatUnsupportedDialect, "this is a 1.x-style JSON event; reading that dialect needs the data model and is not supported yet", at: .root)], encoding)
-        }
-        do {
+        do throws(FormatError) {
             let violations = try BundledSchema.v2Event.validator().validate(json)
-            if !violations.isEmpty { return failure(violations, encoding) }
+            if !violations.isEmpty { return failure(violations, .v2JSON) }
             let part = try V2JSONDecoder().decodePart(json, position: position)
-            return PartResult(encoding: encoding, part: part, errors: [])
+            if let model {
+                let modelErrors = ModelValidator(model: model).validate(part.objectChanges, v2Document: json)
+                if !modelErrors.isEmpty { return failure(modelErrors, .v2JSON) }
+            }
+            return PartResult(encoding: .v2JSON, part: part, errors: [])
         } catch {
-            return failure([error], encoding)
+            return failure([error], .v2JSON)
         }
+    }
+
+    /// Stage 1: strict JSON; in lenient mode a file that fails only for a trailing comma is
+    /// parsed again leniently, and kept only if it is in the v1 dialect (v2 is always strict).
+    private func parse(_ bytes: [UInt8]) -> (json: JSONValue?, errors: [FormatError]) {
+        var strict = jsonOptions
+        strict.allowsTrailingCommas = false
+        do {
+            return (try JSONParser.parse(bytes, options: strict), [])
+        } catch {
+            guard lenient, error.code == .jsonTrailingComma else { return (nil, [error]) }
+            var relaxed = strict
+            relaxed.allowsTrailingCommas = true
+            guard let json = try? JSONParser.parse(bytes, options: relaxed), Self.dialect(of: json) == .v1JSON else {
+                return (nil, [error])
+            }
+            return (json, [])
+        }
+    }
+
+    /// The v1 pipeline after parsing: model required, schema, then decoding with the model.
+    private func decodeV1(_ json: JSONValue) throws(FormatError) -> V1Document {
+        guard let model else {
+            throw FormatError(.v1ModelRequired, "this is a 1.x-style JSON event; reading it needs the app's data model (--model PATH)", at: .root)
+        }
+        let violations = try BundledSchema.v1Event.validator().validate(json)
+        if let first = violations.first { throw first }
+        return try V1JSONDecoder(model: model).decode(json)
     }
 
     /// v1 events use `store`/`changes`; v2 events `storeIdentifier`/`changesByEntity`. A top-level

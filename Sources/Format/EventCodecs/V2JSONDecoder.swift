@@ -18,7 +18,7 @@ public enum EventPartPosition: Hashable, Sendable {
 }
 
 /// The header keys of a v2 event: everything but the object changes.
-public struct V2EventHeader: Hashable, Sendable {
+public struct EventHeader: Hashable, Sendable {
     public var uniqueIdentifier: String
     public var type: EventType
     public var globalCount: Int64
@@ -26,18 +26,45 @@ public struct V2EventHeader: Hashable, Sendable {
     public var storeIdentifier: String
     public var modelVersion: String?
     public var revisionSet: RevisionSet
+
+    public init(uniqueIdentifier: String, type: EventType, globalCount: Int64, timestamp: Double, storeIdentifier: String,
+                modelVersion: String?, revisionSet: RevisionSet) {
+        self.uniqueIdentifier = uniqueIdentifier
+        self.type = type
+        self.globalCount = globalCount
+        self.timestamp = timestamp
+        self.storeIdentifier = storeIdentifier
+        self.modelVersion = modelVersion
+        self.revisionSet = revisionSet
+    }
+
+    /// The header of an event.
+    public init(of event: Event) {
+        self.init(uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
+                  timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
+                  modelVersion: event.modelVersion, revisionSet: event.revisionSet)
+    }
 }
 
 /// One decoded file of a v2 event.
-public struct V2EventPart: Hashable, Sendable {
+public struct EventPart: Hashable, Sendable {
     public var position: EventPartPosition
     /// Present for a single file and part 1, absent for continuation parts.
-    public var header: V2EventHeader?
+    public var header: EventHeader?
     public var objectChanges: [ObjectChange]
     /// Top-level keys this toolkit does not know, kept for the joined event.
     public var unknownFields: JSONObject
     /// Every unknown key at any level, as pointers into this file.
     public var unknownKeys: [JSONPointer]
+
+    public init(position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],
+                unknownFields: JSONObject, unknownKeys: [JSONPointer]) {
+        self.position = position
+        self.header = header
+        self.objectChanges = objectChanges
+        self.unknownFields = unknownFields
+        self.unknownKeys = unknownKeys
+    }
 }
 
 /// Reads the v2 JSON dialect (Spec/v2-json.md) from a parsed JSON document.
@@ -55,10 +82,10 @@ public struct V2JSONDecoder: Sendable {
     }
 
     /// Decodes one file of an event: a single file, part 1 or a continuation part.
-    public func decodePart(_ json: JSONValue, position: EventPartPosition) throws(FormatError) -> V2EventPart {
+    public func decodePart(_ json: JSONValue, position: EventPartPosition) throws(FormatError) -> EventPart {
         var context = Context()
         let object = try context.object(json, at: .root)
-        let header: V2EventHeader?
+        let header: EventHeader?
         if position.carriesHeader {
             header = try context.header(object)
         } else if let key = V2Key.header.first(where: { object.contains($0) }) {
@@ -73,12 +100,12 @@ public struct V2JSONDecoder: Sendable {
             changes = try context.changesByEntity(byEntity, at: JSONPointer.root / V2Key.changesByEntity)
         }
         let unknown = context.unknownMembers(of: object, known: V2Key.event, at: .root)
-        return V2EventPart(position: position, header: header, objectChanges: changes,
+        return EventPart(position: position, header: header, objectChanges: changes,
                            unknownFields: unknown, unknownKeys: context.unknownKeys)
     }
 
     /// Joins the parts of one event, given in any order; all of 1...n must be present.
-    public static func join(_ parts: [V2EventPart]) throws(FormatError) -> Event {
+    public static func join(_ parts: [EventPart]) throws(FormatError) -> Event {
         let sorted = parts.sorted { $0.index < $1.index }
         let expected = sorted.first?.count ?? 1
         guard sorted.map(\.index) == Array(1...max(1, expected)), sorted.allSatisfy({ $0.count == expected }),
@@ -97,7 +124,7 @@ public struct V2JSONDecoder: Sendable {
     }
 }
 
-extension V2EventPart {
+extension EventPart {
     var index: Int {
         switch position {
         case .single: 1
@@ -180,7 +207,7 @@ private struct Context {
         return result
     }
 
-    func header(_ object: JSONObject) throws(FormatError) -> V2EventHeader {
+    func header(_ object: JSONObject) throws(FormatError) -> EventHeader {
         for key in V2Key.requiredHeader where !object.contains(key) {
             throw FormatError(.v2MissingHeader, "the event has no \"\(key)\"; a single-file event and part 1 carry every header key", at: .root)
         }
@@ -208,7 +235,7 @@ private struct Context {
         guard revisions[store] != nil else {
             throw FormatError(.v2MissingOwnRevision, "revisionsByStoreIdentifier has no entry for the event's own store \"\(store)\"", at: revisionsPointer)
         }
-        return V2EventHeader(
+        return EventHeader(
             uniqueIdentifier: try nonEmptyString(value(V2Key.uniqueIdentifier), at: .root / V2Key.uniqueIdentifier),
             type: type,
             globalCount: try int64(value(V2Key.globalCount), at: .root / V2Key.globalCount, minimum: 0),

@@ -40,19 +40,16 @@ public struct V2JSONEncoder: Sendable {
 
     /// One decoded file of a multipart event as a JSON value: part 1 with its header,
     /// a continuation part with only its changes.
-    public func jsonValue(_ part: V2EventPart) throws(FormatError) -> JSONValue {
+    public func jsonValue(_ part: EventPart) throws(FormatError) -> JSONValue {
         try jsonValue(header: part.header, unknownFields: part.unknownFields, changes: part.objectChanges[...])
     }
 
     private func jsonValue(_ event: Event, changes: ArraySlice<ObjectChange>, withHeader: Bool) throws(FormatError) -> JSONValue {
-        let header = V2EventHeader(uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
-                                   timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
-                                   modelVersion: event.modelVersion, revisionSet: event.revisionSet)
-        return try jsonValue(header: withHeader ? header : nil, unknownFields: withHeader ? event.unknownFields : JSONObject(),
+        return try jsonValue(header: withHeader ? EventHeader(of: event) : nil, unknownFields: withHeader ? event.unknownFields : JSONObject(),
                              changes: changes)
     }
 
-    private func jsonValue(header: V2EventHeader?, unknownFields: JSONObject, changes: ArraySlice<ObjectChange>) throws(FormatError) -> JSONValue {
+    private func jsonValue(header: EventHeader?, unknownFields: JSONObject, changes: ArraySlice<ObjectChange>) throws(FormatError) -> JSONValue {
         var object = unknownFields
         if let header {
             object[V2Key.uniqueIdentifier] = .string(header.uniqueIdentifier)

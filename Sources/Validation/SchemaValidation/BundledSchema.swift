@@ -4,6 +4,8 @@ import JSONDocument
 public enum BundledSchema: String, CaseIterable, Sendable {
     /// One v2 JSON event file (single file, part 1 or continuation part).
     case v2Event = "v2-event"
+    /// One v1 (1.x-style) JSON file: an event or a log.
+    case v1Event = "v1-event"
     /// The `logtool inspect --json` document.
     case inspect = "inspect"
 
@@ -11,6 +13,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     public var bytes: [UInt8] {
         switch self {
         case .v2Event: PackageResources.v2_event_schema_json
+        case .v1Event: PackageResources.v1_event_schema_json
         case .inspect: PackageResources.inspect_schema_json
         }
     }
