@@ -48,7 +48,10 @@ let package = Package(
         ),
         .target(
             name: "CloudFolder",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation"],
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Sources/Folder/CloudFolder"
         ),
         .target(

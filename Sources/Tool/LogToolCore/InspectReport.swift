@@ -11,16 +11,16 @@ public enum InspectReport {
 
     /// The report for `path`: a cloud folder, an ensemble folder or one event file.
     /// Throws when the path is missing or is a folder without any ensemble.
-    public static func make(path: String) throws(CloudFolderError) -> JSONValue {
+    public static func make(path: String, reader: EventFileReader = EventFileReader()) throws(CloudFolderError) -> JSONValue {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CloudFolderError(path: path, message: "no such file or folder")
         }
         if isDirectory.boolValue {
-            return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0) })
+            return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })
         }
         let position = eventPartPosition(forFileNamed: URL(fileURLWithPath: path).lastPathComponent)
-        let result = EventFileReader().readPart(at: URL(fileURLWithPath: path), position: position, displayName: path)
+        let result = reader.readPart(at: URL(fileURLWithPath: path), position: position, displayName: path)
         return file(displayName: path, position: position, result: result)
     }
 

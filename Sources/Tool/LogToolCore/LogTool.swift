@@ -3,6 +3,7 @@ import Foundation
 import JSONDocument
 import EventCodecs
 import SchemaValidation
+import DataModel
 import CloudFolder
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
@@ -20,7 +21,7 @@ public struct LogTool: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
-        subcommands: [Inspect.self, Validate.self]
+        subcommands: [Inspect.self, Convert.self, Validate.self]
     )
 
     public init() {}
@@ -64,12 +65,37 @@ func writeJSON(_ value: JSONValue) {
     writeStandardOutput(JSONWriter().string(value) + "\n")
 }
 
+/// Options every command that reads events shares: the data model and the 1.x leniency.
+struct ReadingOptions: ParsableArguments {
+    @Option(name: .long, help: "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.")
+    var model: String?
+
+    @Option(name: .long, help: "The model version to use (default: the bundle's current version).")
+    var modelVersion: String?
+
+    @Flag(name: .long, help: "Accept the trailing commas of the original 1.x logs (v1 files only).")
+    var lenient = false
+
+    /// The reader these options describe; a model that cannot be loaded is a usage error.
+    func reader() throws -> EventFileReader {
+        guard let model else { return EventFileReader(lenient: lenient) }
+        do {
+            let loaded = try ModelBundle(path: model).load(version: modelVersion)
+            return EventFileReader(lenient: lenient, model: loaded)
+        } catch {
+            writeStandardError("logtool: the model could not be loaded: \(error)")
+            throw ToolExit(status: .usage)
+        }
+    }
+}
+
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a cloud folder or an event file holds.",
         discussion: """
-        PATH is an ensemble folder, a folder holding ensembles, or one .cdeevent file. The folder \
-        is only read: nothing is written and symbolic links are not followed.
+        PATH is an ensemble folder, a folder holding ensembles, one event file (v2, or v1 with \
+        --model), or a data model (.xcdatamodeld, .xcdatamodel or contents). The folder is only \
+        read: nothing is written and symbolic links are not followed.
         Exit status: 0 everything was read, 1 some file could not be read (the rest is still \
         shown), 2 usage error or PATH is neither a cloud folder nor a file.
         """
@@ -81,11 +107,23 @@ struct Inspect: ParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON (Spec/inspect.md).")
     var json = false
 
+    @OptionGroup var options: ReadingOptions
+
     func run() throws {
+        if ModelBundle.looksLikeModel(path) {
+            guard FileManager.default.fileExists(atPath: path) else {
+                writeStandardError("logtool: \(path): no such file or folder")
+                throw ToolExit(status: .usage)
+            }
+            let report = ModelReport.make(path: path, version: options.modelVersion)
+            if json { writeJSON(report) } else { writeStandardOutput(ModelReport.text(report)) }
+            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
+            return
+        }
         let report: JSONValue
         do {
-            report = try InspectReport.make(path: path)
-        } catch {
+            report = try InspectReport.make(path: path, reader: try options.reader())
+        } catch let error as CloudFolderError {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: .usage)
         }
@@ -97,6 +135,70 @@ struct Inspect: ParsableCommand {
         let unreadable = report[JSONPointer(["summary", "unreadable"])]?.numberValue?.int64Value
             ?? Int64(report[JSONPointer(["unreadable"])]?.arrayValue?.count ?? 0)
         if unreadable > 0 { throw ToolExit(status: .problemsFound) }
+    }
+}
+
+struct Convert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Convert event files and cloud folders between the v1 and v2 JSON dialects.",
+        discussion: """
+        SOURCE is an event file, a v1 log or a cloud folder; DESTINATION must not exist. Everything \
+        is written under a hidden temporary name beside DESTINATION, read back and compared with \
+        the source, then renamed into place: a crash never leaves a partial DESTINATION and the \
+        source is never modified. Exit status: 0 converted, 1 a source file could not be read or \
+        the conversion would lose information (nothing written), 2 usage error.
+        """
+    )
+
+    @OptionGroup var options: ReadingOptions
+
+    @Option(name: .long, help: "The dialect to write: v1 or v2.")
+    var to: String = TargetDialect.v2.rawValue
+
+    @Flag(name: .long, help: "Print the summary as JSON.")
+    var json = false
+
+    @Argument(help: "An event file, a v1 log or a cloud folder.")
+    var source: String
+
+    @Argument(help: "The path to create.")
+    var destination: String
+
+    func validate() throws {
+        guard TargetDialect(rawValue: to) != nil else { throw ValidationError("--to takes v1 or v2") }
+    }
+
+    func run() throws {
+        let converter = Converter(reader: try options.reader(), target: TargetDialect(rawValue: to) ?? .v2)
+        let summary: ConversionSummary
+        do {
+            summary = try converter.convert(source: source, destination: destination)
+        } catch {
+            for problem in error.errors { writeStandardError("logtool: \(problem)") }
+            throw ToolExit(status: error.usage ? .usage : .problemsFound)
+        }
+        let events = summary.files.reduce(0) { $0 + $1.events }
+        if json {
+            writeJSON(.object(JSONObject([
+                ("convertVersion", JSONValue(Int64(1))),
+                ("source", .string(source)),
+                ("destination", .string(destination)),
+                ("to", .string(to)),
+                ("files", .array(summary.files.map { file in
+                    .object(JSONObject([("source", .string(file.source)), ("destination", .string(file.destination)),
+                                        ("events", JSONValue(Int64(file.events)))]))
+                })),
+                ("movedToDataFiles", JSONValue(Int64(summary.movedToDataFiles))),
+                ("skipped", .array(summary.skipped.map { .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))])) })),
+                ("notes", .array(summary.notes.map(JSONValue.string))),
+            ])))
+        } else {
+            var lines = ["Converted \(summary.files.count) files (\(events) events) from \(source) to \(destination) as \(to)."]
+            if summary.movedToDataFiles > 0 { lines.append("Moved \(summary.movedToDataFiles) binary values over 10,000 bytes into data files.") }
+            for skipped in summary.skipped { lines.append("Skipped \(skipped.path): \(skipped.reason)") }
+            lines += summary.notes.map { "Note: \($0)" }
+            writeStandardOutput(lines.joined(separator: "\n") + "\n")
+        }
     }
 }
 

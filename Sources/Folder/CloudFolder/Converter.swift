@@ -1,0 +1,297 @@
+import Crypto
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+
+extension FormatError.Code {
+    public static let convertDestinationExists = Self("convert.destination-exists")
+    public static let convertLossy = Self("convert.lossy")
+    public static let convertVerificationFailed = Self("convert.verification-failed")
+    public static let convertUnconvertible = Self("convert.unconvertible")
+    public static let convertWriteFailed = Self("convert.write-failed")
+}
+
+/// The dialect a conversion writes.
+public enum TargetDialect: String, Sendable, CaseIterable {
+    case v1, v2
+}
+
+/// What a conversion did (Spec/convert.md, "Summary").
+public struct ConversionSummary: Sendable {
+    public struct ConvertedFile: Sendable {
+        public var source: String
+        public var destination: String
+        public var events: Int
+    }
+
+    public var files: [ConvertedFile] = []
+    public var movedToDataFiles = 0
+    /// Entries of the source that were not converted (debris), with the reason.
+    public var skipped: [(path: String, reason: String)] = []
+    public var notes: [String] = []
+}
+
+/// Converts event files and cloud folders between the v1 and v2 JSON dialects without ever
+/// touching the source or leaving a partial destination (Spec/convert.md).
+public struct Converter: Sendable {
+    /// Inline binary values longer than this move to data files when writing v2.
+    public static let inlineBinaryLimit = 10_000
+
+    public var reader: EventFileReader
+    public var target: TargetDialect
+
+    public init(reader: EventFileReader, target: TargetDialect) {
+        self.reader = reader
+        self.target = target
+    }
+
+    /// Converts `source` (an event file, a v1 log or a cloud folder) into `destination`, which
+    /// must not exist. On any error nothing is left at `destination`.
+    public func convert(source: String, destination: String) throws(ConversionFailure) -> ConversionSummary {
+        let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
+        guard !FileManager.default.fileExists(atPath: destinationURL.path) else {
+            throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; convert never overwrites", location: .init(file: destination))])
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
+            throw ConversionFailure(usage: true, errors: [FormatError(.fileUnreadable, "no such file or folder", location: .init(file: source))])
+        }
+        var staging = try StagingArea(for: destinationURL)
+        defer { staging.discard() }
+        var summary = ConversionSummary()
+        if isDirectory.boolValue {
+            let listings: [EnsembleListing]
+            do {
+                listings = try CloudFolderScanner().scan(source)
+            } catch {
+                throw ConversionFailure(usage: true, errors: [FormatError(.fileUnreadable, error.message, location: .init(file: source))])
+            }
+            for listing in listings {
+                let prefix = listing.displayPath == "." ? "" : listing.displayPath + "/"
+                try convertEnsemble(listing, into: staging.url.appendingPathComponent(prefix), displayPrefix: prefix, summary: &summary)
+            }
+        } else {
+            try convertFile(URL(fileURLWithPath: source), displayName: source, staging: staging, summary: &summary)
+        }
+        try staging.commit()
+        return summary
+    }
+
+    // MARK: - Files
+
+    private func convertFile(_ url: URL, displayName: String, staging: StagingArea, summary: inout ConversionSummary) throws(ConversionFailure) {
+        let result = reader.readFile(at: url, displayName: displayName)
+        guard result.errors.isEmpty else { throw ConversionFailure(errors: result.errors) }
+        if result.isLog {
+            // A log becomes an ensemble folder: one file per event.
+            var writer = FolderWriter(root: staging.url, target: target, reader: reader)
+            for event in result.events {
+                try writer.write(event, kind: .event(EventFileName(globalCount: event.globalCount, storeIdentifier: event.storeIdentifier,
+                                                                   revision: event.revision, part: nil)))
+            }
+            try writer.verify()
+            summary.movedToDataFiles += writer.movedBlobs
+            summary.files.append(.init(source: displayName, destination: ".", events: result.events.count))
+            summary.notes.append("a log has no store registrations; none were invented, so stores/ is absent")
+            return
+        }
+        guard let event = result.events.first else { throw ConversionFailure(errors: []) }
+        // A single event stays a single file; with no data/ folder beside it, blobs stay inline.
+        let bytes = try FolderWriter.encode(event, target: target, at: displayName)
+        try staging.writeFile(bytes)
+        let check = reader.readFile(at: staging.url, displayName: displayName)
+        guard check.errors.isEmpty, check.events == [event] else {
+            throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))] + check.errors)
+        }
+        summary.files.append(.init(source: displayName, destination: ".", events: 1))
+    }
+
+    // MARK: - Folders
+
+    private func convertEnsemble(_ listing: EnsembleListing, into root: URL, displayPrefix: String,
+                                 summary: inout ConversionSummary) throws(ConversionFailure) {
+        let contents = EnsembleContents.read(listing, reader: reader)
+        var problems = contents.problems.map { $0.inFile(displayPrefix + ($0.location.file ?? "")) }
+        for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) where !entry.isComplete {
+            problems.append(FormatError(.convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: displayPrefix + entry.file)))
+        }
+        guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
+        var writer = FolderWriter(root: root, target: target, reader: reader)
+        for debris in contents.debris {
+            summary.skipped.append((displayPrefix + debris.path, "\(debris.kind.rawValue): \(debris.reason)"))
+        }
+        for store in contents.stores {
+            try writer.copy(listing.url.appendingPathComponent(store.file), to: store.file)
+        }
+        for data in contents.dataFiles {
+            try writer.copy(listing.url.appendingPathComponent("data").appendingPathComponent(data.name), to: "data/\(data.name)")
+        }
+        for file in contents.events {
+            guard let event = file.entry.event else { continue }
+            try writer.write(event, kind: .event(file.name))
+            summary.files.append(.init(source: displayPrefix + file.entry.file, destination: displayPrefix + writer.lastWritten, events: 1))
+        }
+        for file in contents.baselines {
+            guard let event = file.entry.event else { continue }
+            try writer.write(event, kind: .baseline(file.name))
+            summary.files.append(.init(source: displayPrefix + file.entry.file, destination: displayPrefix + writer.lastWritten, events: 1))
+        }
+        try writer.verify()
+        summary.movedToDataFiles += writer.movedBlobs
+    }
+}
+
+/// Why a conversion stopped; nothing was written.
+public struct ConversionFailure: Error, Sendable {
+    /// The command line or the paths were wrong (exit 2), rather than the content (exit 1).
+    public var usage = false
+    public var errors: [FormatError]
+}
+
+/// Writes the files of one ensemble into the staging area and checks them afterwards.
+struct FolderWriter {
+    enum Kind {
+        case event(EventFileName)
+        case baseline(BaselineFileName)
+    }
+
+    let root: URL
+    let target: TargetDialect
+    let reader: EventFileReader
+    var movedBlobs = 0
+    var lastWritten = ""
+    /// What each written event file must read back as.
+    private var written: [(path: String, event: Event)] = []
+    private var blobs: [String: Data] = [:]
+
+    init(root: URL, target: TargetDialect, reader: EventFileReader) {
+        self.root = root
+        self.target = target
+        self.reader = reader
+    }
+
+    mutating func write(_ source: Event, kind: Kind) throws(ConversionFailure) {
+        let name: String
+        switch kind {
+        case .event(let file):
+            name = "events/\(file.globalCount)_\(file.storeIdentifier)_\(file.revision).cdeevent"
+        case .baseline(let file):
+            name = "baselines/" + [String(file.globalCount), file.uniqueIdentifier, file.storePrefix].compactMap { $0 }.joined(separator: "_") + ".cdeevent"
+        }
+        guard !written.contains(where: { $0.path == name }) else {
+            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "two events of the source map to the same file name", location: .init(file: name))])
+        }
+        let event = target == .v2 ? try moveBlobs(source) : source
+        try StagingArea.write(try Self.encode(event, target: target, at: name), to: root.appendingPathComponent(name))
+        written.append((name, event))
+        lastWritten = name
+    }
+
+    static func encode(_ event: Event, target: TargetDialect, at name: String) throws(ConversionFailure) -> [UInt8] {
+        do {
+            switch target {
+            case .v2: return try V2JSONEncoder().encode(event)
+            case .v1: return try V1JSONEncoder().encode([event], asLog: false)
+            }
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.convertLossy, "converting to \(target.rawValue) would lose information: \(error.message)",
+                                                         location: .init(file: name, pointer: error.location.pointer))])
+        }
+    }
+
+    mutating func copy(_ source: URL, to path: String) throws(ConversionFailure) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: source)
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read: \(error.localizedDescription)", location: .init(file: path))])
+        }
+        try StagingArea.write(Array(data), to: root.appendingPathComponent(path))
+    }
+
+    /// Binary values over the inline limit go to `data/<sha256>` (Spec/convert.md, "Blobs").
+    private mutating func moveBlobs(_ event: Event) throws(ConversionFailure) -> Event {
+        var result = event
+        for (c, change) in event.objectChanges.enumerated() {
+            var files = change.dataFiles
+            var properties = change.propertyChanges
+            for (p, property) in properties.enumerated() {
+                guard case .attribute(.binary(let data)) = property.value, data.count > Converter.inlineBinaryLimit else { continue }
+                let name = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+                if blobs[name] == nil {
+                    try StagingArea.write(Array(data), to: root.appendingPathComponent("data").appendingPathComponent(name))
+                    blobs[name] = data
+                    movedBlobs += 1
+                }
+                properties[p] = PropertyChange(name: property.name, value: .attributeInDataFile(filename: name), unknownFields: property.unknownFields)
+                files.append(name)
+            }
+            result.objectChanges[c] = ObjectChange(entity: change.entity, globalIdentifier: change.globalIdentifier, type: change.type,
+                                                   propertyChanges: properties, dataFiles: files, unknownFields: change.unknownFields)
+        }
+        return result
+    }
+
+    /// Reads every written file back and compares it with what was meant to be written.
+    func verify() throws(ConversionFailure) {
+        for (path, expected) in written {
+            let check = reader.readFile(at: root.appendingPathComponent(path), displayName: path)
+            guard check.errors.isEmpty, check.events == [expected] else {
+                throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: path))] + check.errors)
+            }
+        }
+        for (name, data) in blobs where FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path) != data {
+            throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))])
+        }
+    }
+}
+
+/// A hidden sibling of the destination where everything is written first; one `rename` at the
+/// end publishes it, so a crash leaves no destination (only this `.partial-` entry).
+struct StagingArea {
+    let url: URL
+    let destination: URL
+    private var committed = false
+
+    init(for destination: URL) throws(ConversionFailure) {
+        self.destination = destination
+        url = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+    }
+
+    func writeFile(_ bytes: [UInt8]) throws(ConversionFailure) {
+        try Self.write(bytes, to: url)
+    }
+
+    /// Writes and flushes one file, creating its folder.
+    static func write(_ bytes: [UInt8], to url: URL) throws(ConversionFailure) {
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: bytes)
+            try handle.synchronize()
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)", location: .init(file: url.path))])
+        }
+    }
+
+    mutating func commit() throws(ConversionFailure) {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))])
+        }
+        // rename(2) is atomic and fails rather than replace a non-empty folder.
+        guard rename(url.path, destination.path) == 0 else {
+            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
+        }
+        committed = true
+    }
+
+    func discard() {
+        if !committed { try? FileManager.default.removeItem(at: url) }
+    }
+}
