@@ -65,7 +65,7 @@ let package = Package(
         .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
-        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SchemaValidation"]),
+        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "logtool"]),

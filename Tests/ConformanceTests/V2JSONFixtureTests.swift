@@ -51,7 +51,7 @@ struct V2JSONFixtureTests {
     func multipart() throws {
         let names = Fixtures.files(in: "v2-json/multipart", suffix: ".cdeevent")
         #expect(names.count == 2)
-        var parts: [V2EventPart] = []
+        var parts: [EventPart] = []
         for name in names {
             let parsed = try #require(CloudFileName.parseEvent(name)?.part)
             let result = read("v2-json/multipart/\(name)", position: .part(index: parsed.index, count: parsed.count))

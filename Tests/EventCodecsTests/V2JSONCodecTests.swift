@@ -91,7 +91,7 @@ struct V2JSONCodecTests {
         let event = Self.sampleEvent()
         let parts = try V2JSONEncoder(maximumObjectChangesPerFile: 1).encodeParts(event)
         #expect(parts.count == 2)
-        var decoded: [V2EventPart] = []
+        var decoded: [EventPart] = []
         for (i, bytes) in parts.enumerated() {
             let json = try JSONParser.parse(bytes)
             decoded.append(try V2JSONDecoder().decodePart(json, position: .part(index: i + 1, count: parts.count)))
