@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "EventCodecs", "CloudFolder", "LogToolCore",
         ]),

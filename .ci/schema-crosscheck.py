@@ -6,7 +6,10 @@ Usage: python3 .ci/schema-crosscheck.py LOGTOOL
 
 Walks Fixtures/ and picks a schema per file:
   path containing "/expected/inspect"                        -> Spec/schemas/inspect.schema.json
+  under /expected-v1/, or under Fixtures/v1-json/ outside expected/ and originals/
+                                                             -> Spec/schemas/v1-event.schema.json
   name ending ".cdeevent", or any file under Fixtures/v2-json/ -> Spec/schemas/v2-event.schema.json
+  manifests (cases.json, originals.json)                     -> skipped
   anything else                                              -> skipped (counted)
 Python's verdict per file is "unparseable" when strict JSON parsing fails (the limits and rules of
 Spec: UTF-8 only, no BOM, no duplicate keys, no NaN/Infinity, no lone surrogate escapes, depth <= 64,
@@ -29,6 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = 'Fixtures'
 SCHEMAS = {
     'v2-event': 'Spec/schemas/v2-event.schema.json',
+    'v1-event': 'Spec/schemas/v1-event.schema.json',
     'inspect': 'Spec/schemas/inspect.schema.json',
 }
 CHUNK = 200
@@ -117,6 +121,13 @@ def schema_for(rel):
     """rel: '/'-separated path relative to the repository root."""
     if '/expected/inspect' in rel:
         return 'inspect'
+    name = rel.rsplit('/', 1)[-1]
+    if name in ('cases.json', 'originals.json'):
+        return None
+    if '/expected-v1/' in rel:
+        return 'v1-event'
+    if rel.startswith(FIXTURES + '/v1-json/') and '/expected/' not in rel and '/originals/' not in rel:
+        return 'v1-event'
     if rel.endswith('.cdeevent') or rel.startswith(FIXTURES + '/v2-json/'):
         return 'v2-event'
     return None

@@ -73,6 +73,12 @@ public struct EventFileReader: Sendable {
         public var encoding: EventEncoding?
         public var part: EventPart?
         public var errors: [FormatError]
+
+        public init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
+            self.encoding = encoding
+            self.part = part
+            self.errors = errors
+        }
     }
 
     /// Reads `url` and decodes it as the given part of an event.

@@ -158,6 +158,7 @@ public struct ExactString: Hashable, Sendable {
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool { lhs.value.utf8.elementsEqual(rhs.value.utf8) }
 
     public func hash(into hasher: inout Hasher) {
-        for byte in value.utf8 { hasher.combine(byte) }
+        var copy = value
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -19,9 +19,41 @@ public enum InspectReport {
         if isDirectory.boolValue {
             return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })
         }
-        let position = eventPartPosition(forFileNamed: URL(fileURLWithPath: path).lastPathComponent)
-        let result = reader.readPart(at: URL(fileURLWithPath: path), position: position, displayName: path)
-        return file(displayName: path, position: position, result: result)
+        let url = URL(fileURLWithPath: path)
+        let position = eventPartPosition(forFileNamed: url.lastPathComponent)
+        if position != .single {
+            return file(displayName: path, position: position, result: reader.readPart(at: url, position: position, displayName: path))
+        }
+        let result = reader.readFile(at: url, displayName: path)
+        if result.isLog { return log(displayName: path, result: result) }
+        let part = result.events.first.map { event in
+            EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                      unknownFields: event.unknownFields, unknownKeys: result.unknownKeys)
+        }
+        return file(displayName: path, position: .single,
+                    result: EventFileReader.PartResult(encoding: result.encoding, part: part, errors: result.errors))
+    }
+
+    /// The report for a v1 log: every event, in canonical v2 JSON.
+    static func log(displayName: String, result: EventFileReader.FileResult) -> JSONValue {
+        var errors = result.errors
+        var events: [JSONValue] = []
+        for event in result.events {
+            do {
+                events.append(try V2JSONEncoder().jsonValue(event))
+            } catch {
+                errors.append(error.inFile(displayName))
+            }
+        }
+        return .object(JSONObject([
+            ("inspectVersion", JSONValue(version)),
+            ("kind", .string("log")),
+            ("file", .string(displayName)),
+            ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+            ("events", .array(events)),
+            ("unreadable", .array(problems(errors))),
+            ("unknownKeys", .array(result.unknownKeys.map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+        ]))
     }
 
     /// Which part of a multipart event a lone file is, from its name (`_<i>of<n>`).

@@ -7,6 +7,11 @@ enum InspectText {
         var lines: [String] = []
         if report[JSONPointer(["kind"])] == .string("event") {
             renderFile(report, into: &lines)
+        } else if report[JSONPointer(["kind"])] == .string("log") {
+            let events = report[JSONPointer(["events"])]?.arrayValue ?? []
+            lines.append("\(text(report[JSONPointer(["file"])])): \(text(report[JSONPointer(["encoding"])])) log of \(events.count) events, shown as v2 JSON")
+            lines += events.map { JSONWriter(layout: .pretty).string($0) }
+            renderProblems(report[JSONPointer(["unreadable"])]?.arrayValue ?? [], into: &lines)
         } else {
             for ensemble in report[JSONPointer(["ensembles"])]?.arrayValue ?? [] {
                 renderEnsemble(ensemble, into: &lines)

@@ -1,3 +1,4 @@
+import Foundation
 import JSONDocument
 
 extension FormatError.Code {
@@ -14,7 +15,8 @@ extension FormatError.Code {
 /// Written by hand because no maintained Swift JSON Schema validator is available to the
 /// package; a schema that uses any other keyword is refused when loaded, so the Spec cannot
 /// silently rely on a rule this validator would skip. CI runs Python's `jsonschema` on every
-/// fixture and fails if the two disagree.
+/// fixture and fails if the two disagree. The schema is compiled once into a tree of nodes, so
+/// validating a file costs no keyword look-ups.
 public struct SchemaValidator: Sendable {
     public static let supportedKeywords: Set<String> = [
         "$schema", "$id", "$defs", "$ref", "$comment", "title", "description",
@@ -26,250 +28,192 @@ public struct SchemaValidator: Sendable {
         "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
     ]
 
-    private let root: JSONValue
-    private let patterns: [String: CompiledPattern]
+    private let root: SchemaNode
 
     /// Loads a schema, refusing unknown keywords, unresolvable `$ref`s and invalid patterns.
     public init(schema: JSONValue) throws(FormatError) {
-        root = schema
-        var collected: [String: CompiledPattern] = [:]
-        try Self.check(schema, at: .root, root: schema, patterns: &collected)
-        patterns = collected
+        var compiler = SchemaCompiler(document: schema)
+        root = try compiler.compile(schema, at: .root)
+        try compiler.resolveReferences()
     }
 
     /// Every violation, one per (code, pointer), sorted by pointer then code (Spec/v2-json.md
     /// section 4). Empty means valid.
     public func validate(_ instance: JSONValue) -> [FormatError] {
         var errors: [FormatError] = []
-        evaluate(root, instance, at: .root, errors: &errors)
+        _ = root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: false)
         var seen = Set<String>()
-        return errors.sorted { ($0.location.pointer ?? .root, $0.code) < ($1.location.pointer ?? .root, $1.code) }
-            .filter { seen.insert("\($0.code) \($0.location.pointer ?? .root)").inserted }
+        return errors.sorted { lhs, rhs in
+            let a = lhs.location.pointer ?? .root, b = rhs.location.pointer ?? .root
+            return a != b ? a < b : lhs.code < rhs.code
+        }.filter { seen.insert("\($0.code) \($0.location.pointer ?? .root)").inserted }
     }
 
     public func isValid(_ instance: JSONValue) -> Bool {
         var errors: [FormatError] = []
-        evaluate(root, instance, at: .root, errors: &errors)
-        return errors.isEmpty
+        return root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: true)
     }
+}
 
-    // MARK: - Loading
+/// One compiled (sub)schema. Built once by ``SchemaCompiler`` and never changed afterwards,
+/// which is what makes sharing it between threads safe; `$ref` targets are linked after all
+/// nodes exist, so the tree can be recursive.
+final class SchemaNode: @unchecked Sendable {
+    var alwaysFalse = false
+    var reference: SchemaNode?
+    var referenceName: String?
+    var types: [String]?
+    var enumValues: [JSONValue]?
+    var constValue: JSONValue?
+    var properties: [ExactString: SchemaNode] = [:]
+    var patternProperties: [(NSRegularExpression, SchemaNode)] = []
+    var additionalProperties: SchemaNode?
+    var propertyNames: SchemaNode?
+    var required: [String] = []
+    var dependentRequired: [(String, [String])] = []
+    var minProperties: Int64?, maxProperties: Int64?
+    var prefixItems: [SchemaNode] = []
+    var items: SchemaNode?
+    var minItems: Int64?, maxItems: Int64?
+    var uniqueItems = false
+    var minLength: Int64?, maxLength: Int64?
+    var pattern: (text: String, regex: NSRegularExpression)?
+    var minimum: JSONNumber?, maximum: JSONNumber?
+    var allOf: [SchemaNode] = [], anyOf: [SchemaNode] = [], oneOf: [SchemaNode] = []
+    var not: SchemaNode?
+    var condition: SchemaNode?, then: SchemaNode?, otherwise: SchemaNode?
 
-    private static func check(_ schema: JSONValue, at path: JSONPointer, root: JSONValue,
-                              patterns: inout [String: CompiledPattern]) throws(FormatError) {
-        if case .bool = schema { return }
-        guard case .object(let object) = schema else {
-            throw FormatError(.schemaUnsupported, "a schema must be an object or a boolean", at: path)
+    /// Appends violations; returns whether there were none. With `stopAtFirst` it returns at
+    /// the first violation (for branches of `anyOf`, `oneOf`, `not` and `if`).
+    func evaluate(_ instance: JSONValue, at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+        let start = errors.count
+        func fail(_ keyword: String, _ message: @autoclosure () -> String, at location: JSONPointer? = nil) -> Bool {
+            errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: location ?? pointer))
+            return stopAtFirst
         }
-        for (keyword, value) in object {
-            let here = path / keyword
-            guard supportedKeywords.contains(keyword) else {
-                throw FormatError(.schemaUnsupported, "the keyword \"\(keyword)\" is not implemented by this validator", at: here)
-            }
-            switch keyword {
-            case "properties", "patternProperties", "$defs":
-                guard case .object(let members) = value else {
-                    throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be an object", at: here)
-                }
-                for (name, subschema) in members {
-                    if keyword == "patternProperties" { try compile(name, at: here / name, into: &patterns) }
-                    try check(subschema, at: here / name, root: root, patterns: &patterns)
-                }
-            case "allOf", "anyOf", "oneOf", "prefixItems":
-                guard case .array(let list) = value, !list.isEmpty else {
-                    throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be a non-empty array", at: here)
-                }
-                for (i, subschema) in list.enumerated() { try check(subschema, at: here / i, root: root, patterns: &patterns) }
-            case "additionalProperties", "propertyNames", "items", "not", "if", "then", "else":
-                try check(value, at: here, root: root, patterns: &patterns)
-            case "pattern":
-                guard case .string(let pattern) = value else {
-                    throw FormatError(.schemaUnsupported, "\"pattern\" must be a string", at: here)
-                }
-                try compile(pattern, at: here, into: &patterns)
-            case "$ref":
-                guard case .string(let reference) = value, resolve(reference, in: root) != nil else {
-                    throw FormatError(.schemaUnsupported, "\"$ref\" must be a local reference of the form \"#/$defs/NAME\" that exists", at: here)
-                }
-            default:
-                break
-            }
-        }
-    }
-
-    private static func compile(_ pattern: String, at path: JSONPointer, into patterns: inout [String: CompiledPattern]) throws(FormatError) {
-        guard patterns[pattern] == nil else { return }
-        do {
-            // Code points, not grapheme clusters: JSON Schema patterns are ECMA-262 regexes.
-            patterns[pattern] = CompiledPattern(regex: try Regex(pattern).matchingSemantics(.unicodeScalar))
-        } catch {
-            throw FormatError(.schemaUnsupported, "the pattern \"\(pattern)\" does not compile: \(error)", at: path)
-        }
-    }
-
-    private static func resolve(_ reference: String, in root: JSONValue) -> JSONValue? {
-        guard reference.hasPrefix("#"), let pointer = JSONPointer(parsing: String(reference.dropFirst())),
-              pointer.tokens.first == "$defs" else { return nil }
-        return root[pointer]
-    }
-
-    // MARK: - Evaluation
-
-    private func evaluate(_ schema: JSONValue, _ instance: JSONValue, at pointer: JSONPointer, errors: inout [FormatError]) {
-        guard case .object(let keywords) = schema else {
-            if schema == .bool(false) {
-                errors.append(FormatError(.schema("false"), "no value is allowed here", at: pointer))
-            }
-            return
-        }
-        func fail(_ keyword: String, _ message: String, at location: JSONPointer = pointer) {
-            errors.append(FormatError(.schema(keyword), message, at: location))
-        }
-        if case .string(let reference)? = keywords["$ref"], let target = Self.resolve(reference, in: root) {
-            evaluate(target, instance, at: pointer, errors: &errors)
-        }
-        if let type = keywords["type"] {
-            let allowed = type.stringValue.map { [$0] } ?? type.arrayValue?.compactMap(\.stringValue) ?? []
-            if !allowed.contains(where: { Self.hasType(instance, $0) }) {
-                fail("type", "expected \(allowed.joined(separator: " or ")), found \(instance.typeName)")
-            }
-        }
-        if let options = keywords["enum"]?.arrayValue, !options.contains(where: { Self.equal($0, instance) }) {
-            fail("enum", "the value is not one of the allowed values \(JSONWriter().string(.array(options)))")
-        }
-        if let constant = keywords["const"], !Self.equal(constant, instance) {
-            fail("const", "the value must be \(JSONWriter().string(constant))")
-        }
+        func done() -> Bool { errors.count == start }
+        if alwaysFalse, fail("false", "no value is allowed here") { return false }
+        if let reference, !reference.evaluate(instance, at: pointer, errors: &errors, stopAtFirst: stopAtFirst), stopAtFirst { return false }
+        if let types, !types.contains(where: { Self.has(instance, type: $0) }),
+           fail("type", "expected \(types.joined(separator: " or ")), found \(instance.typeName)") { return false }
+        if let enumValues, !enumValues.contains(instance),
+           fail("enum", "the value is not one of the allowed values \(JSONWriter().string(.array(enumValues)))") { return false }
+        if let constValue, constValue != instance, fail("const", "the value must be \(JSONWriter().string(constValue))") { return false }
         switch instance {
-        case .object(let object): evaluateObject(keywords, object, at: pointer, errors: &errors)
-        case .array(let array): evaluateArray(keywords, array, at: pointer, errors: &errors)
-        case .string(let string): evaluateString(keywords, string, at: pointer, errors: &errors)
+        case .object(let object):
+            if !evaluateObject(object, at: pointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst { return false }
+        case .array(let array):
+            if !evaluateArray(array, at: pointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst { return false }
+        case .string(let string):
+            let length = Int64(string.unicodeScalars.count)
+            if let minLength, length < minLength, fail("minLength", "the string has \(length) characters, fewer than \(minLength)") { return false }
+            if let maxLength, length > maxLength, fail("maxLength", "the string has \(length) characters, more than \(maxLength)") { return false }
+            if let pattern, pattern.regex.firstMatch(in: string, range: NSRange(string.startIndex..., in: string)) == nil,
+               fail("pattern", "the string does not match the pattern \(pattern.text)") { return false }
         case .number(let number):
-            if let minimum = keywords["minimum"]?.numberValue, number.compare(minimum) == .less {
-                fail("minimum", "\(number.text) is less than the minimum \(minimum.text)")
-            }
-            if let maximum = keywords["maximum"]?.numberValue, number.compare(maximum) == .greater {
-                fail("maximum", "\(number.text) is greater than the maximum \(maximum.text)")
-            }
+            if let minimum, number.compare(minimum) == .less, fail("minimum", "\(number.text) is less than the minimum \(minimum.text)") { return false }
+            if let maximum, number.compare(maximum) == .greater, fail("maximum", "\(number.text) is greater than the maximum \(maximum.text)") { return false }
         case .null, .bool:
             break
         }
-        if let all = keywords["allOf"]?.arrayValue {
-            for subschema in all { evaluate(subschema, instance, at: pointer, errors: &errors) }
+        for subschema in allOf where !subschema.evaluate(instance, at: pointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst {
+            return false
         }
-        if let any = keywords["anyOf"]?.arrayValue, !any.contains(where: { isValid($0, instance, at: pointer) }) {
-            fail("anyOf", "the value matches none of the allowed forms")
+        if !anyOf.isEmpty, !anyOf.contains(where: { $0.accepts(instance, at: pointer) }),
+           fail("anyOf", "the value matches none of the allowed forms") { return false }
+        if !oneOf.isEmpty {
+            let matches = oneOf.filter { $0.accepts(instance, at: pointer) }.count
+            if matches != 1, fail("oneOf", matches == 0 ? "the value matches none of the allowed forms" : "the value matches \(matches) forms where exactly one is allowed") { return false }
         }
-        if let one = keywords["oneOf"]?.arrayValue {
-            let matches = one.filter { isValid($0, instance, at: pointer) }.count
-            if matches != 1 {
-                fail("oneOf", matches == 0 ? "the value matches none of the allowed forms" : "the value matches \(matches) forms where exactly one is allowed")
-            }
+        if let not, not.accepts(instance, at: pointer), fail("not", "the value has a form that is not allowed here") { return false }
+        if let condition {
+            let branch = condition.accepts(instance, at: pointer) ? then : otherwise
+            if let branch, !branch.evaluate(instance, at: pointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst { return false }
         }
-        if let not = keywords["not"], isValid(not, instance, at: pointer) {
-            fail("not", "the value has a form that is not allowed here")
-        }
-        if let condition = keywords["if"] {
-            if isValid(condition, instance, at: pointer) {
-                if let then = keywords["then"] { evaluate(then, instance, at: pointer, errors: &errors) }
-            } else if let otherwise = keywords["else"] {
-                evaluate(otherwise, instance, at: pointer, errors: &errors)
-            }
-        }
+        return done()
     }
 
-    private func isValid(_ schema: JSONValue, _ instance: JSONValue, at pointer: JSONPointer) -> Bool {
-        var errors: [FormatError] = []
-        evaluate(schema, instance, at: pointer, errors: &errors)
-        return errors.isEmpty
+    func accepts(_ instance: JSONValue, at pointer: JSONPointer) -> Bool {
+        var ignored: [FormatError] = []
+        return evaluate(instance, at: pointer, errors: &ignored, stopAtFirst: true)
     }
 
-    private func evaluateObject(_ keywords: JSONObject, _ object: JSONObject, at pointer: JSONPointer, errors: inout [FormatError]) {
-        for key in keywords["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where !object.contains(key) {
-            errors.append(FormatError(.schema("required"), "the required key \"\(key)\" is missing", at: pointer))
+    private func evaluateObject(_ object: JSONObject, at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+        let start = errors.count
+        func fail(_ keyword: String, _ message: @autoclosure () -> String, at location: JSONPointer) -> Bool {
+            errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: location))
+            return stopAtFirst
         }
-        if let dependent = keywords["dependentRequired"]?.objectValue {
-            for (trigger, needed) in dependent where object.contains(trigger) {
-                for key in needed.arrayValue?.compactMap(\.stringValue) ?? [] where !object.contains(key) {
-                    errors.append(FormatError(.schema("dependentRequired"), "\"\(trigger)\" is present, so \"\(key)\" is required", at: pointer))
-                }
+        for key in required where !object.contains(key) {
+            if fail("required", "the required key \"\(key)\" is missing", at: pointer) { return false }
+        }
+        for (trigger, needed) in dependentRequired where object.contains(trigger) {
+            for key in needed where !object.contains(key) {
+                if fail("dependentRequired", "\"\(trigger)\" is present, so \"\(key)\" is required", at: pointer) { return false }
             }
         }
-        if let minimum = keywords["minProperties"]?.numberValue?.int64Value, object.count < minimum {
-            errors.append(FormatError(.schema("minProperties"), "the object has \(object.count) members, fewer than \(minimum)", at: pointer))
-        }
-        if let maximum = keywords["maxProperties"]?.numberValue?.int64Value, object.count > maximum {
-            errors.append(FormatError(.schema("maxProperties"), "the object has \(object.count) members, more than \(maximum)", at: pointer))
-        }
-        let properties = keywords["properties"]?.objectValue
-        let patternProperties = keywords["patternProperties"]?.objectValue
+        if let minProperties, object.count < minProperties,
+           fail("minProperties", "the object has \(object.count) members, fewer than \(minProperties)", at: pointer) { return false }
+        if let maxProperties, object.count > maxProperties,
+           fail("maxProperties", "the object has \(object.count) members, more than \(maxProperties)", at: pointer) { return false }
         for (key, value) in object {
+            let memberPointer = pointer / key
             var matched = false
-            if let subschema = properties?[key] {
+            if let subschema = properties[ExactString(key)] {
                 matched = true
-                evaluate(subschema, value, at: pointer / key, errors: &errors)
+                if !subschema.evaluate(value, at: memberPointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst { return false }
             }
-            for (pattern, subschema) in patternProperties ?? JSONObject() where matches(pattern, key) {
+            for (regex, subschema) in patternProperties where regex.firstMatch(in: key, range: NSRange(key.startIndex..., in: key)) != nil {
                 matched = true
-                evaluate(subschema, value, at: pointer / key, errors: &errors)
+                if !subschema.evaluate(value, at: memberPointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst { return false }
             }
-            if !matched, let additional = keywords["additionalProperties"] {
-                if additional == .bool(false) {
-                    errors.append(FormatError(.schema("additionalProperties"), "the key \"\(key)\" is not allowed here", at: pointer / key))
-                } else {
-                    evaluate(additional, value, at: pointer / key, errors: &errors)
+            if !matched, let additionalProperties {
+                if additionalProperties.alwaysFalse && additionalProperties.isOnlyFalse {
+                    if fail("additionalProperties", "the key \"\(key)\" is not allowed here", at: memberPointer) { return false }
+                } else if !additionalProperties.evaluate(value, at: memberPointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst {
+                    return false
                 }
             }
-            if let names = keywords["propertyNames"] {
-                evaluate(names, .string(key), at: pointer / key, errors: &errors)
+            if let propertyNames, !propertyNames.evaluate(.string(key), at: memberPointer, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst {
+                return false
             }
         }
+        return errors.count == start
     }
 
-    private func evaluateArray(_ keywords: JSONObject, _ array: [JSONValue], at pointer: JSONPointer, errors: inout [FormatError]) {
-        let prefix = keywords["prefixItems"]?.arrayValue ?? []
+    private func evaluateArray(_ array: [JSONValue], at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+        let start = errors.count
+        func fail(_ keyword: String, _ message: @autoclosure () -> String) -> Bool {
+            errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: pointer))
+            return stopAtFirst
+        }
         for (i, element) in array.enumerated() {
-            if i < prefix.count {
-                evaluate(prefix[i], element, at: pointer / i, errors: &errors)
-            } else if let items = keywords["items"] {
-                evaluate(items, element, at: pointer / i, errors: &errors)
+            let subschema = i < prefixItems.count ? prefixItems[i] : items
+            if let subschema, !subschema.evaluate(element, at: pointer / i, errors: &errors, stopAtFirst: stopAtFirst) && stopAtFirst {
+                return false
             }
         }
-        if let minimum = keywords["minItems"]?.numberValue?.int64Value, array.count < minimum {
-            errors.append(FormatError(.schema("minItems"), "the array has \(array.count) elements, fewer than \(minimum)", at: pointer))
+        if let minItems, array.count < minItems, fail("minItems", "the array has \(array.count) elements, fewer than \(minItems)") { return false }
+        if let maxItems, array.count > maxItems, fail("maxItems", "the array has \(array.count) elements, more than \(maxItems)") { return false }
+        if uniqueItems, let (i, j) = Self.firstDuplicate(array), fail("uniqueItems", "elements \(i) and \(j) are equal; the array's elements must be unique") {
+            return false
         }
-        if let maximum = keywords["maxItems"]?.numberValue?.int64Value, array.count > maximum {
-            errors.append(FormatError(.schema("maxItems"), "the array has \(array.count) elements, more than \(maximum)", at: pointer))
-        }
-        if keywords["uniqueItems"] == .bool(true) {
-            outer: for i in array.indices {
-                for j in array.indices where j > i && Self.equal(array[i], array[j]) {
-                    errors.append(FormatError(.schema("uniqueItems"), "elements \(i) and \(j) are equal; the array's elements must be unique", at: pointer))
-                    break outer
-                }
-            }
-        }
+        return errors.count == start
     }
 
-    private func evaluateString(_ keywords: JSONObject, _ string: String, at pointer: JSONPointer, errors: inout [FormatError]) {
-        let length = string.unicodeScalars.count
-        if let minimum = keywords["minLength"]?.numberValue?.int64Value, length < minimum {
-            errors.append(FormatError(.schema("minLength"), "the string has \(length) characters, fewer than \(minimum)", at: pointer))
+    /// A node that is nothing but the boolean schema `false`.
+    var isOnlyFalse: Bool { alwaysFalse && reference == nil && types == nil }
+
+    private static func firstDuplicate(_ array: [JSONValue]) -> (Int, Int)? {
+        var seen: [JSONValue: Int] = [:]
+        for (j, element) in array.enumerated() {
+            if let i = seen[element] { return (i, j) }
+            seen[element] = j
         }
-        if let maximum = keywords["maxLength"]?.numberValue?.int64Value, length > maximum {
-            errors.append(FormatError(.schema("maxLength"), "the string has \(length) characters, more than \(maximum)", at: pointer))
-        }
-        if let pattern = keywords["pattern"]?.stringValue, !matches(pattern, string) {
-            errors.append(FormatError(.schema("pattern"), "the string does not match the pattern \(pattern)", at: pointer))
-        }
+        return nil
     }
 
-    private func matches(_ pattern: String, _ string: String) -> Bool {
-        guard let regex = patterns[pattern] else { return false }
-        return (try? regex.regex.firstMatch(in: string)) != nil
-    }
-
-    private static func hasType(_ value: JSONValue, _ type: String) -> Bool {
+    private static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string),
              ("array", .array), ("object", .object): true
@@ -277,18 +221,146 @@ public struct SchemaValidator: Sendable {
         default: false
         }
     }
-
-    /// JSON Schema equality: numbers by value, objects regardless of member order, and
-    /// booleans never equal to numbers.
-    private static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool { a == b }
 }
 
-private func < (lhs: (JSONPointer, FormatError.Code), rhs: (JSONPointer, FormatError.Code)) -> Bool {
-    lhs.0 != rhs.0 ? lhs.0 < rhs.0 : lhs.1 < rhs.1
-}
+/// Turns a schema document into ``SchemaNode``s, refusing anything the validator would not
+/// enforce.
+struct SchemaCompiler {
+    let document: JSONValue
+    private var definitions: [String: SchemaNode] = [:]
+    private var references: [(node: SchemaNode, name: String, path: JSONPointer)] = []
+    private var patterns: [String: NSRegularExpression] = [:]
 
-/// A compiled pattern. `Regex` is not declared `Sendable`, but a compiled regex is never
-/// mutated after `init`, and matching does not change it, so sharing it is safe.
-private struct CompiledPattern: @unchecked Sendable {
-    let regex: Regex<AnyRegexOutput>
+    init(document: JSONValue) { self.document = document }
+
+    mutating func compile(_ schema: JSONValue, at path: JSONPointer) throws(FormatError) -> SchemaNode {
+        let node = SchemaNode()
+        if case .bool(let flag) = schema {
+            node.alwaysFalse = !flag
+            return node
+        }
+        guard case .object(let keywords) = schema else {
+            throw FormatError(.schemaUnsupported, "a schema must be an object or a boolean", at: path)
+        }
+        func integer(_ value: JSONValue, _ keyword: String) throws(FormatError) -> Int64 {
+            guard let int = value.numberValue?.integerValue, int >= 0 else {
+                throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be a non-negative integer", at: path / keyword)
+            }
+            return int
+        }
+        func list(_ value: JSONValue, _ keyword: String) throws(FormatError) -> [SchemaNode] {
+            guard case .array(let elements) = value, !elements.isEmpty else {
+                throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be a non-empty array", at: path / keyword)
+            }
+            var nodes: [SchemaNode] = []
+            for (i, element) in elements.enumerated() { nodes.append(try compile(element, at: path / keyword / i)) }
+            return nodes
+        }
+        func members(_ value: JSONValue, _ keyword: String) throws(FormatError) -> JSONObject {
+            guard case .object(let object) = value else {
+                throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be an object", at: path / keyword)
+            }
+            return object
+        }
+        func strings(_ value: JSONValue, at location: JSONPointer) throws(FormatError) -> [String] {
+            guard case .array(let elements) = value, elements.allSatisfy({ $0.stringValue != nil }) else {
+                throw FormatError(.schemaUnsupported, "expected an array of strings", at: location)
+            }
+            return elements.compactMap(\.stringValue)
+        }
+        for (keyword, value) in keywords {
+            let here = path / keyword
+            guard SchemaValidator.supportedKeywords.contains(keyword) else {
+                throw FormatError(.schemaUnsupported, "the keyword \"\(keyword)\" is not implemented by this validator", at: here)
+            }
+            switch keyword {
+            case "$defs":
+                for (name, subschema) in try members(value, keyword) {
+                    let compiled = try compile(subschema, at: here / name)
+                    if path == .root { definitions[name] = compiled }
+                }
+            case "$ref":
+                guard case .string(let reference) = value, reference.hasPrefix("#/$defs/"),
+                      let pointer = JSONPointer(parsing: String(reference.dropFirst())), pointer.tokens.count == 2,
+                      document[pointer] != nil else {
+                    throw FormatError(.schemaUnsupported, "\"$ref\" must be a local reference of the form \"#/$defs/NAME\" that exists", at: here)
+                }
+                references.append((node, pointer.tokens[1], here))
+            case "type":
+                if let single = value.stringValue { node.types = [single] } else { node.types = try strings(value, at: here) }
+            case "enum":
+                guard case .array(let options) = value else {
+                    throw FormatError(.schemaUnsupported, "\"enum\" must be an array", at: here)
+                }
+                node.enumValues = options
+            case "const": node.constValue = value
+            case "properties":
+                for (name, subschema) in try members(value, keyword) {
+                    node.properties[ExactString(name)] = try compile(subschema, at: here / name)
+                }
+            case "patternProperties":
+                for (pattern, subschema) in try members(value, keyword) {
+                    node.patternProperties.append((try regex(pattern, at: here / pattern), try compile(subschema, at: here / pattern)))
+                }
+            case "additionalProperties": node.additionalProperties = try compile(value, at: here)
+            case "propertyNames": node.propertyNames = try compile(value, at: here)
+            case "required": node.required = try strings(value, at: here)
+            case "dependentRequired":
+                for (trigger, needed) in try members(value, keyword) {
+                    node.dependentRequired.append((trigger, try strings(needed, at: here / trigger)))
+                }
+            case "minProperties": node.minProperties = try integer(value, keyword)
+            case "maxProperties": node.maxProperties = try integer(value, keyword)
+            case "prefixItems": node.prefixItems = try list(value, keyword)
+            case "items": node.items = try compile(value, at: here)
+            case "minItems": node.minItems = try integer(value, keyword)
+            case "maxItems": node.maxItems = try integer(value, keyword)
+            case "uniqueItems": node.uniqueItems = value == .bool(true)
+            case "minLength": node.minLength = try integer(value, keyword)
+            case "maxLength": node.maxLength = try integer(value, keyword)
+            case "pattern":
+                guard case .string(let pattern) = value else {
+                    throw FormatError(.schemaUnsupported, "\"pattern\" must be a string", at: here)
+                }
+                node.pattern = (pattern, try regex(pattern, at: here))
+            case "minimum", "maximum":
+                guard case .number(let number) = value else {
+                    throw FormatError(.schemaUnsupported, "\"\(keyword)\" must be a number", at: here)
+                }
+                if keyword == "minimum" { node.minimum = number } else { node.maximum = number }
+            case "allOf": node.allOf = try list(value, keyword)
+            case "anyOf": node.anyOf = try list(value, keyword)
+            case "oneOf": node.oneOf = try list(value, keyword)
+            case "not": node.not = try compile(value, at: here)
+            case "if": node.condition = try compile(value, at: here)
+            case "then": node.then = try compile(value, at: here)
+            case "else": node.otherwise = try compile(value, at: here)
+            default:
+                break // annotations: $schema, $id, $comment, title, description
+            }
+        }
+        return node
+    }
+
+    /// Links every `$ref` to its compiled definition.
+    func resolveReferences() throws(FormatError) {
+        for (node, name, path) in references {
+            guard let target = definitions[name] else {
+                throw FormatError(.schemaUnsupported, "\"$ref\" names \"\(name)\", which is not a definition of the root schema", at: path)
+            }
+            node.reference = target
+        }
+    }
+
+    private mutating func regex(_ pattern: String, at path: JSONPointer) throws(FormatError) -> NSRegularExpression {
+        if let compiled = patterns[pattern] { return compiled }
+        do {
+            // ICU (through NSRegularExpression) matches code points, as ECMA-262 patterns do.
+            let compiled = try NSRegularExpression(pattern: pattern)
+            patterns[pattern] = compiled
+            return compiled
+        } catch {
+            throw FormatError(.schemaUnsupported, "the pattern \"\(pattern)\" does not compile: \(error)", at: path)
+        }
+    }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import CloudFolder
+
+/// The original 1.x logs and their model, relative to the package root.
+enum Originals {
+    static let model = "../shared/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld"
+    static let folder = "../shared/external/ensembles-1x/Integrator Test Fixtures"
+
+    static var logs: [String] {
+        let root = Run.packageRoot.appendingPathComponent(folder)
+        let enumerator = FileManager.default.enumerator(atPath: root.path)
+        var result: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            if path.hasSuffix(".json") { result.append("\(folder)/\(path)") }
+        }
+        return result.sorted()
+    }
+}
+
+func scratchDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("convert-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Every event of a folder, in folder order, read with the reader the tests use.
+func events(in folder: URL, model: Bool = false) throws -> [Event] {
+    let listings = try CloudFolderScanner().scan(folder.path)
+    return listings.flatMap { listing in
+        let contents = EnsembleContents.read(listing)
+        return contents.events.compactMap(\.entry.event) + contents.baselines.compactMap(\.entry.event)
+    }
+}
+
+@Suite("logtool convert")
+struct ConvertTests {
+    @Test("each original 1.x log converts to a v2 folder that inspect reads back completely", arguments: Originals.logs)
+    func originalLogs(log: String) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let destination = scratch.appendingPathComponent("out").path
+        let run = try Run("convert", "--lenient", "--model", Originals.model, log, destination)
+        #expect(run.status == 0, "\(run.stderr)")
+        let inspect = try Run("inspect", "--json", destination)
+        #expect(inspect.status == 0)
+        let report = try JSONParser.parse(inspect.stdout)
+        #expect(report[JSONPointer(["summary", "unreadable"])] == JSONValue(Int64(0)))
+        let source = try Run("inspect", "--json", "--lenient", "--model", Originals.model, log)
+        let sourceEvents = try JSONParser.parse(source.stdout)[JSONPointer(["events"])]?.arrayValue ?? []
+        #expect(report[JSONPointer(["summary", "events"])] == JSONValue(Int64(sourceEvents.count)))
+    }
+
+    @Test("a v2 folder converted to v1 and back gives the same events, and the source is untouched")
+    func folderRoundTrip() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = Run.packageRoot.appendingPathComponent("Fixtures/folders/example/cloud")
+        let before = try Run("inspect", "--json", source.path).stdout
+        let v1 = scratch.appendingPathComponent("v1").path, v2 = scratch.appendingPathComponent("v2").path
+        let toV1 = try Run("convert", "--to", "v1", "--json", source.path, v1)
+        #expect(toV1.status == 0, "\(toV1.stderr)")
+        let summary = try JSONParser.parse(toV1.stdout)
+        #expect(summary[JSONPointer(["skipped"])]?.arrayValue?.count == 4)
+        // v1 needs no model to write, but reading it back does: the example has none, so the
+        // v1 -> v2 leg is checked on the original logs above; here v2 -> v2 checks the folder path.
+        let again = try Run("convert", source.path, v2)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try events(in: URL(fileURLWithPath: v2)) == (try events(in: source)))
+        #expect(try Run("inspect", "--json", source.path).stdout == before)
+    }
+
+    @Test("an existing destination is refused with exit 2 and left as it was")
+    func destinationExists() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try Run("convert", "Fixtures/folders/example/cloud", scratch.path)
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("convert.destination-exists"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    @Test("a folder with an unreadable file is not converted: exit 1, nothing written")
+    func unreadableSource() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try Run("convert", "Fixtures/folders/damaged/cloud", scratch.appendingPathComponent("out").path)
+        #expect(run.status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    /// A v1 log large enough that a conversion takes a noticeable time.
+    static func largeLog(at url: URL, events: Int) throws {
+        var text = "["
+        for i in 0..<events {
+            if i > 0 { text += "," }
+            text += #"{"store":"S\#(i % 3)","revision":\#(i / 3),"globalCount":\#(i),"timestamp":\#(i).5,"changes":["#
+            text += (0..<20).map { j in
+                #"{"entity":"Parent","id":"p\#(i)-\#(j)","type":"insert","properties":{"name":"n\#(j)","date":\#(j).25,"friends":{"add":["c\#(j)"]}}}"#
+            }.joined(separator: ",")
+            text += "]}"
+        }
+        try Data((text + "]").utf8).write(to: url)
+    }
+
+    @Test("killing convert at any moment leaves no partial destination and an unchanged source")
+    func sigkill() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let log = scratch.appendingPathComponent("large.json")
+        try Self.largeLog(at: log, events: 1500)
+        let sourceBefore = try Data(contentsOf: log)
+        let model = Run.packageRoot.appendingPathComponent(Originals.model).path
+
+        let started = Date()
+        let full = try Run("convert", "--model", model, log.path, scratch.appendingPathComponent("full").path)
+        let duration = Date().timeIntervalSince(started)
+        #expect(full.status == 0, "\(full.stderr)")
+        let expectedEvents = try events(in: scratch.appendingPathComponent("full")).count
+        #expect(expectedEvents == 1500)
+
+        for step in 1...8 {
+            let destination = scratch.appendingPathComponent("killed-\(step)")
+            let process = Process()
+            process.executableURL = Run.binary
+            process.arguments = ["convert", "--model", model, log.path, destination.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: duration * Double(step) / 9)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if FileManager.default.fileExists(atPath: destination.path) {
+                // The rename happened before the kill: the destination must then be complete.
+                #expect(try events(in: destination).count == expectedEvents, "step \(step)")
+            }
+            #expect(try Data(contentsOf: log) == sourceBefore)
+        }
+    }
+}
