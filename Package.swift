@@ -46,10 +46,12 @@ let package = Package(
             dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
             path: "Sources/Validation/ModelValidation"
         ),
+        // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
+        .target(name: "CFileSystem", path: "Sources/Folder/CFileSystem"),
         .target(
             name: "CloudFolder",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CFileSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
@@ -70,7 +72,7 @@ let package = Package(
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
-            "JSONDocument", "EnsembleModel", "EventCodecs", "CloudFolder", "LogToolCore",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore",
         ]),
     ]
 )

@@ -140,3 +140,15 @@ struct ExactStringTests {
         #expect(ExactString("Caf\u{E9}") != ExactString("Cafe\u{301}"))
     }
 }
+
+@Suite("Exact decimal arithmetic")
+struct ExactDecimalTests {
+    @Test("sums and shifts are exact and print in plain notation", arguments: [
+        ("1.5", "-2.25", 0, "-0.75"), ("999", "1", 0, "1000"), ("0.001", "0", 3, "1"), ("-1.5", "1.5", 0, "0"),
+        ("58472395723.0", "978307200", 3, "59450702923000"), ("1e-20", "1", 0, "1.00000000000000000001"),
+        ("-978307200000", "978307198500", -3, "-1.5"), ("12345678901234567890123456789.5", "0.5", 0, "12345678901234567890123456790"),
+    ])
+    func arithmetic(a: String, b: String, shift: Int, expected: String) {
+        #expect(ExactDecimal(a).adding(ExactDecimal(b)).shifted(byPowerOfTen: shift).plainText == expected)
+    }
+}

@@ -1,3 +1,4 @@
+import CFileSystem
 import Crypto
 import Foundation
 import JSONDocument
@@ -19,6 +20,7 @@ public enum TargetDialect: String, Sendable, CaseIterable {
 
 /// What a conversion did (Spec/convert.md, "Summary").
 public struct ConversionSummary: Sendable {
+    /// Paths are the command-line arguments joined with the path inside them (Spec/convert.md).
     public struct ConvertedFile: Sendable {
         public var source: String
         public var destination: String
@@ -26,10 +28,13 @@ public struct ConversionSummary: Sendable {
     }
 
     public var files: [ConvertedFile] = []
+    /// Attribute values moved into data files (two equal values count twice, share one file).
     public var movedToDataFiles = 0
-    /// Entries of the source that were not converted (debris), with the reason.
+    /// Entries of the source that were not converted (debris), with their debris kind.
     public var skipped: [(path: String, reason: String)] = []
     public var notes: [String] = []
+
+    public init() {}
 }
 
 /// Converts event files and cloud folders between the v1 and v2 JSON dialects without ever
@@ -46,12 +51,36 @@ public struct Converter: Sendable {
         self.target = target
     }
 
+    /// Every unknown member the target dialect has no place for, as `convert.lossy`.
+    private func checkLossless(_ unknownKeys: [UnknownKey]) throws(ConversionFailure) {
+        let lost = unknownKeys.filter { DialectKeys.unknownMemberIsLost(at: $0.pointer, writingV1: target == .v1) }
+        guard lost.isEmpty else {
+            throw ConversionFailure(errors: lost.map { key in
+                FormatError(.convertLossy, "this unknown member has no place in \(target.rawValue) and would be lost", location: .init(file: key.file, pointer: key.pointer))
+            })
+        }
+    }
+
+    /// An argument as given followed by a path inside it, without doubling `/`.
+    static func join(_ base: String, _ inside: String) -> String {
+        if inside.isEmpty || inside == "." { return base }
+        return base.hasSuffix("/") ? base + inside : base + "/" + inside
+    }
+
+    /// Whether anything is at `url`, a dangling symbolic link included.
+    static func exists(_ url: URL) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
+    }
+
     /// Converts `source` (an event file, a v1 log or a cloud folder) into `destination`, which
     /// must not exist. On any error nothing is left at `destination`.
     public func convert(source: String, destination: String) throws(ConversionFailure) -> ConversionSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
-        guard !FileManager.default.fileExists(atPath: destinationURL.path) else {
+        guard !Self.exists(destinationURL) else {
             throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; convert never overwrites", location: .init(file: destination))])
+        }
+        if target == .v1 && reader.model == nil {
+            throw ConversionFailure(usage: true, errors: [FormatError(.v1ModelRequired, "writing v1 needs the data model (--model PATH): the result is read back to check it", location: .init(file: destination))])
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
@@ -68,11 +97,12 @@ public struct Converter: Sendable {
                 throw ConversionFailure(usage: true, errors: [FormatError(.fileUnreadable, error.message, location: .init(file: source))])
             }
             for listing in listings {
-                let prefix = listing.displayPath == "." ? "" : listing.displayPath + "/"
-                try convertEnsemble(listing, into: staging.url.appendingPathComponent(prefix), displayPrefix: prefix, summary: &summary)
+                let inside = listing.displayPath == "." ? "" : listing.displayPath
+                try convertEnsemble(listing, into: staging.url.appendingPathComponent(inside),
+                                    sourceBase: Self.join(source, inside), destinationBase: Self.join(destination, inside), summary: &summary)
             }
         } else {
-            try convertFile(URL(fileURLWithPath: source), displayName: source, staging: staging, summary: &summary)
+            try convertFile(URL(fileURLWithPath: source), displayName: source, destination: destination, staging: staging, summary: &summary)
         }
         try staging.commit()
         return summary
@@ -80,46 +110,53 @@ public struct Converter: Sendable {
 
     // MARK: - Files
 
-    private func convertFile(_ url: URL, displayName: String, staging: StagingArea, summary: inout ConversionSummary) throws(ConversionFailure) {
+    private func convertFile(_ url: URL, displayName: String, destination: String, staging: StagingArea,
+                             summary: inout ConversionSummary) throws(ConversionFailure) {
         let result = reader.readFile(at: url, displayName: displayName)
         guard result.errors.isEmpty else { throw ConversionFailure(errors: result.errors) }
+        try checkLossless(result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) })
         if result.isLog {
             // A log becomes an ensemble folder: one file per event.
             var writer = FolderWriter(root: staging.url, target: target, reader: reader)
-            for event in result.events {
+            for (index, event) in result.events.enumerated() {
                 try writer.write(event, kind: .event(EventFileName(globalCount: event.globalCount, storeIdentifier: event.storeIdentifier,
-                                                                   revision: event.revision, part: nil)))
+                                                                   revision: event.revision, part: nil)),
+                                 source: displayName, sourcePointer: .root / index)
             }
             try writer.verify()
-            summary.movedToDataFiles += writer.movedBlobs
-            summary.files.append(.init(source: displayName, destination: ".", events: result.events.count))
+            summary.movedToDataFiles += writer.movedValues
+            summary.files.append(.init(source: displayName, destination: destination, events: result.events.count))
             summary.notes.append("a log has no store registrations; none were invented, so stores/ is absent")
             return
         }
         guard let event = result.events.first else { throw ConversionFailure(errors: []) }
         // A single event stays a single file; with no data/ folder beside it, blobs stay inline.
-        let bytes = try FolderWriter.encode(event, target: target, at: displayName)
+        let bytes = try FolderWriter.encode(event, target: target, at: displayName, reader: reader)
         try staging.writeFile(bytes)
         let check = reader.readFile(at: staging.url, displayName: displayName)
         guard check.errors.isEmpty, check.events == [event] else {
             throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))] + check.errors)
         }
-        summary.files.append(.init(source: displayName, destination: ".", events: 1))
+        summary.files.append(.init(source: displayName, destination: destination, events: 1))
     }
 
     // MARK: - Folders
 
-    private func convertEnsemble(_ listing: EnsembleListing, into root: URL, displayPrefix: String,
+    private func convertEnsemble(_ listing: EnsembleListing, into root: URL, sourceBase: String, destinationBase: String,
                                  summary: inout ConversionSummary) throws(ConversionFailure) {
         let contents = EnsembleContents.read(listing, reader: reader)
-        var problems = contents.problems.map { $0.inFile(displayPrefix + ($0.location.file ?? "")) }
+        var problems = contents.problems.map { $0.inFile(Self.join(sourceBase, $0.location.file ?? "")) }
         for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) where !entry.isComplete {
-            problems.append(FormatError(.convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: displayPrefix + entry.file)))
+            problems.append(FormatError(.convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: Self.join(sourceBase, entry.file))))
         }
         guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
+        try checkLossless(contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) })
         var writer = FolderWriter(root: root, target: target, reader: reader)
+        for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {
+            try StagingArea.createFolder(root.appendingPathComponent(folder.rawValue))
+        }
         for debris in contents.debris {
-            summary.skipped.append((displayPrefix + debris.path, "\(debris.kind.rawValue): \(debris.reason)"))
+            summary.skipped.append((Self.join(sourceBase, debris.path), debris.kind.rawValue))
         }
         for store in contents.stores {
             try writer.copy(listing.url.appendingPathComponent(store.file), to: store.file)
@@ -129,16 +166,16 @@ public struct Converter: Sendable {
         }
         for file in contents.events {
             guard let event = file.entry.event else { continue }
-            try writer.write(event, kind: .event(file.name))
-            summary.files.append(.init(source: displayPrefix + file.entry.file, destination: displayPrefix + writer.lastWritten, events: 1))
+            try writer.write(event, kind: .event(file.name), source: Self.join(sourceBase, file.entry.file), sourcePointer: nil)
+            summary.files.append(.init(source: Self.join(sourceBase, file.entry.file), destination: Self.join(destinationBase, writer.lastWritten), events: 1))
         }
         for file in contents.baselines {
             guard let event = file.entry.event else { continue }
-            try writer.write(event, kind: .baseline(file.name))
-            summary.files.append(.init(source: displayPrefix + file.entry.file, destination: displayPrefix + writer.lastWritten, events: 1))
+            try writer.write(event, kind: .baseline(file.name), source: Self.join(sourceBase, file.entry.file), sourcePointer: nil)
+            summary.files.append(.init(source: Self.join(sourceBase, file.entry.file), destination: Self.join(destinationBase, writer.lastWritten), events: 1))
         }
         try writer.verify()
-        summary.movedToDataFiles += writer.movedBlobs
+        summary.movedToDataFiles += writer.movedValues
     }
 }
 
@@ -159,7 +196,7 @@ struct FolderWriter {
     let root: URL
     let target: TargetDialect
     let reader: EventFileReader
-    var movedBlobs = 0
+    var movedValues = 0
     var lastWritten = ""
     /// What each written event file must read back as.
     private var written: [(path: String, event: Event)] = []
@@ -171,7 +208,8 @@ struct FolderWriter {
         self.reader = reader
     }
 
-    mutating func write(_ source: Event, kind: Kind) throws(ConversionFailure) {
+    /// Writes one event; `source` and `sourcePointer` name it in errors.
+    mutating func write(_ sourceEvent: Event, kind: Kind, source: String, sourcePointer: JSONPointer?) throws(ConversionFailure) {
         let name: String
         switch kind {
         case .event(let file):
@@ -180,24 +218,34 @@ struct FolderWriter {
             name = "baselines/" + [String(file.globalCount), file.uniqueIdentifier, file.storePrefix].compactMap { $0 }.joined(separator: "_") + ".cdeevent"
         }
         guard !written.contains(where: { $0.path == name }) else {
-            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "two events of the source map to the same file name", location: .init(file: name))])
+            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "two events of the source map to the same file name \(name)",
+                                                         location: .init(file: source, pointer: sourcePointer))])
         }
-        let event = target == .v2 ? try moveBlobs(source) : source
-        try StagingArea.write(try Self.encode(event, target: target, at: name), to: root.appendingPathComponent(name))
+        let event = target == .v2 ? try moveBlobs(sourceEvent) : sourceEvent
+        try StagingArea.write(try Self.encode(event, target: target, at: name, reader: reader), to: root.appendingPathComponent(name))
         written.append((name, event))
         lastWritten = name
     }
 
-    static func encode(_ event: Event, target: TargetDialect, at name: String) throws(ConversionFailure) -> [UInt8] {
+    /// The file's bytes, checked to decode back to the same event before anything is written
+    /// (Spec/convert.md, "Lossy conversions").
+    static func encode(_ event: Event, target: TargetDialect, at name: String, reader: EventFileReader) throws(ConversionFailure) -> [UInt8] {
+        let bytes: [UInt8]
         do {
             switch target {
-            case .v2: return try V2JSONEncoder().encode(event)
-            case .v1: return try V1JSONEncoder().encode([event], asLog: false)
+            case .v2: bytes = try V2JSONEncoder().encode(event)
+            case .v1: bytes = try V1JSONEncoder().encode([event], asLog: false)
             }
         } catch {
             throw ConversionFailure(errors: [FormatError(.convertLossy, "converting to \(target.rawValue) would lose information: \(error.message)",
                                                          location: .init(file: name, pointer: error.location.pointer))])
         }
+        let decoded = reader.decodePart(bytes, position: .single, displayName: name)
+        guard let part = decoded.part, (try? V2JSONDecoder.join([part])) == event else {
+            throw ConversionFailure(errors: [FormatError(.convertLossy, "converting to \(target.rawValue) would change the event: a value reads back differently (for example an integer stored in a Double attribute)",
+                                                         location: .init(file: name))] + decoded.errors)
+        }
+        return bytes
     }
 
     mutating func copy(_ source: URL, to path: String) throws(ConversionFailure) {
@@ -222,8 +270,8 @@ struct FolderWriter {
                 if blobs[name] == nil {
                     try StagingArea.write(Array(data), to: root.appendingPathComponent("data").appendingPathComponent(name))
                     blobs[name] = data
-                    movedBlobs += 1
                 }
+                movedValues += 1
                 properties[p] = PropertyChange(name: property.name, value: .attributeInDataFile(filename: name), unknownFields: property.unknownFields)
                 files.append(name)
             }
@@ -260,6 +308,14 @@ struct StagingArea {
             .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
     }
 
+    static func createFolder(_ url: URL) throws(ConversionFailure) {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not create a folder: \(error.localizedDescription)", location: .init(file: url.path))])
+        }
+    }
+
     func writeFile(_ bytes: [UInt8]) throws(ConversionFailure) {
         try Self.write(bytes, to: url)
     }
@@ -284,8 +340,13 @@ struct StagingArea {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))])
         }
-        // rename(2) is atomic and fails rather than replace a non-empty folder.
-        guard rename(url.path, destination.path) == 0 else {
+        // Atomic, and never replaces what appeared at the destination meanwhile; plain rename(2)
+        // only where the file system cannot do that.
+        var status = cfs_rename_noreplace(url.path, destination.path)
+        if status != 0 && (errno == ENOSYS || errno == EINVAL) && !Converter.exists(destination) {
+            status = rename(url.path, destination.path)
+        }
+        guard status == 0 else {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
         }
         committed = true

@@ -60,11 +60,12 @@ public struct EventFileReader: Sendable {
             return FileResult(encoding: part.encoding, events: events, isLog: false,
                               unknownKeys: part.part?.unknownKeys ?? [], errors: part.errors)
         }
-        do throws(FormatError) {
-            let document = try decodeV1(json)
+        switch decodeV1(json) {
+        case .success(let document):
             return FileResult(encoding: .v1JSON, events: document.events, isLog: document.isLog, unknownKeys: document.unknownKeys, errors: [])
-        } catch {
-            return FileResult(encoding: .v1JSON, events: [], isLog: json.arrayValue != nil, unknownKeys: [], errors: [error.inFile(displayName)])
+        case .failure(let failure):
+            return FileResult(encoding: .v1JSON, events: [], isLog: json.arrayValue != nil, unknownKeys: [],
+                              errors: failure.errors.map { $0.inFile(displayName) })
         }
     }
 
@@ -107,7 +108,11 @@ public struct EventFileReader: Sendable {
         }
         if Self.dialect(of: json) == .v1JSON {
             do throws(FormatError) {
-                let document = try decodeV1(json)
+                let document: V1Document
+                switch decodeV1(json) {
+                case .success(let decoded): document = decoded
+                case .failure(let failure): return PartResult(encoding: .v1JSON, part: nil, errors: failure.errors.map { $0.inFile(displayName) })
+                }
                 guard !document.isLog, let event = document.events.first, position == .single else {
                     throw FormatError(.v1Structure, "a v1 file in a cloud folder holds exactly one event object, not a log or a part", at: .root)
                 }
@@ -149,14 +154,23 @@ public struct EventFileReader: Sendable {
         }
     }
 
-    /// The v1 pipeline after parsing: model required, schema, then decoding with the model.
-    private func decodeV1(_ json: JSONValue) throws(FormatError) -> V1Document {
-        guard let model else {
-            throw FormatError(.v1ModelRequired, "this is a 1.x-style JSON event; reading it needs the app's data model (--model PATH)", at: .root)
+    /// The v1 pipeline after parsing: schema (every violation), model required, then decoding
+    /// with the model (Spec/v1-json.md, "Reading").
+    private func decodeV1(_ json: JSONValue) -> Result<V1Document, V1Failure> {
+        do throws(FormatError) {
+            let violations = try BundledSchema.v1Event.validator().validate(json)
+            if !violations.isEmpty { return .failure(V1Failure(errors: violations)) }
+            guard let model else {
+                throw FormatError(.v1ModelRequired, "this is a 1.x-style JSON event; reading it needs the app's data model (--model PATH)", at: .root)
+            }
+            return .success(try V1JSONDecoder(model: model).decode(json))
+        } catch {
+            return .failure(V1Failure(errors: [error]))
         }
-        let violations = try BundledSchema.v1Event.validator().validate(json)
-        if let first = violations.first { throw first }
-        return try V1JSONDecoder(model: model).decode(json)
+    }
+
+    private struct V1Failure: Error {
+        var errors: [FormatError]
     }
 
     /// v1 events use `store`/`changes`; v2 events `storeIdentifier`/`changesByEntity`. A top-level

@@ -9,6 +9,8 @@ public struct ModelBundle: Sendable {
     public var versions: [String]
     /// The version `.xccurrentversion` names, or the only version.
     public var currentVersion: String?
+    /// Why the current version is unknown, reported only when it is needed.
+    private var currentVersionError: FormatError?
     private var root: URL
     private var displayPath: String
     private var kind: Kind
@@ -35,9 +37,15 @@ public struct ModelBundle: Sendable {
         } else if root.lastPathComponent.hasSuffix(".xcdatamodeld") {
             kind = .bundle
             let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-            versions = names.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }
+            versions = names.filter { $0.hasSuffix(".xcdatamodel") && !$0.hasPrefix(".") }
+                .map { String($0.dropLast(".xcdatamodel".count)) }
                 .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            currentVersion = try Self.currentVersion(of: root, versions: versions, displayPath: path)
+            do {
+                currentVersion = try Self.currentVersion(of: root, versions: versions, displayPath: path)
+            } catch {
+                currentVersion = nil
+                currentVersionError = error
+            }
         } else {
             kind = .versionFolder
             let name = root.lastPathComponent
@@ -51,6 +59,9 @@ public struct ModelBundle: Sendable {
     public func load(version: String? = nil) throws(FormatError) -> DataModel {
         switch kind {
         case .contentsFile:
+            if let version {
+                throw FormatError(.dataModelVersionNotFound, "a bare contents file has no version \"\(version)\"", location: .init(file: displayPath))
+            }
             return try ModelXMLReader.read(contentsOf: root, displayPath: displayPath, versionName: nil)
         case .versionFolder:
             if let version, version != versions.first {
@@ -59,6 +70,7 @@ public struct ModelBundle: Sendable {
             return try ModelXMLReader.read(contentsOf: root.appendingPathComponent("contents"),
                                            displayPath: displayPath + "/contents", versionName: versions.first)
         case .bundle:
+            if version == nil, let currentVersionError { throw currentVersionError }
             guard let chosen = version ?? currentVersion else {
                 throw FormatError(.dataModelNoCurrentVersion, "the bundle has \(versions.count) versions and no .xccurrentversion naming one; choose a version", location: .init(file: displayPath))
             }
@@ -66,6 +78,10 @@ public struct ModelBundle: Sendable {
                 throw FormatError(.dataModelVersionNotFound, "the bundle has no version \"\(chosen)\" (it has \(versions.joined(separator: ", ")))", location: .init(file: displayPath))
             }
             let folder = "\(chosen).xcdatamodel"
+            let type = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(folder).path))?[.type] as? FileAttributeType
+            guard type != .typeSymbolicLink else {
+                throw FormatError(.dataModelUnreadable, "the version folder is a symbolic link, which is never followed", location: .init(file: "\(displayPath)/\(folder)"))
+            }
             return try ModelXMLReader.read(contentsOf: root.appendingPathComponent(folder).appendingPathComponent("contents"),
                                            displayPath: "\(displayPath)/\(folder)/contents", versionName: chosen)
         }

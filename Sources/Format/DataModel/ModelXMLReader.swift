@@ -32,10 +32,17 @@ public enum ModelXMLReader {
         let parser = XMLParser(data: data)
         parser.delegate = collector
         parser.shouldResolveExternalEntities = false
-        if !parser.parse() {
-            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "malformed XML"
+        // On Linux, parse() can return true after libxml2 reported an error, so the delegate's
+        // record of the first error decides.
+        let succeeded = parser.parse()
+        if let failure = collector.failure ?? (succeeded ? nil : (parser.parserError, parser.lineNumber, parser.columnNumber)) {
+            let reason = failure.error.map { ($0 as NSError).localizedDescription } ?? "malformed XML"
             throw FormatError(.dataModelXMLSyntax, "the model XML is malformed: \(reason)",
-                              location: .init(file: displayPath, line: parser.lineNumber, column: parser.columnNumber))
+                              location: .init(file: displayPath, line: failure.line, column: failure.column))
+        }
+        if collector.doctypeWithEntities {
+            throw FormatError(.dataModelXMLSyntax, "the model XML declares entities in a DTD, which model files never do",
+                              location: .init(file: displayPath, line: 1, column: 1))
         }
         return try build(collector.root, displayPath: displayPath, versionName: versionName)
     }
@@ -55,6 +62,24 @@ public enum ModelXMLReader {
     final class ElementCollector: NSObject, XMLParserDelegate {
         var stack: [Element] = []
         var root = Element(name: "", attributes: [:], line: 0, column: 0)
+        var failure: (error: Error?, line: Int, column: Int)?
+        var doctypeWithEntities = false
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            if failure == nil { failure = (parseError, parser.lineNumber, parser.columnNumber) }
+        }
+
+        func parser(_ parser: XMLParser, validationErrorOccurred validationError: Error) {
+            if failure == nil { failure = (validationError, parser.lineNumber, parser.columnNumber) }
+        }
+
+        func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
+            doctypeWithEntities = true
+        }
+
+        func parser(_ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?) {
+            doctypeWithEntities = true
+        }
 
         func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                     qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
@@ -160,7 +185,8 @@ public enum ModelXMLReader {
                     next = model.entities[current]?.parentName
                 }
                 let inherited = model.lineage(of: parent)
-                for property in Array(entity.attributes.keys) + Array(entity.relationships.keys) {
+                let own = (Array(entity.attributes.keys) + Array(entity.relationships.keys)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                for property in own {
                     if let owner = inherited.first(where: { $0.attributes[property] != nil || $0.relationships[property] != nil }) {
                         throw error(.dataModelDuplicateProperty, "\(name) redefines \"\(property)\", which it inherits from \(owner.name)",
                                     positions["\(name).\(property)"] ?? position)

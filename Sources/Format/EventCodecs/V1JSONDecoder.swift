@@ -7,6 +7,7 @@ extension FormatError.Code {
     public static let v1ModelRequired = Self("v1.model-required")
     public static let v1DuplicateStore = Self("v1.duplicate-store")
     public static let v1Structure = Self("v1.structure")
+    public static let v1InvalidTimestamp = Self("v1.invalid-timestamp")
     public static let v1UnencodableValue = Self("v1.unencodable-value")
 }
 
@@ -68,8 +69,11 @@ public struct V1JSONDecoder: Sendable {
         let globalCount = try object[V1Key.globalCount].map { value throws(FormatError) in
             try V1Read.counter(value, at: pointer / V1Key.globalCount)
         } ?? 0
-        guard case .number(let timestampNumber)? = object[V1Key.timestamp], timestampNumber.doubleValue.isFinite else {
-            throw FormatError(.v1Structure, "the event needs a finite number \"timestamp\" (seconds since 2001)", at: pointer / V1Key.timestamp)
+        guard case .number(let timestampNumber)? = object[V1Key.timestamp] else {
+            throw FormatError(.v1Structure, "the event needs a number \"timestamp\" (seconds since 2001)", at: pointer / V1Key.timestamp)
+        }
+        guard timestampNumber.doubleValue.isFinite else {
+            throw FormatError(.v1InvalidTimestamp, "the timestamp \(timestampNumber.text) is beyond the range of a double", at: pointer / V1Key.timestamp)
         }
         var revisions: [String: Int64] = [store: revision]
         if let others = object[V1Key.otherStores] {
@@ -130,12 +134,13 @@ public struct V1JSONDecoder: Sendable {
         }
         var properties: [PropertyChange] = []
         if let list = object[V1Key.properties] {
-            for (name, value) in try V1Read.object(list, at: pointer / V1Key.properties) {
+            let members = try V1Read.object(list, at: pointer / V1Key.properties)
+            if type == .delete && !members.isEmpty {
+                throw FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: pointer / V1Key.properties)
+            }
+            for (name, value) in members {
                 properties.append(try decodeProperty(name, value, entity: entityName, at: pointer / V1Key.properties / name))
             }
-        }
-        if type == .delete && !properties.isEmpty {
-            throw FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: pointer / V1Key.properties)
         }
         var dataFiles: [String] = []
         if let list = object[V1Key.dataFiles] {
@@ -162,7 +167,10 @@ public struct V1JSONDecoder: Sendable {
             }
             if case .object(let object) = value, object.keys == [V1Key.dataFile],
                attribute.type == .binary || attribute.type == .transformable {
-                return PropertyChange(name: name, value: .attributeInDataFile(filename: try V1Read.string(object[V1Key.dataFile], at: pointer / V1Key.dataFile)))
+                guard let filename = object[V1Key.dataFile]?.stringValue, DataFileName.isValid(filename) else {
+                    throw FormatError(.modelWrongValueType, "a data file reference names a file in data/: 1 to 255 characters, no '/', '\\' or NUL, not '.' or '..'", at: pointer / V1Key.dataFile)
+                }
+                return PropertyChange(name: name, value: .attributeInDataFile(filename: filename))
             }
             return PropertyChange(name: name, value: .attribute(try V1Values.attribute(value, type: attribute.type, at: pointer)))
         case .relationship(let relationship)?:

@@ -16,6 +16,7 @@ public struct V1JSONEncoder: Sendable {
     }
 
     func jsonValue(_ event: Event, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
+        try Self.checkNoClash(event.unknownFields, with: V1Key.event, at: pointer)
         var object = event.unknownFields
         object[V1Key.store] = .string(event.storeIdentifier)
         object[V1Key.revision] = JSONValue(event.revision)
@@ -43,6 +44,7 @@ public struct V1JSONEncoder: Sendable {
     }
 
     private func changeValue(_ change: ObjectChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
+        try Self.checkNoClash(change.unknownFields, with: V1Key.change, at: pointer)
         var object = change.unknownFields
         object[V1Key.entity] = .string(change.entity)
         object[V1Key.id] = .string(change.globalIdentifier)
@@ -58,6 +60,13 @@ public struct V1JSONEncoder: Sendable {
         }
         if !properties.isEmpty { object[V1Key.properties] = .object(properties) }
         return .object(object)
+    }
+
+    /// An unknown member kept from another dialect must not collide with a key of this one.
+    static func checkNoClash(_ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer) throws(FormatError) {
+        if let key = unknown.keys.first(where: keys.contains) {
+            throw FormatError(.v1UnencodableValue, "the unknown member \"\(key)\" has the name of a v1 key and would be lost", at: pointer / key)
+        }
     }
 
     private func propertyValue(_ value: PropertyChange.Value, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
@@ -86,5 +95,26 @@ public struct V1JSONEncoder: Sendable {
                 (V1Key.moved, .object(JSONObject(moved.map { (String($0.key), .string($0.value)) }))),
             ]))
         }
+    }
+}
+
+/// Which unknown members of one dialect have no place when writing the other (Spec/convert.md,
+/// "Lossy conversions"): those named like a key the other dialect uses at that level, and, for
+/// v1, every unknown member of a property change.
+public enum DialectKeys {
+    /// `pointer` names an unknown member in a source file of the other dialect.
+    public static func unknownMemberIsLost(at pointer: JSONPointer, writingV1: Bool) -> Bool {
+        let tokens = pointer.tokens
+        guard let key = tokens.last else { return false }
+        if writingV1 {
+            if tokens.count == 1 { return V1Key.event.contains(key) }
+            if tokens.count == 4 && tokens[0] == V2Key.changesByEntity { return V1Key.change.contains(key) }
+            return tokens.count >= 6 && tokens[tokens.count - 3] == V2Key.properties
+        }
+        // A v1 log's pointers start with the event's index.
+        let inEvent = tokens.count >= 2 && Int(tokens[0]) != nil ? Array(tokens.dropFirst()) : tokens
+        if inEvent.count == 1 { return V2Key.event.contains(key) }
+        if inEvent.count == 3 && inEvent[0] == V1Key.changes { return V2Key.objectChange.contains(key) }
+        return false
     }
 }

@@ -92,10 +92,15 @@ enum V1Values {
         }
         func ids(_ key: String) throws(FormatError) -> [String] {
             guard let list = object[key] else { return [] }
+            guard case .array(let elements) = list else {
+                throw FormatError(.modelWrongKind, "\"\(key)\" of a to-many value is an array of global identifiers", at: pointer / key)
+            }
             var seen = Set<ExactString>()
             var result: [String] = []
-            for (i, element) in try V1Read.array(list, at: pointer / key).enumerated() {
-                let id = try V1Read.string(element, at: pointer / key / i)
+            for (i, element) in elements.enumerated() {
+                guard case .string(let id) = element else {
+                    throw FormatError(.modelWrongKind, "\"\(key)\" of a to-many value holds global identifiers (strings)", at: pointer / key / i)
+                }
                 guard seen.insert(ExactString(id)).inserted else {
                     throw FormatError(.v2DuplicateIdentifier, "\"\(id)\" appears twice in the set", at: pointer / key / i)
                 }
@@ -106,14 +111,29 @@ enum V1Values {
         guard relationship.isOrdered else { return .toMany(added: try ids(V1Key.add), removed: try ids(V1Key.remove)) }
         var moved: [Int: String] = [:]
         if let movedValue = object[V1Key.moved] {
-            for (key, id) in try V1Read.object(movedValue, at: pointer / V1Key.moved) {
+            guard case .object(let movedObject) = movedValue else {
+                throw FormatError(.modelWrongKind, "\"moved\" of an ordered to-many value maps positions to global identifiers", at: pointer / V1Key.moved)
+            }
+            for (key, id) in movedObject {
                 guard let index = OrderedIndex.parse(key) else {
                     throw FormatError(.v2InvalidIndex, "\"\(key)\" is not a position (0 or a decimal number without leading zeros, at most 9 digits)", at: pointer / V1Key.moved / key)
                 }
-                moved[index] = try V1Read.string(id, at: pointer / V1Key.moved / key)
+                guard case .string(let movedID) = id else {
+                    throw FormatError(.modelWrongKind, "\"moved\" maps positions to global identifiers (strings)", at: pointer / V1Key.moved / key)
+                }
+                moved[index] = movedID
             }
         }
         return .orderedToMany(added: try ids(V1Key.add), removed: try ids(V1Key.remove), movedByIndex: moved)
+    }
+}
+
+/// Names of data files as events may reference them (Spec/v2-json.md section 5.6): never a path.
+public enum DataFileName {
+    public static func isValid(_ name: String) -> Bool {
+        let count = name.unicodeScalars.count
+        return (1...255).contains(count) && name != "." && name != ".."
+            && !name.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0 == "\u{0}" }
     }
 }
 
@@ -130,14 +150,18 @@ enum OrderedIndex {
 /// v1 dates are seconds since 2001; the logical date is milliseconds since 1970. The
 /// conversion is exact decimal arithmetic on the number text, rounded once (Spec/v1-json.md).
 enum V1Date {
-    static let referenceOffsetSeconds = Decimal(978_307_200)
+    /// 2001-01-01 minus 1970-01-01, in milliseconds.
+    static let referenceOffset = ExactDecimal("978307200000")
+    static let negativeReferenceOffset = ExactDecimal("-978307200000")
 
     static func milliseconds(fromSecondsText text: String, at pointer: JSONPointer) throws(FormatError) -> Double {
-        guard let seconds = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-            throw FormatError(.modelWrongValueType, "\(text) is not a number of seconds", at: pointer)
+        let seconds = ExactDecimal(text)
+        // Beyond these magnitudes no double is near; checking first keeps the digits bounded.
+        guard (-400...400).contains(seconds.magnitude), (-800...800).contains(seconds.exponent) else {
+            throw FormatError(.v2NumberOutOfRange, "the date \(text) is beyond the range of a double", at: pointer)
         }
-        let milliseconds = (seconds + referenceOffsetSeconds) * 1000
-        guard let double = Double(milliseconds.description), double.isFinite else {
+        let milliseconds = seconds.shifted(byPowerOfTen: 3).adding(referenceOffset)
+        guard let double = Double(milliseconds.plainText), double.isFinite else {
             throw FormatError(.v2NumberOutOfRange, "the date \(text) is beyond the range of a double", at: pointer)
         }
         return double
@@ -146,9 +170,9 @@ enum V1Date {
     /// The exact seconds-since-2001 text of a date, or nil when that text would not read back
     /// to the same double.
     static func secondsText(milliseconds: Double) -> String? {
-        guard milliseconds.isFinite,
-              let exact = Decimal(string: CanonicalNumberFormat.ecmaScript(milliseconds), locale: Locale(identifier: "en_US_POSIX")) else { return nil }
-        var text = (exact / 1000 - referenceOffsetSeconds).description
+        guard milliseconds.isFinite else { return nil }
+        let exact = ExactDecimal(CanonicalNumberFormat.ecmaScript(milliseconds))
+        var text = exact.adding(negativeReferenceOffset).shifted(byPowerOfTen: -3).plainText
         if !text.contains(".") { text += ".0" }
         guard let back = try? self.milliseconds(fromSecondsText: text, at: .root), back == milliseconds else { return nil }
         return text

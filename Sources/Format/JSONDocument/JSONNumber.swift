@@ -46,7 +46,11 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 
     /// Numeric equality and order, exact for any length of text (`1.0 == 1`, `1e2 == 100`).
     public func compare(_ other: JSONNumber) -> ComparisonResult3 {
-        ExactDecimal(text).compare(ExactDecimal(other.text))
+        // Most numbers in event files are plain integers: compare those without decimal parsing.
+        if let a = int64Value, let b = other.int64Value {
+            return a < b ? .less : a > b ? .greater : .equal
+        }
+        return ExactDecimal(text).compare(ExactDecimal(other.text))
     }
 
     /// Two numbers are the same value when they are numerically equal, whatever their text.
@@ -65,13 +69,35 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 public enum ComparisonResult3: Sendable { case less, equal, greater }
 
 /// A decimal number normalised to sign, significant digits without leading or trailing zeros,
-/// and a power of ten: value = digits × 10^exponent. Used only for exact comparison.
-struct ExactDecimal {
-    var negative: Bool
-    var digits: [UInt8]
-    var exponent: Int
+/// and a power of ten: value = digits × 10^exponent. Exact comparison, and the exact sums that
+/// date conversions need; written by hand because Foundation's `Decimal` keeps only 38 digits.
+public struct ExactDecimal: Sendable, Hashable {
+    public private(set) var negative: Bool
+    /// Decimal digits 0-9, most significant first; empty for zero.
+    public private(set) var digits: [UInt8]
+    public private(set) var exponent: Int
 
-    init(_ text: String) {
+    /// The power of ten just above the most significant digit (0 for zero): the value's order
+    /// of magnitude, for range checks before any digit is expanded.
+    public var magnitude: Int { digits.isEmpty ? 0 : digits.count + exponent }
+
+    init(negative: Bool, digits: [UInt8], exponent: Int) {
+        var digits = digits
+        var exponent = exponent
+        while let last = digits.last, last == 0 {
+            digits.removeLast()
+            exponent += 1
+        }
+        let leadingZeros = digits.prefix { $0 == 0 }.count
+        digits.removeFirst(leadingZeros)
+        self.negative = negative && !digits.isEmpty
+        self.digits = digits
+        self.exponent = digits.isEmpty ? 0 : exponent
+    }
+
+    /// The exact value of decimal number text (`-12.5`, `1e3`, `0.001E-2`). Trusts the caller
+    /// that the text is decimal number text.
+    public init(_ text: String) {
         var bytes = Array(text.utf8)
         negative = bytes.first == UInt8(ascii: "-")
         if negative || bytes.first == UInt8(ascii: "+") { bytes.removeFirst() }
@@ -79,7 +105,9 @@ struct ExactDecimal {
         if let e = bytes.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
             // Exponents beyond this range cannot come from the parser's length limit in practice;
             // clamping keeps comparison total without overflow.
-            exponentPart = Int(String(decoding: bytes[(e + 1)...], as: UTF8.self)).map { max(-1_000_000, min(1_000_000, $0)) } ?? 0
+            let exponentText = String(decoding: bytes[(e + 1)...], as: UTF8.self)
+            exponentPart = Int(exponentText).map { max(-1_000_000, min(1_000_000, $0)) }
+                ?? (exponentText.hasPrefix("-") ? -1_000_000 : 1_000_000)
             bytes = Array(bytes[..<e])
         }
         var integerDigits = bytes
@@ -101,6 +129,62 @@ struct ExactDecimal {
     }
 
     var isInteger: Bool { digits.isEmpty || exponent >= 0 }
+
+    /// The value × 10^power (exact).
+    public func shifted(byPowerOfTen power: Int) -> ExactDecimal {
+        ExactDecimal(negative: negative, digits: digits, exponent: exponent + power)
+    }
+
+    /// The exact sum. Precondition: both magnitudes and exponents are moderate (the caller
+    /// range-checks), since the digits are aligned to the smaller exponent.
+    public func adding(_ other: ExactDecimal) -> ExactDecimal {
+        if digits.isEmpty { return other }
+        if other.digits.isEmpty { return self }
+        let base = min(exponent, other.exponent)
+        let a = digits + Array(repeating: 0, count: exponent - base)
+        let b = other.digits + Array(repeating: 0, count: other.exponent - base)
+        let width = max(a.count, b.count)
+        let left = Array(repeating: UInt8(0), count: width - a.count) + a
+        let right = Array(repeating: UInt8(0), count: width - b.count) + b
+        if negative == other.negative {
+            var result = [UInt8](repeating: 0, count: width + 1)
+            var carry: UInt8 = 0
+            for i in stride(from: width - 1, through: 0, by: -1) {
+                let sum = left[i] + right[i] + carry
+                result[i + 1] = sum % 10
+                carry = sum / 10
+            }
+            result[0] = carry
+            return ExactDecimal(negative: negative, digits: result, exponent: base)
+        }
+        // Opposite signs: subtract the smaller magnitude from the larger.
+        let leftLarger = !left.lexicographicallyPrecedes(right)
+        let (big, small) = leftLarger ? (left, right) : (right, left)
+        var result = [UInt8](repeating: 0, count: width)
+        var borrow: Int = 0
+        for i in stride(from: width - 1, through: 0, by: -1) {
+            var difference = Int(big[i]) - Int(small[i]) - borrow
+            borrow = difference < 0 ? 1 : 0
+            if difference < 0 { difference += 10 }
+            result[i] = UInt8(difference)
+        }
+        return ExactDecimal(negative: leftLarger ? negative : other.negative, digits: result, exponent: base)
+    }
+
+    /// Positional decimal text without exponent: `-12.5`, `0.001`, `1500`, `0`.
+    public var plainText: String {
+        if digits.isEmpty { return "0" }
+        let characters = digits.map { Character(Unicode.Scalar($0 + UInt8(ascii: "0"))) }
+        var text: String
+        if exponent >= 0 {
+            text = String(characters) + String(repeating: "0", count: exponent)
+        } else if -exponent < characters.count {
+            text = String(characters.dropLast(-exponent)) + "." + String(characters.suffix(-exponent))
+        } else {
+            text = "0." + String(repeating: "0", count: -exponent - characters.count) + String(characters)
+        }
+        return negative ? "-" + text : text
+    }
 
     func compare(_ other: ExactDecimal) -> ComparisonResult3 {
         let selfZero = digits.isEmpty, otherZero = other.digits.isEmpty

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed JSON value that loses nothing: numbers keep their source text (so an int64 above
 /// 2^53 is never rounded through a double) and objects keep their members in source order.
 public enum JSONValue: Hashable, Sendable {
@@ -47,7 +49,7 @@ public enum JSONValue: Hashable, Sendable {
         case (.null, .null): true
         case let (.bool(a), .bool(b)): a == b
         case let (.number(a), .number(b)): a == b
-        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.string(a), .string(b)): ExactString(a) == ExactString(b)
         case let (.array(a), .array(b)): a == b
         case let (.object(a), .object(b)): a == b
         default: false
@@ -155,7 +157,17 @@ public struct ExactString: Hashable, Sendable {
 
     public init(_ value: String) { self.value = value }
 
-    public static func == (lhs: ExactString, rhs: ExactString) -> Bool { lhs.value.utf8.elementsEqual(rhs.value.utf8) }
+    public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+        var a = lhs.value, b = rhs.value
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else {
+                    return left.count == right.count
+                }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
+    }
 
     public func hash(into hasher: inout Hasher) {
         var copy = value

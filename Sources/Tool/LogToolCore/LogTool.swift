@@ -5,6 +5,7 @@ import EventCodecs
 import SchemaValidation
 import DataModel
 import CloudFolder
+import EnsembleModel
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
 public enum ExitStatus: Int32, Sendable {
@@ -170,34 +171,61 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         let converter = Converter(reader: try options.reader(), target: TargetDialect(rawValue: to) ?? .v2)
-        let summary: ConversionSummary
-        do {
+        var summary = ConversionSummary()
+        var errors: [FormatError] = []
+        do throws(ConversionFailure) {
             summary = try converter.convert(source: source, destination: destination)
         } catch {
-            for problem in error.errors { writeStandardError("logtool: \(problem)") }
-            throw ToolExit(status: error.usage ? .usage : .problemsFound)
+            if error.usage {
+                for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }
+                throw ToolExit(status: .usage)
+            }
+            errors = error.errors
         }
         let events = summary.files.reduce(0) { $0 + $1.events }
         if json {
+            let files = summary.files.sorted {
+                $0.source != $1.source ? utf8Precedes($0.source, $1.source) : utf8Precedes($0.destination, $1.destination)
+            }
             writeJSON(.object(JSONObject([
                 ("convertVersion", JSONValue(Int64(1))),
                 ("source", .string(source)),
                 ("destination", .string(destination)),
                 ("to", .string(to)),
-                ("files", .array(summary.files.map { file in
+                ("files", .array(files.map { file in
                     .object(JSONObject([("source", .string(file.source)), ("destination", .string(file.destination)),
                                         ("events", JSONValue(Int64(file.events)))]))
                 })),
                 ("movedToDataFiles", JSONValue(Int64(summary.movedToDataFiles))),
-                ("skipped", .array(summary.skipped.map { .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))])) })),
+                ("skipped", .array(summary.skipped.sorted { utf8Precedes($0.path, $1.path) }.map {
+                    .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))]))
+                })),
                 ("notes", .array(summary.notes.map(JSONValue.string))),
+                ("errors", .array(errors.sorted { a, b in
+                    let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
+                    if fileA != fileB { return utf8Precedes(fileA, fileB) }
+                    let pointerA = a.location.pointer?.description ?? "", pointerB = b.location.pointer?.description ?? ""
+                    return pointerA != pointerB ? utf8Precedes(pointerA, pointerB) : a.code < b.code
+                }.map { error in
+                    .object(JSONObject([
+                        ("file", .string(error.location.file ?? "")),
+                        ("code", .string(error.code.rawValue)),
+                        ("pointer", error.location.pointer.map { .string($0.description) } ?? .null),
+                        ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null),
+                        ("message", .string(error.message)),
+                    ]))
+                })),
             ])))
-        } else {
+        } else if errors.isEmpty {
             var lines = ["Converted \(summary.files.count) files (\(events) events) from \(source) to \(destination) as \(to)."]
             if summary.movedToDataFiles > 0 { lines.append("Moved \(summary.movedToDataFiles) binary values over 10,000 bytes into data files.") }
             for skipped in summary.skipped { lines.append("Skipped \(skipped.path): \(skipped.reason)") }
             lines += summary.notes.map { "Note: \($0)" }
             writeStandardOutput(lines.joined(separator: "\n") + "\n")
+        }
+        if !errors.isEmpty {
+            if !json { for problem in errors { writeStandardError("logtool: \(problem)") } }
+            throw ToolExit(status: .problemsFound)
         }
     }
 }
