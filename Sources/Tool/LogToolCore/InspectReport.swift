@@ -201,15 +201,7 @@ public enum InspectReport {
             return a.code < b.code
         }.filter { error in
             seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)").inserted
-        }.map { error in
-            .object(JSONObject([
-                ("file", .string(error.location.file ?? "")),
-                ("code", .string(error.code.rawValue)),
-                ("pointer", error.location.pointer.map { .string($0.description) } ?? .null),
-                ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null),
-                ("message", .string(error.message)),
-            ]))
-        }
+        }.map(\.jsonValue)
     }
 
     static func unknownKey(_ key: UnknownKey) -> JSONValue {
@@ -258,5 +250,18 @@ public enum InspectReport {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)))
+    }
+}
+
+extension FormatError {
+    /// The error as the Unreadable / Error objects of Spec/inspect.md and Spec/convert.md.
+    var jsonValue: JSONValue {
+        .object(JSONObject([
+            ("file", .string(location.file ?? "")),
+            ("code", .string(code.rawValue)),
+            ("pointer", location.pointer.map { .string($0.description) } ?? .null),
+            ("offset", location.offset.map { JSONValue(Int64($0)) } ?? .null),
+            ("message", .string(message)),
+        ]))
     }
 }

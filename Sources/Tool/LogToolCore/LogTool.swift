@@ -206,15 +206,7 @@ struct Convert: ParsableCommand {
                     if fileA != fileB { return utf8Precedes(fileA, fileB) }
                     let pointerA = a.location.pointer?.description ?? "", pointerB = b.location.pointer?.description ?? ""
                     return pointerA != pointerB ? utf8Precedes(pointerA, pointerB) : a.code < b.code
-                }.map { error in
-                    .object(JSONObject([
-                        ("file", .string(error.location.file ?? "")),
-                        ("code", .string(error.code.rawValue)),
-                        ("pointer", error.location.pointer.map { .string($0.description) } ?? .null),
-                        ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null),
-                        ("message", .string(error.message)),
-                    ]))
-                })),
+                }.map(\.jsonValue))),
             ])))
         } else if errors.isEmpty {
             var lines = ["Converted \(summary.files.count) files (\(events) events) from \(source) to \(destination) as \(to)."]
@@ -286,14 +278,7 @@ struct Validate: ParsableCommand {
             verdicts.append(.object(JSONObject([
                 ("file", .string(file)),
                 ("verdict", .string(verdict)),
-                ("errors", .array(errors.map { error in
-                    .object(JSONObject([
-                        ("code", .string(error.code.rawValue)),
-                        ("pointer", error.location.pointer.map { .string($0.description) } ?? .null),
-                        ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null),
-                        ("message", .string(error.message)),
-                    ]))
-                })),
+                ("errors", .array(errors.map(\.jsonValue))),
             ])))
             if !json {
                 writeStandardOutput(errors.isEmpty ? "\(file): valid\n" : errors.map { "\($0)\n" }.joined())
