@@ -110,6 +110,20 @@ struct V1FixtureTests {
                     names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
+    @Test("v1 -> v2 -> v1 is lossless: the expected v2 output converts back to the expected v1 output", arguments: validCases)
+    func backToV1(file: String) throws {
+        let testCase = try #require(Fixtures.cases("v1-json/valid/cases.json").first { $0["file"]?.stringValue == file })
+        // Moved blobs come back as data-file references, not inline bytes: same content, other form.
+        guard testCase["movedToDataFiles"]?.numberValue?.int64Value == 0 else { return }
+        let kind = testCase["kind"]?.stringValue ?? "event"
+        var source = Fixtures.url("v1-json/valid/\(testCase["expected"]?.stringValue ?? "")")
+        if kind == "event" { source.appendPathComponent(testCase["files"]?.arrayValue?.first?.stringValue ?? "") }
+        let (v1, result) = try convert(source, to: .v1, lenient: false, model: Self.model)
+        _ = try result.get()
+        try compare(v1, expected: Fixtures.url("v1-json/valid/\(testCase["expectedV1"]?.stringValue ?? "")"), kind: kind,
+                    names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
     @Test("each invalid v1 file is refused with its code and pointer", arguments: invalidCases)
     func invalid(file: String) throws {
         let testCase = try #require(Fixtures.cases("v1-json/invalid/cases.json").first { $0["file"]?.stringValue == file })
