@@ -268,7 +268,12 @@ struct FolderWriter {
                 guard case .attribute(.binary(let data)) = property.value, data.count > Converter.inlineBinaryLimit else { continue }
                 let name = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
                 if blobs[name] == nil {
-                    try StagingArea.write(Array(data), to: root.appendingPathComponent("data").appendingPathComponent(name))
+                    let url = root.appendingPathComponent("data").appendingPathComponent(name)
+                    // A data file of the same name copied from the source must hold the same bytes.
+                    if let existing = FileManager.default.contents(atPath: url.path), existing != data {
+                        throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there", location: .init(file: "data/\(name)"))])
+                    }
+                    try StagingArea.write(Array(data), to: url)
                     blobs[name] = data
                 }
                 movedValues += 1
