@@ -4,6 +4,7 @@ import PackageDescription
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation, ModelValidation
+//   Merge       MergeEngine
 //   Folder      CloudFolder
 //   Tool        LogToolCore -> logtool
 let package = Package(
@@ -11,7 +12,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "EnsemblesToolkit", targets: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CloudFolder",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
@@ -46,6 +47,11 @@ let package = Package(
             dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
             path: "Sources/Validation/ModelValidation"
         ),
+        .target(
+            name: "MergeEngine",
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
+            path: "Sources/Merge/MergeEngine"
+        ),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
         .target(name: "CFileSystem", path: "Sources/Folder/CFileSystem"),
         .target(
@@ -59,7 +65,7 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CloudFolder",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -69,6 +75,7 @@ let package = Package(
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
+        .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "MergeEngine"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [

@@ -62,7 +62,7 @@ public struct Converter: Sendable {
     }
 
     /// An argument as given followed by a path inside it, without doubling `/`.
-    static func join(_ base: String, _ inside: String) -> String {
+    public static func join(_ base: String, _ inside: String) -> String {
         if inside.isEmpty || inside == "." { return base }
         return base.hasSuffix("/") ? base + inside : base + "/" + inside
     }

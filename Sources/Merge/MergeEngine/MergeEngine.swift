@@ -1,0 +1,201 @@
+import JSONDocument
+import EnsembleModel
+import DataModel
+
+extension FormatError.Code {
+    public static let mergeUnregisteredStore = Self("merge.unregistered-store")
+    public static let mergeRevisionGap = Self("merge.revision-gap")
+    public static let mergeMissingDependency = Self("merge.missing-dependency")
+    public static let mergeMissingDataFile = Self("merge.missing-data-file")
+    public static let mergeUnknownModelVersion = Self("merge.unknown-model-version")
+    public static let mergeIncompleteData = Self("merge.incomplete-data")
+    public static let mergeConflictingRevision = Self("merge.conflicting-revision")
+    public static let mergeConcurrentBaselines = Self("merge.concurrent-baselines")
+    public static let mergeSeveralEnsembles = Self("merge.several-ensembles")
+}
+
+/// An event and the file it came from (for reports).
+public struct SourcedEvent: Sendable {
+    public var event: Event
+    public var file: String
+
+    public init(event: Event, file: String) {
+        self.event = event
+        self.file = file
+    }
+}
+
+/// Everything a merge starts from (Spec/merge.md, "Event set").
+public struct MergeInput: Sendable {
+    /// Save, merge and incomplete events.
+    public var events: [SourcedEvent] = []
+    public var baselines: [SourcedEvent] = []
+    /// Stores with a `stores/` registration; nil when the input is not a cloud folder (no 205).
+    public var registeredStores: Set<String>?
+    /// Names present in `data/`; nil when the input is not a cloud folder (no 210).
+    public var dataFiles: Set<String>?
+    /// Files of incomplete multipart sets (203).
+    public var incompleteFiles: [String] = []
+    /// When given, `sha256:` model versions must equal its hash (204).
+    public var modelHash: String?
+    /// When given, related ids resolve only in the relationship's destination entity and its
+    /// sub-entities.
+    public var model: DataModel?
+
+    public init() {}
+}
+
+/// A reason the merge cannot run, with the original framework's number where it has one.
+public struct IntegrityProblem: Sendable, Hashable {
+    public var code: FormatError.Code
+    public var number: Int?
+    public var files: [String]
+    public var message: String
+}
+
+public struct MergeFailure: Error, Sendable {
+    public var problems: [IntegrityProblem]
+}
+
+/// The reference merge (Spec/merge.md): selects the events, checks integrity, replays them in
+/// the total order and returns the final store state.
+public enum MergeEngine {
+    public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
+        let plan = try MergePlan(input)
+        var state = StoreState(model: input.model)
+        if let baseline = plan.baseline { state.apply(baseline.event) }
+        for sourced in plan.replay { state.apply(sourced.event) }
+        return state
+    }
+}
+
+/// The events that take part, in replay order, after every integrity check passed.
+struct MergePlan {
+    var baseline: SourcedEvent?
+    var replay: [SourcedEvent] = []
+
+    init(_ input: MergeInput) throws(MergeFailure) {
+        var problems: [IntegrityProblem] = []
+        for file in input.incompleteFiles {
+            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
+        }
+        baseline = try Self.chooseBaseline(input.baselines)
+        // Deduplicate by (store, revision).
+        var byRevision: [ExactString: SourcedEvent] = [:]
+        var ordered: [SourcedEvent] = []
+        for sourced in input.events {
+            let key = ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")
+            if let first = byRevision[key] {
+                if first.event != sourced.event {
+                    problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: [first.file, sourced.file].sorted(by: utf8Precedes),
+                                                     message: "two different events claim revision \(sourced.event.revision) of store \(sourced.event.storeIdentifier)"))
+                }
+                continue
+            }
+            byRevision[key] = sourced
+            ordered.append(sourced)
+        }
+        let baselineRevisions = baseline?.event.revisionSet
+        let uncovered = ordered.filter { sourced in
+            guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return true }
+            return sourced.event.revision > known
+        }
+        for sourced in uncovered where sourced.event.type == .incomplete {
+            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
+        }
+        problems += Self.integrity(uncovered, baseline: baseline, input: input)
+        guard problems.isEmpty else {
+            throw MergeFailure(problems: problems.sorted { a, b in
+                a.code != b.code ? a.code < b.code : (a.files.first ?? "").utf8.lexicographicallyPrecedes((b.files.first ?? "").utf8)
+            })
+        }
+        replay = uncovered.sorted { a, b in
+            let x = a.event, y = b.event
+            if x.globalCount != y.globalCount { return x.globalCount < y.globalCount }
+            if x.timestamp != y.timestamp { return x.timestamp < y.timestamp }
+            if x.storeIdentifier != y.storeIdentifier { return utf8Precedes(x.storeIdentifier, y.storeIdentifier) }
+            return x.revision < y.revision
+        }
+    }
+
+    /// The one baseline used: the one whose revision set dominates or equals every other
+    /// (equal sets: greatest global count, timestamp, unique identifier).
+    static func chooseBaseline(_ baselines: [SourcedEvent]) throws(MergeFailure) -> SourcedEvent? {
+        let ranked = baselines.sorted { a, b in
+            let x = a.event, y = b.event
+            if x.globalCount != y.globalCount { return x.globalCount > y.globalCount }
+            if x.timestamp != y.timestamp { return x.timestamp > y.timestamp }
+            return utf8Precedes(y.uniqueIdentifier, x.uniqueIdentifier)
+        }
+        guard let winner = ranked.first(where: { candidate in
+            ranked.allSatisfy { other in
+                let order = candidate.event.revisionSet.compare(other.event.revisionSet)
+                return order == .dominates || order == .equal
+            }
+        }) else {
+            if baselines.isEmpty { return nil }
+            throw MergeFailure(problems: [IntegrityProblem(code: .mergeConcurrentBaselines, number: nil, files: baselines.map(\.file).sorted(by: utf8Precedes),
+                                                           message: "the baselines are concurrent; consolidating them is not supported yet")])
+        }
+        return winner
+    }
+
+    static func integrity(_ events: [SourcedEvent], baseline: SourcedEvent?, input: MergeInput) -> [IntegrityProblem] {
+        var problems: [IntegrityProblem] = []
+        var revisionsByStore: [String: [Int64]] = [:]
+        var filesByStore: [String: [String]] = [:]
+        for sourced in events {
+            revisionsByStore[sourced.event.storeIdentifier, default: []].append(sourced.event.revision)
+            filesByStore[sourced.event.storeIdentifier, default: []].append(sourced.file)
+        }
+        let known = baseline?.event.revisionSet
+        for store in revisionsByStore.keys.sorted(by: utf8Precedes) {
+            let revisions = (revisionsByStore[store] ?? []).sorted()
+            if let registered = input.registeredStores, !registered.contains(store) {
+                problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: (filesByStore[store] ?? []).sorted(by: utf8Precedes),
+                                                 message: "store \(store) has events but no stores/\(store) registration"))
+            }
+            guard let lowest = revisions.first else { continue }
+            var expected = known?[store].map { $0 + 1 } ?? lowest
+            for revision in revisions {
+                if revision > expected {
+                    problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: [],
+                                                     message: "store \(store) misses revisions \(expected)...\(revision - 1)"))
+                }
+                expected = max(expected, revision + 1)
+            }
+        }
+        for sourced in events {
+            for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
+                guard let needed = sourced.event.revisionSet[other] else { continue }
+                let present = revisionsByStore[other]?.max() ?? -1
+                let covered = known?[other] ?? -1
+                if needed > max(present, covered) {
+                    problems.append(IntegrityProblem(code: .mergeMissingDependency, number: 201, files: [sourced.file],
+                                                     message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline"))
+                }
+            }
+            if let modelHash = input.modelHash, let version = sourced.event.modelVersion,
+               version.hasPrefix("sha256:"), version != modelHash {
+                problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
+                                                 message: "written with model \(version), not the given model \(modelHash)"))
+            }
+        }
+        if let present = input.dataFiles {
+            for sourced in events + (baseline.map { [$0] } ?? []) {
+                var referenced = Set<String>()
+                for change in sourced.event.objectChanges {
+                    referenced.formUnion(change.dataFiles)
+                    for property in change.propertyChanges {
+                        if case .attributeInDataFile(let name) = property.value { referenced.insert(name) }
+                    }
+                }
+                for name in referenced.sorted(by: utf8Precedes) where !present.contains(name) {
+                    problems.append(IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file],
+                                                     message: "references data/\(name), which is missing"))
+                }
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import JSONDocument
+import EventCodecs
+import MergeEngine
+import CloudFolder
+import EnsembleModel
+
+struct Merge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay events to the final store state, as every device must (Spec/merge.md).",
+        discussion: """
+        INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \\
+        The state is printed as canonical JSON. When an integrity check fails, nothing is printed \\
+        on standard output and every failure goes to standard error with the original framework's \\
+        number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
+        """
+    )
+
+    @OptionGroup var options: ReadingOptions
+
+    @Option(name: .long, help: "Write the state to FILE (atomically) instead of standard output.")
+    var out: String?
+
+    @Argument(help: "Cloud folders, event files or v1 logs.")
+    var inputs: [String]
+
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one input") }
+    }
+
+    func run() throws {
+        let reader = try options.reader()
+        var input = MergeInput()
+        input.model = reader.model
+        input.modelHash = reader.model?.modelHash
+        var unreadable: [FormatError] = []
+        var ensembles = 0
+        for path in inputs {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                writeStandardError("logtool: \(path): no such file or folder")
+                throw ToolExit(status: .usage)
+            }
+            if !isDirectory.boolValue {
+                let result = reader.readFile(at: URL(fileURLWithPath: path), displayName: path)
+                unreadable += result.errors
+                for event in result.events {
+                    let sourced = SourcedEvent(event: event, file: path)
+                    if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
+                }
+                continue
+            }
+            let listings: [EnsembleListing]
+            do {
+                listings = try CloudFolderScanner().scan(path)
+            } catch {
+                writeStandardError("logtool: \(error)")
+                throw ToolExit(status: .usage)
+            }
+            ensembles += listings.count
+            guard ensembles <= 1 else {
+                writeStandardError("logtool: merge.several-ensembles: the inputs hold more than one ensemble; merge one at a time")
+                throw ToolExit(status: .usage)
+            }
+            for listing in listings {
+                let contents = EnsembleContents.read(listing, reader: reader)
+                let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
+                unreadable += contents.problems.map { $0.inFile(Converter.join(base, $0.location.file ?? "")) }
+                input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
+                input.dataFiles = Set(contents.dataFiles.map(\.name))
+                for file in contents.events {
+                    if let event = file.entry.event {
+                        input.events.append(SourcedEvent(event: event, file: Converter.join(base, file.entry.file)))
+                    } else if !file.entry.isComplete {
+                        input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
+                    }
+                }
+                for file in contents.baselines {
+                    if let event = file.entry.event {
+                        input.baselines.append(SourcedEvent(event: event, file: Converter.join(base, file.entry.file)))
+                    } else if !file.entry.isComplete {
+                        input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
+                    }
+                }
+            }
+        }
+        guard unreadable.isEmpty else {
+            for error in unreadable { writeStandardError("logtool: \(error)") }
+            throw ToolExit(status: .problemsFound)
+        }
+        let document: JSONValue
+        do {
+            document = try MergeEngine.merge(input).document()
+        } catch let failure as MergeFailure {
+            for problem in failure.problems {
+                let number = problem.number.map { " (\($0))" } ?? ""
+                let files = problem.files.isEmpty ? "" : " [\(problem.files.joined(separator: ", "))]"
+                writeStandardError("logtool: \(problem.code)\(number): \(problem.message)\(files)")
+            }
+            throw ToolExit(status: .problemsFound)
+        }
+        let bytes = JSONWriter().bytes(document) + [UInt8(ascii: "\n")]
+        guard let out else {
+            writeStandardOutput(String(decoding: bytes, as: UTF8.self))
+            return
+        }
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: out), options: .atomic)
+        } catch {
+            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
+            throw ToolExit(status: .usage)
+        }
+    }
+}
