@@ -22,11 +22,13 @@ struct Run {
 
     init(_ arguments: String...) throws { try self.init(arguments) }
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String]) throws { try self.init(arguments: arguments, in: Self.packageRoot) }
+
+    init(arguments: [String], in directory: URL) throws {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
-        process.currentDirectoryURL = Self.packageRoot
+        process.currentDirectoryURL = directory
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
