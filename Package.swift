@@ -40,6 +40,7 @@ let package = Package(
                 .embedInCode("Schemas/v2-event.schema.json"),
                 .embedInCode("Schemas/v1-event.schema.json"),
                 .embedInCode("Schemas/inspect.schema.json"),
+                .embedInCode("Schemas/state.schema.json"),
             ]
         ),
         .target(
@@ -75,7 +76,7 @@ let package = Package(
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
-        .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "MergeEngine"]),
+        .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [

@@ -94,6 +94,81 @@ public struct StoreState: Sendable {
             value = .ordered(order)
         }
         objects[key]?[name] = (property.name, value)
+        maintainInverse(of: property.name, on: key, from: current, to: value)
+    }
+
+    /// The ids a relationship value holds.
+    private static func targets(_ value: Value?) -> [String] {
+        switch value {
+        case .toOne(let target?)?: [target]
+        case .toMany(let members)?: members.map(\.value)
+        case .ordered(let order)?: order
+        default: []
+        }
+    }
+
+    /// With a model, keeps the other side of a relationship consistent, as Core Data does
+    /// (Spec/merge.md, "Inverse relationships").
+    private mutating func maintainInverse(of relationship: String, on key: ObjectKey, from old: Value?, to new: Value) {
+        guard let model, case .relationship(let definition)? = model.property(relationship, of: key.entity.value),
+              let inverseName = definition.inverseName else { return }
+        let before = Set(Self.targets(old).map(ExactString.init)), after = Set(Self.targets(new).map(ExactString.init))
+        for removed in before.subtracting(after).sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) {
+            guard let target = liveKey(removed.value, kindOf: definition.destinationEntity) else { continue }
+            detach(key.id, from: inverseName, of: target)
+        }
+        for added in after.subtracting(before).sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) {
+            guard let target = liveKey(added.value, kindOf: definition.destinationEntity),
+                  case .relationship(let inverse)? = model.property(inverseName, of: target.entity.value) else { continue }
+            let existing = objects[target]?[ExactString(inverseName)]?.value
+            if !inverse.isToMany {
+                // A to-one inverse holds one object: its previous partner loses the target.
+                if case .toOne(let previous?)? = existing, ExactString(previous) != key.id,
+                   let partner = liveKey(previous, kindOf: key.entity.value, lineageOf: inverse.destinationEntity) {
+                    detach(target.id, from: relationship, of: partner)
+                }
+                objects[target]?[ExactString(inverseName)] = (inverseName, .toOne(key.id.value))
+            } else if inverse.isOrdered {
+                var order: [String] = []
+                if case .ordered(let current)? = existing { order = current }
+                if !order.contains(where: { ExactString($0) == key.id }) { order.append(key.id.value) }
+                objects[target]?[ExactString(inverseName)] = (inverseName, .ordered(order))
+            } else {
+                var members: Set<ExactString> = []
+                if case .toMany(let current)? = existing { members = current }
+                members.insert(key.id)
+                objects[target]?[ExactString(inverseName)] = (inverseName, .toMany(members))
+            }
+        }
+    }
+
+    /// Removes `id` from one relationship of one object (a to-one holding it becomes null).
+    private mutating func detach(_ id: ExactString, from relationship: String, of key: ObjectKey) {
+        let name = ExactString(relationship)
+        switch objects[key]?[name]?.value {
+        case .toOne(let target?)? where ExactString(target) == id:
+            objects[key]?[name] = (relationship, .toOne(nil))
+        case .toMany(var members)? where members.contains(id):
+            members.remove(id)
+            objects[key]?[name] = (relationship, .toMany(members))
+        case .ordered(let order)?:
+            objects[key]?[name] = (relationship, .ordered(order.filter { ExactString($0) != id }))
+        default:
+            break
+        }
+    }
+
+    /// The live object with global identifier `id` whose entity is `entity` or inherits from it
+    /// (the first such entity by name in UTF-8 byte order).
+    private func liveKey(_ id: String, kindOf entity: String, lineageOf other: String? = nil) -> ObjectKey? {
+        guard let candidates = entitiesByID[ExactString(id)] else { return nil }
+        let matching = candidates.filter { candidate in
+            guard let model else { return true }
+            if model.entity(candidate.value, isKindOf: entity) { return true }
+            return other.map { model.entity(candidate.value, isKindOf: $0) } ?? false
+        }
+        guard let first = matching.min(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) else { return nil }
+        return ObjectKey(entity: first, id: ExactString(id))
     }
 
     /// The related object's global identifier when one is live (Spec/merge.md, "Resolution").

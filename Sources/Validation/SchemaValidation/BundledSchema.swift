@@ -8,6 +8,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case v1Event = "v1-event"
     /// The `logtool inspect --json` document.
     case inspect = "inspect"
+    /// The merged store state `logtool merge` prints.
+    case state = "state"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -15,6 +17,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .v2Event: PackageResources.v2_event_schema_json
         case .v1Event: PackageResources.v1_event_schema_json
         case .inspect: PackageResources.inspect_schema_json
+        case .state: PackageResources.state_schema_json
         }
     }
 
