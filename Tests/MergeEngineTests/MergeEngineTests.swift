@@ -120,3 +120,38 @@ struct MergeEngineTests {
         #expect(throws: MergeFailure.self) { try MergeEngine.merge(input) }
     }
 }
+
+@Suite("Merge with baselines")
+struct BaselineTests {
+    static func baseline(_ store: String, _ globalCount: Int64, _ revisions: [String: Int64], _ changes: [ObjectChange]) -> SourcedEvent {
+        SourcedEvent(event: Event(uniqueIdentifier: "B\(globalCount)\(store)", type: .baseline, storeIdentifier: store,
+                                  globalCount: globalCount, timestamp: 0, modelVersion: nil, revisionSet: RevisionSet(revisions),
+                                  objectChanges: changes), file: "baselines/\(globalCount)_\(store)")
+    }
+
+    static func merged(_ baselines: [SourcedEvent], _ events: [SourcedEvent] = []) throws -> String {
+        var input = MergeInput()
+        input.baselines = baselines
+        input.events = events
+        return JSONWriter().string(try MergeEngine.merge(input).document())
+    }
+
+    @Test("a dominated baseline is dropped; of two equal ones the newer is used")
+    func dominatedAndEqual() throws {
+        let old = Self.baseline("A", 1, ["A": 1], [insert("P", "old")])
+        let new = Self.baseline("A", 5, ["A": 3], [insert("P", "new")])
+        let twin = Self.baseline("B", 6, ["A": 3], [insert("P", "twin")])
+        #expect(try Self.merged([old, new]) == #"{"entities":{"P":{"new":{}}}}"#)
+        #expect(try Self.merged([new, twin]) == #"{"entities":{"P":{"twin":{}}}}"#)
+    }
+
+    @Test("concurrent baselines are merged: union of objects, the newer value per property; events they cover are skipped")
+    func concurrent() throws {
+        let a = Self.baseline("A", 4, ["A": 2, "B": 0], [insert("P", "p", [name("from A")]), insert("P", "onlyA")])
+        let b = Self.baseline("B", 5, ["A": 0, "B": 2], [insert("P", "p", [name("from B")]), insert("P", "onlyB")])
+        let covered = event("A", 1, 2, [insert("P", "covered")])
+        let later = event("A", 3, 7, [update("P", "p", [name("later")])], others: ["B": 2])
+        #expect(try Self.merged([b, a], [covered, later]) == #"{"entities":{"P":{"onlyA":{},"onlyB":{},"p":{"name":"later"}}}}"#)
+        #expect(try Self.merged([a, b]) == #"{"entities":{"P":{"onlyA":{},"onlyB":{},"p":{"name":"from B"}}}}"#)
+    }
+}

@@ -10,7 +10,6 @@ extension FormatError.Code {
     public static let mergeUnknownModelVersion = Self("merge.unknown-model-version")
     public static let mergeIncompleteData = Self("merge.incomplete-data")
     public static let mergeConflictingRevision = Self("merge.conflicting-revision")
-    public static let mergeConcurrentBaselines = Self("merge.concurrent-baselines")
     public static let mergeSeveralEnsembles = Self("merge.several-ensembles")
 }
 
@@ -63,7 +62,7 @@ public enum MergeEngine {
     public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
         let plan = try MergePlan(input)
         var state = StoreState(model: input.model)
-        if let baseline = plan.baseline { state.apply(baseline.event) }
+        for baseline in plan.baselines { state.apply(baseline.event) }
         for sourced in plan.replay { state.apply(sourced.event) }
         return state
     }
@@ -71,7 +70,10 @@ public enum MergeEngine {
 
 /// The events that take part, in replay order, after every integrity check passed.
 struct MergePlan {
-    var baseline: SourcedEvent?
+    /// The baselines that take part, oldest first; later ones win property by property.
+    var baselines: [SourcedEvent] = []
+    /// What the baselines together know: the store-wise maximum of their revision sets.
+    var baselineRevisions: RevisionSet?
     var replay: [SourcedEvent] = []
 
     init(_ input: MergeInput) throws(MergeFailure) {
@@ -79,7 +81,8 @@ struct MergePlan {
         for file in input.incompleteFiles {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
         }
-        baseline = try Self.chooseBaseline(input.baselines)
+        baselines = Self.chooseBaselines(input.baselines)
+        baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
         // Deduplicate by (store, revision).
         var byRevision: [ExactString: SourcedEvent] = [:]
         var ordered: [SourcedEvent] = []
@@ -95,7 +98,6 @@ struct MergePlan {
             byRevision[key] = sourced
             ordered.append(sourced)
         }
-        let baselineRevisions = baseline?.event.revisionSet
         let uncovered = ordered.filter { sourced in
             guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return true }
             return sourced.event.revision > known
@@ -103,7 +105,7 @@ struct MergePlan {
         for sourced in uncovered where sourced.event.type == .incomplete {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
-        problems += Self.integrity(uncovered, baseline: baseline, input: input)
+        problems += Self.integrity(uncovered, baselines: baselines, known: baselineRevisions, input: input)
         guard problems.isEmpty else {
             throw MergeFailure(problems: problems.sorted { a, b in
                 a.code != b.code ? a.code < b.code : (a.files.first ?? "").utf8.lexicographicallyPrecedes((b.files.first ?? "").utf8)
@@ -118,29 +120,29 @@ struct MergePlan {
         }
     }
 
-    /// The one baseline used: the one whose revision set dominates or equals every other
-    /// (equal sets: greatest global count, timestamp, unique identifier).
-    static func chooseBaseline(_ baselines: [SourcedEvent]) throws(MergeFailure) -> SourcedEvent? {
-        let ranked = baselines.sorted { a, b in
-            let x = a.event, y = b.event
-            if x.globalCount != y.globalCount { return x.globalCount > y.globalCount }
-            if x.timestamp != y.timestamp { return x.timestamp > y.timestamp }
-            return utf8Precedes(y.uniqueIdentifier, x.uniqueIdentifier)
+    /// The baselines that take part (Spec/merge.md, "Baselines"): a baseline whose revision set
+    /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
+    /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
+    /// unique identifier by UTF-8 bytes).
+    static func chooseBaselines(_ baselines: [SourcedEvent]) -> [SourcedEvent] {
+        func newer(_ a: Event, _ b: Event) -> Bool {
+            if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
+            if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
+            return utf8Precedes(b.uniqueIdentifier, a.uniqueIdentifier)
         }
-        guard let winner = ranked.first(where: { candidate in
-            ranked.allSatisfy { other in
-                let order = candidate.event.revisionSet.compare(other.event.revisionSet)
-                return order == .dominates || order == .equal
+        let kept = baselines.filter { candidate in
+            !baselines.contains { other in
+                switch other.event.revisionSet.compare(candidate.event.revisionSet) {
+                case .dominates: return true
+                case .equal: return newer(other.event, candidate.event)
+                default: return false
+                }
             }
-        }) else {
-            if baselines.isEmpty { return nil }
-            throw MergeFailure(problems: [IntegrityProblem(code: .mergeConcurrentBaselines, number: nil, files: baselines.map(\.file).sorted(by: utf8Precedes),
-                                                           message: "the baselines are concurrent; consolidating them is not supported yet")])
         }
-        return winner
+        return kept.sorted { newer($1.event, $0.event) }
     }
 
-    static func integrity(_ events: [SourcedEvent], baseline: SourcedEvent?, input: MergeInput) -> [IntegrityProblem] {
+    static func integrity(_ events: [SourcedEvent], baselines: [SourcedEvent], known: RevisionSet?, input: MergeInput) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
         var revisionsByStore: [String: [Int64]] = [:]
         var filesByStore: [String: [String]] = [:]
@@ -148,7 +150,6 @@ struct MergePlan {
             revisionsByStore[sourced.event.storeIdentifier, default: []].append(sourced.event.revision)
             filesByStore[sourced.event.storeIdentifier, default: []].append(sourced.file)
         }
-        let known = baseline?.event.revisionSet
         for store in revisionsByStore.keys.sorted(by: utf8Precedes) {
             let revisions = (revisionsByStore[store] ?? []).sorted()
             if let registered = input.registeredStores, !registered.contains(store) {
@@ -182,7 +183,7 @@ struct MergePlan {
             }
         }
         if let present = input.dataFiles {
-            for sourced in events + (baseline.map { [$0] } ?? []) {
+            for sourced in events + baselines {
                 var referenced = Set<String>()
                 for change in sourced.event.objectChanges {
                     referenced.formUnion(change.dataFiles)
