@@ -6,7 +6,7 @@ import PackageDescription
 //   Validation  SchemaValidation, ModelValidation
 //   Merge       MergeEngine
 //   Folder      CloudFolder
-//   Tool        LogToolCore -> logtool
+//   Tool        CSQLite, SQLiteExport, LogToolCore -> logtool
 let package = Package(
     name: "EnsemblesToolkit",
     platforms: [.macOS(.v13)],
@@ -63,10 +63,17 @@ let package = Package(
             ],
             path: "Sources/Folder/CloudFolder"
         ),
+        // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
+        .systemLibrary(name: "CSQLite", path: "Sources/Tool/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "SQLiteExport",
+            dependencies: ["CSQLite", "JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"],
+            path: "Sources/Tool/SQLiteExport"
+        ),
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "SQLiteExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -78,7 +85,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "CSQLite", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore",
         ]),

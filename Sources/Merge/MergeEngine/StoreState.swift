@@ -6,7 +6,7 @@ import EventCodecs
 /// The state of the store being rebuilt: live objects and the properties set on them.
 public struct StoreState: Sendable {
     /// A property's current value.
-    enum Value: Sendable, Equatable {
+    public enum Value: Sendable, Equatable {
         case attribute(AttributeValue)
         case dataFile(String)
         case toOne(String?)
@@ -205,6 +205,17 @@ public struct StoreState: Sendable {
             }
         }
     }
+
+    /// Every live object: entity name, global identifier and its set properties by name, all
+    /// in UTF-8 byte order.
+    public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
+        objects.map { key, properties in
+            (key.entity.value, key.id.value, properties.values.map { ($0.name, $0.value) }.sorted { utf8Precedes($0.name, $1.name) })
+        }.sorted { $0.entity != $1.entity ? utf8Precedes($0.entity, $1.entity) : utf8Precedes($0.id, $1.id) }
+    }
+
+    /// The model the state was merged with, if any.
+    public var dataModel: DataModel? { model }
 
     /// The state document of Spec/merge.md: `{"entities": {entity: {id: {property: value}}}}`.
     public func document() throws(FormatError) -> JSONValue {

@@ -5,6 +5,7 @@ import EventCodecs
 import MergeEngine
 import CloudFolder
 import EnsembleModel
+import SQLiteExport
 
 struct Merge: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,6 +22,9 @@ struct Merge: ParsableCommand {
 
     @Option(name: .long, help: "Write the state to FILE (atomically) instead of standard output.")
     var out: String?
+
+    @Option(name: .long, help: "Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).")
+    var sqlite: String?
 
     @Argument(help: "Cloud folders, event files or v1 logs.")
     var inputs: [String]
@@ -91,7 +95,12 @@ struct Merge: ParsableCommand {
         }
         let document: JSONValue
         do {
-            document = try MergeEngine.merge(input).document()
+            let state = try MergeEngine.merge(input)
+            document = try state.document()
+            if let sqlite { try StateDatabase.write(state, to: sqlite) }
+        } catch let error as FormatError {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         } catch let failure as MergeFailure {
             for problem in failure.problems {
                 let number = problem.number.map { " (\($0))" } ?? ""

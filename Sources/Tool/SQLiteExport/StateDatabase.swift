@@ -1,0 +1,227 @@
+import CSQLite
+import Foundation
+import JSONDocument
+import EnsembleModel
+import DataModel
+import MergeEngine
+
+extension FormatError.Code {
+    public static let sqliteFailed = Self("sqlite.failed")
+    public static let sqliteDestinationExists = Self("sqlite.destination-exists")
+}
+
+/// Writes a merged state into a new SQLite database (Spec/merge.md, "SQLite output"): one table
+/// per entity with a column per attribute and to-one relationship, one join table per to-many.
+public enum StateDatabase {
+    /// Writes `state` to `path`, which must not exist. The database is built under a temporary
+    /// name beside it and renamed at the end, so a crash never leaves a half-written file.
+    public static func write(_ state: StoreState, to path: String) throws(FormatError) {
+        let destination = URL(fileURLWithPath: path).standardizedFileURL
+        guard (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
+            throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))
+        }
+        let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        do {
+            let database = try Connection(path: temporary.path)
+            try database.execute("PRAGMA journal_mode=DELETE")
+            try database.execute("BEGIN")
+            try fill(database, with: state)
+            try database.execute("COMMIT")
+            database.close()
+        } catch let error as FormatError {
+            throw error.inFile(path)
+        } catch {
+            throw FormatError(.sqliteFailed, "\(error)", location: .init(file: path))
+        }
+        guard rename(temporary.path, destination.path) == 0 else {
+            throw FormatError(.sqliteFailed, "could not move the database into place: \(String(cString: strerror(errno)))", location: .init(file: path))
+        }
+    }
+
+    /// The tables: from the model when there is one (every entity, attribute and relationship),
+    /// else from what the state holds.
+    private static func fill(_ database: Connection, with state: StoreState) throws {
+        let objects = state.objectsInOrder
+        var columns: [String: [(name: String, type: String)]] = [:]
+        var joins: [String: Set<String>] = [:]      // entity -> to-many relationship names
+        var ordered: Set<String> = []                // "entity\0relationship" of ordered ones
+        if let model = state.dataModel {
+            for entity in model.entityNames where !(model.entities[entity]?.isAbstract ?? false) {
+                var list: [(String, String)] = []
+                for ancestor in model.lineage(of: entity).reversed() {
+                    for attribute in ancestor.attributes.values.sorted(by: { utf8Precedes($0.name, $1.name) }) where !attribute.isTransient {
+                        list.append((attribute.name, sqlType(attribute.type)))
+                    }
+                    for relationship in ancestor.relationships.values.sorted(by: { utf8Precedes($0.name, $1.name) }) where !relationship.isTransient {
+                        if relationship.isToMany {
+                            joins[entity, default: []].insert(relationship.name)
+                            if relationship.isOrdered { ordered.insert("\(entity)\u{0}\(relationship.name)") }
+                        } else {
+                            list.append((relationship.name, "TEXT"))
+                        }
+                    }
+                }
+                columns[entity] = list
+            }
+        }
+        for object in objects {
+            for property in object.properties {
+                switch property.value {
+                case .toMany, .ordered:
+                    joins[object.entity, default: []].insert(property.name)
+                    if case .ordered = property.value { ordered.insert("\(object.entity)\u{0}\(property.name)") }
+                default:
+                    if !(columns[object.entity] ?? []).contains(where: { $0.name == property.name }) {
+                        columns[object.entity, default: []].append((property.name, ""))
+                    }
+                }
+            }
+            if columns[object.entity] == nil { columns[object.entity] = [] }
+        }
+        for (entity, list) in columns.sorted(by: { utf8Precedes($0.key, $1.key) }) {
+            let definitions = [#""globalIdentifier" TEXT PRIMARY KEY"#] + list.map { "\(quote($0.name)) \($0.type)".trimmingCharacters(in: .whitespaces) }
+            try database.execute("CREATE TABLE \(quote(entity)) (\(definitions.joined(separator: ", ")))")
+        }
+        for (entity, relationships) in joins.sorted(by: { utf8Precedes($0.key, $1.key) }) {
+            for relationship in relationships.sorted(by: utf8Precedes) {
+                let position = ordered.contains("\(entity)\u{0}\(relationship)") ? #", "position" INTEGER NOT NULL"# : ""
+                try database.execute("CREATE TABLE \(quote("\(entity)_\(relationship)")) (\"owner\" TEXT NOT NULL, \"member\" TEXT NOT NULL\(position), PRIMARY KEY (\"owner\", \"member\"))")
+            }
+        }
+        for object in objects {
+            let scalar = object.properties.filter { if case .toMany = $0.value { return false }; if case .ordered = $0.value { return false }; return true }
+            let names = ["globalIdentifier"] + scalar.map(\.name)
+            let statement = try database.prepare("INSERT INTO \(quote(object.entity)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))")
+            try statement.bind(1, .text(object.id))
+            for (index, property) in scalar.enumerated() { try statement.bind(Int32(index + 2), sqlValue(property.value)) }
+            try statement.run()
+            for property in object.properties {
+                let table = quote("\(object.entity)_\(property.name)")
+                switch property.value {
+                case .toMany(let members):
+                    for member in members.map(\.value).sorted(by: utf8Precedes) {
+                        let insert = try database.prepare("INSERT INTO \(table) (\"owner\", \"member\") VALUES (?, ?)")
+                        try insert.bind(1, .text(object.id))
+                        try insert.bind(2, .text(member))
+                        try insert.run()
+                    }
+                case .ordered(let order):
+                    for (position, member) in order.enumerated() {
+                        let insert = try database.prepare("INSERT INTO \(table) (\"owner\", \"member\", \"position\") VALUES (?, ?, ?)")
+                        try insert.bind(1, .text(object.id))
+                        try insert.bind(2, .text(member))
+                        try insert.bind(3, .integer(Int64(position)))
+                        try insert.run()
+                    }
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    private static func sqlType(_ type: AttributeType) -> String {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: "INTEGER"
+        case .double, .float, .date: "REAL"
+        case .binary, .transformable: "BLOB"
+        case .decimal, .string, .uuid, .uri: "TEXT"
+        case .undefined, .objectID: ""
+        }
+    }
+
+    /// Stored values: dates as milliseconds since 1970, decimals as their exact text, data-file
+    /// values as the file name, NaN as NULL (SQLite has no NaN).
+    private static func sqlValue(_ value: StoreState.Value) -> SQLValue {
+        switch value {
+        case .attribute(let attribute):
+            switch attribute {
+            case .null: return .null
+            case .bool(let flag): return .integer(flag ? 1 : 0)
+            case .integer(let int): return .integer(int)
+            case .double(let double): return double.isNaN ? .null : .real(double)
+            case .decimal(let text), .string(let text), .url(let text): return .text(text)
+            case .date(let milliseconds): return .real(milliseconds)
+            case .binary(let data): return .blob(data)
+            case .uuid(let uuid): return .text(uuid.uuidString.uppercased())
+            }
+        case .dataFile(let name): return .text(name)
+        case .toOne(let target): return target.map(SQLValue.text) ?? .null
+        case .toMany, .ordered: return .null
+        }
+    }
+
+    private static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+enum SQLValue {
+    case null, integer(Int64), real(Double), text(String), blob(Data)
+}
+
+/// A minimal SQLite connection: what writing the state needs, with errors that name the SQL.
+final class Connection {
+    private var handle: OpaquePointer?
+
+    init(path: String) throws(FormatError) {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(handle)
+            throw FormatError(.sqliteFailed, "SQLite could not create the database: \(message)")
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        sqlite3_close(handle)
+        handle = nil
+    }
+
+    func execute(_ sql: String) throws(FormatError) {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
+    }
+
+    func prepare(_ sql: String) throws(FormatError) -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure(sql) }
+        return Statement(statement: statement, connection: self, sql: sql)
+    }
+
+    func failure(_ sql: String) -> FormatError {
+        FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+    }
+
+    final class Statement {
+        let statement: OpaquePointer
+        let connection: Connection
+        let sql: String
+
+        init(statement: OpaquePointer, connection: Connection, sql: String) {
+            self.statement = statement
+            self.connection = connection
+            self.sql = sql
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        func bind(_ index: Int32, _ value: SQLValue) throws(FormatError) {
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let int): status = sqlite3_bind_int64(statement, index, int)
+            case .real(let double): status = sqlite3_bind_double(statement, index, double)
+            case .text(let text): status = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+            case .blob(let data):
+                status = data.withUnsafeBytes { sqlite3_bind_blob64(statement, index, $0.baseAddress, sqlite3_uint64($0.count), csqlite_transient()) }
+            }
+            guard status == SQLITE_OK else { throw connection.failure(sql) }
+        }
+
+        func run() throws(FormatError) {
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure(sql) }
+        }
+    }
+}
