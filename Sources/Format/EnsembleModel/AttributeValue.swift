@@ -23,7 +23,8 @@ public enum AttributeValue: Hashable, Sendable {
         case (.null, .null): true
         case let (.bool(a), .bool(b)): a == b
         case let (.integer(a), .integer(b)): a == b
-        case let (.double(a), .double(b)): a == b || (a.isNaN && b.isNaN)
+        // By bit pattern (0.0 and -0.0 differ, as they do in every encoding); all NaNs are one.
+        case let (.double(a), .double(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
         case let (.decimal(a), .decimal(b)): a == b
         case let (.string(a), .string(b)): a == b
         case let (.date(a), .date(b)): a == b

@@ -81,34 +81,35 @@ struct MergePlan {
         for file in input.incompleteFiles {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
         }
-        baselines = Self.chooseBaselines(input.baselines)
+        // Type 0 events never take part, covered or not (Spec/merge.md 4.1).
+        for sourced in input.events + input.baselines where sourced.event.type == .incomplete {
+            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
+        }
+        let candidates = input.events.filter { $0.event.type == .save || $0.event.type == .merge }
+        baselines = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline })
         baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
         // Deduplicate by (store, revision).
-        var byRevision: [ExactString: SourcedEvent] = [:]
+        var byRevision: [ExactString: [SourcedEvent]] = [:]
         var ordered: [SourcedEvent] = []
-        for sourced in input.events {
+        for sourced in candidates {
             let key = ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")
-            if let first = byRevision[key] {
-                if first.event != sourced.event {
-                    problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: [first.file, sourced.file].sorted(by: utf8Precedes),
-                                                     message: "two different events claim revision \(sourced.event.revision) of store \(sourced.event.storeIdentifier)"))
-                }
-                continue
-            }
-            byRevision[key] = sourced
-            ordered.append(sourced)
+            if byRevision[key] == nil { ordered.append(sourced) }
+            byRevision[key, default: []].append(sourced)
+        }
+        for copies in byRevision.values where copies.contains(where: { $0.event != copies[0].event }) {
+            let event = copies[0].event
+            problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
+                                             message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)"))
         }
         let uncovered = ordered.filter { sourced in
             guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return true }
             return sourced.event.revision > known
         }
-        for sourced in uncovered where sourced.event.type == .incomplete {
-            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
-        }
         problems += Self.integrity(uncovered, baselines: baselines, known: baselineRevisions, input: input)
         guard problems.isEmpty else {
             throw MergeFailure(problems: problems.sorted { a, b in
-                a.code != b.code ? a.code < b.code : (a.files.first ?? "").utf8.lexicographicallyPrecedes((b.files.first ?? "").utf8)
+                if a.code != b.code { return a.code < b.code }
+                return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
             })
         }
         replay = uncovered.sorted { a, b in
@@ -146,9 +147,11 @@ struct MergePlan {
         var problems: [IntegrityProblem] = []
         var revisionsByStore: [String: [Int64]] = [:]
         var filesByStore: [String: [String]] = [:]
+        var fileOfRevision: [ExactString: String] = [:]
         for sourced in events {
             revisionsByStore[sourced.event.storeIdentifier, default: []].append(sourced.event.revision)
             filesByStore[sourced.event.storeIdentifier, default: []].append(sourced.file)
+            fileOfRevision[ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")] = sourced.file
         }
         for store in revisionsByStore.keys.sorted(by: utf8Precedes) {
             let revisions = (revisionsByStore[store] ?? []).sorted()
@@ -160,10 +163,17 @@ struct MergePlan {
             var expected = known?[store].map { $0 + 1 } ?? lowest
             for revision in revisions {
                 if revision > expected {
-                    problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: [],
+                    let above = fileOfRevision[ExactString("\(store)\u{0}\(revision)")].map { [$0] } ?? []
+                    problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: above,
                                                      message: "store \(store) misses revisions \(expected)...\(revision - 1)"))
                 }
                 expected = max(expected, revision + 1)
+            }
+        }
+        for sourced in baselines {
+            if let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash {
+                problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
+                                                 message: "written with model \(version), not the given model \(modelHash)"))
             }
         }
         for sourced in events {

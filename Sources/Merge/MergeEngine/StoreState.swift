@@ -3,48 +3,55 @@ import EnsembleModel
 import DataModel
 import EventCodecs
 
-/// The state of the store being rebuilt: live objects and the properties set on them.
+/// The state of the store being rebuilt: live objects and the properties set on them
+/// (Spec/merge.md sections 7 and 8).
 public struct StoreState: Sendable {
-    /// A property's current value.
+    /// An object: its entity and global identifier. (Base, x) and (Sub, x) are two objects.
+    public struct ObjectKey: Hashable, Sendable {
+        public var entity: ExactString
+        public var id: ExactString
+    }
+
+    /// A property's current value. Relationships hold objects, not bare identifiers, so a
+    /// delete detaches exactly the object deleted.
     public enum Value: Sendable, Equatable {
         case attribute(AttributeValue)
         case dataFile(String)
-        case toOne(String?)
-        case toMany(Set<ExactString>)
-        case ordered([String])
-    }
-
-    struct ObjectKey: Hashable, Sendable {
-        var entity: ExactString
-        var id: ExactString
+        case toOne(ObjectKey?)
+        case toMany(Set<ObjectKey>)
+        case ordered([ObjectKey])
     }
 
     private var objects: [ObjectKey: [ExactString: (name: String, value: Value)]] = [:]
-    /// Live entities per global identifier, for resolving related ids.
+    /// Live entities per global identifier, for resolving related identifiers.
     private var entitiesByID: [ExactString: Set<ExactString>] = [:]
     let model: DataModel?
 
     init(model: DataModel?) { self.model = model }
 
-    /// Applies one event with its three phases: create, set, delete (Spec/merge.md).
+    /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     mutating func apply(_ event: Event) {
         for change in event.objectChanges where change.type == .insert {
-            let key = ObjectKey(entity: ExactString(change.entity), id: ExactString(change.globalIdentifier))
+            let key = Self.key(change.entity, change.globalIdentifier)
             if objects[key] == nil {
                 objects[key] = [:]
                 entitiesByID[key.id, default: []].insert(key.entity)
             }
         }
         for change in event.objectChanges where change.type != .delete {
-            let key = ObjectKey(entity: ExactString(change.entity), id: ExactString(change.globalIdentifier))
+            let key = Self.key(change.entity, change.globalIdentifier)
             guard objects[key] != nil else { continue }
             for property in change.propertyChanges {
                 set(property, of: key, isInsert: change.type == .insert)
             }
         }
         for change in event.objectChanges where change.type == .delete {
-            delete(ObjectKey(entity: ExactString(change.entity), id: ExactString(change.globalIdentifier)))
+            delete(Self.key(change.entity, change.globalIdentifier))
         }
+    }
+
+    private static func key(_ entity: String, _ id: String) -> ObjectKey {
+        ObjectKey(entity: ExactString(entity), id: ExactString(id))
     }
 
     private mutating func set(_ property: PropertyChange, of key: ObjectKey, isInsert: Bool) {
@@ -61,35 +68,36 @@ public struct StoreState: Sendable {
                 value = .toOne(nil)
                 break
             }
-            guard let target = resolve(related, entity: key.entity.value, relationship: property.name) else { return }
+            guard let target = resolve(related, from: key.entity.value, relationship: property.name) else { return }
             value = .toOne(target)
         case .toMany(let added, let removed):
-            var members: Set<ExactString> = []
-            if !isInsert, case .toMany(let existing)? = current { members = existing }
-            if !isInsert { members.subtract(removed.map(ExactString.init)) }
-            for id in added where resolve(id, entity: key.entity.value, relationship: property.name) != nil {
-                members.insert(ExactString(id))
+            var members: Set<ObjectKey> = []
+            if !isInsert, case .toMany(let existing)? = current {
+                let removedIDs = Set(removed.map(ExactString.init))
+                members = existing.filter { !removedIDs.contains($0.id) }
+            }
+            for id in added {
+                guard !members.contains(where: { $0.id == ExactString(id) }),
+                      let target = resolve(id, from: key.entity.value, relationship: property.name) else { continue }
+                members.insert(target)
             }
             value = .toMany(members)
         case .orderedToMany(let added, let removed, let moved):
-            var order: [String] = []
+            var order: [ObjectKey] = []
             if !isInsert, case .ordered(let existing)? = current { order = existing }
-            let removedSet = Set(removed.map(ExactString.init))
-            order.removeAll { removedSet.contains(ExactString($0)) }
-            var members = Set(order.map(ExactString.init))
-            for id in added.sorted(by: utf8Precedes) where !members.contains(ExactString(id))
-                && resolve(id, entity: key.entity.value, relationship: property.name) != nil {
-                order.append(id)
-                members.insert(ExactString(id))
+            let removedIDs = Set(removed.map(ExactString.init))
+            order.removeAll { removedIDs.contains($0.id) }
+            for id in added.sorted(by: utf8Precedes) where !order.contains(where: { $0.id == ExactString(id) }) {
+                if let target = resolve(id, from: key.entity.value, relationship: property.name) { order.append(target) }
             }
             if !moved.isEmpty {
-                var placed = Set<ExactString>()
-                var front: [String] = []
+                var front: [ObjectKey] = []
                 for index in moved.keys.sorted() {
-                    guard let id = moved[index], members.contains(ExactString(id)), placed.insert(ExactString(id)).inserted else { continue }
-                    front.append(id)
+                    guard let id = moved[index], let member = order.first(where: { $0.id == ExactString(id) }),
+                          !front.contains(member) else { continue }
+                    front.append(member)
                 }
-                order = front + order.filter { !placed.contains(ExactString($0)) }
+                order = front + order.filter { !front.contains($0) }
             }
             value = .ordered(order)
         }
@@ -97,88 +105,87 @@ public struct StoreState: Sendable {
         maintainInverse(of: property.name, on: key, from: current, to: value)
     }
 
-    /// The ids a relationship value holds.
-    private static func targets(_ value: Value?) -> [String] {
+    /// The live object a related identifier names (Spec/merge.md 8.5): without a model any
+    /// entity, with one the destination entity or its sub-entities; the first entity by name
+    /// in UTF-8 byte order when several match.
+    private func resolve(_ id: String, from entity: String, relationship: String) -> ObjectKey? {
+        guard let candidates = entitiesByID[ExactString(id)] else { return nil }
+        var destination: String?
+        if let model, case .relationship(let definition)? = model.property(relationship, of: entity) {
+            destination = definition.destinationEntity
+        }
+        let matching = candidates.filter { candidate in
+            guard let model, let destination else { return true }
+            return model.entity(candidate.value, isKindOf: destination)
+        }
+        return matching.min { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }.map { ObjectKey(entity: $0, id: ExactString(id)) }
+    }
+
+    // MARK: - Inverse relationships
+
+    /// The objects a relationship value holds.
+    private static func targets(_ value: Value?) -> Set<ObjectKey> {
         switch value {
         case .toOne(let target?)?: [target]
-        case .toMany(let members)?: members.map(\.value)
-        case .ordered(let order)?: order
+        case .toMany(let members)?: members
+        case .ordered(let order)?: Set(order)
         default: []
         }
     }
 
     /// With a model, keeps the other side of a relationship consistent, as Core Data does
-    /// (Spec/merge.md, "Inverse relationships").
+    /// (Spec/merge.md 8.8).
     private mutating func maintainInverse(of relationship: String, on key: ObjectKey, from old: Value?, to new: Value) {
         guard let model, case .relationship(let definition)? = model.property(relationship, of: key.entity.value),
               let inverseName = definition.inverseName else { return }
-        let before = Set(Self.targets(old).map(ExactString.init)), after = Set(Self.targets(new).map(ExactString.init))
-        for removed in before.subtracting(after).sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) {
-            guard let target = liveKey(removed.value, kindOf: definition.destinationEntity) else { continue }
-            detach(key.id, from: inverseName, of: target)
+        let before = Self.targets(old), after = Self.targets(new)
+        let byKey: (ObjectKey, ObjectKey) -> Bool = { a, b in
+            a.entity != b.entity ? a.entity.value.utf8.lexicographicallyPrecedes(b.entity.value.utf8) : a.id.value.utf8.lexicographicallyPrecedes(b.id.value.utf8)
         }
-        for added in after.subtracting(before).sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) {
-            guard let target = liveKey(added.value, kindOf: definition.destinationEntity),
-                  case .relationship(let inverse)? = model.property(inverseName, of: target.entity.value) else { continue }
-            let existing = objects[target]?[ExactString(inverseName)]?.value
+        for target in before.subtracting(after).sorted(by: byKey) where objects[target] != nil {
+            detach(key, from: inverseName, of: target)
+        }
+        for target in after.subtracting(before).sorted(by: byKey) where objects[target] != nil {
+            guard case .relationship(let inverse)? = model.property(inverseName, of: target.entity.value) else { continue }
+            let inverseKey = ExactString(inverseName)
+            let existing = objects[target]?[inverseKey]?.value
             if !inverse.isToMany {
-                // A to-one inverse holds one object: its previous partner loses the target.
-                if case .toOne(let previous?)? = existing, ExactString(previous) != key.id,
-                   let partner = liveKey(previous, kindOf: key.entity.value, lineageOf: inverse.destinationEntity) {
-                    detach(target.id, from: relationship, of: partner)
+                // A to-one holds one object: its previous partner loses the target.
+                if case .toOne(let previous?)? = existing, previous != key, objects[previous] != nil {
+                    detach(target, from: relationship, of: previous)
                 }
-                objects[target]?[ExactString(inverseName)] = (inverseName, .toOne(key.id.value))
+                objects[target]?[inverseKey] = (inverseName, .toOne(key))
             } else if inverse.isOrdered {
-                var order: [String] = []
+                var order: [ObjectKey] = []
                 if case .ordered(let current)? = existing { order = current }
-                if !order.contains(where: { ExactString($0) == key.id }) { order.append(key.id.value) }
-                objects[target]?[ExactString(inverseName)] = (inverseName, .ordered(order))
+                if !order.contains(key) { order.append(key) }
+                objects[target]?[inverseKey] = (inverseName, .ordered(order))
             } else {
-                var members: Set<ExactString> = []
+                var members: Set<ObjectKey> = []
                 if case .toMany(let current)? = existing { members = current }
-                members.insert(key.id)
-                objects[target]?[ExactString(inverseName)] = (inverseName, .toMany(members))
+                members.insert(key)
+                objects[target]?[inverseKey] = (inverseName, .toMany(members))
             }
         }
     }
 
-    /// Removes `id` from one relationship of one object (a to-one holding it becomes null).
-    private mutating func detach(_ id: ExactString, from relationship: String, of key: ObjectKey) {
+    /// Removes `object` from one relationship of one object (a to-one holding it becomes null).
+    private mutating func detach(_ object: ObjectKey, from relationship: String, of key: ObjectKey) {
         let name = ExactString(relationship)
         switch objects[key]?[name]?.value {
-        case .toOne(let target?)? where ExactString(target) == id:
+        case .toOne(let target?)? where target == object:
             objects[key]?[name] = (relationship, .toOne(nil))
-        case .toMany(var members)? where members.contains(id):
-            members.remove(id)
+        case .toMany(var members)? where members.contains(object):
+            members.remove(object)
             objects[key]?[name] = (relationship, .toMany(members))
-        case .ordered(let order)?:
-            objects[key]?[name] = (relationship, .ordered(order.filter { ExactString($0) != id }))
+        case .ordered(let order)? where order.contains(object):
+            objects[key]?[name] = (relationship, .ordered(order.filter { $0 != object }))
         default:
             break
         }
     }
 
-    /// The live object with global identifier `id` whose entity is `entity` or inherits from it
-    /// (the first such entity by name in UTF-8 byte order).
-    private func liveKey(_ id: String, kindOf entity: String, lineageOf other: String? = nil) -> ObjectKey? {
-        guard let candidates = entitiesByID[ExactString(id)] else { return nil }
-        let matching = candidates.filter { candidate in
-            guard let model else { return true }
-            if model.entity(candidate.value, isKindOf: entity) { return true }
-            return other.map { model.entity(candidate.value, isKindOf: $0) } ?? false
-        }
-        guard let first = matching.min(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) else { return nil }
-        return ObjectKey(entity: first, id: ExactString(id))
-    }
-
-    /// The related object's global identifier when one is live (Spec/merge.md, "Resolution").
-    private func resolve(_ id: String, entity: String, relationship: String) -> String? {
-        guard var candidates = entitiesByID[ExactString(id)], !candidates.isEmpty else { return nil }
-        if let model, case .relationship(let definition)? = model.property(relationship, of: entity) {
-            candidates = candidates.filter { model.entity($0.value, isKindOf: definition.destinationEntity) }
-        }
-        return candidates.isEmpty ? nil : id
-    }
+    // MARK: - Delete
 
     /// Detaches the object from every relationship of every live object, then removes it.
     private mutating func delete(_ key: ObjectKey) {
@@ -186,25 +193,14 @@ public struct StoreState: Sendable {
         objects[key] = nil
         entitiesByID[key.id]?.remove(key.entity)
         if entitiesByID[key.id]?.isEmpty == true { entitiesByID[key.id] = nil }
-        // Without entity-qualified references, a reference to the id goes only when no other
-        // live object has that id (Spec/merge.md, "Delete").
-        guard entitiesByID[key.id] == nil else { return }
         for (objectKey, properties) in objects {
-            for (name, property) in properties {
-                switch property.value {
-                case .toOne(let target?) where ExactString(target) == key.id:
-                    objects[objectKey]?[name] = (property.name, .toOne(nil))
-                case .toMany(var members) where members.contains(key.id):
-                    members.remove(key.id)
-                    objects[objectKey]?[name] = (property.name, .toMany(members))
-                case .ordered(let order) where order.contains(where: { ExactString($0) == key.id }):
-                    objects[objectKey]?[name] = (property.name, .ordered(order.filter { ExactString($0) != key.id }))
-                default:
-                    continue
-                }
+            for property in properties.values where Self.targets(property.value).contains(key) {
+                detach(key, from: property.name, of: objectKey)
             }
         }
     }
+
+    // MARK: - Output
 
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
@@ -219,28 +215,28 @@ public struct StoreState: Sendable {
 
     /// The state document of Spec/merge.md: `{"entities": {entity: {id: {property: value}}}}`.
     public func document() throws(FormatError) -> JSONValue {
-        var entities: [ExactString: [(String, JSONValue)]] = [:]
-        var names: [ExactString: String] = [:]
-        for (key, properties) in objects {
+        var entities: [(String, JSONValue)] = []
+        var current: (name: String, objects: [(String, JSONValue)])?
+        for object in objectsInOrder {
             var members: [(String, JSONValue)] = []
-            for (_, property) in properties {
-                members.append((property.name, try Self.json(property.value)))
+            for property in object.properties { members.append((property.name, try Self.json(property.value))) }
+            if current?.name != object.entity {
+                if let finished = current { entities.append((finished.name, .object(JSONObject(finished.objects)))) }
+                current = (object.entity, [])
             }
-            entities[key.entity, default: []].append((key.id.value, .object(JSONObject(members))))
-            names[key.entity] = key.entity.value
+            current?.objects.append((object.id, .object(JSONObject(members))))
         }
-        return .object(JSONObject([("entities", .object(JSONObject(entities.map { entity, objects in
-            (names[entity] ?? entity.value, JSONValue.object(JSONObject(objects)))
-        })))]))
+        if let finished = current { entities.append((finished.name, .object(JSONObject(finished.objects)))) }
+        return .object(JSONObject([("entities", .object(JSONObject(entities)))]))
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {
         switch value {
         case .attribute(let attribute): return try V2JSONEncoder.attributeJSON(attribute)
         case .dataFile(let name): return .array([.string("dataFile"), .string(name)])
-        case .toOne(let target): return target.map(JSONValue.string) ?? .null
-        case .toMany(let members): return .array(members.map(\.value).sorted(by: utf8Precedes).map(JSONValue.string))
-        case .ordered(let order): return .array(order.map(JSONValue.string))
+        case .toOne(let target): return target.map { .string($0.id.value) } ?? .null
+        case .toMany(let members): return .array(members.map(\.id.value).sorted(by: utf8Precedes).map(JSONValue.string))
+        case .ordered(let order): return .array(order.map { .string($0.id.value) })
         }
     }
 }

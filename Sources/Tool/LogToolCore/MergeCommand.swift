@@ -40,6 +40,8 @@ struct Merge: ParsableCommand {
         input.modelHash = reader.model?.modelHash
         var unreadable: [FormatError] = []
         var ensembles = 0
+        // Part files given directly, by base name (Spec/merge.md 3.1).
+        var partGroups: [String: [(path: String, index: Int, count: Int)]] = [:]
         for path in inputs {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -47,6 +49,12 @@ struct Merge: ParsableCommand {
                 throw ToolExit(status: .usage)
             }
             if !isDirectory.boolValue {
+                let name = URL(fileURLWithPath: path).lastPathComponent
+                if let part = CloudFileName.parseEvent(name)?.part ?? CloudFileName.parseBaseline(name)?.part {
+                    let base = String(name.dropLast(CloudFileName.eventExtension.count).split(separator: "_").dropLast().joined(separator: "_"))
+                    partGroups[base, default: []].append((path, part.index, part.count))
+                    continue
+                }
                 let result = reader.readFile(at: URL(fileURLWithPath: path), displayName: path)
                 unreadable += result.errors
                 for event in result.events {
@@ -70,24 +78,51 @@ struct Merge: ParsableCommand {
             for listing in listings {
                 let contents = EnsembleContents.read(listing, reader: reader)
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
-                unreadable += contents.problems.map { $0.inFile(Converter.join(base, $0.location.file ?? "")) }
+                for problem in contents.problems.map({ $0.inFile(Converter.join(base, $0.location.file ?? "")) }) {
+                    // An invalid registration still registers its store: a warning, not a stop.
+                    if problem.code == .storeInvalid { writeStandardError("warning: \(problem)") } else { unreadable.append(problem) }
+                }
                 input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
                 input.dataFiles = Set(contents.dataFiles.map(\.name))
                 for file in contents.events {
                     if let event = file.entry.event {
-                        input.events.append(SourcedEvent(event: event, file: Converter.join(base, file.entry.file)))
+                        let sourced = SourcedEvent(event: event, file: Converter.join(base, file.entry.file))
+                        // The type, not the folder, decides the role (Spec/merge.md 4.1).
+                        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
                     } else if !file.entry.isComplete {
                         input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
                     }
                 }
                 for file in contents.baselines {
                     if let event = file.entry.event {
-                        input.baselines.append(SourcedEvent(event: event, file: Converter.join(base, file.entry.file)))
+                        let sourced = SourcedEvent(event: event, file: Converter.join(base, file.entry.file))
+                        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
                     } else if !file.entry.isComplete {
                         input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
                     }
                 }
             }
+        }
+        for base in partGroups.keys.sorted(by: utf8Precedes) {
+            let group = partGroups[base] ?? []
+            let counts = Set(group.map(\.count))
+            guard counts.count == 1, let count = counts.first, Set(group.map(\.index)).count == group.count else {
+                unreadable += group.map { FormatError(.v2DuplicatePart, "these files share the base name \(base) but do not form one event", location: .init(file: $0.path)) }
+                continue
+            }
+            guard Set(group.map(\.index)) == Set(1...count) else {
+                input.incompleteFiles.append(contentsOf: group.map(\.path).sorted(by: utf8Precedes))
+                continue
+            }
+            var parts: [EventPart] = []
+            for member in group.sorted(by: { $0.index < $1.index }) {
+                let result = reader.readPart(at: URL(fileURLWithPath: member.path), position: .part(index: member.index, count: count), displayName: member.path)
+                unreadable += result.errors
+                if let part = result.part { parts.append(part) }
+            }
+            guard parts.count == count, let event = try? V2JSONDecoder.join(parts) else { continue }
+            let sourced = SourcedEvent(event: event, file: group.first { $0.index == 1 }?.path ?? base)
+            if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
         }
         guard unreadable.isEmpty else {
             for error in unreadable { writeStandardError("logtool: \(error)") }
@@ -102,10 +137,10 @@ struct Merge: ParsableCommand {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         } catch let failure as MergeFailure {
+            // One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
             for problem in failure.problems {
                 let number = problem.number.map { " (\($0))" } ?? ""
-                let files = problem.files.isEmpty ? "" : " [\(problem.files.joined(separator: ", "))]"
-                writeStandardError("logtool: \(problem.code)\(number): \(problem.message)\(files)")
+                writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
             }
             throw ToolExit(status: .problemsFound)
         }

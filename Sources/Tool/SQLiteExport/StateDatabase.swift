@@ -100,14 +100,14 @@ public enum StateDatabase {
                 let table = quote("\(object.entity)_\(property.name)")
                 switch property.value {
                 case .toMany(let members):
-                    for member in members.map(\.value).sorted(by: utf8Precedes) {
+                    for member in members.map(\.id.value).sorted(by: utf8Precedes) {
                         let insert = try database.prepare("INSERT INTO \(table) (\"owner\", \"member\") VALUES (?, ?)")
                         try insert.bind(1, .text(object.id))
                         try insert.bind(2, .text(member))
                         try insert.run()
                     }
                 case .ordered(let order):
-                    for (position, member) in order.enumerated() {
+                    for (position, member) in order.map(\.id.value).enumerated() {
                         let insert = try database.prepare("INSERT INTO \(table) (\"owner\", \"member\", \"position\") VALUES (?, ?, ?)")
                         try insert.bind(1, .text(object.id))
                         try insert.bind(2, .text(member))
@@ -147,7 +147,7 @@ public enum StateDatabase {
             case .uuid(let uuid): return .text(uuid.uuidString.uppercased())
             }
         case .dataFile(let name): return .text(name)
-        case .toOne(let target): return target.map(SQLValue.text) ?? .null
+        case .toOne(let target): return target.map { .text($0.id.value) } ?? .null
         case .toMany, .ordered: return .null
         }
     }
