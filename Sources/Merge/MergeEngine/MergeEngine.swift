@@ -86,7 +86,9 @@ struct MergePlan {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
         let candidates = input.events.filter { $0.event.type == .save || $0.event.type == .merge }
-        baselines = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline })
+        let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline })
+        baselines = chosen.baselines
+        problems += chosen.problems
         baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
         // Deduplicate by (store, revision).
         var byRevision: [ExactString: [SourcedEvent]] = [:]
@@ -125,11 +127,25 @@ struct MergePlan {
     /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
     /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
     /// unique identifier by UTF-8 bytes).
-    static func chooseBaselines(_ baselines: [SourcedEvent]) -> [SourcedEvent] {
+    static func chooseBaselines(_ candidates: [SourcedEvent]) -> (baselines: [SourcedEvent], problems: [IntegrityProblem]) {
         func newer(_ a: Event, _ b: Event) -> Bool {
             if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
             if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
             return utf8Precedes(b.uniqueIdentifier, a.uniqueIdentifier)
+        }
+        // Baselines that tie on every part of the choice are one when equal, a conflict if not.
+        var baselines: [SourcedEvent] = []
+        var problems: [IntegrityProblem] = []
+        for candidate in candidates {
+            let ties = baselines.filter { other in
+                other.event.revisionSet == candidate.event.revisionSet && !newer(other.event, candidate.event) && !newer(candidate.event, other.event)
+            }
+            if ties.isEmpty {
+                baselines.append(candidate)
+            } else if ties.contains(where: { $0.event != candidate.event }) {
+                problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
+                                                 message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)"))
+            }
         }
         let kept = baselines.filter { candidate in
             !baselines.contains { other in
@@ -140,7 +156,7 @@ struct MergePlan {
                 }
             }
         }
-        return kept.sorted { newer($1.event, $0.event) }
+        return (kept.sorted { newer($1.event, $0.event) }, problems)
     }
 
     static func integrity(_ events: [SourcedEvent], baselines: [SourcedEvent], known: RevisionSet?, input: MergeInput) -> [IntegrityProblem] {

@@ -72,7 +72,7 @@ struct Merge: ParsableCommand {
             }
             ensembles += listings.count
             guard ensembles <= 1 else {
-                writeStandardError("logtool: merge.several-ensembles: the inputs hold more than one ensemble; merge one at a time")
+                writeStandardError("merge.several-ensembles: the inputs hold more than one ensemble; merge one at a time")
                 throw ToolExit(status: .usage)
             }
             for listing in listings {
