@@ -6,6 +6,7 @@ Usage: python3 .ci/schema-crosscheck.py LOGTOOL
 
 Walks Fixtures/ and picks a schema per file:
   path containing "/expected/inspect"                        -> Spec/schemas/inspect.schema.json
+  path ending "/expected/state.json"                         -> Spec/schemas/state.schema.json
   under /expected-v1/, or under Fixtures/v1-json/ outside expected/ and originals/
                                                              -> Spec/schemas/v1-event.schema.json
   name ending ".cdeevent", or any file under Fixtures/v2-json/ -> Spec/schemas/v2-event.schema.json
@@ -34,6 +35,7 @@ SCHEMAS = {
     'v2-event': 'Spec/schemas/v2-event.schema.json',
     'v1-event': 'Spec/schemas/v1-event.schema.json',
     'inspect': 'Spec/schemas/inspect.schema.json',
+    'state': 'Spec/schemas/state.schema.json',
 }
 CHUNK = 200
 MAX_FILE = 256 * 1024 * 1024
@@ -121,6 +123,8 @@ def schema_for(rel):
     """rel: '/'-separated path relative to the repository root."""
     if '/expected/inspect' in rel:
         return 'inspect'
+    if rel.endswith('/expected/state.json'):
+        return 'state'
     name = rel.rsplit('/', 1)[-1]
     if name in ('cases.json', 'originals.json'):
         return None
