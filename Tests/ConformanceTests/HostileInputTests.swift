@@ -3,22 +3,13 @@ import Testing
 import JSONDocument
 import DataModel
 import CloudFolder
+import TestSupport
 
 /// Mutated copies of every fixture file go through the whole reading pipeline: each must be
 /// rejected or read, never crash. Deterministic (a fixed-seed generator), so a failure repeats.
 @Suite("Hostile input")
 struct HostileInputTests {
-    /// SplitMix64: small, fast, and the same sequence on every platform.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix64
 
     static let sources: [String] = ["v2-json/valid", "v2-json/invalid", "v1-json/valid", "v1-json/invalid", "v2-json/model-invalid"]
         .flatMap { folder in Fixtures.files(in: folder, suffix: ".json").map { "\(folder)/\($0)" } }
@@ -45,7 +36,7 @@ struct HostileInputTests {
         let model = try ModelBundle(path: Fixtures.url("models/Inheritance.xcdatamodeld").path).load()
         let readers = [EventFileReader(), EventFileReader(lenient: true, model: model)]
         let original = try Fixtures.bytes(file)
-        var generator = Generator(state: UInt64(truncatingIfNeeded: file.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
+        var generator = Generator(seed: UInt64(truncatingIfNeeded: file.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: scratch) }
         for _ in 0..<100 {

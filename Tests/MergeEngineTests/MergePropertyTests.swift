@@ -2,26 +2,18 @@ import Testing
 import JSONDocument
 import EnsembleModel
 import MergeEngine
+import TestSupport
 
 /// Random histories of several stores with concurrent edits (fixed seeds, so a failure
 /// repeats): the merged state must not depend on file arrival order or duplicate delivery.
 @Suite("Merge properties")
 struct MergePropertyTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix64
 
     /// A history: each store saves events based on what it has seen; now and then a store
     /// receives another store's events (its global count and revision set move on).
     static func history(seed: UInt64) -> [SourcedEvent] {
-        var random = Generator(state: seed)
+        var random = Generator(seed: seed)
         let stores = ["S1", "S2", "S3", "S4"].prefix(Int.random(in: 2...4, using: &random))
         var seen: [String: [String: Int64]] = [:]      // store -> latest revision known per store
         var counts: [String: Int64] = [:]              // store -> highest global count known
@@ -78,7 +70,7 @@ struct MergePropertyTests {
 
     @Test("1,000 random histories: any arrival order and duplicate delivery give the same state")
     func permutationsAndDuplicates() throws {
-        var random = Generator(state: 42)
+        var random = Generator(seed: 42)
         for seed in 0..<1_000 as Range<UInt64> {
             let events = Self.history(seed: seed)
             let reference = try Self.merged(events)

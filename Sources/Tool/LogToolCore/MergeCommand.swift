@@ -84,21 +84,13 @@ struct Merge: ParsableCommand {
                 }
                 input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
                 input.dataFiles = Set(contents.dataFiles.map(\.name))
-                for file in contents.events {
-                    if let event = file.entry.event {
-                        let sourced = SourcedEvent(event: event, file: Converter.join(base, file.entry.file))
+                for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
+                    if let event = entry.event {
+                        let sourced = SourcedEvent(event: event, file: Converter.join(base, entry.file))
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
                         if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
-                    } else if !file.entry.isComplete {
-                        input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
-                    }
-                }
-                for file in contents.baselines {
-                    if let event = file.entry.event {
-                        let sourced = SourcedEvent(event: event, file: Converter.join(base, file.entry.file))
-                        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
-                    } else if !file.entry.isComplete {
-                        input.incompleteFiles += file.entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
+                    } else if !entry.isComplete {
+                        input.incompleteFiles += entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
                     }
                 }
             }
