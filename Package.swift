@@ -58,8 +58,8 @@ let package = Package(
         .target(
             name: "CloudFolder",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "CFileSystem",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine",
+                "CFileSystem", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
         ),

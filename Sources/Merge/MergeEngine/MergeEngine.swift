@@ -50,6 +50,8 @@ public struct IntegrityProblem: Sendable, Hashable {
     public var number: Int?
     public var files: [String]
     public var message: String
+    /// Code-specific facts (store, revisions, data file...), as verify reports them.
+    public var details: JSONObject = JSONObject()
 }
 
 public struct MergeFailure: Error, Sendable {
@@ -60,23 +62,34 @@ public struct MergeFailure: Error, Sendable {
 /// the total order and returns the final store state.
 public enum MergeEngine {
     public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
-        let plan = try MergePlan(input)
+        let analysis = analyze(input)
+        guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
         var state = StoreState(model: input.model)
-        for baseline in plan.baselines { state.apply(baseline.event) }
-        for sourced in plan.replay { state.apply(sourced.event) }
+        for sourced in analysis.baselines + analysis.replay { state.apply(sourced.event) }
         return state
     }
+
+    /// Everything a merge decides before replaying: which events take part, in which order, and
+    /// every integrity problem. `verify` and `history` report from this.
+    public static func analyze(_ input: MergeInput) -> MergeAnalysis { MergeAnalysis(input) }
 }
 
-/// The events that take part, in replay order, after every integrity check passed.
-struct MergePlan {
+/// The events that take part, in replay order, and what stops the merge (Spec/merge.md 4, 5).
+public struct MergeAnalysis: Sendable {
     /// The baselines that take part, oldest first; later ones win property by property.
-    var baselines: [SourcedEvent] = []
+    public var baselines: [SourcedEvent] = []
+    /// Baselines that do not take part, each with one that makes it redundant.
+    public var redundantBaselines: [(baseline: SourcedEvent, by: SourcedEvent)] = []
     /// What the baselines together know: the store-wise maximum of their revision sets.
-    var baselineRevisions: RevisionSet?
-    var replay: [SourcedEvent] = []
+    public var baselineRevisions: RevisionSet?
+    /// Events the baselines cover (not replayed).
+    public var covered: [SourcedEvent] = []
+    /// The events to replay, in replay order.
+    public var replay: [SourcedEvent] = []
+    /// Sorted by code, then files; empty when the merge can run.
+    public var problems: [IntegrityProblem] = []
 
-    init(_ input: MergeInput) throws(MergeFailure) {
+    init(_ input: MergeInput) {
         var problems: [IntegrityProblem] = []
         for file in input.incompleteFiles {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
@@ -88,6 +101,7 @@ struct MergePlan {
         let candidates = input.events.filter { $0.event.type == .save || $0.event.type == .merge }
         let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline })
         baselines = chosen.baselines
+        redundantBaselines = chosen.redundant
         problems += chosen.problems
         baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
         // Deduplicate by (store, revision).
@@ -101,18 +115,21 @@ struct MergePlan {
         for copies in byRevision.values where copies.contains(where: { $0.event != copies[0].event }) {
             let event = copies[0].event
             problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
-                                             message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)"))
+                                             message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
+                                             details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
         }
         let uncovered = ordered.filter { sourced in
             guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return true }
             return sourced.event.revision > known
         }
+        covered = ordered.filter { sourced in
+            guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return false }
+            return sourced.event.revision <= known
+        }
         problems += Self.integrity(uncovered, baselines: baselines, known: baselineRevisions, input: input)
-        guard problems.isEmpty else {
-            throw MergeFailure(problems: problems.sorted { a, b in
-                if a.code != b.code { return a.code < b.code }
-                return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
-            })
+        self.problems = problems.sorted { a, b in
+            if a.code != b.code { return a.code < b.code }
+            return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
         }
         replay = uncovered.sorted { a, b in
             let x = a.event, y = b.event
@@ -127,7 +144,7 @@ struct MergePlan {
     /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
     /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
     /// unique identifier by UTF-8 bytes).
-    static func chooseBaselines(_ candidates: [SourcedEvent]) -> (baselines: [SourcedEvent], problems: [IntegrityProblem]) {
+    static func chooseBaselines(_ candidates: [SourcedEvent]) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
         func newer(_ a: Event, _ b: Event) -> Bool {
             if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
             if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
@@ -147,16 +164,23 @@ struct MergePlan {
                                                  message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)"))
             }
         }
-        let kept = baselines.filter { candidate in
-            !baselines.contains { other in
-                switch other.event.revisionSet.compare(candidate.event.revisionSet) {
-                case .dominates: return true
-                case .equal: return newer(other.event, candidate.event)
-                default: return false
-                }
+        func makesRedundant(_ other: SourcedEvent, _ candidate: SourcedEvent) -> Bool {
+            switch other.event.revisionSet.compare(candidate.event.revisionSet) {
+            case .dominates: return true
+            case .equal: return newer(other.event, candidate.event)
+            default: return false
             }
         }
-        return (kept.sorted { newer($1.event, $0.event) }, problems)
+        var kept: [SourcedEvent] = []
+        var redundant: [(baseline: SourcedEvent, by: SourcedEvent)] = []
+        for candidate in baselines {
+            if let by = baselines.filter({ makesRedundant($0, candidate) }).min(by: { utf8Precedes($0.file, $1.file) }) {
+                redundant.append((candidate, by))
+            } else {
+                kept.append(candidate)
+            }
+        }
+        return (kept.sorted { newer($1.event, $0.event) }, redundant, problems)
     }
 
     static func integrity(_ events: [SourcedEvent], baselines: [SourcedEvent], known: RevisionSet?, input: MergeInput) -> [IntegrityProblem] {
@@ -172,8 +196,9 @@ struct MergePlan {
         for store in revisionsByStore.keys.sorted(by: utf8Precedes) {
             let revisions = (revisionsByStore[store] ?? []).sorted()
             if let registered = input.registeredStores, !registered.contains(store) {
-                problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: (filesByStore[store] ?? []).sorted(by: utf8Precedes),
-                                                 message: "store \(store) has events but no stores/\(store) registration"))
+                problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: sortedUnique(filesByStore[store] ?? []),
+                                                 message: "store \(store) has events but no stores/\(store) registration",
+                                                 details: JSONObject([("store", .string(store))])))
             }
             guard let lowest = revisions.first else { continue }
             var expected = known?[store].map { $0 + 1 } ?? lowest
@@ -181,7 +206,8 @@ struct MergePlan {
                 if revision > expected {
                     let above = fileOfRevision[ExactString("\(store)\u{0}\(revision)")].map { [$0] } ?? []
                     problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: above,
-                                                     message: "store \(store) misses revisions \(expected)...\(revision - 1)"))
+                                                     message: "store \(store) misses revisions \(expected)...\(revision - 1)",
+                                                     details: JSONObject([("store", .string(store)), ("first", JSONValue(expected)), ("last", JSONValue(revision - 1))])))
                 }
                 expected = max(expected, revision + 1)
             }
@@ -189,7 +215,7 @@ struct MergePlan {
         for sourced in baselines {
             if let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash {
                 problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                                                 message: "written with model \(version), not the given model \(modelHash)"))
+                                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))])))
             }
         }
         for sourced in events {
@@ -199,13 +225,14 @@ struct MergePlan {
                 let covered = known?[other] ?? -1
                 if needed > max(present, covered) {
                     problems.append(IntegrityProblem(code: .mergeMissingDependency, number: 201, files: [sourced.file],
-                                                     message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline"))
+                                                     message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline",
+                                                     details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
                 }
             }
             if let modelHash = input.modelHash, let version = sourced.event.modelVersion,
                version.hasPrefix("sha256:"), version != modelHash {
                 problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                                                 message: "written with model \(version), not the given model \(modelHash)"))
+                                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))])))
             }
         }
         if let present = input.dataFiles {
@@ -219,7 +246,8 @@ struct MergePlan {
                 }
                 for name in referenced.sorted(by: utf8Precedes) where !present.contains(name) {
                     problems.append(IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file],
-                                                     message: "references data/\(name), which is missing"))
+                                                     message: "references data/\(name), which is missing",
+                                                     details: JSONObject([("dataFile", .string(name))])))
                 }
             }
         }

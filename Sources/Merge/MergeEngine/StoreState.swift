@@ -27,10 +27,11 @@ public struct StoreState: Sendable {
     private var entitiesByID: [ExactString: Set<ExactString>] = [:]
     let model: DataModel?
 
-    init(model: DataModel?) { self.model = model }
+    /// An empty store; with a model, inverse relationships are kept consistent.
+    public init(model: DataModel?) { self.model = model }
 
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
-    mutating func apply(_ event: Event) {
+    public mutating func apply(_ event: Event) {
         for change in event.objectChanges where change.type == .insert {
             let key = Self.key(change.entity, change.globalIdentifier)
             if objects[key] == nil {
@@ -201,6 +202,19 @@ public struct StoreState: Sendable {
     }
 
     // MARK: - Output
+
+    /// Whether (entity, id) is live.
+    public func isLive(entity: String, id: String) -> Bool { objects[Self.key(entity, id)] != nil }
+
+    /// The set properties of a live object as state-document values, by name in UTF-8 order.
+    public func properties(entity: String, id: String) throws(FormatError) -> [(name: String, value: JSONValue)]? {
+        guard let properties = objects[Self.key(entity, id)] else { return nil }
+        var result: [(name: String, value: JSONValue)] = []
+        for property in properties.values.sorted(by: { utf8Precedes($0.name, $1.name) }) {
+            result.append((property.name, try Self.json(property.value)))
+        }
+        return result
+    }
 
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.

@@ -35,6 +35,42 @@ struct Merge: ParsableCommand {
 
     func run() throws {
         let reader = try options.reader()
+        let input = try MergeInputs.gather(inputs, reader: reader)
+        let document: JSONValue
+        do {
+            let state = try MergeEngine.merge(input)
+            document = try state.document()
+            if let sqlite { try StateDatabase.write(state, to: sqlite) }
+        } catch let error as FormatError {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
+        } catch let failure as MergeFailure {
+            // One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
+            for problem in failure.problems {
+                let number = problem.number.map { " (\($0))" } ?? ""
+                writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
+            }
+            throw ToolExit(status: .problemsFound)
+        }
+        let bytes = JSONWriter().bytes(document) + [UInt8(ascii: "\n")]
+        guard let out else {
+            writeStandardOutput(String(decoding: bytes, as: UTF8.self))
+            return
+        }
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: out), options: .atomic)
+        } catch {
+            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
+            throw ToolExit(status: .usage)
+        }
+    }
+}
+
+/// The inputs of `merge` and `history`: folders, event files, loose parts and v1 logs.
+enum MergeInputs {
+    /// Reads every INPUT into one pool (Spec/merge.md section 3); usage problems and
+    /// unreadable files end the command with exit 2 or 1.
+    static func gather(_ inputs: [String], reader: EventFileReader) throws -> MergeInput {
         var input = MergeInput()
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
@@ -120,32 +156,6 @@ struct Merge: ParsableCommand {
             for error in unreadable { writeStandardError("logtool: \(error)") }
             throw ToolExit(status: .problemsFound)
         }
-        let document: JSONValue
-        do {
-            let state = try MergeEngine.merge(input)
-            document = try state.document()
-            if let sqlite { try StateDatabase.write(state, to: sqlite) }
-        } catch let error as FormatError {
-            writeStandardError("logtool: \(error)")
-            throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
-        } catch let failure as MergeFailure {
-            // One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
-            for problem in failure.problems {
-                let number = problem.number.map { " (\($0))" } ?? ""
-                writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
-            }
-            throw ToolExit(status: .problemsFound)
-        }
-        let bytes = JSONWriter().bytes(document) + [UInt8(ascii: "\n")]
-        guard let out else {
-            writeStandardOutput(String(decoding: bytes, as: UTF8.self))
-            return
-        }
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: out), options: .atomic)
-        } catch {
-            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
-            throw ToolExit(status: .usage)
-        }
+        return input
     }
 }

@@ -1,0 +1,289 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import MergeEngine
+
+/// One finding of `verify` (Spec/diagnostics.md).
+public struct Diagnostic: Sendable {
+    public enum Severity: String, Sendable, Comparable, CaseIterable {
+        case error, warning, info
+
+        private var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+        public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
+    }
+
+    public var code: FormatError.Code
+    public var severity: Severity
+    /// The original framework's error number, where it has one.
+    public var number: Int?
+    /// Relative to the ensemble folder; sorted, unique.
+    public var files: [String]
+    public var reason: String
+    public var consequence: String
+    public var details: JSONObject
+}
+
+extension FormatError.Code {
+    public static let verifyUnreadableFile = Self("verify.unreadable-file")
+    public static let verifyDuplicatePart = Self("verify.duplicate-part")
+    public static let verifyInvalidRegistration = Self("verify.invalid-registration")
+    public static let verifyNameMismatch = Self("verify.name-mismatch")
+    public static let verifyWrongFolder = Self("verify.wrong-folder")
+    public static let verifyIncompleteEvent = Self("verify.incomplete-event")
+    public static let verifyConflictingRevision = Self("verify.conflicting-revision")
+    public static let verifyUnregisteredStore = Self("verify.unregistered-store")
+    public static let verifyRevisionGap = Self("verify.revision-gap")
+    public static let verifyMissingDependency = Self("verify.missing-dependency")
+    public static let verifyMissingDataFile = Self("verify.missing-data-file")
+    public static let verifyUnknownModelVersion = Self("verify.unknown-model-version")
+    public static let verifyIncompleteMultipart = Self("verify.incomplete-multipart")
+    public static let verifyCoveredEvent = Self("verify.covered-event")
+    public static let verifyRedundantBaseline = Self("verify.redundant-baseline")
+    public static let verifyConcurrentBaselines = Self("verify.concurrent-baselines")
+    public static let verifyDebris = Self("verify.debris")
+    public static let verifyOrphanDataFile = Self("verify.orphan-data-file")
+    public static let verifyUnknownKeys = Self("verify.unknown-keys")
+}
+
+/// The verification of one ensemble folder.
+public struct EnsembleVerification: Sendable {
+    public var identifier: String
+    public var displayPath: String
+    /// Sorted by severity, code, files, details.
+    public var diagnostics: [Diagnostic]
+    /// The growth figures of Spec/diagnostics.md.
+    public var growth: JSONValue
+}
+
+/// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as
+/// the merge would see it, and how much a rebase would save.
+public enum EnsembleVerifier {
+    public static func verify(_ listing: EnsembleListing, reader: EventFileReader) -> EnsembleVerification {
+        let contents = EnsembleContents.read(listing, reader: reader)
+        var diagnostics: [Diagnostic] = []
+        func add(_ code: FormatError.Code, _ severity: Diagnostic.Severity, _ number: Int?, _ files: [String],
+                 _ reason: String, _ consequence: String, _ details: [(String, JSONValue)] = []) {
+            diagnostics.append(Diagnostic(code: code, severity: severity, number: number, files: sortedUnique(files),
+                                          reason: reason, consequence: consequence, details: JSONObject(details)))
+        }
+
+        // Files that do not read.
+        var duplicateParts: [String: [String]] = [:]
+        for problem in contents.problems {
+            let file = problem.location.file ?? ""
+            switch problem.code {
+            case .storeInvalid:
+                add(.verifyInvalidRegistration, .error, nil, [file], problem.message,
+                    "the store counts as registered, but its leech date is unknown to tools",
+                    [("store", .string(String(file.split(separator: "/").last ?? "")))])
+            case .v2DuplicatePart:
+                duplicateParts[partBase(file), default: []].append(file)
+            default:
+                add(.verifyUnreadableFile, .error, nil, [file], problem.message,
+                    "devices will refuse to merge until this file is replaced by a readable copy or removed",
+                    [("cause", .string(problem.code.rawValue)),
+                     ("pointer", problem.location.pointer.map { .string($0.description) } ?? .null),
+                     ("offset", problem.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
+            }
+        }
+        for files in duplicateParts.values {
+            add(.verifyDuplicatePart, .error, nil, files, "these files share a base name but form neither one file nor one multipart set",
+                "the event cannot be read until the stray files are removed")
+        }
+
+        // Each readable event and baseline on its own.
+        var input = MergeInput()
+        input.model = reader.model
+        input.modelHash = reader.model?.modelHash
+        input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
+        input.dataFiles = Set(contents.dataFiles.map(\.name))
+        var referenced = Set<String>()
+        for file in contents.events {
+            guard let event = file.entry.event else {
+                if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
+                continue
+            }
+            nameMismatches(file.entry.file, [("globalCount", String(file.name.globalCount), String(event.globalCount)),
+                                             ("storeIdentifier", file.name.storeIdentifier, event.storeIdentifier),
+                                             ("revision", String(file.name.revision), String(event.revision))], into: &diagnostics)
+            if event.type == .baseline {
+                add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a baseline (type 100) in events/",
+                    "it is merged as a baseline, but other tools may not find it", [("type", JSONValue(event.type.rawValue))])
+            }
+            collect(event, file: file.entry.file, into: &input, referenced: &referenced)
+        }
+        for file in contents.baselines {
+            guard let event = file.entry.event else {
+                if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
+                continue
+            }
+            var fields = [("globalCount", String(file.name.globalCount), String(event.globalCount)),
+                          ("uniqueIdentifier", file.name.uniqueIdentifier, event.uniqueIdentifier)]
+            if let prefix = file.name.storePrefix {
+                fields.append(("storePrefix", prefix, String(decoding: Array(event.storeIdentifier.utf16.prefix(8)), as: UTF16.self)))
+            }
+            nameMismatches(file.entry.file, fields, into: &diagnostics)
+            if event.type == .save || event.type == .merge {
+                add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a save or merge event (type \(event.type.rawValue)) in baselines/",
+                    "it is merged as an event, but other tools may take it for a baseline", [("type", JSONValue(event.type.rawValue))])
+            }
+            collect(event, file: file.entry.file, into: &input, referenced: &referenced)
+        }
+
+        // The folder as the merge sees it.
+        let analysis = MergeEngine.analyze(input)
+        for problem in analysis.problems {
+            let code: FormatError.Code
+            var consequence = "devices will refuse to merge until this is repaired"
+            switch problem.code {
+            case .mergeIncompleteData:
+                code = .verifyIncompleteEvent
+                consequence = "devices will refuse to merge while an incomplete event is in the folder"
+            case .mergeConflictingRevision: code = .verifyConflictingRevision
+            case .mergeUnregisteredStore:
+                code = .verifyUnregisteredStore
+                consequence = "devices will refuse to merge this store's events until stores/ registers it (original error 205)"
+            case .mergeRevisionGap:
+                code = .verifyRevisionGap
+                consequence = "devices will refuse to merge until the missing revisions arrive (original error 200)"
+            case .mergeMissingDependency:
+                code = .verifyMissingDependency
+                consequence = "devices will refuse to merge until the revision it depends on arrives (original error 201)"
+            case .mergeMissingDataFile:
+                code = .verifyMissingDataFile
+                consequence = "devices will refuse to merge until the data file arrives (original error 210)"
+            case .mergeUnknownModelVersion:
+                code = .verifyUnknownModelVersion
+                consequence = "devices with this model will pause merging until they update (original error 204)"
+            default: continue
+            }
+            add(code, .error, problem.number, problem.files, problem.message, consequence, problem.details.members.map { ($0.key, $0.value) })
+        }
+        for sourced in analysis.covered {
+            add(.verifyCoveredEvent, .warning, nil, [sourced.file], "the baseline already holds this event's effect",
+                "it only takes space; a rebase would remove it",
+                [("store", .string(sourced.event.storeIdentifier)), ("revision", JSONValue(sourced.event.revision))])
+        }
+        for (baseline, by) in analysis.redundantBaselines {
+            add(.verifyRedundantBaseline, .warning, nil, [baseline.file], "another baseline knows everything this one does",
+                "it only takes space; a rebase would remove it", [("by", .string(by.file))])
+        }
+        if analysis.baselines.count > 1 {
+            add(.verifyConcurrentBaselines, .warning, nil, analysis.baselines.map(\.file), "the baselines are concurrent",
+                "every merge consolidates them again; a rebase would write one baseline")
+        }
+        for debris in contents.debris {
+            add(.verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
+                [("kind", .string(debris.kind.rawValue))])
+        }
+        for data in contents.dataFiles where !referenced.contains(data.name) {
+            add(.verifyOrphanDataFile, .info, nil, ["data/\(data.name)"], "no readable event or baseline references this data file",
+                "it only takes space, unless an unreadable or missing event needs it")
+        }
+        var unknownByFile: [String: [String]] = [:]
+        for key in contents.unknownKeys { unknownByFile[key.file, default: []].append(key.pointer.description) }
+        for (file, pointers) in unknownByFile {
+            add(.verifyUnknownKeys, .info, nil, [file], "the file has members this toolkit does not know",
+                "they are kept by every rewrite; a newer writer may have added them",
+                [("pointers", .array(pointers.sorted(by: utf8Precedes).map(JSONValue.string)))])
+        }
+
+        return EnsembleVerification(identifier: contents.identifier, displayPath: contents.displayPath,
+                                    diagnostics: diagnostics.sorted(by: order),
+                                    growth: growth(listing, contents, analysis))
+    }
+
+    private static func collect(_ event: Event, file: String, into input: inout MergeInput, referenced: inout Set<String>) {
+        let sourced = SourcedEvent(event: event, file: file)
+        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
+        for change in event.objectChanges {
+            referenced.formUnion(change.dataFiles)
+            for property in change.propertyChanges {
+                if case .attributeInDataFile(let name) = property.value { referenced.insert(name) }
+            }
+        }
+    }
+
+    private static func incomplete(_ entry: EventEntry, into diagnostics: inout [Diagnostic]) {
+        diagnostics.append(Diagnostic(code: .verifyIncompleteMultipart, severity: .warning, number: 203,
+                                      files: sortedUnique(Array(entry.files.values)),
+                                      reason: "parts of a multipart event are missing (it may still be uploading)",
+                                      consequence: "devices will not merge it until every part has arrived",
+                                      details: JSONObject([("count", JSONValue(Int64(entry.partCount ?? 0))),
+                                                           ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) }))])))
+    }
+
+    private static func nameMismatches(_ file: String, _ fields: [(String, String, String)], into diagnostics: inout [Diagnostic]) {
+        for (field, name, content) in fields where !name.utf8.elementsEqual(content.utf8) {
+            diagnostics.append(Diagnostic(code: .verifyNameMismatch, severity: .error, number: nil, files: [file],
+                                          reason: "the file name says \(field) \(name), the content says \(content)",
+                                          consequence: "tools that trust the name (as the original framework does) will misplace this event",
+                                          details: JSONObject([("field", .string(field)), ("name", .string(name)), ("content", .string(content))])))
+        }
+    }
+
+    /// The base name of a part file (`events/7_A_3_2of5.cdeevent` -> `events/7_A_3`).
+    private static func partBase(_ file: String) -> String {
+        let stem = file.hasSuffix(CloudFileName.eventExtension) ? String(file.dropLast(CloudFileName.eventExtension.count)) : file
+        guard let underscore = stem.lastIndex(of: "_") else { return stem }
+        return String(stem[..<underscore])
+    }
+
+    private static func order(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
+        if a.severity != b.severity { return a.severity < b.severity }
+        if a.code != b.code { return a.code < b.code }
+        if a.files != b.files { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }
+        return JSONWriter().string(.object(a.details)).utf8.lexicographicallyPrecedes(JSONWriter().string(.object(b.details)).utf8)
+    }
+
+    /// Bytes and files per category, and what a rebase would achieve (BRIEF section 9).
+    private static func growth(_ listing: EnsembleListing, _ contents: EnsembleContents, _ analysis: MergeAnalysis) -> JSONValue {
+        var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
+        var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
+        for entry in listing.entries {
+            let category: String
+            switch entry.entry {
+            case .event: category = "events"
+            case .baseline: category = "baselines"
+            case .dataFile: category = "data"
+            case .storeRegistration: category = "stores"
+            case .debris: category = "debris"
+            }
+            bytes[category, default: 0] += entry.size ?? 0
+            files[category, default: 0] += 1
+        }
+        let baselineChanges = analysis.baselines.reduce(0) { $0 + $1.event.objectChanges.count }
+        var inserts = 0, updates = 0, deletes = 0
+        for sourced in analysis.replay {
+            for change in sourced.event.objectChanges {
+                switch change.type {
+                case .insert: inserts += 1
+                case .update: updates += 1
+                case .delete: deletes += 1
+                }
+            }
+        }
+        let b = Double(baselineChanges), i = Double(inserts), u = Double(updates), d = Double(deletes)
+        let compaction = 1 - (b - d + i) / max(1, b + i + 0.2 * u)
+        let storesWithEvents = Set(analysis.replay.map(\.event.storeIdentifier) + analysis.covered.map(\.event.storeIdentifier))
+        let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0] == nil }
+        let changes = baselineChanges + inserts + updates + deletes
+        let recommended = analysis.baselines.isEmpty || missesStore || analysis.replay.count > 50 || (changes >= 500 && compaction > 0.5)
+        func object(_ values: [String: Int64]) -> JSONValue {
+            .object(JSONObject(values.map { ($0.key, JSONValue($0.value)) }))
+        }
+        return .object(JSONObject([
+            ("bytes", object(bytes)),
+            ("files", object(files)),
+            ("events", JSONValue(Int64(contents.events.count))),
+            ("coveredEvents", JSONValue(Int64(analysis.covered.count))),
+            ("baselineChanges", JSONValue(Int64(baselineChanges))),
+            ("inserts", JSONValue(Int64(inserts))),
+            ("updates", JSONValue(Int64(updates))),
+            ("deletes", JSONValue(Int64(deletes))),
+            ("compaction", JSONValue(compaction)),
+            ("rebaseRecommended", .bool(recommended)),
+        ]))
+    }
+}

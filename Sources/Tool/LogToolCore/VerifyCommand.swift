@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import JSONDocument
+import EnsembleModel
+import CloudFolder
+
+/// `logtool verify`: the doctor for a cloud folder (Spec/verify.md).
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a cloud folder and say what is wrong, where, and what it means.",
+        discussion: """
+        Reads every file, checks the folder as a merge would see it, and reports diagnostics \\
+        (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \\
+        writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \\
+        otherwise, 2 usage or I/O error.
+        """
+    )
+
+    @OptionGroup var options: ReadingOptions
+
+    @Flag(name: .long, help: "Count warnings as errors for the exit status.")
+    var strict = false
+
+    @Flag(name: .long, help: "Print the report as JSON (Spec/verify.md).")
+    var json = false
+
+    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.")
+    var path: String
+
+    func run() throws {
+        let reader = try options.reader()
+        let listings: [EnsembleListing]
+        do {
+            listings = try CloudFolderScanner().scan(path)
+        } catch {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: .usage)
+        }
+        let progress = isatty(STDERR_FILENO) == 1
+        var results: [EnsembleVerification] = []
+        for listing in listings {
+            if progress { FileHandle.standardError.write(Data("\rverifying \(listing.identifier): \(listing.entries.count) entries…".utf8)) }
+            results.append(EnsembleVerifier.verify(listing, reader: reader))
+        }
+        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        let all = results.flatMap(\.diagnostics)
+        let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity }.count }
+        if json {
+            writeJSON(.object(JSONObject([
+                ("verifyVersion", JSONValue(Int64(1))),
+                ("kind", .string("verify")),
+                ("ensembles", .array(results.map { result in
+                    .object(JSONObject([
+                        ("identifier", .string(result.identifier)),
+                        ("path", .string(result.displayPath)),
+                        ("diagnostics", .array(result.diagnostics.map(Self.json))),
+                        ("growth", result.growth),
+                    ]))
+                })),
+                ("summary", .object(JSONObject([
+                    ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))), ("infos", JSONValue(Int64(counts[2]))),
+                ]))),
+            ])))
+        } else {
+            writeStandardOutput(Self.text(results) + "\(counts[0]) errors, \(counts[1]) warnings, \(counts[2]) infos\n")
+        }
+        if counts[0] > 0 || (strict && counts[1] > 0) { throw ToolExit(status: .problemsFound) }
+    }
+
+    static func json(_ diagnostic: Diagnostic) -> JSONValue {
+        .object(JSONObject([
+            ("code", .string(diagnostic.code.rawValue)),
+            ("severity", .string(diagnostic.severity.rawValue)),
+            ("number", diagnostic.number.map { JSONValue(Int64($0)) } ?? .null),
+            ("files", .array(diagnostic.files.map(JSONValue.string))),
+            ("reason", .string(diagnostic.reason)),
+            ("consequence", .string(diagnostic.consequence)),
+            ("details", .object(diagnostic.details)),
+        ]))
+    }
+
+    static func text(_ results: [EnsembleVerification]) -> String {
+        var lines: [String] = []
+        for result in results {
+            lines.append("Ensemble \(result.identifier) (\(result.displayPath))")
+            for severity in Diagnostic.Severity.allCases {
+                let group = result.diagnostics.filter { $0.severity == severity }
+                guard !group.isEmpty else { continue }
+                lines.append("  \(severity.rawValue.capitalized)s (\(group.count))")
+                for diagnostic in group {
+                    let number = diagnostic.number.map { " (\($0))" } ?? ""
+                    lines.append("    \(diagnostic.code)\(number) \(diagnostic.files.joined(separator: ", "))")
+                    lines.append("      \(diagnostic.reason)")
+                    lines.append("      -> \(diagnostic.consequence)")
+                }
+            }
+            let growth = result.growth
+            func value(_ path: [String]) -> String { InspectText.text(growth[JSONPointer(path)]) }
+            lines.append("  Growth: events \(value(["bytes", "events"])) bytes in \(value(["files", "events"])) files, baselines \(value(["bytes", "baselines"])), data \(value(["bytes", "data"])), debris \(value(["bytes", "debris"])) bytes")
+            lines.append("    \(value(["coveredEvents"])) covered events; rebase compaction \(value(["compaction"])); rebase recommended: \(value(["rebaseRecommended"]))")
+            lines.append("")
+        }
+        return lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")
+    }
+}
