@@ -41,6 +41,8 @@ let package = Package(
                 .embedInCode("Schemas/v1-event.schema.json"),
                 .embedInCode("Schemas/inspect.schema.json"),
                 .embedInCode("Schemas/state.schema.json"),
+                .embedInCode("Schemas/verify.schema.json"),
+                .embedInCode("Schemas/history.schema.json"),
             ]
         ),
         .target(
@@ -86,7 +88,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "CSQLite", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore", "TestSupport",
         ]),

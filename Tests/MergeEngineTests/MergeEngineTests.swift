@@ -102,12 +102,10 @@ struct MergeEngineTests {
         var input = MergeInput()
         input.events = [event("A", 0, 0, []), event("A", 2, 1, []), event("B", 0, 2, [], others: ["A": 5])]
         #expect(throws: MergeFailure.self) { try MergeEngine.merge(input) }
-        do {
+        do throws(MergeFailure) {
             _ = try MergeEngine.merge(input)
-        } catch let failure as MergeFailure {
-            #expect(failure.problems.map(\.number) == [201, 200])
         } catch {
-            Issue.record("unexpected \(error)")
+            #expect(error.problems.map(\.number) == [201, 200])
         }
     }
 

@@ -191,7 +191,7 @@ public enum EnsembleVerifier {
 
         return EnsembleVerification(identifier: contents.identifier, displayPath: contents.displayPath,
                                     diagnostics: diagnostics.sorted(by: order),
-                                    growth: growth(listing, contents, analysis))
+                                    growth: growth(listing, input, analysis))
     }
 
     private static func collect(_ event: Event, file: String, into input: inout MergeInput, referenced: inout Set<String>) {
@@ -238,7 +238,7 @@ public enum EnsembleVerifier {
     }
 
     /// Bytes and files per category, and what a rebase would achieve (BRIEF section 9).
-    private static func growth(_ listing: EnsembleListing, _ contents: EnsembleContents, _ analysis: MergeAnalysis) -> JSONValue {
+    private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis) -> JSONValue {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         for entry in listing.entries {
@@ -276,7 +276,8 @@ public enum EnsembleVerifier {
         return .object(JSONObject([
             ("bytes", object(bytes)),
             ("files", object(files)),
-            ("events", JSONValue(Int64(contents.events.count))),
+            // Every readable save or merge event, duplicates and conflicting copies included.
+            ("events", JSONValue(Int64(input.events.filter { $0.event.type == .save || $0.event.type == .merge }.count))),
             ("coveredEvents", JSONValue(Int64(analysis.covered.count))),
             ("baselineChanges", JSONValue(Int64(baselineChanges))),
             ("inserts", JSONValue(Int64(inserts))),

@@ -10,6 +10,10 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case inspect = "inspect"
     /// The merged store state `logtool merge` prints.
     case state = "state"
+    /// The `logtool verify --json` document.
+    case verify = "verify"
+    /// The `logtool history --json` document.
+    case history = "history"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -18,6 +22,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .v1Event: PackageResources.v1_event_schema_json
         case .inspect: PackageResources.inspect_schema_json
         case .state: PackageResources.state_schema_json
+        case .verify: PackageResources.verify_schema_json
+        case .history: PackageResources.history_schema_json
         }
     }
 
