@@ -7,6 +7,7 @@ Usage: python3 .ci/schema-crosscheck.py LOGTOOL
 Walks Fixtures/ and picks a schema per file:
   path containing "/expected/inspect"                        -> Spec/schemas/inspect.schema.json
   path ending "/expected/state.json"                         -> Spec/schemas/state.schema.json
+  path ending "/expected/verify.json"                        -> Spec/schemas/verify.schema.json
   under /expected-v1/, or under Fixtures/v1-json/ outside expected/ and originals/
                                                              -> Spec/schemas/v1-event.schema.json
   name ending ".cdeevent", or any file under Fixtures/v2-json/ -> Spec/schemas/v2-event.schema.json
@@ -36,6 +37,7 @@ SCHEMAS = {
     'v1-event': 'Spec/schemas/v1-event.schema.json',
     'inspect': 'Spec/schemas/inspect.schema.json',
     'state': 'Spec/schemas/state.schema.json',
+    'verify': 'Spec/schemas/verify.schema.json',
 }
 CHUNK = 200
 MAX_FILE = 256 * 1024 * 1024
@@ -125,6 +127,8 @@ def schema_for(rel):
         return 'inspect'
     if rel.endswith('/expected/state.json'):
         return 'state'
+    if rel.endswith('/expected/verify.json'):
+        return 'verify'
     name = rel.rsplit('/', 1)[-1]
     if name in ('cases.json', 'originals.json'):
         return None
