@@ -190,7 +190,7 @@ public enum EnsembleVerifier {
         }
 
         return EnsembleVerification(identifier: contents.identifier, displayPath: contents.displayPath,
-                                    diagnostics: diagnostics.sorted(by: order),
+                                    diagnostics: unique(diagnostics.sorted(by: order)),
                                     growth: growth(listing, input, analysis))
     }
 
@@ -230,6 +230,12 @@ public enum EnsembleVerifier {
         return String(stem[..<underscore])
     }
 
+    /// Identical diagnostics (code, files, details) are listed once.
+    private static func unique(_ sorted: [Diagnostic]) -> [Diagnostic] {
+        var seen = Set<String>()
+        return sorted.filter { seen.insert("\($0.code)\u{0}\($0.files.joined(separator: "\u{0}"))\u{0}\(JSONWriter().string(.object($0.details)))").inserted }
+    }
+
     private static func order(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
         if a.severity != b.severity { return a.severity < b.severity }
         if a.code != b.code { return a.code < b.code }
@@ -250,6 +256,8 @@ public enum EnsembleVerifier {
             case .storeRegistration: category = "stores"
             case .debris: category = "debris"
             }
+            // Debris folders and links count no bytes (Spec/diagnostics.md, growth).
+            if case .debris(.symlink, _) = entry.entry { files[category, default: 0] += 1; continue }
             bytes[category, default: 0] += entry.size ?? 0
             files[category, default: 0] += 1
         }

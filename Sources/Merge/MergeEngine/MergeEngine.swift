@@ -107,7 +107,9 @@ public struct MergeAnalysis: Sendable {
         // Deduplicate by (store, revision).
         var byRevision: [ExactString: [SourcedEvent]] = [:]
         var ordered: [SourcedEvent] = []
-        for sourced in candidates {
+        // Copies of one (store, revision): the file first in string order names the event, so
+        // the result does not depend on the order the inputs were given in.
+        for sourced in candidates.sorted(by: { utf8Precedes($0.file, $1.file) }) {
             let key = ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")
             if byRevision[key] == nil { ordered.append(sourced) }
             byRevision[key, default: []].append(sourced)

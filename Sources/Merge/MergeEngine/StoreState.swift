@@ -27,8 +27,19 @@ public struct StoreState: Sendable {
     private var entitiesByID: [ExactString: Set<ExactString>] = [:]
     let model: DataModel?
 
+    /// For `history`: one object whose properties' provenance is recorded.
+    private var watched: ObjectKey?
+    /// The file of the event being applied, for provenance.
+    public var currentSource: String?
+    /// For the watched object: property name -> the file of the change that set it last, or
+    /// nil when an inverse relationship set it.
+    public private(set) var provenance: [String: String?] = [:]
+
     /// An empty store; with a model, inverse relationships are kept consistent.
     public init(model: DataModel?) { self.model = model }
+
+    /// Records, for one object, who set each property (Spec/verify.md, history).
+    public mutating func watch(entity: String, id: String) { watched = Self.key(entity, id) }
 
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     public mutating func apply(_ event: Event) {
@@ -37,6 +48,7 @@ public struct StoreState: Sendable {
             if objects[key] == nil {
                 objects[key] = [:]
                 entitiesByID[key.id, default: []].insert(key.entity)
+                if key == watched { provenance = [:] }
             }
         }
         for change in event.objectChanges where change.type != .delete {
@@ -103,6 +115,7 @@ public struct StoreState: Sendable {
             value = .ordered(order)
         }
         objects[key]?[name] = (property.name, value)
+        if key == watched { provenance[property.name] = .some(currentSource) }
         maintainInverse(of: property.name, on: key, from: current, to: value)
     }
 
@@ -156,16 +169,19 @@ public struct StoreState: Sendable {
                     detach(target, from: relationship, of: previous)
                 }
                 objects[target]?[inverseKey] = (inverseName, .toOne(key))
+                if target == watched { provenance[inverseName] = .some(nil) }
             } else if inverse.isOrdered {
                 var order: [ObjectKey] = []
                 if case .ordered(let current)? = existing { order = current }
                 if !order.contains(key) { order.append(key) }
                 objects[target]?[inverseKey] = (inverseName, .ordered(order))
+                if target == watched { provenance[inverseName] = .some(nil) }
             } else {
                 var members: Set<ObjectKey> = []
                 if case .toMany(let current)? = existing { members = current }
                 members.insert(key)
                 objects[target]?[inverseKey] = (inverseName, .toMany(members))
+                if target == watched { provenance[inverseName] = .some(nil) }
             }
         }
     }
@@ -192,6 +208,7 @@ public struct StoreState: Sendable {
     private mutating func delete(_ key: ObjectKey) {
         guard objects[key] != nil else { return }
         objects[key] = nil
+        if key == watched { provenance = [:] }
         entitiesByID[key.id]?.remove(key.entity)
         if entitiesByID[key.id]?.isEmpty == true { entitiesByID[key.id] = nil }
         for (objectKey, properties) in objects {

@@ -54,24 +54,21 @@ struct History: ParsableCommand {
     /// Replays the merge, watching one object.
     static func history(of entity: String, id: String, analysis: MergeAnalysis, model: DataModel?) throws -> JSONValue {
         var state = StoreState(model: model)
+        state.watch(entity: entity, id: id)
         var changes: [(event: SourcedEvent, value: JSONValue)] = []
-        var setBy: [ExactString: String] = [:]
         let baselineFiles = Set(analysis.baselines.map(\.file))
         for sourced in analysis.baselines + analysis.replay {
             let mine = sourced.event.objectChanges.filter {
                 ExactString($0.entity) == ExactString(entity) && ExactString($0.globalIdentifier) == ExactString(id)
             }
-            let liveBefore = state.isLive(entity: entity, id: id)
+            // Phase A makes the object live for the rest of the event when the event inserts it.
+            let liveInEvent = state.isLive(entity: entity, id: id) || mine.contains { $0.type == .insert }
+            state.currentSource = sourced.file
             state.apply(sourced.event)
-            for change in mine {
-                let applied = change.type == .insert || liveBefore
-                if change.type == .delete && applied { setBy = [:] }
-                if change.type == .insert && !liveBefore { setBy = [:] }
+            // Listed as the phases run them: inserts and updates in change order, then deletes.
+            for change in mine.filter({ $0.type != .delete }) + mine.filter({ $0.type == .delete }) {
                 var properties = JSONObject()
-                for property in change.propertyChanges {
-                    properties[property.name] = try Self.json(property.value)
-                    if applied && change.type != .delete { setBy[ExactString(property.name)] = sourced.file }
-                }
+                for property in change.propertyChanges { properties[property.name] = try Self.json(property.value) }
                 changes.append((sourced, .object(JSONObject([
                     ("file", .string(sourced.file)),
                     ("store", .string(sourced.event.storeIdentifier)),
@@ -81,7 +78,7 @@ struct History: ParsableCommand {
                     ("eventType", JSONValue(sourced.event.type.rawValue)),
                     ("baseline", .bool(baselineFiles.contains(sourced.file))),
                     ("change", .string(change.type == .insert ? "insert" : change.type == .update ? "update" : "delete")),
-                    ("applied", .bool(applied)),
+                    ("applied", .bool(liveInEvent)),
                     ("properties", .object(properties)),
                 ]))))
             }
@@ -98,7 +95,7 @@ struct History: ParsableCommand {
         for property in try state.properties(entity: entity, id: id) ?? [] {
             final[property.name] = .object(JSONObject([
                 ("value", property.value),
-                ("setBy", setBy[ExactString(property.name)].map(JSONValue.string) ?? .null),
+                ("setBy", (state.provenance[property.name] ?? nil).map(JSONValue.string) ?? .null),
             ]))
         }
         return .object(JSONObject([
