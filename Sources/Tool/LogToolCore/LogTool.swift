@@ -61,6 +61,16 @@ func writeStandardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
+/// The ensembles of a cloud folder; a path that is not one ends the command with exit 2.
+func scanOrExit(_ path: String) throws -> [EnsembleListing] {
+    do {
+        return try CloudFolderScanner().scan(path)
+    } catch {
+        writeStandardError("logtool: \(error)")
+        throw ToolExit(status: .usage)
+    }
+}
+
 /// Prints a JSON document for scripts: canonical (compact, sorted keys), then one LF.
 func writeJSON(_ value: JSONValue) {
     writeStandardOutput(JSONWriter().string(value) + "\n")

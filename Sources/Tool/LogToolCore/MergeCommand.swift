@@ -99,13 +99,7 @@ enum MergeInputs {
                 }
                 continue
             }
-            let listings: [EnsembleListing]
-            do {
-                listings = try CloudFolderScanner().scan(path)
-            } catch {
-                writeStandardError("logtool: \(error)")
-                throw ToolExit(status: .usage)
-            }
+            let listings = try scanOrExit(path)
             ensembles += listings.count
             guard ensembles <= 1 else {
                 writeStandardError("merge.several-ensembles: the inputs hold more than one ensemble; merge one at a time")

@@ -29,13 +29,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         let reader = try options.reader()
-        let listings: [EnsembleListing]
-        do {
-            listings = try CloudFolderScanner().scan(path)
-        } catch {
-            writeStandardError("logtool: \(error)")
-            throw ToolExit(status: .usage)
-        }
+        let listings = try scanOrExit(path)
         let progress = isatty(STDERR_FILENO) == 1
         var results: [EnsembleVerification] = []
         for listing in listings {
