@@ -29,7 +29,13 @@ let package = Package(
             dependencies: ["JSONDocument", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/DataModel"
         ),
-        .target(name: "EventCodecs", dependencies: ["JSONDocument", "EnsembleModel", "DataModel"], path: "Sources/Format/EventCodecs"),
+        // The system zlib (zlib1g-dev): CRC-32 and raw DEFLATE for the binary encoding and blobs.
+        .systemLibrary(name: "CZlib", path: "Sources/Format/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "EventCodecs",
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Format/EventCodecs"
+        ),
         .target(
             name: "SchemaValidation",
             dependencies: ["JSONDocument"],

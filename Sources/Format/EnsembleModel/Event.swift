@@ -61,7 +61,7 @@ public struct Event: Hashable, Sendable {
     /// The entities this event touches, in canonical (UTF-8 byte) order.
     public var entities: [String] {
         var seen: [String] = []
-        for change in objectChanges where seen.last != change.entity { seen.append(change.entity) }
+        for change in objectChanges where !(seen.last?.utf8.elementsEqual(change.entity.utf8) ?? false) { seen.append(change.entity) }
         return seen
     }
 }

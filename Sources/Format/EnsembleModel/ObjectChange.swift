@@ -36,7 +36,7 @@ public struct ObjectChange: Hashable, Sendable {
         let isOrdered = zip(changes, changes.dropFirst()).allSatisfy { !utf8Precedes($1.entity, $0.entity) }
         if isOrdered { return changes }
         return changes.enumerated().sorted { lhs, rhs in
-            if lhs.element.entity != rhs.element.entity { return utf8Precedes(lhs.element.entity, rhs.element.entity) }
+            if !lhs.element.entity.utf8.elementsEqual(rhs.element.entity.utf8) { return utf8Precedes(lhs.element.entity, rhs.element.entity) }
             return lhs.offset < rhs.offset
         }.map(\.element)
     }

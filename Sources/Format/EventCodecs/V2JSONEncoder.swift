@@ -69,15 +69,15 @@ public struct V2JSONEncoder: Sendable {
             object[V2Key.revisionsByStoreIdentifier] = .object(revisions)
         }
         if !changes.isEmpty || header == nil {
-            var lists: [String: [JSONValue]] = [:]
+            var lists: [ExactString: [JSONValue]] = [:]
             var entities: [String] = []
             for change in changes {
                 let pointer = JSONPointer.root / V2Key.changesByEntity / change.entity
-                let index = lists[change.entity]?.count ?? 0
+                let index = lists[ExactString(change.entity)]?.count ?? 0
                 if index == 0 { entities.append(change.entity) }
-                lists[change.entity, default: []].append(try objectChangeValue(change, at: pointer / index))
+                lists[ExactString(change.entity), default: []].append(try objectChangeValue(change, at: pointer / index))
             }
-            object[V2Key.changesByEntity] = .object(JSONObject(entities.map { ($0, .array(lists[$0] ?? [])) }))
+            object[V2Key.changesByEntity] = .object(JSONObject(entities.map { ($0, .array(lists[ExactString($0)] ?? [])) }))
         }
         return .object(object)
     }

@@ -238,7 +238,7 @@ public struct StoreState: Sendable {
     public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
         objects.map { key, properties in
             (key.entity.value, key.id.value, properties.values.map { ($0.name, $0.value) }.sorted { utf8Precedes($0.name, $1.name) })
-        }.sorted { $0.entity != $1.entity ? utf8Precedes($0.entity, $1.entity) : utf8Precedes($0.id, $1.id) }
+        }.sorted { !$0.entity.utf8.elementsEqual($1.entity.utf8) ? utf8Precedes($0.entity, $1.entity) : utf8Precedes($0.id, $1.id) }
     }
 
     /// The model the state was merged with, if any.
@@ -251,7 +251,7 @@ public struct StoreState: Sendable {
         for object in objectsInOrder {
             var members: [(String, JSONValue)] = []
             for property in object.properties { members.append((property.name, try Self.json(property.value))) }
-            if current?.name != object.entity {
+            if !(current?.name.utf8.elementsEqual(object.entity.utf8) ?? false) {
                 if let finished = current { entities.append((finished.name, .object(JSONObject(finished.objects)))) }
                 current = (object.entity, [])
             }
