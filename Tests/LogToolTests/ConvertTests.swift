@@ -146,3 +146,22 @@ struct ConvertTests {
         }
     }
 }
+
+@Suite("convert --encoding binary")
+struct BinaryConvertTests {
+    @Test("a folder converted to binary events with blob containers merges and inspects exactly like the original")
+    func binaryFolder() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let binary = scratch.appendingPathComponent("binary").path
+        let run = try Run("convert", "--encoding", "binary", "--blob-container", "Fixtures/folders/example/cloud", binary)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try events(in: URL(fileURLWithPath: binary)) == (try events(in: Run.packageRoot.appendingPathComponent("Fixtures/folders/example/cloud"))))
+        #expect(try Run("merge", binary).stdout == (try Run("merge", "Fixtures/folders/example/cloud").stdout))
+        let verify = try Run("verify", "--json", binary)
+        #expect(verify.status == 0)
+        let back = scratch.appendingPathComponent("json").path
+        #expect(try Run("convert", binary, back).status == 0)
+        #expect(try events(in: URL(fileURLWithPath: back)) == (try events(in: URL(fileURLWithPath: binary))))
+    }
+}

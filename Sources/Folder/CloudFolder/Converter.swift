@@ -45,10 +45,15 @@ public struct Converter: Sendable {
 
     public var reader: EventFileReader
     public var target: TargetDialect
+    /// Write v2 events in the binary encoding (Spec/v2-binary.md) instead of JSON.
+    public var binary: Bool
+    /// Write every data file in the blob container (Spec/data-blobs.md).
+    public var blobContainers = false
 
-    public init(reader: EventFileReader, target: TargetDialect) {
+    public init(reader: EventFileReader, target: TargetDialect, binary: Bool = false) {
         self.reader = reader
         self.target = target
+        self.binary = binary
     }
 
     /// Every unknown member the target dialect has no place for, as `convert.lossy`.
@@ -117,7 +122,8 @@ public struct Converter: Sendable {
         try checkLossless(result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) })
         if result.isLog {
             // A log becomes an ensemble folder: one file per event.
-            var writer = FolderWriter(root: staging.url, target: target, reader: reader)
+            var writer = FolderWriter(root: staging.url, target: target, binary: binary, reader: reader)
+            writer.blobContainers = blobContainers
             for (index, event) in result.events.enumerated() {
                 try writer.write(event, kind: .event(EventFileName(globalCount: event.globalCount, storeIdentifier: event.storeIdentifier,
                                                                    revision: event.revision, part: nil)),
@@ -131,7 +137,7 @@ public struct Converter: Sendable {
         }
         guard let event = result.events.first else { throw ConversionFailure(errors: []) }
         // A single event stays a single file; with no data/ folder beside it, blobs stay inline.
-        let bytes = try FolderWriter.encode(event, target: target, at: displayName, reader: reader)
+        let bytes = try FolderWriter.encode(event, target: target, binary: binary, at: displayName, reader: reader)
         try staging.writeFile(bytes)
         let check = reader.readFile(at: staging.url, displayName: displayName)
         guard check.errors.isEmpty, check.events == [event] else {
@@ -151,7 +157,8 @@ public struct Converter: Sendable {
         }
         guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
         try checkLossless(contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) })
-        var writer = FolderWriter(root: root, target: target, reader: reader)
+        var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader)
+        writer.blobContainers = blobContainers
         for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {
             try StagingArea.createFolder(root.appendingPathComponent(folder.rawValue))
         }
@@ -162,7 +169,7 @@ public struct Converter: Sendable {
             try writer.copy(listing.url.appendingPathComponent(store.file), to: store.file)
         }
         for data in contents.dataFiles {
-            try writer.copy(listing.url.appendingPathComponent("data").appendingPathComponent(data.name), to: "data/\(data.name)")
+            try writer.copyDataFile(listing.url.appendingPathComponent("data").appendingPathComponent(data.name), name: data.name)
         }
         for file in contents.events {
             guard let event = file.entry.event else { continue }
@@ -195,6 +202,8 @@ struct FolderWriter {
 
     let root: URL
     let target: TargetDialect
+    let binary: Bool
+    var blobContainers = false
     let reader: EventFileReader
     var movedValues = 0
     var lastWritten = ""
@@ -202,9 +211,10 @@ struct FolderWriter {
     private var written: [(path: String, event: Event)] = []
     private var blobs: [String: Data] = [:]
 
-    init(root: URL, target: TargetDialect, reader: EventFileReader) {
+    init(root: URL, target: TargetDialect, binary: Bool, reader: EventFileReader) {
         self.root = root
         self.target = target
+        self.binary = binary
         self.reader = reader
     }
 
@@ -222,18 +232,18 @@ struct FolderWriter {
                                                          location: .init(file: source, pointer: sourcePointer))])
         }
         let event = target == .v2 ? try moveBlobs(sourceEvent) : sourceEvent
-        try StagingArea.write(try Self.encode(event, target: target, at: name, reader: reader), to: root.appendingPathComponent(name))
+        try StagingArea.write(try Self.encode(event, target: target, binary: binary, at: name, reader: reader), to: root.appendingPathComponent(name))
         written.append((name, event))
         lastWritten = name
     }
 
     /// The file's bytes, checked to decode back to the same event before anything is written
     /// (Spec/convert.md, "Lossy conversions").
-    static func encode(_ event: Event, target: TargetDialect, at name: String, reader: EventFileReader) throws(ConversionFailure) -> [UInt8] {
+    static func encode(_ event: Event, target: TargetDialect, binary: Bool, at name: String, reader: EventFileReader) throws(ConversionFailure) -> [UInt8] {
         let bytes: [UInt8]
         do {
             switch target {
-            case .v2: bytes = try V2JSONEncoder().encode(event)
+            case .v2: bytes = binary ? try V2BinaryEncoder().encode(event) : try V2JSONEncoder().encode(event)
             case .v1: bytes = try V1JSONEncoder().encode([event], asLog: false)
             }
         } catch {
@@ -258,6 +268,22 @@ struct FolderWriter {
         try StagingArea.write(Array(data), to: root.appendingPathComponent(path))
     }
 
+    /// A data file of the source: its value, raw or in a container as asked.
+    mutating func copyDataFile(_ source: URL, name: String) throws(ConversionFailure) {
+        let path = "data/\(name)"
+        guard let bytes = FileManager.default.contents(atPath: source.path).map(Array.init) else {
+            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read", location: .init(file: path))])
+        }
+        let content: [UInt8]
+        do {
+            content = try DataBlob.content(of: bytes)
+        } catch {
+            throw ConversionFailure(errors: [error.inFile(path)])
+        }
+        try StagingArea.write(blobContainers ? DataBlob.container(content, deflate: true) : content, to: root.appendingPathComponent(path))
+        blobs[name] = Data(content)
+    }
+
     /// Binary values over the inline limit go to `data/<sha256>` (Spec/convert.md, "Blobs").
     private mutating func moveBlobs(_ event: Event) throws(ConversionFailure) -> Event {
         var result = event
@@ -270,11 +296,13 @@ struct FolderWriter {
                 if blobs[name] == nil {
                     let url = root.appendingPathComponent("data").appendingPathComponent(name)
                     // A data file of the same name copied from the source must hold the same bytes.
-                    if let existing = FileManager.default.contents(atPath: url.path), existing != data {
+                    if FileManager.default.fileExists(atPath: url.path) {
                         throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there", location: .init(file: "data/\(name)"))])
                     }
-                    try StagingArea.write(Array(data), to: url)
+                    try StagingArea.write(blobContainers ? DataBlob.container(Array(data), deflate: true) : Array(data), to: url)
                     blobs[name] = data
+                } else if blobs[name] != data {
+                    throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there", location: .init(file: "data/\(name)"))])
                 }
                 movedValues += 1
                 properties[p] = PropertyChange(name: property.name, value: .attributeInDataFile(filename: name), unknownFields: property.unknownFields)
@@ -294,7 +322,8 @@ struct FolderWriter {
                 throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: path))] + check.errors)
             }
         }
-        for (name, data) in blobs where FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path) != data {
+        for (name, data) in blobs where (FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path)
+                                            .flatMap { try? DataBlob.content(of: Array($0)) }).map({ Data($0) }) != data {
             throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))])
         }
     }

@@ -177,6 +177,21 @@ public enum EnsembleVerifier {
             add(.verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
                 [("kind", .string(debris.kind.rawValue))])
         }
+        // Data files in the blob container are checked against their SHA-256.
+        for data in contents.dataFiles {
+            let url = listing.url.appendingPathComponent("data").appendingPathComponent(data.name)
+            guard let handle = try? FileHandle(forReadingFrom: url) else { continue }
+            let head = (try? handle.read(upToCount: DataBlob.magic.count)) ?? Data()
+            try? handle.close()
+            guard DataBlob.isContainer(head), let bytes = FileManager.default.contents(atPath: url.path) else { continue }
+            do throws(FormatError) {
+                _ = try DataBlob.content(of: Array(bytes))
+            } catch {
+                add(.verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,
+                    "the value it holds is lost until an intact copy arrives",
+                    [("cause", .string(error.code.rawValue)), ("pointer", .null), ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
+            }
+        }
         for data in contents.dataFiles where !referenced.contains(data.name) {
             add(.verifyOrphanDataFile, .info, nil, ["data/\(data.name)"], "no readable event or baseline references this data file",
                 "it only takes space, unless an unreadable or missing event needs it")

@@ -13,6 +13,7 @@ extension FormatError.Code {
 /// The encodings a reader tells apart by a file's first bytes.
 public enum EventEncoding: String, Sendable, Hashable {
     case v2JSON = "v2-json"
+    case v2Binary = "v2-binary"
     case v1JSON = "v1-json"
 }
 
@@ -49,6 +50,10 @@ public struct EventFileReader: Sendable {
             bytes = try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
         } catch {
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error.inFile(displayName)])
+        }
+        if V2Binary.isBinary(bytes) {
+            let decoded = decodeBinary(bytes, displayName: displayName)
+            return FileResult(encoding: .v2Binary, events: decoded.event.map { [$0] } ?? [], isLog: false, unknownKeys: [], errors: decoded.errors)
         }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
@@ -95,6 +100,15 @@ public struct EventFileReader: Sendable {
 
     /// Decodes bytes already read.
     public func decodePart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
+        if V2Binary.isBinary(bytes) {
+            let decoded = decodeBinary(bytes, displayName: displayName)
+            guard let event = decoded.event else { return PartResult(encoding: .v2Binary, part: nil, errors: decoded.errors) }
+            guard position == .single else {
+                return PartResult(encoding: .v2Binary, part: nil, errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName))])
+            }
+            return PartResult(encoding: .v2Binary, part: EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                                                                   unknownFields: event.unknownFields, unknownKeys: []), errors: [])
+        }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
             return PartResult(encoding: nil, part: nil, errors: parsed.errors.map { $0.inFile(displayName) })
@@ -133,6 +147,20 @@ public struct EventFileReader: Sendable {
             return PartResult(encoding: .v2JSON, part: part, errors: [])
         } catch {
             return failure([error], .v2JSON)
+        }
+    }
+
+    /// A binary event, checked against the model when one is given.
+    private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (event: Event?, errors: [FormatError]) {
+        do throws(FormatError) {
+            let event = try V2BinaryDecoder().decode(bytes)
+            if let model {
+                let errors = ModelValidator(model: model).validate(event.objectChanges)
+                if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }
+            }
+            return (event, [])
+        } catch {
+            return (nil, [error.inFile(displayName)])
         }
     }
 

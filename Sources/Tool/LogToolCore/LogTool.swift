@@ -166,6 +166,12 @@ struct Convert: ParsableCommand {
     @Option(name: .long, help: "The dialect to write: v1 or v2.")
     var to: String = TargetDialect.v2.rawValue
 
+    @Option(name: .long, help: "The encoding of v2 events: json or binary (Spec/v2-binary.md).")
+    var encoding: String = "json"
+
+    @Flag(name: .long, help: "Write every data file in the checksummed blob container (Spec/data-blobs.md).")
+    var blobContainer = false
+
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
@@ -177,10 +183,13 @@ struct Convert: ParsableCommand {
 
     func validate() throws {
         guard TargetDialect(rawValue: to) != nil else { throw ValidationError("--to takes v1 or v2") }
+        guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
+        guard encoding == "json" || to == TargetDialect.v2.rawValue else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
     }
 
     func run() throws {
-        let converter = Converter(reader: try options.reader(), target: TargetDialect(rawValue: to) ?? .v2)
+        var converter = Converter(reader: try options.reader(), target: TargetDialect(rawValue: to) ?? .v2, binary: encoding == "binary")
+        converter.blobContainers = blobContainer
         var summary = ConversionSummary()
         var errors: [FormatError] = []
         do throws(ConversionFailure) {
