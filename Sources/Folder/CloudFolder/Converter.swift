@@ -280,7 +280,9 @@ struct FolderWriter {
         } catch {
             throw ConversionFailure(errors: [error.inFile(path)])
         }
-        try StagingArea.write(blobContainers ? DataBlob.container(content, deflate: true) : content, to: root.appendingPathComponent(path))
+        // Content that looks like a container must be written in one (Spec/data-blobs.md).
+        let wrap = blobContainers || DataBlob.isContainer(content)
+        try StagingArea.write(wrap ? DataBlob.container(content, deflate: true) : content, to: root.appendingPathComponent(path))
         blobs[name] = Data(content)
     }
 

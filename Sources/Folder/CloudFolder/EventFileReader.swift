@@ -104,7 +104,7 @@ public struct EventFileReader: Sendable {
             let decoded = decodeBinary(bytes, displayName: displayName)
             guard let event = decoded.event else { return PartResult(encoding: .v2Binary, part: nil, errors: decoded.errors) }
             guard position == .single else {
-                return PartResult(encoding: .v2Binary, part: nil, errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName))])
+                return PartResult(encoding: .v2Binary, part: nil, errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName, offset: 0))])
             }
             return PartResult(encoding: .v2Binary, part: EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
                                                                    unknownFields: event.unknownFields, unknownKeys: []), errors: [])

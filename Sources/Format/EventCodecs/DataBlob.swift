@@ -38,8 +38,11 @@ public enum DataBlob {
         guard bytes.count >= headerLength else {
             throw FormatError(.blobTruncated, "the container ends inside its header", location: .init(offset: bytes.count))
         }
-        guard bytes[8] == 1, bytes[9] & ~1 == 0 else {
-            throw FormatError(.blobChecksum, "unknown container version \(bytes[8]) or flags \(bytes[9])", location: .init(offset: 8))
+        guard bytes[8] == 1 else {
+            throw FormatError(.binaryUnsupportedVersion, "container version \(bytes[8]) is not 1", location: .init(offset: 8))
+        }
+        guard bytes[9] & ~1 == 0 else {
+            throw FormatError(.binaryUnknownFlag, "container flags \(bytes[9]) hold bits this reader does not know", location: .init(offset: 9))
         }
         var length: UInt64 = 0
         for (i, byte) in bytes[10..<18].enumerated() { length |= UInt64(byte) << UInt64(8 * i) }
@@ -49,16 +52,22 @@ public enum DataBlob {
         let stored = bytes[headerLength...]
         var content: [UInt8]
         if bytes[9] & 1 == 1 {
-            let limit = min(Int(length), max(1, stored.count) * maximumInflateRatio)
+            guard length <= UInt64(max(1, stored.count) * maximumInflateRatio) else {
+                throw FormatError(.blobTooLarge, "a content of \(length) bytes is more than \(maximumInflateRatio) times the stored bytes", location: .init(offset: 10))
+            }
+            let limit = Int(length) + 1
             do {
                 content = try Zlib.inflate(stored, limit: limit)
             } catch .tooLarge {
-                throw FormatError(.blobTooLarge, "the content inflates beyond its stated length", location: .init(offset: headerLength))
+                throw FormatError(.blobChecksum, "the content inflates beyond its stated length", location: .init(offset: headerLength))
             } catch {
                 throw FormatError(.blobInflateFailed, "the stored bytes are not valid DEFLATE data", location: .init(offset: headerLength))
             }
         } else {
             content = Array(stored)
+        }
+        guard UInt64(content.count) <= length else {
+            throw FormatError(.blobChecksum, "the content has \(content.count) bytes, more than the \(length) the header says", location: .init(offset: 10))
         }
         guard UInt64(content.count) == length else {
             throw FormatError(.blobTruncated, "the content has \(content.count) bytes, the header says \(length)", location: .init(offset: 10))

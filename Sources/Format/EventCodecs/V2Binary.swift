@@ -32,8 +32,9 @@ public enum V2Binary {
         case strings = 1, header = 2, changes = 3, extensions = 4
     }
 
-    /// Whether bytes start like a binary event (as opposed to JSON).
-    public static func isBinary<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.starts(with: magic) }
+    /// Whether a file is read as binary: its first byte is 0x89, which can start neither JSON
+    /// nor UTF-8 text (Spec/v2-binary.md 2.1); the magic itself is checked when decoding.
+    public static func isBinary<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.first == 0x89 }
 }
 
 // MARK: - Encoding
@@ -238,7 +239,8 @@ struct ByteWriter {
             varint(table.index(text))
         case .date(let milliseconds):
             varint(7)
-            double(milliseconds)
+            // The JSON form cannot tell -0 from 0, so neither does the binary one.
+            double(milliseconds == 0 ? 0 : milliseconds)
         case .binary(let data):
             varint(8)
             blob(Array(data))

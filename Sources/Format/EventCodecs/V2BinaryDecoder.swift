@@ -25,14 +25,12 @@ public struct V2BinaryDecoder: Sendable {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }
-        guard bytes.count >= 10 else {
-            if !V2Binary.magic.starts(with: bytes) || bytes.isEmpty {
-                throw FormatError(.binaryBadMagic, "the file does not start with the binary event magic", location: .init(offset: 0))
-            }
-            throw FormatError(.binaryTruncated, "the file ends inside its header", location: .init(offset: bytes.count))
-        }
-        guard V2Binary.isBinary(bytes) else {
+        let head = Array(bytes.prefix(V2Binary.magic.count))
+        guard !head.isEmpty, V2Binary.magic.starts(with: head) else {
             throw FormatError(.binaryBadMagic, "the file does not start with the binary event magic", location: .init(offset: 0))
+        }
+        guard bytes.count >= 10 else {
+            throw FormatError(.binaryTruncated, "the file ends inside its header", location: .init(offset: bytes.count))
         }
         guard bytes[8] == V2Binary.majorVersion else {
             throw FormatError(.binaryUnsupportedVersion, "major version \(bytes[8]) is not 1; this reader cannot read it", location: .init(offset: 8))
@@ -41,6 +39,7 @@ public struct V2BinaryDecoder: Sendable {
         reader.position = 10
         var payloads: [V2Binary.Section: (bytes: ArraySlice<UInt8>, offset: Int)] = [:]
         var lastKnown: UInt64 = 0
+        var seenUnknown = false
         while reader.position < bytes.count {
             let sectionOffset = reader.position
             let type = try reader.varint()
@@ -56,7 +55,16 @@ public struct V2BinaryDecoder: Sendable {
             guard Zlib.crc32(stored) == crc else {
                 throw FormatError(.binaryChecksum, "section \(type) fails its CRC-32: the file is damaged", location: .init(offset: sectionOffset))
             }
-            guard let known = V2Binary.Section(rawValue: type) else { continue }
+            guard let known = V2Binary.Section(rawValue: type) else {
+                guard type != 0 else {
+                    throw FormatError(.binaryInvalidValue, "section type 0 does not exist", location: .init(offset: sectionOffset))
+                }
+                seenUnknown = true
+                continue
+            }
+            guard !seenUnknown else {
+                throw FormatError(.binarySectionOrder, "section \(type) comes after a section of unknown type", location: .init(offset: sectionOffset))
+            }
             guard flags & ~1 == 0 else {
                 throw FormatError(.binaryUnknownFlag, "section \(type) has flags \(flags) this reader does not know", location: .init(offset: sectionOffset))
             }
@@ -73,7 +81,8 @@ public struct V2BinaryDecoder: Sendable {
                 do {
                     payload = try Zlib.inflate(stored, limit: limit)[...]
                 } catch .tooLarge {
-                    throw FormatError(.binaryInflateRatio, "section \(type) inflates beyond \(limit) bytes", location: .init(offset: payloadOffset))
+                    let code: FormatError.Code = limit == limits.maximumSectionBytes ? .binaryTooLarge : .binaryInflateRatio
+                    throw FormatError(code, "section \(type) inflates beyond \(limit) bytes", location: .init(offset: payloadOffset))
                 } catch {
                     throw FormatError(.binaryInflateFailed, "section \(type) is not valid DEFLATE data", location: .init(offset: payloadOffset))
                 }
@@ -88,22 +97,36 @@ public struct V2BinaryDecoder: Sendable {
         }
         let strings = try readStrings(stringSection)
         var header = ByteReader(bytes: headerSection.bytes, limits: limits, base: headerSection.offset)
+        let uniqueStart = header.offset
         let uniqueIdentifier = try header.string(strings)
+        guard !uniqueIdentifier.isEmpty else {
+            throw FormatError(.binaryInvalidValue, "the uniqueIdentifier is empty", location: .init(offset: uniqueStart))
+        }
+        let typeStart = header.offset
         let rawType = try header.varint()
         guard let type = EventType(rawValue: Int64(clamping: rawType)) else {
-            throw FormatError(.v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: header.offset))
+            throw FormatError(.v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart))
         }
         let globalCount = try header.counter()
+        let timestampStart = header.offset
         let timestamp = try header.double()
+        guard timestamp.isFinite else {
+            throw FormatError(.v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart))
+        }
+        let storeStart = header.offset
         let store = try header.string(strings)
+        guard Self.isStoreIdentifier(store) else {
+            throw FormatError(.binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)", location: .init(offset: storeStart))
+        }
         let model = try header.varint()
         let modelVersion = model == 0 ? nil : try header.string(strings, index: model - 1)
         var revisions: [String: Int64] = [:]
         var previous: String?
         for _ in 0..<(try header.count()) {
+            let nameStart = header.offset
             let name = try header.string(strings)
             if let previous, !utf8Precedes(previous, name) {
-                throw FormatError(.binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: header.offset))
+                throw FormatError(.binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: nameStart))
             }
             previous = name
             revisions[name] = try header.counter()
@@ -122,6 +145,11 @@ public struct V2BinaryDecoder: Sendable {
             try applyExtensions(section, to: &event)
         }
         return event
+    }
+
+    /// The v2 schema's rule for store identifiers: 1 to 255 characters, none of `_ / \\` NUL.
+    static func isStoreIdentifier(_ store: String) -> Bool {
+        (1...255).contains(store.unicodeScalars.count) && !store.unicodeScalars.contains { "_/\\\u{0}".unicodeScalars.contains($0) }
     }
 
     private func readStrings(_ section: (bytes: ArraySlice<UInt8>, offset: Int)) throws(FormatError) -> [String] {
@@ -151,27 +179,44 @@ public struct V2BinaryDecoder: Sendable {
         var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
         var changes: [ObjectChange] = []
         var previousEntity: String?
-        for _ in 0..<(try reader.count()) {
+        let entityCountStart = reader.offset
+        let entityCount = try reader.count()
+        guard entityCount > 0 else {
+            throw FormatError(.binaryInvalidValue, "the changes section holds no entity; it is omitted instead", location: .init(offset: entityCountStart))
+        }
+        for _ in 0..<entityCount {
+            let entityStart = reader.offset
             let entity = try reader.string(strings)
             if let previousEntity, !utf8Precedes(previousEntity, entity) {
-                throw FormatError(.binaryInvalidValue, "entities are not sorted and unique", location: .init(offset: reader.offset))
+                throw FormatError(.binaryInvalidValue, "entities are not sorted and unique", location: .init(offset: entityStart))
             }
+            guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
             previousEntity = entity
-            for _ in 0..<(try reader.count()) {
+            let changeCountStart = reader.offset
+            let changeCount = try reader.count()
+            guard changeCount > 0 else {
+                throw FormatError(.binaryInvalidValue, "an entity is listed without changes", location: .init(offset: changeCountStart))
+            }
+            for _ in 0..<changeCount {
+                let typeStart = reader.offset
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
-                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: reader.offset))
+                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart))
                 }
+                let idStart = reader.offset
                 let id = try reader.string(strings)
-                let dataFiles = try reader.sortedStrings(strings)
+                guard !id.isEmpty else { throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: idStart)) }
+                let dataFiles = try reader.sortedStrings(strings, valid: DataFileName.isValid)
                 var properties: [PropertyChange] = []
                 var previousName: String?
                 for _ in 0..<(try reader.count()) {
+                    let nameStart = reader.offset
                     let name = try reader.string(strings)
                     if let previousName, !utf8Precedes(previousName, name) {
-                        throw FormatError(.binaryInvalidValue, "properties are not sorted and unique", location: .init(offset: reader.offset))
+                        throw FormatError(.binaryInvalidValue, "properties are not sorted and unique", location: .init(offset: nameStart))
                     }
                     previousName = name
+                    let kindStart = reader.offset
                     let kind = try reader.varint()
                     let value: PropertyChange.Value
                     switch kind {
@@ -185,16 +230,17 @@ public struct V2BinaryDecoder: Sendable {
                         var moved: [Int: String] = [:]
                         var last = -1
                         for _ in 0..<(try reader.count()) {
+                            let positionStart = reader.offset
                             let position = try reader.varint()
                             guard position <= 999_999_999, Int(position) > last else {
-                                throw FormatError(.binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: reader.offset))
+                                throw FormatError(.binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: positionStart))
                             }
                             last = Int(position)
                             moved[last] = try reader.string(strings)
                         }
                         value = .orderedToMany(added: added, removed: removed, movedByIndex: moved)
                     default:
-                        throw FormatError(.v2UnknownPropertyKind, "property kind \(kind) is not one of 0, 1, 2, 3", location: .init(offset: reader.offset))
+                        throw FormatError(.binaryInvalidValue, "property kind \(kind) is not one of 0, 1, 2, 3", location: .init(offset: kindStart))
                     }
                     properties.append(PropertyChange(name: name, value: value))
                 }
@@ -208,18 +254,37 @@ public struct V2BinaryDecoder: Sendable {
     /// Puts each kept unknown member back where its pointer says (canonical v2 JSON positions).
     private func applyExtensions(_ section: (bytes: ArraySlice<UInt8>, offset: Int), to event: inout Event) throws(FormatError) {
         var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
-        for _ in 0..<(try reader.count()) {
+        let countStart = reader.offset
+        let count = try reader.count()
+        guard count > 0 else {
+            throw FormatError(.binaryInvalidValue, "the extensions section holds nothing; it is omitted instead", location: .init(offset: countStart))
+        }
+        var previousPointer: [UInt8]?
+        for _ in 0..<count {
             let start = reader.offset
             func invalid(_ why: String) -> FormatError { FormatError(.binaryInvalidValue, why, location: .init(offset: start)) }
-            guard let text = String(validating: try reader.blob(limit: limits.maximumStringBytes), as: UTF8.self),
+            let pointerBytes = try reader.blob(limit: limits.maximumStringBytes)
+            guard let text = String(validating: pointerBytes, as: UTF8.self),
                   let pointer = JSONPointer(parsing: text), let key = pointer.tokens.last else { throw invalid("an extension has no valid JSON pointer") }
+            if let previousPointer, !previousPointer.lexicographicallyPrecedes(pointerBytes) {
+                throw invalid("extension pointers are not sorted and unique")
+            }
+            previousPointer = pointerBytes
+            let tokens = pointer.tokens
+            // Positions are written without leading zeros, as in the canonical JSON form.
+            for position in [2, 4] where tokens.count > position && tokens.count >= 4 {
+                guard OrderedIndex.parse(tokens[position]) != nil || tokens[position] == "0" else { throw invalid("an extension pointer has a position with a leading zero") }
+            }
+            let valueBytes = try reader.blob(limit: limits.maximumSectionBytes)
+            var options = JSONReadingOptions()
+            options.maximumDepth = 64 - tokens.count + 1 - 1
             let value: JSONValue
             do {
-                value = try JSONParser.parse(try reader.blob(limit: limits.maximumSectionBytes))
+                value = try JSONParser.parse(valueBytes, options: options)
             } catch {
-                throw invalid("an extension's value is not JSON: \(error.message)")
+                throw invalid("an extension's value is not JSON within the limits: \(error.message)")
             }
-            let tokens = pointer.tokens
+            guard JSONWriter().bytes(value) == valueBytes else { throw invalid("an extension's value is not in canonical form") }
             switch tokens.count {
             case 1:
                 guard !V2Key.event.contains(key) else { throw invalid("an extension names the known key \(key)") }
@@ -347,17 +412,22 @@ struct ByteReader {
         return table[Int(index)]
     }
 
-    /// A set of strings, written sorted and unique.
-    mutating func sortedStrings(_ table: [String]) throws(FormatError) -> [String] {
+    /// A set of strings, written sorted and unique; each must pass `valid`.
+    mutating func sortedStrings(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [String] {
         var result: [String] = []
         var last: UInt64?
         for _ in 0..<(try count()) {
+            let start = offset
             let index = try varint()
             if let last, index <= last {
-                throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: offset))
+                throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: start))
             }
             last = index
-            result.append(try string(table, index: index))
+            let string = try self.string(table, index: index)
+            guard valid(string) else {
+                throw FormatError(.binaryInvalidValue, "\"\(string)\" is not allowed here", location: .init(offset: start))
+            }
+            result.append(string)
         }
         return result
     }
@@ -378,7 +448,13 @@ struct ByteReader {
             }
             return .attribute(.decimal(text))
         case 6: return .attribute(.string(try string(table)))
-        case 7: return .attribute(.date(millisecondsSince1970: try double()))
+        case 7:
+            let valueStart = offset
+            let milliseconds = try double()
+            guard milliseconds.isFinite else {
+                throw FormatError(.v2NumberOutOfRange, "a date is not a finite number", location: .init(offset: valueStart))
+            }
+            return .attribute(.date(millisecondsSince1970: milliseconds))
         case 8: return .attribute(.binary(Data(try blob(limit: limits.maximumSectionBytes))))
         case 9:
             var raw = [UInt8]()
@@ -387,7 +463,13 @@ struct ByteReader {
                                    raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
             return .attribute(.uuid(uuid))
         case 10: return .attribute(.url(try string(table)))
-        case 11: return .attributeInDataFile(filename: try string(table))
+        case 11:
+            let referenceStart = offset
+            let name = try string(table)
+            guard DataFileName.isValid(name) else {
+                throw FormatError(.binaryInvalidValue, "\"\(name)\" is not a data file name", location: .init(offset: referenceStart))
+            }
+            return .attributeInDataFile(filename: name)
         case let tag:
             throw FormatError(.binaryInvalidValue, "attribute value tag \(tag) is unknown", location: .init(offset: start))
         }

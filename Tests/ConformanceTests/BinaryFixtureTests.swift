@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import CloudFolder
+
+/// The hand-computed examples of Spec/v2-binary.md and its invalid and non-canonical files.
+@Suite("v2 binary fixtures")
+struct BinaryFixtureTests {
+    static func event(_ path: String) throws -> Event {
+        let result = EventFileReader().decodePart(try Fixtures.bytes(path), position: .single, displayName: path)
+        return try V2JSONDecoder.join([try #require(result.part, "\(result.errors)")])
+    }
+
+    @Test("each example encodes to exactly the bytes computed by hand, and decodes back", arguments: [1, 2, 3, 4])
+    func examples(number: Int) throws {
+        let event = try Self.event("v2-binary/valid/example-\(number).json")
+        let bytes = try Fixtures.bytes("v2-binary/valid/example-\(number).bin")
+        #expect(try V2BinaryEncoder().encode(event) == bytes)
+        #expect(try V2BinaryDecoder().decode(bytes) == event)
+    }
+
+    static let noncanonicalFiles = Fixtures.cases("v2-binary/noncanonical/cases.json").compactMap { $0["file"]?.stringValue }
+
+    @Test("valid but not canonical files (deflate, unknown sections, higher minor) decode to their event", arguments: noncanonicalFiles)
+    func noncanonical(file: String) throws {
+        let testCase = try #require(Fixtures.cases("v2-binary/noncanonical/cases.json").first { $0["file"]?.stringValue == file })
+        let event = try Self.event("v2-binary/noncanonical/\(testCase["json"]?.stringValue ?? "")")
+        let bytes = try Fixtures.bytes("v2-binary/noncanonical/\(file)")
+        #expect(try V2BinaryDecoder().decode(bytes) == event)
+        if let canonical = testCase["canonicalBytes"]?.numberValue?.int64Value {
+            #expect(Int64(try V2BinaryEncoder().encode(event).count) == canonical)
+        }
+    }
+
+    static let invalidFiles = Fixtures.cases("v2-binary/invalid/cases.json").compactMap { $0["file"]?.stringValue }
+
+    @Test("each invalid file is refused with its code at its byte offset", arguments: invalidFiles)
+    func invalid(file: String) throws {
+        let testCase = try #require(Fixtures.cases("v2-binary/invalid/cases.json").first { $0["file"]?.stringValue == file })
+        let bytes = try Fixtures.bytes("v2-binary/invalid/\(file)")
+        // A file named as a part is read in that role; the others by the binary decoder itself.
+        let error: FormatError
+        if let part = CloudFileName.parseEvent(file)?.part {
+            let result = EventFileReader().decodePart(bytes, position: .part(index: part.index, count: part.count), displayName: file)
+            error = try #require(result.errors.first)
+        } else {
+            do throws(FormatError) {
+                _ = try V2BinaryDecoder().decode(bytes)
+                Issue.record("\(file) decoded")
+                return
+            } catch let caught {
+                error = caught
+            }
+        }
+        #expect(error.code.rawValue == testCase["code"]?.stringValue, "\(file): \(error)")
+        if let offset = testCase["offset"]?.numberValue?.int64Value {
+            #expect(error.location.offset.map(Int64.init) == offset, "\(file): \(error)")
+        }
+    }
+
+    static let blobFiles = Fixtures.cases("v2-binary/blobs/cases.json").compactMap { $0["file"]?.stringValue }
+
+    @Test("each damaged blob container is refused with its code", arguments: blobFiles)
+    func blob(file: String) throws {
+        let testCase = try #require(Fixtures.cases("v2-binary/blobs/cases.json").first { $0["file"]?.stringValue == file })
+        let bytes = try Fixtures.bytes("v2-binary/blobs/\(file)")
+        do throws(FormatError) {
+            _ = try DataBlob.content(of: bytes)
+            Issue.record("\(file) was accepted")
+        } catch {
+            #expect(error.code.rawValue == testCase["code"]?.stringValue, "\(file): \(error)")
+        }
+    }
+
+    @Test("the intact containers give their content")
+    func intactBlobs() throws {
+        #expect(try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container")) == Array("hello".utf8) ||
+                (try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container"))) == (try Fixtures.bytes("v2-binary/blobs/hello.raw")))
+        #expect(try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/a1000.deflated.container")).count == 1000)
+    }
+}
