@@ -1,0 +1,91 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import SchemaValidation
+
+/// Sizes and throughput of the v2 encodings on the same generated events (issue 5): prints a
+/// table; never part of the unit tests.
+
+/// A deterministic history: `events` events of `changesPerEvent` object changes over a pool of
+/// objects, from 10 stores, with the value kinds real apps use.
+func history(events: Int, changesPerEvent: Int) -> [Event] {
+    var state: UInt64 = 42
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    let stores = (0..<10).map { "7C1F3A2B-\($0)-STORE-\(String(format: "%04X", $0 * 4099))" }
+    let ids = (0..<20_000).map { i in String(format: "%08X-%04X-4%03X-A%03X-%012X", i * 2_654_435_761 % 0xFFFF_FFFF, i % 0xFFFF, i % 0xFFF, (i * 7) % 0xFFF, i * 104_729) }
+    var revisions = [String: Int64]()
+    return (0..<events).map { index in
+        let store = stores[index % stores.count]
+        let revision = revisions[store, default: -1] + 1
+        revisions[store] = revision
+        let changes = (0..<changesPerEvent).map { _ -> ObjectChange in
+            let id = ids[Int(next() % UInt64(ids.count))]
+            let entity = ["Note", "Tag", "Folder", "Attachment"][Int(next() % 4)]
+            let properties: [PropertyChange] = [
+                PropertyChange(name: "title", value: .attribute(.string("Title \(next() % 1000)"))),
+                PropertyChange(name: "modified", value: .attribute(.date(millisecondsSince1970: 1.7e12 + Double(next() % 1_000_000_000)))),
+                PropertyChange(name: "rank", value: .attribute(.integer(Int64(next() % 100_000)))),
+                PropertyChange(name: "score", value: .attribute(.double(Double(next() % 10_000) / 100))),
+                PropertyChange(name: "folder", value: .toOne(relatedIdentifier: ids[Int(next() % UInt64(ids.count))])),
+                PropertyChange(name: "tags", value: .toMany(added: [ids[Int(next() % UInt64(ids.count))]], removed: [])),
+            ]
+            return ObjectChange(entity: entity, globalIdentifier: id, type: next() % 3 == 0 ? .insert : .update, propertyChanges: properties)
+        }
+        return Event(uniqueIdentifier: "E-\(index)", type: .save, storeIdentifier: store, revision: revision,
+                     globalCount: Int64(index), timestamp: 6.3e8 + Double(index), otherStoreRevisions: [:], objectChanges: changes)
+    }
+}
+
+func seconds(_ work: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try work()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func peakMemoryMB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+let events = history(events: 1_000, changesPerEvent: 100)
+let changes = events.reduce(0) { $0 + $1.objectChanges.count }
+let json = try events.map { try V2JSONEncoder().encode($0) }
+let binary = try events.map { try V2BinaryEncoder().encode($0) }
+let binaryDeflated = try events.map { try V2BinaryEncoder(deflateSections: true).encode($0) }
+// Raw DEFLATE of each JSON file: the container's payload minus its 50-byte header.
+let jsonDeflated = json.map { DataBlob.container($0, deflate: true).count - 50 }
+let jsonBytes = json.reduce(0) { $0 + $1.count }, binaryBytes = binary.reduce(0) { $0 + $1.count }
+
+var decoded = 0
+let jsonDecode = try seconds { for bytes in json { decoded += try V2JSONDecoder().decodeEvent(try JSONParser.parse(bytes)).event.objectChanges.count } }
+let validator = try BundledSchema.v2Event.validator()
+let jsonDecodeSchema = try seconds { for bytes in json { let value = try JSONParser.parse(bytes); _ = validator.validate(value); decoded += try V2JSONDecoder().decodeEvent(value).event.objectChanges.count } }
+let binaryDecode = try seconds { for bytes in binary { decoded += try V2BinaryDecoder().decode(bytes).objectChanges.count } }
+let binaryDeflatedDecode = try seconds { for bytes in binaryDeflated { decoded += try V2BinaryDecoder().decode(bytes).objectChanges.count } }
+let jsonEncode = try seconds { for event in events { _ = try V2JSONEncoder().encode(event) } }
+let binaryEncode = try seconds { for event in events { _ = try V2BinaryEncoder().encode(event) } }
+
+func row(_ name: String, _ bytes: Int, _ decode: Double?, _ encode: Double?) {
+    let mb = Double(bytes) / 1_048_576
+    let decodeText = decode.map { String(format: "%8.1f MB/s %10.0f changes/s", mb / $0, Double(changes) / $0) } ?? String(repeating: " ", count: 32)
+    let encodeText = encode.map { String(format: "%8.1f MB/s", mb / $0) } ?? ""
+    print(String(format: "%-26@ %12d  %@  %@", name as NSString, bytes, decodeText, encodeText))
+}
+print("\(events.count) events, \(changes) object changes (each with 6 property changes)")
+print(String(format: "%-26@ %12@  %-32@  %@", "encoding" as NSString, "bytes" as NSString, "decode" as NSString, "encode" as NSString))
+row("v2 JSON", jsonBytes, jsonDecode, jsonEncode)
+row("v2 JSON + schema check", jsonBytes, jsonDecodeSchema, nil)
+row("v2 JSON deflated", jsonDeflated.reduce(0, +), nil, nil)
+row("v2 binary", binaryBytes, binaryDecode, binaryEncode)
+row("v2 binary deflated", binaryDeflated.reduce(0) { $0 + $1.count }, binaryDeflatedDecode, nil)
+print(String(format: "binary / JSON size: %.1f%%   binary decode speed-up: %.1fx (%.1fx against JSON with the schema check)",
+             100 * Double(binaryBytes) / Double(jsonBytes), jsonDecode / binaryDecode, jsonDecodeSchema / binaryDecode))
+print(String(format: "peak resident memory: %.0f MB", peakMemoryMB()))
