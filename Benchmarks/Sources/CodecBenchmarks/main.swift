@@ -73,14 +73,16 @@ let binaryDeflatedDecode = try seconds { for bytes in binaryDeflated { decoded +
 let jsonEncode = try seconds { for event in events { _ = try V2JSONEncoder().encode(event) } }
 let binaryEncode = try seconds { for event in events { _ = try V2BinaryEncoder().encode(event) } }
 
+func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+
 func row(_ name: String, _ bytes: Int, _ decode: Double?, _ encode: Double?) {
     let mb = Double(bytes) / 1_048_576
-    let decodeText = decode.map { String(format: "%8.1f MB/s %10.0f changes/s", mb / $0, Double(changes) / $0) } ?? String(repeating: " ", count: 32)
+    let decodeText = decode.map { String(format: "%8.1f MB/s %10.0f changes/s", mb / $0, Double(changes) / $0) } ?? ""
     let encodeText = encode.map { String(format: "%8.1f MB/s", mb / $0) } ?? ""
-    print(String(format: "%-26@ %12d  %@  %@", name as NSString, bytes, decodeText, encodeText))
+    print(padded(name, 26) + padded(String(bytes), 12) + padded(decodeText, 36) + encodeText)
 }
 print("\(events.count) events, \(changes) object changes (each with 6 property changes)")
-print(String(format: "%-26@ %12@  %-32@  %@", "encoding" as NSString, "bytes" as NSString, "decode" as NSString, "encode" as NSString))
+print(padded("encoding", 26) + padded("bytes", 12) + padded("decode", 36) + "encode")
 row("v2 JSON", jsonBytes, jsonDecode, jsonEncode)
 row("v2 JSON + schema check", jsonBytes, jsonDecodeSchema, nil)
 row("v2 JSON deflated", jsonDeflated.reduce(0, +), nil, nil)
