@@ -179,12 +179,7 @@ public struct V2BinaryDecoder: Sendable {
         var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
         var changes: [ObjectChange] = []
         var previousEntity: String?
-        let entityCountStart = reader.offset
-        let entityCount = try reader.count()
-        guard entityCount > 0 else {
-            throw FormatError(.binaryInvalidValue, "the changes section holds no entity; it is omitted instead", location: .init(offset: entityCountStart))
-        }
-        for _ in 0..<entityCount {
+        for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
             let entityStart = reader.offset
             let entity = try reader.string(strings)
             if let previousEntity, !utf8Precedes(previousEntity, entity) {
@@ -192,12 +187,7 @@ public struct V2BinaryDecoder: Sendable {
             }
             guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
             previousEntity = entity
-            let changeCountStart = reader.offset
-            let changeCount = try reader.count()
-            guard changeCount > 0 else {
-                throw FormatError(.binaryInvalidValue, "an entity is listed without changes", location: .init(offset: changeCountStart))
-            }
-            for _ in 0..<changeCount {
+            for _ in 0..<(try reader.nonEmptyCount("an entity is listed without changes")) {
                 let typeStart = reader.offset
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
@@ -254,11 +244,7 @@ public struct V2BinaryDecoder: Sendable {
     /// Puts each kept unknown member back where its pointer says (canonical v2 JSON positions).
     private func applyExtensions(_ section: (bytes: ArraySlice<UInt8>, offset: Int), to event: inout Event) throws(FormatError) {
         var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
-        let countStart = reader.offset
-        let count = try reader.count()
-        guard count > 0 else {
-            throw FormatError(.binaryInvalidValue, "the extensions section holds nothing; it is omitted instead", location: .init(offset: countStart))
-        }
+        let count = try reader.nonEmptyCount("the extensions section holds nothing; it is omitted instead")
         var previousPointer: [UInt8]?
         for _ in 0..<count {
             let start = reader.offset
@@ -365,6 +351,14 @@ struct ByteReader {
             throw FormatError(.binaryTruncated, "a count of \(value) exceeds the \(remaining) bytes left", location: .init(offset: start))
         }
         return Int(value)
+    }
+
+    /// A count that must not be zero (an empty list is omitted instead, for one canonical form).
+    mutating func nonEmptyCount(_ why: String) throws(FormatError) -> Int {
+        let start = offset
+        let value = try count()
+        guard value > 0 else { throw FormatError(.binaryInvalidValue, why, location: .init(offset: start)) }
+        return value
     }
 
     mutating func counter() throws(FormatError) -> Int64 {
