@@ -87,14 +87,14 @@ let package = Package(
             path: "Sources/Tool/LogToolCore"
         ),
         .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["JSONDocument"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore", "TestSupport",
         ]),

@@ -24,17 +24,6 @@ enum Fixtures {
     static func cases(_ path: String) -> [JSONValue] {
         (try? json(path))?[JSONPointer(["cases"])]?.arrayValue ?? []
     }
-
-    /// Removes the members whose text is informative only (`reason`, `message`), at any depth.
-    static func withoutProse(_ value: JSONValue) -> JSONValue {
-        switch value {
-        case .array(let elements): return .array(elements.map(withoutProse))
-        case .object(let object):
-            return .object(JSONObject(object.members.filter { $0.key != "reason" && $0.key != "message" }
-                .map { ($0.key, withoutProse($0.value)) }))
-        default: return value
-        }
-    }
 }
 
 extension JSONValue {

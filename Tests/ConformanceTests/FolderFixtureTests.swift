@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import JSONDocument
 import LogToolCore
+import TestSupport
 
 /// Runs each `Fixtures/folders/<case>/` the way another implementation's runner would:
 /// the command of `test_case_info.json`, compared with `expected/`.
@@ -17,8 +18,8 @@ struct FolderFixtureTests {
         let input = command.last ?? "cloud"
         let report = try InspectReport.make(path: Fixtures.url("folders/\(caseName)/\(input)").path)
         let expected = try Fixtures.json("folders/\(caseName)/expected/inspect.json")
-        let actual = Fixtures.withoutProse(report)
-        if actual != Fixtures.withoutProse(expected) {
+        let actual = withoutProse(report)
+        if actual != withoutProse(expected) {
             Issue.record("""
             \(caseName): inspect output differs from expected/inspect.json.
             actual:

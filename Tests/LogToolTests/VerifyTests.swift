@@ -2,17 +2,7 @@ import Foundation
 import Testing
 import JSONDocument
 import SchemaValidation
-
-/// Removes the members that are text for people (`reason`, `consequence`, `message`).
-func withoutProse(_ value: JSONValue) -> JSONValue {
-    switch value {
-    case .array(let elements): return .array(elements.map(withoutProse))
-    case .object(let object):
-        return .object(JSONObject(object.members.filter { !["reason", "consequence", "message"].contains($0.key) }
-            .map { ($0.key, withoutProse($0.value)) }))
-    default: return value
-    }
-}
+import TestSupport
 
 @Suite("verify fixtures")
 struct VerifyFixtureTests {

@@ -16,7 +16,7 @@ public struct V1JSONEncoder: Sendable {
     }
 
     func jsonValue(_ event: Event, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
-        try Self.checkNoClash(event.unknownFields, with: V1Key.event, at: pointer)
+        try checkNoClash(event.unknownFields, with: V1Key.event, at: pointer, code: .v1UnencodableValue, dialect: "v1")
         var object = event.unknownFields
         object[V1Key.store] = .string(event.storeIdentifier)
         object[V1Key.revision] = JSONValue(event.revision)
@@ -44,7 +44,7 @@ public struct V1JSONEncoder: Sendable {
     }
 
     private func changeValue(_ change: ObjectChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
-        try Self.checkNoClash(change.unknownFields, with: V1Key.change, at: pointer)
+        try checkNoClash(change.unknownFields, with: V1Key.change, at: pointer, code: .v1UnencodableValue, dialect: "v1")
         var object = change.unknownFields
         object[V1Key.entity] = .string(change.entity)
         object[V1Key.id] = .string(change.globalIdentifier)
@@ -60,13 +60,6 @@ public struct V1JSONEncoder: Sendable {
         }
         if !properties.isEmpty { object[V1Key.properties] = .object(properties) }
         return .object(object)
-    }
-
-    /// An unknown member kept from another dialect must not collide with a key of this one.
-    static func checkNoClash(_ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer) throws(FormatError) {
-        if let key = unknown.keys.first(where: keys.contains) {
-            throw FormatError(.v1UnencodableValue, "the unknown member \"\(key)\" has the name of a v1 key and would be lost", at: pointer / key)
-        }
     }
 
     private func propertyValue(_ value: PropertyChange.Value, at pointer: JSONPointer) throws(FormatError) -> JSONValue {

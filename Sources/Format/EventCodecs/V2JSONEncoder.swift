@@ -50,7 +50,7 @@ public struct V2JSONEncoder: Sendable {
     }
 
     private func jsonValue(header: EventHeader?, unknownFields: JSONObject, changes: ArraySlice<ObjectChange>) throws(FormatError) -> JSONValue {
-        try Self.checkNoClash(unknownFields, with: V2Key.event, at: .root)
+        try checkNoClash(unknownFields, with: V2Key.event, at: .root, code: .v2UnencodableValue, dialect: "v2")
         var object = unknownFields
         if let header {
             object[V2Key.uniqueIdentifier] = .string(header.uniqueIdentifier)
@@ -83,7 +83,7 @@ public struct V2JSONEncoder: Sendable {
     }
 
     private func objectChangeValue(_ change: ObjectChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
-        try Self.checkNoClash(change.unknownFields, with: V2Key.objectChange, at: pointer)
+        try checkNoClash(change.unknownFields, with: V2Key.objectChange, at: pointer, code: .v2UnencodableValue, dialect: "v2")
         var object = change.unknownFields
         object[V2Key.type] = JSONValue(change.type.rawValue)
         object[V2Key.globalIdentifier] = .string(change.globalIdentifier)
@@ -102,7 +102,7 @@ public struct V2JSONEncoder: Sendable {
     }
 
     private func propertyValue(_ property: PropertyChange, at pointer: JSONPointer) throws(FormatError) -> JSONValue {
-        try Self.checkNoClash(property.unknownFields, with: V2Key.allPropertyKeys, at: pointer)
+        try checkNoClash(property.unknownFields, with: V2Key.allPropertyKeys, at: pointer, code: .v2UnencodableValue, dialect: "v2")
         var object = property.unknownFields
         object[V2Key.propertyName] = .string(property.name)
         object[V2Key.type] = JSONValue(property.kind.rawValue)
@@ -130,13 +130,6 @@ public struct V2JSONEncoder: Sendable {
             object[V2Key.movedIdentifiersByIndex] = .object(movedObject)
         }
         return .object(object)
-    }
-
-    /// An unknown member kept from another dialect must not collide with a key of this one.
-    static func checkNoClash(_ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer) throws(FormatError) {
-        if let key = unknown.keys.first(where: keys.contains) {
-            throw FormatError(.v2UnencodableValue, "the unknown member \"\(key)\" has the name of a v2 key and would be lost", at: pointer / key)
-        }
     }
 
     /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).

@@ -97,3 +97,12 @@ func isDecimalText(_ text: String) -> Bool {
     }
     return bytes.isEmpty
 }
+
+/// An unknown member kept from another dialect must not collide with a key the writing dialect
+/// uses at that level: it would be read back as that key, or lost.
+func checkNoClash(_ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer,
+                  code: FormatError.Code, dialect: String) throws(FormatError) {
+    if let key = unknown.keys.first(where: keys.contains) {
+        throw FormatError(code, "the unknown member \"\(key)\" has the name of a \(dialect) key and would be lost", at: pointer / key)
+    }
+}
