@@ -5,7 +5,7 @@ import PackageDescription
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation, ModelValidation
 //   Merge       MergeEngine
-//   Folder      CloudFolder
+//   Folder      CloudFolder -> SyntheticHistory
 //   Tool        CSQLite, SQLiteExport, LogToolCore -> logtool
 let package = Package(
     name: "EnsemblesToolkit",
@@ -71,6 +71,11 @@ let package = Package(
             ],
             path: "Sources/Folder/CloudFolder"
         ),
+        .target(
+            name: "SyntheticHistory",
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder"],
+            path: "Sources/Folder/SyntheticHistory"
+        ),
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
         .systemLibrary(name: "CSQLite", path: "Sources/Tool/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
@@ -81,13 +86,13 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "SQLiteExport",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "SyntheticHistory", "SQLiteExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
         ),
         .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
-        .target(name: "TestSupport", dependencies: ["JSONDocument"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),

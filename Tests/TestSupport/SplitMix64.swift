@@ -1,15 +1,4 @@
-/// SplitMix64: a small random generator that gives the same sequence on every platform, so a
-/// test built on random inputs repeats exactly from its seed.
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
+import SyntheticHistory
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The generator's random numbers, so tests and generated folders share one definition.
+public typealias SplitMix64 = SyntheticHistory.SplitMix64

@@ -43,6 +43,11 @@ public struct Converter: Sendable {
     /// Inline binary values longer than this move to data files when writing v2.
     public static let inlineBinaryLimit = 10_000
 
+    /// The name a binary value gets in `data/`: the lowercase hex SHA-256 of its bytes.
+    public static func dataFileName(_ bytes: some DataProtocol) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
     public var reader: EventFileReader
     public var target: TargetDialect
     /// Write v2 events in the binary encoding (Spec/v2-binary.md) instead of JSON.
@@ -186,11 +191,16 @@ public struct Converter: Sendable {
     }
 }
 
-/// Why a conversion stopped; nothing was written.
+/// Why a conversion (or another command that writes a new folder) stopped; nothing was written.
 public struct ConversionFailure: Error, Sendable {
     /// The command line or the paths were wrong (exit 2), rather than the content (exit 1).
     public var usage = false
     public var errors: [FormatError]
+
+    public init(usage: Bool = false, errors: [FormatError]) {
+        self.usage = usage
+        self.errors = errors
+    }
 }
 
 /// Writes the files of one ensemble into the staging area and checks them afterwards.
@@ -294,7 +304,7 @@ struct FolderWriter {
             var properties = change.propertyChanges
             for (p, property) in properties.enumerated() {
                 guard case .attribute(.binary(let data)) = property.value, data.count > Converter.inlineBinaryLimit else { continue }
-                let name = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+                let name = Converter.dataFileName(data)
                 if blobs[name] == nil {
                     let url = root.appendingPathComponent("data").appendingPathComponent(name)
                     // A data file of the same name copied from the source must hold the same bytes.
@@ -333,18 +343,18 @@ struct FolderWriter {
 
 /// A hidden sibling of the destination where everything is written first; one `rename` at the
 /// end publishes it, so a crash leaves no destination (only this `.partial-` entry).
-struct StagingArea {
-    let url: URL
+public struct StagingArea {
+    public let url: URL
     let destination: URL
     private var committed = false
 
-    init(for destination: URL) throws(ConversionFailure) {
+    public init(for destination: URL) throws(ConversionFailure) {
         self.destination = destination
         url = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
     }
 
-    static func createFolder(_ url: URL) throws(ConversionFailure) {
+    public static func createFolder(_ url: URL) throws(ConversionFailure) {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
@@ -356,8 +366,9 @@ struct StagingArea {
         try Self.write(bytes, to: url)
     }
 
-    /// Writes and flushes one file, creating its folder.
-    static func write(_ bytes: [UInt8], to url: URL) throws(ConversionFailure) {
+    /// Writes one file, creating its folder; flushed to disk unless `durable` is false (for callers
+    /// that flush everything once before `commit`).
+    public static func write(_ bytes: [UInt8], to url: URL, durable: Bool = true) throws(ConversionFailure) {
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
@@ -366,13 +377,13 @@ struct StagingArea {
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
             try handle.write(contentsOf: bytes)
-            try handle.synchronize()
+            if durable { try handle.synchronize() }
         } catch {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)", location: .init(file: url.path))])
         }
     }
 
-    mutating func commit() throws(ConversionFailure) {
+    public mutating func commit() throws(ConversionFailure) {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))])
         }
@@ -388,7 +399,7 @@ struct StagingArea {
         committed = true
     }
 
-    func discard() {
+    public func discard() {
         if !committed { try? FileManager.default.removeItem(at: url) }
     }
 }

@@ -1,0 +1,311 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import DataModel
+import EventCodecs
+import CloudFolder
+
+/// What `logtool generate` makes: the size and shape of a synthetic history.
+public struct GeneratorSettings: Sendable {
+    public var stores = 3
+    public var objects = 1_000
+    /// Object changes in all events together.
+    public var changes = 10_000
+    public var seed: UInt64 = 1
+    /// Size of the binary attribute written on some inserts and updates; 0 for none. Above
+    /// 10,000 bytes the value goes to a data file, as the original frameworks do.
+    public var blobBytes = 0
+    /// Probability that a store saves without merging the others' latest events first.
+    public var concurrency = 0.2
+    /// Mean object changes per event.
+    public var changesPerEvent = 50
+    public var format = GeneratedFormat.v2JSON
+
+    public init() {}
+}
+
+public enum GeneratedFormat: String, Sendable, CaseIterable {
+    case v1JSON, v2JSON, v2Binary
+}
+
+/// What was generated.
+public struct GeneratorSummary: Sendable {
+    public var events = 0
+    public var objectChanges = 0
+    public var inserts = 0, updates = 0, deletes = 0
+    public var dataFiles = 0
+    public var bytes: Int64 = 0
+    public var modelHash = ""
+}
+
+/// A deterministic generator of cloud folders with a model (issue 7): the same settings always
+/// give the same bytes. Events are written as they are made, so memory depends on the number of
+/// objects, not on the length of the history.
+///
+/// The output folder holds `Model.xcdatamodeld` and `cloud/Generated/` (stores, events, data).
+public struct HistoryGenerator {
+    public static let ensemble = "Generated"
+
+    let settings: GeneratorSettings
+    private var random: SplitMix64
+    private let storeIdentifiers: [String]
+    private let objects: [(entity: Entity, id: String)]
+    private var live: [Bool]
+    /// Per store: its next revision, the greatest global count it knows, and what it knows of
+    /// the other stores' revisions.
+    private var nextRevision: [Int64]
+    private var knownGlobalCount: [Int64]
+    private var knownRevisions: [[Int64]]
+    /// The folder's truth: every store's latest revision (-1: none) and the greatest global count.
+    private var latestRevision: [Int64]
+    private var latestGlobalCount: Int64 = -1
+
+    enum Entity: String, CaseIterable {
+        case Folder, Note, Tag
+    }
+
+    public init(settings: GeneratorSettings) {
+        self.settings = settings
+        random = SplitMix64(seed: settings.seed)
+        var random = self.random
+        storeIdentifiers = (0..<settings.stores).map { _ in random.uuidString() }
+        // One folder and two tags for every ten objects; the rest are notes.
+        objects = (0..<settings.objects).map { index in
+            let entity: Entity = index % 10 == 0 ? .Folder : (index % 10 <= 2 ? .Tag : .Note)
+            return (entity, random.uuidString())
+        }
+        self.random = random
+        live = Array(repeating: false, count: settings.objects)
+        nextRevision = Array(repeating: 0, count: settings.stores)
+        knownGlobalCount = Array(repeating: -1, count: settings.stores)
+        knownRevisions = Array(repeating: Array(repeating: -1, count: settings.stores), count: settings.stores)
+        latestRevision = Array(repeating: -1, count: settings.stores)
+    }
+
+    /// The model every generated event follows.
+    public static let modelXML = """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+        <entity name="Folder" representedClassName="Folder" syncable="YES">
+            <attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="notes" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+        </entity>
+        <entity name="Note" representedClassName="Note" syncable="YES">
+            <attribute name="attachment" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+            <attribute name="body" optional="YES" attributeType="String"/>
+            <attribute name="flagged" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>
+            <attribute name="modified" optional="YES" attributeType="Date" usesScalarValueType="NO"/>
+            <attribute name="rank" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
+            <attribute name="score" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+            <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="notes" inverseEntity="Tag"/>
+        </entity>
+        <entity name="Tag" representedClassName="Tag" syncable="YES">
+            <attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tags" inverseEntity="Note"/>
+        </entity>
+    </model>
+
+    """
+
+    /// Writes the whole folder into `destination`, which must not exist; nothing is left there
+    /// on failure.
+    public mutating func write(to destination: String) throws(ConversionFailure) -> GeneratorSummary {
+        let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
+        guard (try? FileManager.default.attributesOfItem(atPath: destinationURL.path)) == nil else {
+            throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; generate never overwrites", location: .init(file: destination))])
+        }
+        var staging = try StagingArea(for: destinationURL)
+        defer { staging.discard() }
+        let modelFolder = staging.url.appendingPathComponent("Model.xcdatamodeld")
+        try StagingArea.write(Array(Self.modelXML.utf8), to: modelFolder.appendingPathComponent("Model.xcdatamodel/contents"))
+        let model: DataModel
+        do {
+            model = try ModelBundle(path: modelFolder.path).load()
+        } catch {
+            throw ConversionFailure(errors: [error])
+        }
+        var summary = GeneratorSummary()
+        summary.modelHash = model.modelHash
+        let ensemble = staging.url.appendingPathComponent("cloud/\(Self.ensemble)")
+        for store in storeIdentifiers {
+            try StagingArea.write(Array(Self.registration(store).utf8), to: ensemble.appendingPathComponent("stores/\(store)"))
+        }
+        var eventIndex: Int64 = 0
+        while summary.objectChanges < settings.changes {
+            var (event, blobs) = makeEvent(index: eventIndex, budget: settings.changes - summary.objectChanges, summary: &summary)
+            event.modelVersion = model.modelHash
+            for (name, bytes) in blobs {
+                let url = ensemble.appendingPathComponent("data/\(name)")
+                if (try? FileManager.default.attributesOfItem(atPath: url.path)) == nil {
+                    try StagingArea.write(bytes, to: url, durable: false)
+                    summary.dataFiles += 1
+                    summary.bytes += Int64(bytes.count)
+                }
+            }
+            let bytes: [UInt8]
+            do {
+                switch settings.format {
+                case .v1JSON: bytes = try V1JSONEncoder().encode([event], asLog: false)
+                case .v2JSON: bytes = try V2JSONEncoder().encode(event)
+                case .v2Binary: bytes = try V2BinaryEncoder().encode(event)
+                }
+            } catch {
+                throw ConversionFailure(errors: [error])
+            }
+            let name = "\(event.globalCount)_\(event.storeIdentifier)_\(event.revision)\(CloudFileName.eventExtension)"
+            try StagingArea.write(bytes, to: ensemble.appendingPathComponent("events/\(name)"), durable: false)
+            summary.events += 1
+            summary.bytes += Int64(bytes.count)
+            eventIndex += 1
+        }
+        // One flush for all files instead of one per file: the folder appears only after it.
+        sync()
+        try staging.commit()
+        return summary
+    }
+
+    static func registration(_ store: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>leechDate</key>
+        \t<date>2026-01-01T00:00:00Z</date>
+        \t<key>storeIdentifier</key>
+        \t<string>\(store)</string>
+        </dict>
+        </plist>
+
+        """
+    }
+
+    // MARK: - Events
+
+    private mutating func makeEvent(index: Int64, budget: Int, summary: inout GeneratorSummary) -> (Event, [(String, [UInt8])]) {
+        let store = random.below(settings.stores)
+        if !random.chance(settings.concurrency) {
+            // The store merges first: it knows every event in the folder.
+            knownRevisions[store] = latestRevision
+            knownGlobalCount[store] = latestGlobalCount
+        }
+        let count = min(budget, 1 + random.below(max(1, 2 * settings.changesPerEvent - 1)))
+        var chosen = Set<Int>()
+        var changes: [ObjectChange] = []
+        var blobs: [(String, [UInt8])] = []
+        for _ in 0..<count {
+            let object = random.below(objects.count)
+            guard chosen.insert(object).inserted else { continue }
+            let change = makeChange(object, blobs: &blobs)
+            switch change.type {
+            case .insert: summary.inserts += 1
+            case .update: summary.updates += 1
+            case .delete: summary.deletes += 1
+            }
+            changes.append(change)
+        }
+        summary.objectChanges += changes.count
+        let revision = nextRevision[store]
+        nextRevision[store] += 1
+        let globalCount = knownGlobalCount[store] + 1
+        var others: [String: Int64] = [:]
+        for (other, known) in knownRevisions[store].enumerated() where other != store && known >= 0 {
+            others[storeIdentifiers[other]] = known
+        }
+        latestRevision[store] = revision
+        knownRevisions[store][store] = revision
+        knownGlobalCount[store] = globalCount
+        latestGlobalCount = max(latestGlobalCount, globalCount)
+        let event = Event(uniqueIdentifier: random.uuidString(), type: .save, storeIdentifier: storeIdentifiers[store], revision: revision,
+                          globalCount: globalCount, timestamp: 800_000_000 + Double(index), otherStoreRevisions: others, objectChanges: changes)
+        return (event, blobs)
+    }
+
+    private mutating func makeChange(_ object: Int, blobs: inout [(String, [UInt8])]) -> ObjectChange {
+        let (entity, id) = objects[object]
+        if !live[object] {
+            live[object] = true
+            let properties = allProperties(of: entity, blobs: &blobs)
+            return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .insert, propertyChanges: properties, dataFiles: dataFiles(properties))
+        }
+        if random.chance(0.05) {
+            live[object] = false
+            return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .delete)
+        }
+        let all = allProperties(of: entity, blobs: &blobs, update: true)
+        var picked: [PropertyChange] = []
+        for _ in 0..<(1 + random.below(3)) {
+            let property = all[random.below(all.count)]
+            if !picked.contains(where: { $0.name == property.name }) { picked.append(property) }
+        }
+        return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .update, propertyChanges: picked, dataFiles: dataFiles(picked))
+    }
+
+    private func dataFiles(_ properties: [PropertyChange]) -> [String] {
+        properties.compactMap { property in
+            if case .attributeInDataFile(let name) = property.value { return name }
+            return nil
+        }
+    }
+
+    /// A live object of `entity`, if the draw finds one.
+    private mutating func someLive(_ entity: Entity) -> String? {
+        for _ in 0..<4 {
+            let candidate = random.below(objects.count)
+            if objects[candidate].entity == entity && live[candidate] { return objects[candidate].id }
+        }
+        return nil
+    }
+
+    private mutating func allProperties(of entity: Entity, blobs: inout [(String, [UInt8])], update: Bool = false) -> [PropertyChange] {
+        func text(_ words: Int) -> String {
+            (0..<words).map { _ in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"][random.below(8)] }.joined(separator: " ")
+        }
+        switch entity {
+        case .Folder:
+            var moved: [Int: String] = [:]
+            var added: [String] = []
+            if update, let note = someLive(.Note) {
+                added = [note]
+                moved[0] = note
+            }
+            return [
+                PropertyChange(name: "name", value: .attribute(.string("Folder \(text(2))"))),
+                PropertyChange(name: "notes", value: .orderedToMany(added: added, removed: [], movedByIndex: moved)),
+            ]
+        case .Tag:
+            return [PropertyChange(name: "name", value: .attribute(.string(text(1))))]
+        case .Note:
+            var properties = [
+                PropertyChange(name: "body", value: .attribute(.string(text(6)))),
+                PropertyChange(name: "flagged", value: .attribute(.bool(random.chance(0.3)))),
+                PropertyChange(name: "modified", value: .attribute(.date(millisecondsSince1970: 1.7e12 + Double(random.below(1_000_000_000))))),
+                PropertyChange(name: "rank", value: .attribute(.integer(Int64(random.below(100_000))))),
+                PropertyChange(name: "score", value: .attribute(.double(Double(random.below(1_000_000)) / 100))),
+                PropertyChange(name: "title", value: .attribute(.string("Note \(random.below(100_000))"))),
+                PropertyChange(name: "folder", value: .toOne(relatedIdentifier: someLive(.Folder))),
+            ]
+            var added: [String] = [], removed: [String] = []
+            if let tag = someLive(.Tag) { added.append(tag) }
+            if update, let tag = someLive(.Tag), !added.contains(tag) { removed.append(tag) }
+            properties.append(PropertyChange(name: "tags", value: .toMany(added: added, removed: removed)))
+            if settings.blobBytes > 0 && random.chance(0.1) {
+                var bytes = [UInt8](repeating: 0, count: settings.blobBytes)
+                for start in stride(from: 0, to: bytes.count, by: 8) {
+                    let word = random.next()
+                    for offset in 0..<min(8, bytes.count - start) { bytes[start + offset] = UInt8(truncatingIfNeeded: word >> UInt64(8 * offset)) }
+                }
+                if bytes.count > Converter.inlineBinaryLimit {
+                    let name = Converter.dataFileName(bytes)
+                    blobs.append((name, bytes))
+                    properties.append(PropertyChange(name: "attachment", value: .attributeInDataFile(filename: name)))
+                } else {
+                    properties.append(PropertyChange(name: "attachment", value: .attribute(.binary(Data(bytes)))))
+                }
+            }
+            return properties
+        }
+    }
+}

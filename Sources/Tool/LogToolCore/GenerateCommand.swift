@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import JSONDocument
+import CloudFolder
+import SyntheticHistory
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a synthetic cloud folder with its model, deterministically from a seed.",
+        discussion: """
+        OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \\
+        registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \\
+        concurrent saves) and data files. The same options always give the same bytes. \\
+        Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
+        """
+    )
+
+    @Argument(help: "The folder to create.")
+    var out: String
+
+    @Option(name: .long, help: "Number of stores (devices).")
+    var stores = 3
+
+    @Option(name: .long, help: "Number of distinct objects the history works on.")
+    var objects = 1_000
+
+    @Option(name: .long, help: "Number of object changes in all events together.")
+    var changes = 10_000
+
+    @Option(name: .long, help: "Mean number of object changes per event.")
+    var changesPerEvent = 50
+
+    @Option(name: .long, help: "Seed of the random choices.")
+    var seed: UInt64 = 1
+
+    @Option(name: .long, help: "Size of the binary attribute some notes get; above 10,000 bytes it goes to data/. 0: none.")
+    var blobBytes = 0
+
+    @Option(name: .long, help: "Probability (0...1) that a store saves without merging the others' latest events first.")
+    var concurrency = 0.2
+
+    @Option(name: .long, help: "The dialect of the events: v1 or v2.")
+    var format = "v2"
+
+    @Option(name: .long, help: "The encoding of v2 events: json or binary.")
+    var encoding = "json"
+
+    @Flag(name: .long, help: "Print the summary as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard stores >= 1, stores <= 1_000 else { throw ValidationError("--stores takes 1 to 1000") }
+        guard objects >= 1 else { throw ValidationError("--objects must be at least 1") }
+        guard changes >= 0 else { throw ValidationError("--changes must not be negative") }
+        guard changesPerEvent >= 1 else { throw ValidationError("--changes-per-event must be at least 1") }
+        guard blobBytes >= 0 else { throw ValidationError("--blob-bytes must not be negative") }
+        guard (0...1).contains(concurrency) else { throw ValidationError("--concurrency takes a number from 0 to 1") }
+        guard format == "v1" || format == "v2" else { throw ValidationError("--format takes v1 or v2") }
+        guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
+        guard format == "v2" || encoding == "json" else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --format v1") }
+        guard format == "v2" || blobBytes <= 10_000 else { throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1") }
+    }
+
+    func run() throws {
+        var settings = GeneratorSettings()
+        settings.stores = stores
+        settings.objects = objects
+        settings.changes = changes
+        settings.changesPerEvent = changesPerEvent
+        settings.seed = seed
+        settings.blobBytes = blobBytes
+        settings.concurrency = concurrency
+        settings.format = format == "v1" ? .v1JSON : (encoding == "binary" ? .v2Binary : .v2JSON)
+        var generator = HistoryGenerator(settings: settings)
+        let summary: GeneratorSummary
+        do throws(ConversionFailure) {
+            summary = try generator.write(to: out)
+        } catch {
+            for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }
+            throw ToolExit(status: error.usage ? .usage : .problemsFound)
+        }
+        if json {
+            writeJSON(.object(JSONObject([
+                ("out", .string(out)),
+                ("events", JSONValue(Int64(summary.events))),
+                ("objectChanges", JSONValue(Int64(summary.objectChanges))),
+                ("inserts", JSONValue(Int64(summary.inserts))),
+                ("updates", JSONValue(Int64(summary.updates))),
+                ("deletes", JSONValue(Int64(summary.deletes))),
+                ("dataFiles", JSONValue(Int64(summary.dataFiles))),
+                ("bytes", JSONValue(summary.bytes)),
+                ("modelHash", .string(summary.modelHash)),
+            ])))
+        } else {
+            writeStandardOutput("""
+            Generated \(summary.events) events with \(summary.objectChanges) object changes (\(summary.inserts) inserts, \
+            \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(out).
+
+            """)
+        }
+    }
+}
