@@ -25,6 +25,14 @@ public struct StoreState: Sendable {
     private var objects: [ObjectKey: [ExactString: (name: String, value: Value)]] = [:]
     /// Live entities per global identifier, for resolving related identifiers.
     private var entitiesByID: [ExactString: Set<ExactString>] = [:]
+    /// Which (object, relationship) holds each object: a delete detaches exactly these, in time
+    /// proportional to the object's links instead of to the number of live objects.
+    private var referrers: [ObjectKey: Set<Referrer>] = [:]
+
+    private struct Referrer: Hashable {
+        var holder: ObjectKey
+        var relationship: ExactString
+    }
     let model: DataModel?
 
     /// For `history`: one object whose properties' provenance is recorded.
@@ -114,7 +122,7 @@ public struct StoreState: Sendable {
             }
             value = .ordered(order)
         }
-        objects[key]?[name] = (property.name, value)
+        store(value, as: property.name, of: key)
         if key == watched { provenance[property.name] = .some(currentSource) }
         maintainInverse(of: property.name, on: key, from: current, to: value)
     }
@@ -168,22 +176,33 @@ public struct StoreState: Sendable {
                 if case .toOne(let previous?)? = existing, previous != key, objects[previous] != nil {
                     detach(target, from: relationship, of: previous)
                 }
-                objects[target]?[inverseKey] = (inverseName, .toOne(key))
+                store(.toOne(key), as: inverseName, of: target)
                 if target == watched { provenance[inverseName] = .some(nil) }
             } else if inverse.isOrdered {
                 var order: [ObjectKey] = []
                 if case .ordered(let current)? = existing { order = current }
                 if !order.contains(key) { order.append(key) }
-                objects[target]?[inverseKey] = (inverseName, .ordered(order))
+                store(.ordered(order), as: inverseName, of: target)
                 if target == watched { provenance[inverseName] = .some(nil) }
             } else {
                 var members: Set<ObjectKey> = []
                 if case .toMany(let current)? = existing { members = current }
                 members.insert(key)
-                objects[target]?[inverseKey] = (inverseName, .toMany(members))
+                store(.toMany(members), as: inverseName, of: target)
                 if target == watched { provenance[inverseName] = .some(nil) }
             }
         }
+    }
+
+    /// Sets one property of a live object and keeps `referrers` in step.
+    private mutating func store(_ value: Value, as name: String, of key: ObjectKey) {
+        guard objects[key] != nil else { return }
+        let property = ExactString(name)
+        let old = Self.targets(objects[key]?[property]?.value), new = Self.targets(value)
+        let referrer = Referrer(holder: key, relationship: property)
+        for target in old.subtracting(new) { referrers[target]?.remove(referrer) }
+        for target in new.subtracting(old) { referrers[target, default: []].insert(referrer) }
+        objects[key]?[property] = (name, value)
     }
 
     /// Removes `object` from one relationship of one object (a to-one holding it becomes null).
@@ -191,12 +210,12 @@ public struct StoreState: Sendable {
         let name = ExactString(relationship)
         switch objects[key]?[name]?.value {
         case .toOne(let target?)? where target == object:
-            objects[key]?[name] = (relationship, .toOne(nil))
+            store(.toOne(nil), as: relationship, of: key)
         case .toMany(var members)? where members.contains(object):
             members.remove(object)
-            objects[key]?[name] = (relationship, .toMany(members))
+            store(.toMany(members), as: relationship, of: key)
         case .ordered(let order)? where order.contains(object):
-            objects[key]?[name] = (relationship, .ordered(order.filter { $0 != object }))
+            store(.ordered(order.filter { $0 != object }), as: relationship, of: key)
         default:
             break
         }
@@ -206,15 +225,16 @@ public struct StoreState: Sendable {
 
     /// Detaches the object from every relationship of every live object, then removes it.
     private mutating func delete(_ key: ObjectKey) {
-        guard objects[key] != nil else { return }
+        guard let properties = objects[key] else { return }
+        for (name, property) in properties {
+            for target in Self.targets(property.value) { referrers[target]?.remove(Referrer(holder: key, relationship: name)) }
+        }
         objects[key] = nil
         if key == watched { provenance = [:] }
         entitiesByID[key.id]?.remove(key.entity)
         if entitiesByID[key.id]?.isEmpty == true { entitiesByID[key.id] = nil }
-        for (objectKey, properties) in objects {
-            for property in properties.values where Self.targets(property.value).contains(key) {
-                detach(key, from: property.name, of: objectKey)
-            }
+        for referrer in referrers.removeValue(forKey: key) ?? [] {
+            detach(key, from: referrer.relationship.value, of: referrer.holder)
         }
     }
 
