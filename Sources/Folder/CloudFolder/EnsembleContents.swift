@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import MergeEngine
 
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).
@@ -20,8 +21,13 @@ public struct EventEntry: Sendable {
     public var bytes: Int64
     /// The part count from the names, nil for a single file.
     public var partCount: Int?
-    /// The decoded event; nil when a file is unreadable or a part is missing.
+    /// The decoded event; nil when a file is unreadable or a part is missing. Without its object
+    /// changes when the folder was read with `summarize` (they are in ``summary`` then).
     public var event: Event?
+    /// With `summarize`: the event as the merge analysis needs it, object changes dropped.
+    public var summary: SourcedEvent?
+    /// The files of the set in part order.
+    public var partFiles: [String] { partCount == nil ? [] : files.keys.sorted().compactMap { files[$0] } }
     public var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
 }
 
@@ -76,8 +82,9 @@ public struct EnsembleContents: Sendable {
     public var problems: [FormatError] = []
     public var unknownKeys: [UnknownKey] = []
 
-    /// Lists and reads one ensemble folder.
-    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader()) -> EnsembleContents {
+    /// Lists and reads one ensemble folder. With `summarize`, each event's object changes are
+    /// dropped as soon as it is read, so memory does not grow with the length of the history.
+    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -104,12 +111,12 @@ public struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
-        contents.events = readGroups(eventGroups, listing: listing, reader: reader, into: &contents).map { name, entry in
+        contents.events = readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents).map { name, entry in
             var name = name
             name.part = nil
             return EventFileEntry(name: name, entry: entry)
         }
-        contents.baselines = readGroups(baselineGroups, listing: listing, reader: reader, into: &contents).map { name, entry in
+        contents.baselines = readGroups(baselineGroups, listing: listing, reader: reader, summarize: summarize, into: &contents).map { name, entry in
             var name = name
             name.part = nil
             return BaselineFileEntry(name: name, entry: entry)
@@ -125,11 +132,17 @@ public struct EnsembleContents: Sendable {
 
     /// Reads every group that forms one event, single-file or multipart.
     private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
-                                         listing: EnsembleListing, reader: EventFileReader,
+                                         listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
                                          into contents: inout EnsembleContents) -> [(Name, EventEntry)] {
         groups.values.compactMap { group in
             guard let (count, files) = partSet(group.files, into: &contents) else { return nil }
-            return (group.name, readSet(files, count: count, listing: listing, reader: reader, into: &contents))
+            var entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
+            if summarize, let event = entry.event {
+                let summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
+                entry.summary = summary
+                entry.event = summary.event
+            }
+            return (group.name, entry)
         }
     }
 

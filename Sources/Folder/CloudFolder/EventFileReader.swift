@@ -74,6 +74,27 @@ public struct EventFileReader: Sendable {
         }
     }
 
+    /// The one event of a single file, or of the parts of a multipart event in part order; the
+    /// first problem is thrown. For reading an event again during a replay.
+    public func readEvent(file: String, parts: [String]) throws(FormatError) -> Event {
+        if parts.isEmpty {
+            let result = readFile(at: URL(fileURLWithPath: file), displayName: file)
+            if let error = result.errors.first { throw error }
+            guard result.events.count == 1, let event = result.events.first else {
+                throw FormatError(.fileUnreadable, "the file no longer holds exactly one event", location: .init(file: file))
+            }
+            return event
+        }
+        var decoded: [EventPart] = []
+        for (index, path) in parts.enumerated() {
+            let result = readPart(at: URL(fileURLWithPath: path), position: .part(index: index + 1, count: parts.count), displayName: path)
+            if let error = result.errors.first { throw error }
+            guard let part = result.part else { throw FormatError(.fileUnreadable, "the part could not be read", location: .init(file: path)) }
+            decoded.append(part)
+        }
+        return try V2JSONDecoder.join(decoded)
+    }
+
     /// A decoded file, or every problem that stopped it from decoding.
     public struct PartResult: Sendable {
         public var encoding: EventEncoding?

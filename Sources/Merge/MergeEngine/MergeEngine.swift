@@ -15,12 +15,36 @@ extension FormatError.Code {
 
 /// An event and the file it came from (for reports).
 public struct SourcedEvent: Sendable {
+    /// The event; without its object changes when ``isSummary`` is true.
     public var event: Event
     public var file: String
+    /// The files of a multipart event, by part index; empty for a single file.
+    public var parts: [String]
+    /// The data files the event refers to (kept when the object changes are dropped).
+    public var dataFileReferences: [String]
+    /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
+    public private(set) var isSummary = false
 
-    public init(event: Event, file: String) {
+    public init(event: Event, file: String, parts: [String] = []) {
         self.event = event
         self.file = file
+        self.parts = parts
+        var referenced: [String] = []
+        for change in event.objectChanges {
+            referenced += change.dataFiles
+            for property in change.propertyChanges {
+                if case .attributeInDataFile(let name) = property.value { referenced.append(name) }
+            }
+        }
+        dataFileReferences = sortedUnique(referenced)
+    }
+
+    /// The same event without its object changes: what the analysis needs, in little memory.
+    public func summary() -> SourcedEvent {
+        var summary = self
+        summary.event.objectChanges = []
+        summary.isSummary = true
+        return summary
     }
 }
 
@@ -40,8 +64,20 @@ public struct MergeInput: Sendable {
     /// When given, related ids resolve only in the relationship's destination entity and its
     /// sub-entities.
     public var model: DataModel?
+    /// Reads a summarized event's object changes again (from its files), so that only one event
+    /// body is in memory at a time during the replay.
+    public var loadBody: (@Sendable (SourcedEvent) throws(FormatError) -> Event)?
 
     public init() {}
+
+    /// The whole event, read again when `sourced` is a summary.
+    func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
+        guard sourced.isSummary else { return sourced.event }
+        guard let loadBody else {
+            throw FormatError(.mergeIncompleteData, "the object changes of this event were dropped and cannot be read again", location: .init(file: sourced.file))
+        }
+        return try loadBody(sourced)
+    }
 }
 
 /// A reason the merge cannot run, with the original framework's number where it has one.
@@ -65,7 +101,13 @@ public enum MergeEngine {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
         var state = StoreState(model: input.model)
-        for sourced in analysis.baselines + analysis.replay { state.apply(sourced.event) }
+        for sourced in analysis.baselines + analysis.replay {
+            do {
+                state.apply(try input.body(of: sourced))
+            } catch {
+                throw MergeFailure(problems: [IntegrityProblem(code: error.code, number: nil, files: [sourced.file], message: "could not be read again for the replay: \(error.message)")])
+            }
+        }
         return state
     }
 
@@ -99,7 +141,7 @@ public struct MergeAnalysis: Sendable {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
         let candidates = input.events.filter { $0.event.type == .save || $0.event.type == .merge }
-        let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline })
+        let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline }, input)
         baselines = chosen.baselines
         redundantBaselines = chosen.redundant
         problems += chosen.problems
@@ -114,7 +156,7 @@ public struct MergeAnalysis: Sendable {
             if byRevision[key] == nil { ordered.append(sourced) }
             byRevision[key, default: []].append(sourced)
         }
-        for copies in byRevision.values where copies.contains(where: { $0.event != copies[0].event }) {
+        for copies in byRevision.values where copies.contains(where: { !Self.same($0, copies[0], input) }) {
             let event = copies[0].event
             problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
                                              message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
@@ -142,11 +184,19 @@ public struct MergeAnalysis: Sendable {
         }
     }
 
+    /// Whether two copies hold the same event. Copies are rare, so only they are read again when
+    /// their object changes were dropped.
+    static func same(_ a: SourcedEvent, _ b: SourcedEvent, _ input: MergeInput) -> Bool {
+        guard a.isSummary || b.isSummary else { return a.event == b.event }
+        guard a.summary().event == b.summary().event, let x = try? input.body(of: a), let y = try? input.body(of: b) else { return false }
+        return x == y
+    }
+
     /// The baselines that take part (Spec/merge.md, "Baselines"): a baseline whose revision set
     /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
     /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
     /// unique identifier by UTF-8 bytes).
-    static func chooseBaselines(_ candidates: [SourcedEvent]) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
+    static func chooseBaselines(_ candidates: [SourcedEvent], _ input: MergeInput) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
         func newer(_ a: Event, _ b: Event) -> Bool {
             if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
             if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
@@ -161,7 +211,7 @@ public struct MergeAnalysis: Sendable {
             }
             if ties.isEmpty {
                 baselines.append(candidate)
-            } else if ties.contains(where: { $0.event != candidate.event }) {
+            } else if ties.contains(where: { !same($0, candidate, input) }) {
                 problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
                                                  message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)"))
             }
@@ -239,14 +289,7 @@ public struct MergeAnalysis: Sendable {
         }
         if let present = input.dataFiles {
             for sourced in events + baselines {
-                var referenced = Set<String>()
-                for change in sourced.event.objectChanges {
-                    referenced.formUnion(change.dataFiles)
-                    for property in change.propertyChanges {
-                        if case .attributeInDataFile(let name) = property.value { referenced.insert(name) }
-                    }
-                }
-                for name in referenced.sorted(by: utf8Precedes) where !present.contains(name) {
+                for name in sourced.dataFileReferences where !present.contains(name) {
                     problems.append(IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file],
                                                      message: "references data/\(name), which is missing",
                                                      details: JSONObject([("dataFile", .string(name))])))

@@ -35,7 +35,7 @@ struct Merge: ParsableCommand {
 
     func run() throws {
         let reader = try options.reader()
-        let input = try MergeInputs.gather(inputs, reader: reader)
+        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true)
         let document: JSONValue
         do {
             let state = try MergeEngine.merge(input)
@@ -69,9 +69,11 @@ struct Merge: ParsableCommand {
 /// The inputs of `merge` and `history`: folders, event files, loose parts and v1 logs.
 enum MergeInputs {
     /// Reads every INPUT into one pool (Spec/merge.md section 3); usage problems and
-    /// unreadable files end the command with exit 2 or 1.
-    static func gather(_ inputs: [String], reader: EventFileReader) throws -> MergeInput {
+    /// unreadable files end the command with exit 2 or 1. With `summarize`, the events of
+    /// folders keep only what the analysis needs and are read again one by one for the replay.
+    static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false) throws -> MergeInput {
         var input = MergeInput()
+        input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts) }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
         var unreadable: [FormatError] = []
@@ -106,7 +108,7 @@ enum MergeInputs {
                 throw ToolExit(status: .usage)
             }
             for listing in listings {
-                let contents = EnsembleContents.read(listing, reader: reader)
+                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize)
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
                 for problem in contents.problems.map({ $0.inFile(Converter.join(base, $0.location.file ?? "")) }) {
                     // An invalid registration still registers its store: a warning, not a stop.
@@ -116,7 +118,9 @@ enum MergeInputs {
                 input.dataFiles = Set(contents.dataFiles.map(\.name))
                 for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
                     if let event = entry.event {
-                        let sourced = SourcedEvent(event: event, file: Converter.join(base, entry.file))
+                        var sourced = entry.summary ?? SourcedEvent(event: event, file: entry.file, parts: entry.partFiles)
+                        sourced.file = Converter.join(base, entry.file)
+                        sourced.parts = sourced.parts.map { Converter.join(base, $0) }
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
                         if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
                     } else if !entry.isComplete {
