@@ -71,7 +71,7 @@ public struct MergeInput: Sendable {
     public init() {}
 
     /// The whole event, read again when `sourced` is a summary.
-    func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
+    public func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
         guard sourced.isSummary else { return sourced.event }
         guard let loadBody else {
             throw FormatError(.mergeIncompleteData, "the object changes of this event were dropped and cannot be read again", location: .init(file: sourced.file))

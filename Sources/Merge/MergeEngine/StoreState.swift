@@ -261,6 +261,39 @@ public struct StoreState: Sendable {
         }.sorted { !$0.entity.utf8.elementsEqual($1.entity.utf8) ? utf8Precedes($0.entity, $1.entity) : utf8Precedes($0.id, $1.id) }
     }
 
+    /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
+    /// entity then identifier order, with one property change per set property. Applied to an
+    /// empty state as a baseline, it rebuilds this state.
+    public func baseline(uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
+                         modelVersion: String?, revisionSet: RevisionSet) -> Event {
+        let changes = objectsInOrder.map { object in
+            var dataFiles: [String] = []
+            let properties = object.properties.map { name, value -> PropertyChange in
+                switch value {
+                case .attribute(let attribute):
+                    return PropertyChange(name: name, value: .attribute(attribute))
+                case .dataFile(let file):
+                    dataFiles.append(file)
+                    return PropertyChange(name: name, value: .attributeInDataFile(filename: file))
+                case .toOne(let target):
+                    return PropertyChange(name: name, value: .toOne(relatedIdentifier: target?.id.value))
+                case .toMany(let members):
+                    return PropertyChange(name: name, value: .toMany(added: sortedUnique(members.map(\.id.value)), removed: []))
+                case .ordered(let order):
+                    let ids = order.map(\.id.value)
+                    return PropertyChange(name: name, value: .orderedToMany(added: sortedUnique(ids), removed: [],
+                                                                            movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
+                }
+            }
+            return ObjectChange(entity: object.entity, globalIdentifier: object.id, type: .insert, propertyChanges: properties, dataFiles: dataFiles)
+        }
+        return Event(uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
+                     timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
+    }
+
+    /// The number of live objects.
+    public var liveObjectCount: Int { objects.count }
+
     /// The model the state was merged with, if any.
     public var dataModel: DataModel? { model }
 

@@ -22,7 +22,7 @@ public struct LogTool: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
-        subcommands: [Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Generate.self, Conformance.self, Validate.self]
+        subcommands: [Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Rebase.self, Generate.self, Conformance.self, Validate.self]
     )
 
     public init() {}

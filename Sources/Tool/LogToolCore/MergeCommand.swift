@@ -45,11 +45,7 @@ struct Merge: ParsableCommand {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         } catch let failure as MergeFailure {
-            // One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
-            for problem in failure.problems {
-                let number = problem.number.map { " (\($0))" } ?? ""
-                writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
-            }
+            MergeInputs.report(failure.problems)
             throw ToolExit(status: .problemsFound)
         }
         let bytes = JSONWriter().bytes(document) + [UInt8(ascii: "\n")]
@@ -68,6 +64,14 @@ struct Merge: ParsableCommand {
 
 /// The inputs of `merge` and `history`: folders, event files, loose parts and v1 logs.
 enum MergeInputs {
+    /// One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
+    static func report(_ problems: [IntegrityProblem]) {
+        for problem in problems {
+            let number = problem.number.map { " (\($0))" } ?? ""
+            writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
+        }
+    }
+
     /// Reads every INPUT into one pool (Spec/merge.md section 3); usage problems and
     /// unreadable files end the command with exit 2 or 1. With `summarize`, the events of
     /// folders keep only what the analysis needs and are read again one by one for the replay.
