@@ -13,7 +13,7 @@ struct BinaryFixtureTests {
         return try V2JSONDecoder.join([try #require(result.part, "\(result.errors)")])
     }
 
-    @Test("each example encodes to exactly the bytes computed by hand, and decodes back", arguments: [1, 2, 3, 4])
+    @Test("each example encodes to exactly the bytes computed by hand, and decodes back", arguments: [1, 2, 3, 4, 5])
     func examples(number: Int) throws {
         let event = try Self.event("v2-binary/valid/example-\(number).json")
         let bytes = try Fixtures.bytes("v2-binary/valid/example-\(number).bin")

@@ -25,7 +25,7 @@ extension FormatError.Code {
 /// strings, LEB128 varints and a CRC-32 per section.
 public enum V2Binary {
     public static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x53, 0x0D, 0x0A, 0x1A, 0x0A]
-    public static let majorVersion: UInt8 = 1
+    public static let majorVersion: UInt8 = 2
     public static let minorVersion: UInt8 = 0
 
     enum Section: UInt64 {
@@ -183,8 +183,55 @@ struct StringTable {
     func bytes() -> [UInt8] {
         var writer = ByteWriter()
         writer.varint(UInt64(sorted.count))
-        for string in sorted { writer.blob(Array(string.utf8)) }
+        for string in sorted { writer.tableString(string) }
         return writer.bytes
+    }
+}
+
+/// Strings that start with an uppercase UUID (Apple's `UUID().uuidString` and
+/// `ProcessInfo.globallyUniqueString`, the usual global and store identifiers) are stored in the
+/// string table as 16 bytes plus the rest of the text (Spec/v2-binary.md section 6).
+enum UUIDPrefix {
+    static let textLength = 36
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// The 16 bytes of the uppercase UUID that `text` starts with, or nil.
+    static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+        guard text.count >= textLength else { return nil }
+        var result: [UInt8] = []
+        result.reserveCapacity(16)
+        var high: UInt8?
+        for (position, byte) in text.prefix(textLength).enumerated() {
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                result.append(first << 4 | digit)
+                high = nil
+            } else {
+                high = digit
+            }
+        }
+        return result
+    }
+
+    /// The 36 characters of the uppercase text of a 16-byte UUID.
+    static func text(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(textLength)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { result.append(UInt8(ascii: "-")) }
+            result.append(hex[Int(byte >> 4)])
+            result.append(hex[Int(byte & 0x0F)])
+        }
+        return result
     }
 }
 
@@ -214,6 +261,19 @@ struct ByteWriter {
     mutating func blob(_ data: [UInt8]) {
         varint(UInt64(data.count))
         bytes.append(contentsOf: data)
+    }
+
+    /// A string-table entry: `2n` and n bytes of text, or `2n+1`, a UUID's 16 bytes and n bytes.
+    mutating func tableString(_ string: String) {
+        let utf8 = Array(string.utf8)
+        if let uuid = UUIDPrefix.bytes(utf8) {
+            varint(UInt64(utf8.count - UUIDPrefix.textLength) * 2 + 1)
+            bytes.append(contentsOf: uuid)
+            bytes.append(contentsOf: utf8[UUIDPrefix.textLength...])
+        } else {
+            varint(UInt64(utf8.count) * 2)
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     mutating func indexes(_ strings: [String], _ table: StringTable) {

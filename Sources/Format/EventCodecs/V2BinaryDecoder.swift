@@ -33,11 +33,11 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(.binaryTruncated, "the file ends inside its header", location: .init(offset: bytes.count))
         }
         guard bytes[8] == V2Binary.majorVersion else {
-            throw FormatError(.binaryUnsupportedVersion, "major version \(bytes[8]) is not 1; this reader cannot read it", location: .init(offset: 8))
+            throw FormatError(.binaryUnsupportedVersion, "major version \(bytes[8]) is not \(V2Binary.majorVersion); this reader cannot read it", location: .init(offset: 8))
         }
         var reader = ByteReader(bytes: bytes[...], limits: limits)
         reader.position = 10
-        var payloads: [V2Binary.Section: (bytes: ArraySlice<UInt8>, offset: Int)] = [:]
+        var payloads: [V2Binary.Section: Payload] = [:]
         var lastKnown: UInt64 = 0
         var seenUnknown = false
         while reader.position < bytes.count {
@@ -87,7 +87,7 @@ public struct V2BinaryDecoder: Sendable {
                     throw FormatError(.binaryInflateFailed, "section \(type) is not valid DEFLATE data", location: .init(offset: payloadOffset))
                 }
             }
-            payloads[known] = (payload, payloadOffset)
+            payloads[known] = Payload(bytes: payload, offset: payloadOffset, isInflated: flags & 1 == 1)
         }
         guard let stringSection = payloads[.strings] else {
             throw FormatError(.binaryMissingSection, "the strings section (1) is missing", location: .init(offset: bytes.count))
@@ -96,7 +96,7 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(.binaryMissingSection, "the header section (2) is missing", location: .init(offset: bytes.count))
         }
         let strings = try readStrings(stringSection)
-        var header = ByteReader(bytes: headerSection.bytes, limits: limits, base: headerSection.offset)
+        var header = ByteReader(headerSection, limits: limits)
         let uniqueStart = header.offset
         let uniqueIdentifier = try header.string(strings)
         guard !uniqueIdentifier.isEmpty else {
@@ -118,8 +118,9 @@ public struct V2BinaryDecoder: Sendable {
         guard Self.isStoreIdentifier(store) else {
             throw FormatError(.binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)", location: .init(offset: storeStart))
         }
+        let modelStart = header.offset
         let model = try header.varint()
-        let modelVersion = model == 0 ? nil : try header.string(strings, index: model - 1)
+        let modelVersion = model == 0 ? nil : try header.string(strings, index: model - 1, at: modelStart)
         var revisions: [String: Int64] = [:]
         var previous: String?
         for _ in 0..<(try header.count()) {
@@ -152,8 +153,8 @@ public struct V2BinaryDecoder: Sendable {
         (1...255).contains(store.unicodeScalars.count) && !store.unicodeScalars.contains { "_/\\\u{0}".unicodeScalars.contains($0) }
     }
 
-    private func readStrings(_ section: (bytes: ArraySlice<UInt8>, offset: Int)) throws(FormatError) -> [String] {
-        var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
+    private func readStrings(_ section: Payload) throws(FormatError) -> [String] {
+        var reader = ByteReader(section, limits: limits)
         let count = try reader.count()
         guard count <= limits.maximumStrings else {
             throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: reader.offset))
@@ -162,7 +163,7 @@ public struct V2BinaryDecoder: Sendable {
         strings.reserveCapacity(count)
         for _ in 0..<count {
             let start = reader.offset
-            let bytes = try reader.blob(limit: limits.maximumStringBytes)
+            let bytes = try reader.tableString(limit: limits.maximumStringBytes)
             guard let string = String(validating: bytes, as: UTF8.self) else {
                 throw FormatError(.binaryInvalidUTF8, "a string is not valid UTF-8", location: .init(offset: start))
             }
@@ -175,8 +176,8 @@ public struct V2BinaryDecoder: Sendable {
         return strings
     }
 
-    private func readChanges(_ section: (bytes: ArraySlice<UInt8>, offset: Int), _ strings: [String]) throws(FormatError) -> [ObjectChange] {
-        var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
+    private func readChanges(_ section: Payload, _ strings: [String]) throws(FormatError) -> [ObjectChange] {
+        var reader = ByteReader(section, limits: limits)
         var changes: [ObjectChange] = []
         var previousEntity: String?
         for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
@@ -212,8 +213,9 @@ public struct V2BinaryDecoder: Sendable {
                     switch kind {
                     case 0: value = try reader.attribute(strings)
                     case 1:
+                        let relatedStart = reader.offset
                         let related = try reader.varint()
-                        value = .toOne(relatedIdentifier: related == 0 ? nil : try reader.string(strings, index: related - 1))
+                        value = .toOne(relatedIdentifier: related == 0 ? nil : try reader.string(strings, index: related - 1, at: relatedStart))
                     case 2: value = .toMany(added: try reader.sortedStrings(strings), removed: try reader.sortedStrings(strings))
                     case 3:
                         let added = try reader.sortedStrings(strings), removed = try reader.sortedStrings(strings)
@@ -242,8 +244,8 @@ public struct V2BinaryDecoder: Sendable {
     }
 
     /// Puts each kept unknown member back where its pointer says (canonical v2 JSON positions).
-    private func applyExtensions(_ section: (bytes: ArraySlice<UInt8>, offset: Int), to event: inout Event) throws(FormatError) {
-        var reader = ByteReader(bytes: section.bytes, limits: limits, base: section.offset)
+    private func applyExtensions(_ section: Payload, to event: inout Event) throws(FormatError) {
+        var reader = ByteReader(section, limits: limits)
         let count = try reader.nonEmptyCount("the extensions section holds nothing; it is omitted instead")
         var previousPointer: [UInt8]?
         for _ in 0..<count {
@@ -297,22 +299,40 @@ public struct V2BinaryDecoder: Sendable {
     }
 }
 
+/// A section's payload and where its stored bytes start in the file.
+struct Payload {
+    var bytes: ArraySlice<UInt8>
+    var offset: Int
+    /// Inflated bytes have no file offsets of their own: errors name the stored payload's first byte.
+    var isInflated: Bool
+}
+
 /// A bounds-checked cursor over section bytes; offsets in errors are file offsets.
 struct ByteReader {
     let bytes: ArraySlice<UInt8>
     let limits: BinaryReadingLimits
     /// The file offset of `bytes.startIndex`.
     let base: Int
+    let pinnedOffset: Int?
     var position: Int
 
     init(bytes: ArraySlice<UInt8>, limits: BinaryReadingLimits, base: Int = 0) {
         self.bytes = bytes
         self.limits = limits
         self.base = base - bytes.startIndex
+        pinnedOffset = nil
         position = bytes.startIndex
     }
 
-    var offset: Int { base + position }
+    init(_ payload: Payload, limits: BinaryReadingLimits) {
+        bytes = payload.bytes
+        self.limits = limits
+        base = payload.offset - payload.bytes.startIndex
+        pinnedOffset = payload.isInflated ? payload.offset : nil
+        position = payload.bytes.startIndex
+    }
+
+    var offset: Int { pinnedOffset ?? base + position }
     var remaining: Int { bytes.endIndex - position }
 
     mutating func byte() throws(FormatError) -> UInt8 {
@@ -395,13 +415,39 @@ struct ByteReader {
         return Array(bytes[position..<(position + Int(length))])
     }
 
-    mutating func string(_ table: [String]) throws(FormatError) -> String {
-        try string(table, index: try varint())
+    /// A string-table entry (Spec/v2-binary.md section 6), as the bytes of the string it stands for.
+    mutating func tableString(limit: Int) throws(FormatError) -> [UInt8] {
+        let start = offset
+        let header = try varint()
+        let hasUUID = header & 1 == 1
+        let stored = header >> 1
+        let prefix = hasUUID ? UUIDPrefix.textLength : 0
+        guard stored <= UInt64(limit - prefix) else {
+            throw FormatError(.binaryTooLarge, "a string of \(stored + UInt64(prefix)) bytes exceeds the limit of \(limit)", location: .init(offset: start))
+        }
+        let needed = stored + (hasUUID ? 16 : 0)
+        guard needed <= UInt64(remaining) else {
+            throw FormatError(.binaryTruncated, "a string needs \(needed) bytes, only \(remaining) are left", location: .init(offset: start))
+        }
+        var result: [UInt8] = []
+        if hasUUID {
+            result = UUIDPrefix.text(bytes[position..<(position + 16)])
+            position += 16
+        }
+        result.append(contentsOf: bytes[position..<(position + Int(stored))])
+        position += Int(stored)
+        return result
     }
 
-    func string(_ table: [String], index: UInt64) throws(FormatError) -> String {
+    mutating func string(_ table: [String]) throws(FormatError) -> String {
+        let start = offset
+        return try string(table, index: try varint(), at: start)
+    }
+
+    /// The string a reference names; `start` is the reference's first byte, for the error.
+    func string(_ table: [String], index: UInt64, at start: Int) throws(FormatError) -> String {
         guard index < UInt64(table.count) else {
-            throw FormatError(.binaryBadIndex, "string index \(index) is beyond the \(table.count) strings", location: .init(offset: offset))
+            throw FormatError(.binaryBadIndex, "string index \(index) is beyond the \(table.count) strings", location: .init(offset: start))
         }
         return table[Int(index)]
     }
@@ -417,7 +463,7 @@ struct ByteReader {
                 throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: start))
             }
             last = index
-            let string = try self.string(table, index: index)
+            let string = try self.string(table, index: index, at: start)
             guard valid(string) else {
                 throw FormatError(.binaryInvalidValue, "\"\(string)\" is not allowed here", location: .init(offset: start))
             }
