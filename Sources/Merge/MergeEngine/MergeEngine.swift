@@ -156,7 +156,7 @@ public struct MergeAnalysis: Sendable {
             if byRevision[key] == nil { ordered.append(sourced) }
             byRevision[key, default: []].append(sourced)
         }
-        for copies in byRevision.values where copies.contains(where: { !Self.same($0, copies[0], input) }) {
+        for copies in byRevision.values where copies.count > 1 && copies.contains(where: { !Self.same($0, copies[0], input) }) {
             let event = copies[0].event
             problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
                                              message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
@@ -188,6 +188,7 @@ public struct MergeAnalysis: Sendable {
     /// their object changes were dropped.
     static func same(_ a: SourcedEvent, _ b: SourcedEvent, _ input: MergeInput) -> Bool {
         guard a.isSummary || b.isSummary else { return a.event == b.event }
+        if a.file == b.file && a.parts == b.parts { return true }
         guard a.summary().event == b.summary().event, let x = try? input.body(of: a), let y = try? input.body(of: b) else { return false }
         return x == y
     }
