@@ -5,11 +5,36 @@ public struct DataModel: Hashable, Sendable {
     /// The version's name (`Model_2` for `Model_2.xcdatamodel`), or nil for a bare `contents` file.
     public var versionName: String?
     /// By name.
-    public var entities: [String: Entity]
+    public let entities: [String: Entity]
+    /// Every entity's properties with the inherited ones, and its ancestors: a merge asks for
+    /// them once per property change, so they are resolved once here.
+    private let propertiesByEntity: [String: [String: Property]]
+    private let kinds: [String: Set<String>]
 
     public init(versionName: String?, entities: [String: Entity]) {
         self.versionName = versionName
         self.entities = entities
+        var properties: [String: [String: Property]] = [:]
+        var kinds: [String: Set<String>] = [:]
+        for name in entities.keys {
+            var table: [String: Property] = [:]
+            var lineage: [Entity] = []
+            var next: String? = name
+            while let current = next, let entity = entities[current], !lineage.contains(where: { $0.name == current }) {
+                lineage.append(entity)
+                next = entity.parentName
+            }
+            // Nearest first: a property redefined lower in the lineage wins, attributes before
+            // relationships of the same entity.
+            for ancestor in lineage.reversed() {
+                for (key, relationship) in ancestor.relationships { table[key] = .relationship(relationship) }
+                for (key, attribute) in ancestor.attributes { table[key] = .attribute(attribute) }
+            }
+            properties[name] = table
+            kinds[name] = Set(lineage.map(\.name))
+        }
+        propertiesByEntity = properties
+        self.kinds = kinds
     }
 
     /// Entity names in UTF-8 byte order.
@@ -29,16 +54,12 @@ public struct DataModel: Hashable, Sendable {
 
     /// A property of the entity or one of its ancestors.
     public func property(_ name: String, of entity: String) -> Property? {
-        for ancestor in lineage(of: entity) {
-            if let attribute = ancestor.attributes[name] { return .attribute(attribute) }
-            if let relationship = ancestor.relationships[name] { return .relationship(relationship) }
-        }
-        return nil
+        propertiesByEntity[entity]?[name]
     }
 
     /// Whether `entity` is `ancestor` or inherits from it.
     public func entity(_ entity: String, isKindOf ancestor: String) -> Bool {
-        lineage(of: entity).contains { $0.name == ancestor }
+        kinds[entity]?.contains(ancestor) ?? false
     }
 }
 
