@@ -26,6 +26,8 @@ public struct EventEntry: Sendable {
     public var event: Event?
     /// With `summarize`: the event as the merge analysis needs it, object changes dropped.
     public var summary: SourcedEvent?
+    /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
+    public var digest: UInt64?
     /// The files of the set in part order.
     public var partFiles: [String] { partCount == nil ? [] : files.keys.sorted().compactMap { files[$0] } }
     public var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
@@ -138,7 +140,8 @@ public struct EnsembleContents: Sendable {
             guard let (count, files) = partSet(group.files, into: &contents) else { return nil }
             var entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
             if summarize, let event = entry.event {
-                let summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
+                var summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
+                summary.contentDigest = entry.digest
                 entry.summary = summary
                 entry.event = summary.event
             }
@@ -168,12 +171,14 @@ public struct EnsembleContents: Sendable {
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
         var parts: [EventPart] = []
+        var digests: [UInt64] = []
         var readable = true
         for index in indices {
             guard let listed = files[index] else { continue }
             let position: EventPartPosition = count.map { .part(index: index, count: $0) } ?? .single
             let result = reader.readPart(at: listing.url.appendingPathComponent(listed.path), position: position, displayName: listed.path)
             contents.problems.append(contentsOf: result.errors)
+            if let digest = result.digest { digests.append(digest) }
             if let part = result.part {
                 parts.append(part)
                 contents.unknownKeys.append(contentsOf: part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) })
@@ -185,6 +190,7 @@ public struct EnsembleContents: Sendable {
                                bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil)
         if readable && entry.isComplete {
             entry.event = try? V2JSONDecoder.join(parts)
+            entry.digest = EventFileReader.combinedDigest(digests)
         }
         return entry
     }

@@ -26,6 +26,9 @@ public struct EventFileReader: Sendable {
     public var lenient: Bool
     /// Needed to read v1 files; when given, v2 events are validated against it too.
     public var model: DataModel?
+    /// Decode only, without the schema and model checks: for bytes this process has already
+    /// read and checked (see ``readEvent(file:parts:digest:)``).
+    var skipsChecks = false
 
     public init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil) {
         self.jsonOptions = jsonOptions
@@ -76,23 +79,66 @@ public struct EventFileReader: Sendable {
 
     /// The one event of a single file, or of the parts of a multipart event in part order; the
     /// first problem is thrown. For reading an event again during a replay.
-    public func readEvent(file: String, parts: [String]) throws(FormatError) -> Event {
-        if parts.isEmpty {
-            let result = readFile(at: URL(fileURLWithPath: file), displayName: file)
-            if let error = result.errors.first { throw error }
-            guard result.events.count == 1, let event = result.events.first else {
-                throw FormatError(.fileUnreadable, "the file no longer holds exactly one event", location: .init(file: file))
+    ///
+    /// When `digest` is the ``PartResult/digest`` (or, for several parts, ``combinedDigest(_:)``)
+    /// recorded when the same files were read and checked before, and the bytes still give it,
+    /// the schema and model checks are not made again: the bytes are the ones already checked.
+    public func readEvent(file: String, parts: [String], digest: UInt64? = nil) throws(FormatError) -> Event {
+        let paths = parts.isEmpty ? [file] : parts
+        var contents: [[UInt8]] = []
+        for path in paths {
+            do {
+                contents.append(try Self.readBytes(at: URL(fileURLWithPath: path), limit: jsonOptions.maximumBytes))
+            } catch {
+                throw error.inFile(path)
             }
-            return event
         }
+        var reader = self
+        reader.skipsChecks = digest != nil && digest == Self.combinedDigest(contents.map(Self.digest))
         var decoded: [EventPart] = []
-        for (index, path) in parts.enumerated() {
-            let result = readPart(at: URL(fileURLWithPath: path), position: .part(index: index + 1, count: parts.count), displayName: path)
+        for (index, bytes) in contents.enumerated() {
+            let position: EventPartPosition = parts.isEmpty ? .single : .part(index: index + 1, count: parts.count)
+            var result: PartResult
+            if !V2Binary.isBinary(bytes) {
+                let parsed = reader.parse(bytes)
+                guard let json = parsed.json else { throw (parsed.errors.first ?? FormatError(.fileUnreadable, "unreadable JSON")).inFile(paths[index]) }
+                if parts.isEmpty, Self.dialect(of: json) == .v1JSON {
+                    // A loose v1 file may be a log: its events are not read one by one again.
+                    switch reader.decodeV1(json) {
+                    case .success(let document) where !document.isLog && document.events.count == 1:
+                        return document.events[0]
+                    case .success:
+                        throw FormatError(.fileUnreadable, "the file no longer holds exactly one event", location: .init(file: file))
+                    case .failure(let failure):
+                        throw (failure.errors.first ?? FormatError(.fileUnreadable, "unreadable v1 event")).inFile(file)
+                    }
+                }
+                result = reader.decodePart(json, bytes: bytes, position: position, displayName: paths[index])
+            } else {
+                result = reader.decodePart(bytes, position: position, displayName: paths[index])
+            }
             if let error = result.errors.first { throw error }
-            guard let part = result.part else { throw FormatError(.fileUnreadable, "the part could not be read", location: .init(file: path)) }
+            guard let part = result.part else { throw FormatError(.fileUnreadable, "the part could not be read", location: .init(file: paths[index])) }
             decoded.append(part)
         }
         return try V2JSONDecoder.join(decoded)
+    }
+
+    /// A fingerprint of a file's bytes, valid within this process (Swift's hashing is seeded per
+    /// process): it tells whether bytes read again are those read before.
+    public static func digest(_ bytes: [UInt8]) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    /// The fingerprint of the files of one event, in part order.
+    public static func combinedDigest(_ digests: [UInt64]) -> UInt64 {
+        if digests.count == 1, let only = digests.first { return only }
+        var hasher = Hasher()
+        for digest in digests { hasher.combine(digest) }
+        return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
     /// A decoded file, or every problem that stopped it from decoding.
@@ -100,6 +146,8 @@ public struct EventFileReader: Sendable {
         public var encoding: EventEncoding?
         public var part: EventPart?
         public var errors: [FormatError]
+        /// ``EventFileReader/digest(_:)`` of the bytes read, when they could be read.
+        public var digest: UInt64?
 
         public init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
@@ -116,7 +164,9 @@ public struct EventFileReader: Sendable {
         } catch {
             return PartResult(encoding: nil, part: nil, errors: [error.inFile(displayName)])
         }
-        return decodePart(bytes, position: position, displayName: displayName)
+        var result = decodePart(bytes, position: position, displayName: displayName)
+        result.digest = Self.digest(bytes)
+        return result
     }
 
     /// Decodes bytes already read.
@@ -158,10 +208,12 @@ public struct EventFileReader: Sendable {
             }
         }
         do throws(FormatError) {
-            let violations = try BundledSchema.v2Event.validator().validate(json)
-            if !violations.isEmpty { return failure(violations, .v2JSON) }
+            if !skipsChecks {
+                let violations = try BundledSchema.v2Event.validator().validate(json)
+                if !violations.isEmpty { return failure(violations, .v2JSON) }
+            }
             let part = try V2JSONDecoder().decodePart(json, position: position)
-            if let model {
+            if let model, !skipsChecks {
                 let modelErrors = ModelValidator(model: model).validate(part.objectChanges, v2Document: json)
                 if !modelErrors.isEmpty { return failure(modelErrors, .v2JSON) }
             }
@@ -175,7 +227,7 @@ public struct EventFileReader: Sendable {
     private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (event: Event?, errors: [FormatError]) {
         do throws(FormatError) {
             let event = try V2BinaryDecoder().decode(bytes)
-            if let model {
+            if let model, !skipsChecks {
                 let errors = ModelValidator(model: model).validate(event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }
             }

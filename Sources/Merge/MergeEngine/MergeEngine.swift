@@ -24,6 +24,9 @@ public struct SourcedEvent: Sendable {
     public var dataFileReferences: [String]
     /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
     public private(set) var isSummary = false
+    /// A fingerprint of the bytes the event was read from, so that reading them again can tell
+    /// whether they are still the bytes that were checked.
+    public var contentDigest: UInt64?
 
     public init(event: Event, file: String, parts: [String] = []) {
         self.event = event
@@ -271,10 +274,11 @@ public struct MergeAnalysis: Sendable {
                                                  message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))])))
             }
         }
+        let latestByStore = revisionsByStore.mapValues { $0.max() ?? -1 }
         for sourced in events {
             for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
                 guard let needed = sourced.event.revisionSet[other] else { continue }
-                let present = revisionsByStore[other]?.max() ?? -1
+                let present = latestByStore[other] ?? -1
                 let covered = known?[other] ?? -1
                 if needed > max(present, covered) {
                     problems.append(IntegrityProblem(code: .mergeMissingDependency, number: 201, files: [sourced.file],

@@ -145,6 +145,13 @@ public struct StoreState: Sendable {
 
     // MARK: - Inverse relationships
 
+    private static func isRelationship(_ value: Value?) -> Bool {
+        switch value {
+        case .toOne?, .toMany?, .ordered?: true
+        default: false
+        }
+    }
+
     /// The objects a relationship value holds.
     private static func targets(_ value: Value?) -> Set<ObjectKey> {
         switch value {
@@ -169,54 +176,87 @@ public struct StoreState: Sendable {
         }
         for target in after.subtracting(before).sorted(by: byKey) where objects[target] != nil {
             guard case .relationship(let inverse)? = model.property(inverseName, of: target.entity.value) else { continue }
-            let inverseKey = ExactString(inverseName)
-            let existing = objects[target]?[inverseKey]?.value
             if !inverse.isToMany {
                 // A to-one holds one object: its previous partner loses the target.
-                if case .toOne(let previous?)? = existing, previous != key, objects[previous] != nil {
+                if case .toOne(let previous?)? = objects[target]?[ExactString(inverseName)]?.value, previous != key, objects[previous] != nil {
                     detach(target, from: relationship, of: previous)
                 }
                 store(.toOne(key), as: inverseName, of: target)
-                if target == watched { provenance[inverseName] = .some(nil) }
             } else if inverse.isOrdered {
-                var order: [ObjectKey] = []
-                if case .ordered(let current)? = existing { order = current }
-                if !order.contains(key) { order.append(key) }
-                store(.ordered(order), as: inverseName, of: target)
-                if target == watched { provenance[inverseName] = .some(nil) }
+                modifyRelationship(inverseName, of: target, adding: key) { value in
+                    guard case .ordered(var order)? = value else { return .ordered([key]) }
+                    value = nil
+                    if !order.contains(key) { order.append(key) }
+                    return .ordered(order)
+                }
             } else {
-                var members: Set<ObjectKey> = []
-                if case .toMany(let current)? = existing { members = current }
-                members.insert(key)
-                store(.toMany(members), as: inverseName, of: target)
-                if target == watched { provenance[inverseName] = .some(nil) }
+                modifyRelationship(inverseName, of: target, adding: key) { value in
+                    guard case .toMany(var members)? = value else { return .toMany([key]) }
+                    value = nil
+                    members.insert(key)
+                    return .toMany(members)
+                }
             }
+            if target == watched { provenance[inverseName] = .some(nil) }
         }
+    }
+
+    /// Changes one relationship of a live object in place (the collection is taken out of the
+    /// state first, so adding one member does not copy all the others) and records that it now
+    /// holds `added` and no longer holds `removed`.
+    private mutating func modifyRelationship(_ name: String, of key: ObjectKey, adding added: ObjectKey? = nil, removing removed: ObjectKey? = nil,
+                                             _ change: (inout Value?) -> Value) {
+        guard objects[key] != nil else { return }
+        let property = ExactString(name)
+        var current = objects[key]?.removeValue(forKey: property)?.value
+        objects[key]?[property] = (name, change(&current))
+        let referrer = Referrer(holder: key, relationship: property)
+        if let removed { referrers[removed]?.remove(referrer) }
+        if let added { referrers[added, default: []].insert(referrer) }
     }
 
     /// Sets one property of a live object and keeps `referrers` in step.
     private mutating func store(_ value: Value, as name: String, of key: ObjectKey) {
         guard objects[key] != nil else { return }
         let property = ExactString(name)
-        let old = Self.targets(objects[key]?[property]?.value), new = Self.targets(value)
+        let old = objects[key]?.updateValue((name, value), forKey: property)?.value
+        // Attributes hold no objects: only relationships change who refers to whom.
+        guard Self.isRelationship(old) || Self.isRelationship(value) else { return }
+        let before = Self.targets(old), after = Self.targets(value)
         let referrer = Referrer(holder: key, relationship: property)
-        for target in old.subtracting(new) { referrers[target]?.remove(referrer) }
-        for target in new.subtracting(old) { referrers[target, default: []].insert(referrer) }
-        objects[key]?[property] = (name, value)
+        for target in before where !after.contains(target) { referrers[target]?.remove(referrer) }
+        for target in after where !before.contains(target) { referrers[target, default: []].insert(referrer) }
     }
 
     /// Removes `object` from one relationship of one object (a to-one holding it becomes null).
     private mutating func detach(_ object: ObjectKey, from relationship: String, of key: ObjectKey) {
         let name = ExactString(relationship)
-        switch objects[key]?[name]?.value {
-        case .toOne(let target?)? where target == object:
+        enum Holding { case none, toOne, toMany, ordered }
+        // Decided first, so that no reference to the collection is alive while it is changed.
+        let holding: Holding = switch objects[key]?[name]?.value {
+        case .toOne(let target?)? where target == object: .toOne
+        case .toMany(let members)? where members.contains(object): .toMany
+        case .ordered(let order)? where order.contains(object): .ordered
+        default: .none
+        }
+        switch holding {
+        case .toOne:
             store(.toOne(nil), as: relationship, of: key)
-        case .toMany(var members)? where members.contains(object):
-            members.remove(object)
-            store(.toMany(members), as: relationship, of: key)
-        case .ordered(let order)? where order.contains(object):
-            store(.ordered(order.filter { $0 != object }), as: relationship, of: key)
-        default:
+        case .toMany:
+            modifyRelationship(relationship, of: key, removing: object) { value in
+                guard case .toMany(var members)? = value else { return .toMany([]) }
+                value = nil
+                members.remove(object)
+                return .toMany(members)
+            }
+        case .ordered:
+            modifyRelationship(relationship, of: key, removing: object) { value in
+                guard case .ordered(var order)? = value else { return .ordered([]) }
+                value = nil
+                order.removeAll { $0 == object }
+                return .ordered(order)
+            }
+        case .none:
             break
         }
     }

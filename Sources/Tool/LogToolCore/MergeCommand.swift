@@ -77,7 +77,7 @@ enum MergeInputs {
     /// folders keep only what the analysis needs and are read again one by one for the replay.
     static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false) throws -> MergeInput {
         var input = MergeInput()
-        input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts) }
+        input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts, digest: sourced.contentDigest) }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
         var unreadable: [FormatError] = []
