@@ -83,6 +83,14 @@ public struct EnsembleContents: Sendable {
     /// Every problem that stopped a file from being read, attributed to the file.
     public var problems: [FormatError] = []
     public var unknownKeys: [UnknownKey] = []
+    private var internedStrings: [ExactString: String] = [:]
+
+    /// The one stored copy of a string equal (byte for byte) to `string`.
+    mutating func interned(_ string: String) -> String {
+        if let known = internedStrings[ExactString(string)] { return known }
+        internedStrings[ExactString(string)] = string
+        return string
+    }
 
     /// Lists and reads one ensemble folder. With `summarize`, each event's object changes are
     /// dropped as soon as it is read, so memory does not grow with the length of the history.
@@ -136,17 +144,57 @@ public struct EnsembleContents: Sendable {
     private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
                                          listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
                                          into contents: inout EnsembleContents) -> [(Name, EventEntry)] {
-        groups.values.compactMap { group in
-            guard let (count, files) = partSet(group.files, into: &contents) else { return nil }
-            var entry = readSet(files, count: count, listing: listing, reader: reader, into: &contents)
-            if summarize, let event = entry.event {
-                var summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
-                summary.contentDigest = entry.digest
-                entry.summary = summary
-                entry.event = summary.event
+        var result: [(Name, EventEntry)] = []
+        let all = Array(groups.values)
+        // In chunks, so that only one chunk of whole events is in memory when summarizing.
+        for start in stride(from: 0, to: all.count, by: 512) {
+            var sets: [(name: Name, count: Int?, files: [Int: ListedEntry])] = []
+            for group in all[start..<min(start + 512, all.count)] {
+                if let (count, files) = partSet(group.files, into: &contents) { sets.append((group.name, count, files)) }
             }
-            return (group.name, entry)
+            var jobs: [(url: URL, position: EventPartPosition, name: String)] = []
+            for set in sets {
+                for index in set.files.keys.sorted() {
+                    guard let listed = set.files[index] else { continue }
+                    jobs.append((listing.url.appendingPathComponent(listed.path), set.count.map { .part(index: index, count: $0) } ?? .single, listed.path))
+                }
+            }
+            let decoded = decodeConcurrently(jobs, reader: reader)
+            var cursor = 0
+            for set in sets {
+                let results = Array(decoded[cursor..<(cursor + set.files.count)])
+                cursor += set.files.count
+                result.append((set.name, entry(set.files, count: set.count, results: results, summarize: summarize, into: &contents)))
+            }
         }
+        return result
+    }
+
+    /// Reads and decodes independent files on every core; results in the order of `jobs`.
+    private static func decodeConcurrently(_ jobs: [(url: URL, position: EventPartPosition, name: String)], reader: EventFileReader) -> [EventFileReader.PartResult] {
+        let results = ResultSlots(count: jobs.count)
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let job = jobs[index]
+            results.set(index, reader.readPart(at: job.url, position: job.position, displayName: job.name))
+        }
+        return results.values
+    }
+
+    /// One event's entry from its decoded files, summarized when asked.
+    private static func entry(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool,
+                              into contents: inout EnsembleContents) -> EventEntry {
+        var entry = readSet(files, count: count, results: results, into: &contents)
+        if summarize, let event = entry.event {
+            var summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
+            summary.contentDigest = entry.digest
+            // Thousands of summaries name the same few stores and model versions: one copy each.
+            summary.event.storeIdentifier = contents.interned(summary.event.storeIdentifier)
+            summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
+            summary.event.revisionSet = RevisionSet(Dictionary(uniqueKeysWithValues: summary.event.revisionSet.revisions.map { (contents.interned($0.key), $0.value) }))
+            entry.summary = summary
+            entry.event = summary.event
+        }
+        return entry
     }
 
     /// A group of one base name as a single file (count nil) or one multipart set, keyed by
@@ -166,17 +214,15 @@ public struct EnsembleContents: Sendable {
         return nil
     }
 
-    private static func readSet(_ files: [Int: ListedEntry], count: Int?, listing: EnsembleListing, reader: EventFileReader,
+    private static func readSet(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult],
                                 into contents: inout EnsembleContents) -> EventEntry {
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
         var parts: [EventPart] = []
         var digests: [UInt64] = []
         var readable = true
-        for index in indices {
+        for (index, result) in zip(indices, results) {
             guard let listed = files[index] else { continue }
-            let position: EventPartPosition = count.map { .part(index: index, count: $0) } ?? .single
-            let result = reader.readPart(at: listing.url.appendingPathComponent(listed.path), position: position, displayName: listed.path)
             contents.problems.append(contentsOf: result.errors)
             if let digest = result.digest { digests.append(digest) }
             if let part = result.part {
@@ -241,4 +287,24 @@ func <~ (lhs: (Int64, String, Int64), rhs: (Int64, String, Int64)) -> Bool {
 
 func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
     lhs.0 != rhs.0 ? lhs.0 < rhs.0 : utf8Precedes(lhs.1, rhs.1)
+}
+
+/// Slots that concurrent decoders fill, each its own index; the lock makes the writes safe.
+private final class ResultSlots: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [EventFileReader.PartResult?]
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ result: EventFileReader.PartResult) {
+        lock.lock()
+        slots[index] = result
+        lock.unlock()
+    }
+
+    var values: [EventFileReader.PartResult] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.map { $0 ?? EventFileReader.PartResult(encoding: nil, part: nil, errors: []) }
+    }
 }

@@ -104,9 +104,12 @@ public enum MergeEngine {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
         var state = StoreState(model: input.model)
-        for sourced in analysis.baselines + analysis.replay {
+        let events = analysis.baselines + analysis.replay
+        let prefetcher = BodyPrefetcher(events, input: input)
+        defer { prefetcher.cancel() }
+        for (index, sourced) in events.enumerated() {
             do {
-                state.apply(try input.body(of: sourced))
+                state.apply(try prefetcher.take(index))
             } catch {
                 throw MergeFailure(problems: [IntegrityProblem(code: error.code, number: nil, files: [sourced.file], message: "could not be read again for the replay: \(error.message)")])
             }

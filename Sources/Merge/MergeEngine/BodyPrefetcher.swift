@@ -1,0 +1,61 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+
+/// Reads the next events of the replay on another core while the current one is applied: the
+/// replay itself is sequential, reading and decoding the files is not. At most `window` events
+/// are held ahead, so memory stays bounded.
+final class BodyPrefetcher: @unchecked Sendable {
+    // All mutable state is guarded by `condition`.
+    private let condition = NSCondition()
+    private var ready: [Int: Result<Event, FormatError>] = [:]
+    private var consumed = 0
+    private var cancelled = false
+    private let window: Int
+
+    init(_ events: [SourcedEvent], input: MergeInput, window: Int = 64) {
+        self.window = window
+        DispatchQueue.global().async { [self] in
+            for (index, sourced) in events.enumerated() {
+                condition.lock()
+                while index - consumed >= window && !cancelled { condition.wait() }
+                let stop = cancelled
+                condition.unlock()
+                if stop { return }
+                let result: Result<Event, FormatError>
+                do throws(FormatError) {
+                    result = .success(try input.body(of: sourced))
+                } catch {
+                    result = .failure(error)
+                }
+                condition.lock()
+                ready[index] = result
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+    }
+
+    /// The event at `index`; indices must be taken in order, each once.
+    func take(_ index: Int) throws(FormatError) -> Event {
+        condition.lock()
+        while ready[index] == nil { condition.wait() }
+        let result = ready.removeValue(forKey: index)
+        consumed = index + 1
+        condition.broadcast()
+        condition.unlock()
+        switch result {
+        case .success(let event)?: return event
+        case .failure(let error)?: throw error
+        case nil: throw FormatError(.mergeIncompleteData, "an event was taken twice")
+        }
+    }
+
+    /// Stops reading ahead (when the replay ends early).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
