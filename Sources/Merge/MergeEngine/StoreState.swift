@@ -5,6 +5,10 @@ import EventCodecs
 
 /// The state of the store being rebuilt: live objects and the properties set on them
 /// (Spec/merge.md sections 7 and 8).
+///
+/// Objects, entity names and property names are numbered as they appear, and relationships
+/// hold object numbers: a replay of millions of changes then hashes each global identifier once
+/// per change instead of at every step (issue 7, benchmarks).
 public struct StoreState: Sendable {
     /// An object: its entity and global identifier. (Base, x) and (Sub, x) are two objects.
     public struct ObjectKey: Hashable, Sendable {
@@ -12,8 +16,8 @@ public struct StoreState: Sendable {
         public var id: ExactString
     }
 
-    /// A property's current value. Relationships hold objects, not bare identifiers, so a
-    /// delete detaches exactly the object deleted.
+    /// A property's current value, as the output gives it. Relationships hold objects, not
+    /// bare identifiers, so a delete detaches exactly the object deleted.
     public enum Value: Sendable, Equatable {
         case attribute(AttributeValue)
         case dataFile(String)
@@ -22,17 +26,55 @@ public struct StoreState: Sendable {
         case ordered([ObjectKey])
     }
 
-    private var objects: [ObjectKey: [ExactString: (name: String, value: Value)]] = [:]
-    /// Live entities per global identifier, for resolving related identifiers.
-    private var entitiesByID: [ExactString: Set<ExactString>] = [:]
-    /// Which (object, relationship) holds each object: a delete detaches exactly these, in time
-    /// proportional to the object's links instead of to the number of live objects.
-    private var referrers: [ObjectKey: Set<Referrer>] = [:]
+    /// A value as stored: relationships hold object numbers.
+    private enum Stored: Sendable {
+        case attribute(AttributeValue)
+        case dataFile(String)
+        case toOne(Int32?)
+        case toMany(Set<Int32>)
+        case ordered([Int32])
 
-    private struct Referrer: Hashable {
-        var holder: ObjectKey
-        var relationship: ExactString
+        var isRelationship: Bool {
+            switch self {
+            case .toOne, .toMany, .ordered: true
+            case .attribute, .dataFile: false
+            }
+        }
+
+        /// The objects a relationship value holds.
+        var targets: Set<Int32> {
+            switch self {
+            case .toOne(let target?): [target]
+            case .toMany(let members): members
+            case .ordered(let order): Set(order)
+            default: []
+            }
+        }
     }
+
+    /// One object ever created. A deleted object's slot stays, empty and not live, so numbers
+    /// are never reused while something could still name them.
+    private struct Slot: Sendable {
+        var entity: Int32
+        var id: String
+        var isLive = true
+        /// Set properties by property number.
+        var properties: [Int32: Stored] = [:]
+        /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
+        var referrers: Set<Int64> = []
+    }
+
+    private var slots: [Slot] = []
+    /// Live objects by global identifier: (entity number, object number), usually one.
+    private var live: [ExactString: [(entity: Int32, object: Int32)]] = [:]
+    private var liveCount = 0
+    private var entityNames: [String] = []
+    private var entityNumbers: [ExactString: Int32] = [:]
+    private var propertyNames: [String] = []
+    private var propertyNumbers: [ExactString: Int32] = [:]
+    /// Model answers by (entity, property) and by (entity, ancestor), asked once each.
+    private var definitions: [Int64: Property?] = [:]
+    private var kinds: [Int64: Bool] = [:]
     let model: DataModel?
 
     /// For `history`: one object whose properties' provenance is recorded.
@@ -47,39 +89,93 @@ public struct StoreState: Sendable {
     public init(model: DataModel?) { self.model = model }
 
     /// Records, for one object, who set each property (Spec/verify.md, history).
-    public mutating func watch(entity: String, id: String) { watched = Self.key(entity, id) }
+    public mutating func watch(entity: String, id: String) { watched = ObjectKey(entity: ExactString(entity), id: ExactString(id)) }
+
+    // MARK: - Numbering
+
+    private mutating func entityNumber(_ name: String) -> Int32 {
+        if let number = entityNumbers[ExactString(name)] { return number }
+        let number = Int32(entityNames.count)
+        entityNames.append(name)
+        entityNumbers[ExactString(name)] = number
+        return number
+    }
+
+    private mutating func propertyNumber(_ name: String) -> Int32 {
+        if let number = propertyNumbers[ExactString(name)] { return number }
+        let number = Int32(propertyNames.count)
+        propertyNames.append(name)
+        propertyNumbers[ExactString(name)] = number
+        return number
+    }
+
+    private static func pair(_ a: Int32, _ b: Int32) -> Int64 { Int64(a) << 32 | Int64(UInt32(bitPattern: b)) }
+
+    /// The model's definition of a property of an entity (inherited ones included).
+    private mutating func definition(_ property: Int32, of entity: Int32) -> Property? {
+        guard let model else { return nil }
+        let key = Self.pair(entity, property)
+        if let known = definitions[key] { return known }
+        let found = model.property(propertyNames[Int(property)], of: entityNames[Int(entity)])
+        definitions[key] = found
+        return found
+    }
+
+    private mutating func entity(_ entity: Int32, isKindOf ancestor: Int32) -> Bool {
+        guard let model else { return true }
+        let key = Self.pair(entity, ancestor)
+        if let known = kinds[key] { return known }
+        let found = model.entity(entityNames[Int(entity)], isKindOf: entityNames[Int(ancestor)])
+        kinds[key] = found
+        return found
+    }
+
+    /// The live object (entity, id), if any.
+    private func object(_ entity: Int32, _ id: ExactString) -> Int32? {
+        live[id]?.first { $0.entity == entity }?.object
+    }
+
+    private func key(of object: Int32) -> ObjectKey {
+        let slot = slots[Int(object)]
+        return ObjectKey(entity: ExactString(entityNames[Int(slot.entity)]), id: ExactString(slot.id))
+    }
+
+    private func isWatched(_ object: Int32) -> Bool {
+        guard let watched else { return false }
+        let slot = slots[Int(object)]
+        return watched.id.value.utf8.elementsEqual(slot.id.utf8) && watched.entity.value.utf8.elementsEqual(entityNames[Int(slot.entity)].utf8)
+    }
+
+    // MARK: - Applying events
 
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     public mutating func apply(_ event: Event) {
         for change in event.objectChanges where change.type == .insert {
-            let key = Self.key(change.entity, change.globalIdentifier)
-            if objects[key] == nil {
-                objects[key] = [:]
-                entitiesByID[key.id, default: []].insert(key.entity)
-                if key == watched { provenance = [:] }
-            }
+            let entity = entityNumber(change.entity), id = ExactString(change.globalIdentifier)
+            guard object(entity, id) == nil else { continue }
+            let number = Int32(slots.count)
+            slots.append(Slot(entity: entity, id: change.globalIdentifier))
+            live[id, default: []].append((entity, number))
+            liveCount += 1
+            if isWatched(number) { provenance = [:] }
         }
         for change in event.objectChanges where change.type != .delete {
-            let key = Self.key(change.entity, change.globalIdentifier)
-            guard objects[key] != nil else { continue }
+            guard let number = object(entityNumber(change.entity), ExactString(change.globalIdentifier)) else { continue }
             for property in change.propertyChanges {
-                set(property, of: key, isInsert: change.type == .insert)
+                set(property, of: number, isInsert: change.type == .insert)
             }
         }
         for change in event.objectChanges where change.type == .delete {
-            delete(Self.key(change.entity, change.globalIdentifier))
+            if let number = object(entityNumber(change.entity), ExactString(change.globalIdentifier)) { delete(number) }
         }
     }
 
-    private static func key(_ entity: String, _ id: String) -> ObjectKey {
-        ObjectKey(entity: ExactString(entity), id: ExactString(id))
-    }
-
-    private mutating func set(_ property: PropertyChange, of key: ObjectKey, isInsert: Bool) {
-        let name = ExactString(property.name)
-        let current = objects[key]?[name]?.value
-        let value: Value
-        switch property.value {
+    private mutating func set(_ change: PropertyChange, of object: Int32, isInsert: Bool) {
+        let property = propertyNumber(change.name)
+        let entity = slots[Int(object)].entity
+        let current = slots[Int(object)].properties[property]
+        let value: Stored
+        switch change.value {
         case .attribute(let attribute):
             value = .attribute(attribute)
         case .attributeInDataFile(let file):
@@ -89,32 +185,35 @@ public struct StoreState: Sendable {
                 value = .toOne(nil)
                 break
             }
-            guard let target = resolve(related, from: key.entity.value, relationship: property.name) else { return }
+            guard let target = resolve(related, from: entity, relationship: property) else { return }
             value = .toOne(target)
         case .toMany(let added, let removed):
-            var members: Set<ObjectKey> = []
+            var members: Set<Int32> = []
             if !isInsert, case .toMany(let existing)? = current {
                 let removedIDs = Set(removed.map(ExactString.init))
-                members = existing.filter { !removedIDs.contains($0.id) }
+                members = existing.filter { !removedIDs.contains(ExactString(slots[Int($0)].id)) }
             }
             for id in added {
-                guard !members.contains(where: { $0.id == ExactString(id) }),
-                      let target = resolve(id, from: key.entity.value, relationship: property.name) else { continue }
+                let exact = ExactString(id)
+                guard !members.contains(where: { ExactString(slots[Int($0)].id) == exact }),
+                      let target = resolve(id, from: entity, relationship: property) else { continue }
                 members.insert(target)
             }
             value = .toMany(members)
         case .orderedToMany(let added, let removed, let moved):
-            var order: [ObjectKey] = []
+            var order: [Int32] = []
             if !isInsert, case .ordered(let existing)? = current { order = existing }
             let removedIDs = Set(removed.map(ExactString.init))
-            order.removeAll { removedIDs.contains($0.id) }
-            for id in added.sorted(by: utf8Precedes) where !order.contains(where: { $0.id == ExactString(id) }) {
-                if let target = resolve(id, from: key.entity.value, relationship: property.name) { order.append(target) }
+            order.removeAll { removedIDs.contains(ExactString(slots[Int($0)].id)) }
+            for id in added.sorted(by: utf8Precedes) {
+                let exact = ExactString(id)
+                guard !order.contains(where: { ExactString(slots[Int($0)].id) == exact }) else { continue }
+                if let target = resolve(id, from: entity, relationship: property) { order.append(target) }
             }
             if !moved.isEmpty {
-                var front: [ObjectKey] = []
+                var front: [Int32] = []
                 for index in moved.keys.sorted() {
-                    guard let id = moved[index], let member = order.first(where: { $0.id == ExactString(id) }),
+                    guard let id = moved[index], let member = order.first(where: { ExactString(slots[Int($0)].id) == ExactString(id) }),
                           !front.contains(member) else { continue }
                     front.append(member)
                 }
@@ -122,138 +221,127 @@ public struct StoreState: Sendable {
             }
             value = .ordered(order)
         }
-        store(value, as: property.name, of: key)
-        if key == watched { provenance[property.name] = .some(currentSource) }
-        maintainInverse(of: property.name, on: key, from: current, to: value)
+        store(value, as: property, of: object)
+        if isWatched(object) { provenance[change.name] = .some(currentSource) }
+        if current?.isRelationship == true || value.isRelationship {
+            maintainInverse(of: property, on: object, from: current, to: value)
+        }
     }
 
     /// The live object a related identifier names (Spec/merge.md 8.5): without a model any
     /// entity, with one the destination entity or its sub-entities; the first entity by name
     /// in UTF-8 byte order when several match.
-    private func resolve(_ id: String, from entity: String, relationship: String) -> ObjectKey? {
-        guard let candidates = entitiesByID[ExactString(id)] else { return nil }
-        var destination: String?
-        if let model, case .relationship(let definition)? = model.property(relationship, of: entity) {
-            destination = definition.destinationEntity
+    private mutating func resolve(_ id: String, from entity: Int32, relationship: Int32) -> Int32? {
+        guard let candidates = live[ExactString(id)] else { return nil }
+        var destination: Int32?
+        if case .relationship(let definition)? = definition(relationship, of: entity) {
+            destination = entityNumber(definition.destinationEntity)
         }
-        let matching = candidates.filter { candidate in
-            guard let model, let destination else { return true }
-            return model.entity(candidate.value, isKindOf: destination)
+        var best: (entity: Int32, object: Int32)?
+        for candidate in candidates {
+            if let destination, !self.entity(candidate.entity, isKindOf: destination) { continue }
+            if let current = best, !utf8Precedes(entityNames[Int(candidate.entity)], entityNames[Int(current.entity)]) { continue }
+            best = candidate
         }
-        return matching.min { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }.map { ObjectKey(entity: $0, id: ExactString(id)) }
+        return best?.object
     }
 
     // MARK: - Inverse relationships
 
-    private static func isRelationship(_ value: Value?) -> Bool {
-        switch value {
-        case .toOne?, .toMany?, .ordered?: true
-        default: false
-        }
-    }
-
-    /// The objects a relationship value holds.
-    private static func targets(_ value: Value?) -> Set<ObjectKey> {
-        switch value {
-        case .toOne(let target?)?: [target]
-        case .toMany(let members)?: members
-        case .ordered(let order)?: Set(order)
-        default: []
-        }
-    }
-
     /// With a model, keeps the other side of a relationship consistent, as Core Data does
     /// (Spec/merge.md 8.8).
-    private mutating func maintainInverse(of relationship: String, on key: ObjectKey, from old: Value?, to new: Value) {
-        guard let model, case .relationship(let definition)? = model.property(relationship, of: key.entity.value),
-              let inverseName = definition.inverseName else { return }
-        let before = Self.targets(old), after = Self.targets(new)
-        let byKey: (ObjectKey, ObjectKey) -> Bool = { a, b in
-            a.entity != b.entity ? a.entity.value.utf8.lexicographicallyPrecedes(b.entity.value.utf8) : a.id.value.utf8.lexicographicallyPrecedes(b.id.value.utf8)
+    private mutating func maintainInverse(of relationship: Int32, on object: Int32, from old: Stored?, to new: Stored) {
+        let entity = slots[Int(object)].entity
+        guard case .relationship(let definition)? = definition(relationship, of: entity), let inverseName = definition.inverseName else { return }
+        let inverse = propertyNumber(inverseName)
+        let before = old?.targets ?? [], after = new.targets
+        for target in before.subtracting(after).sorted(by: objectOrder) where slots[Int(target)].isLive {
+            detach(object, from: inverse, of: target)
         }
-        for target in before.subtracting(after).sorted(by: byKey) where objects[target] != nil {
-            detach(key, from: inverseName, of: target)
-        }
-        for target in after.subtracting(before).sorted(by: byKey) where objects[target] != nil {
-            guard case .relationship(let inverse)? = model.property(inverseName, of: target.entity.value) else { continue }
-            if !inverse.isToMany {
+        for target in after.subtracting(before).sorted(by: objectOrder) where slots[Int(target)].isLive {
+            guard case .relationship(let inverseDefinition)? = self.definition(inverse, of: slots[Int(target)].entity) else { continue }
+            if !inverseDefinition.isToMany {
                 // A to-one holds one object: its previous partner loses the target.
-                if case .toOne(let previous?)? = objects[target]?[ExactString(inverseName)]?.value, previous != key, objects[previous] != nil {
+                if case .toOne(let previous?)? = slots[Int(target)].properties[inverse], previous != object, slots[Int(previous)].isLive {
                     detach(target, from: relationship, of: previous)
                 }
-                store(.toOne(key), as: inverseName, of: target)
-            } else if inverse.isOrdered {
-                modifyRelationship(inverseName, of: target, adding: key) { value in
-                    guard case .ordered(var order)? = value else { return .ordered([key]) }
+                store(.toOne(object), as: inverse, of: target)
+            } else if inverseDefinition.isOrdered {
+                modify(inverse, of: target, adding: object) { value in
+                    guard case .ordered(var order)? = value else { return .ordered([object]) }
                     value = nil
-                    if !order.contains(key) { order.append(key) }
+                    if !order.contains(object) { order.append(object) }
                     return .ordered(order)
                 }
             } else {
-                modifyRelationship(inverseName, of: target, adding: key) { value in
-                    guard case .toMany(var members)? = value else { return .toMany([key]) }
+                modify(inverse, of: target, adding: object) { value in
+                    guard case .toMany(var members)? = value else { return .toMany([object]) }
                     value = nil
-                    members.insert(key)
+                    members.insert(object)
                     return .toMany(members)
                 }
             }
-            if target == watched { provenance[inverseName] = .some(nil) }
+            if isWatched(target) { provenance[inverseName] = .some(nil) }
         }
+    }
+
+    /// Objects by entity name, then global identifier, in UTF-8 byte order.
+    private func objectOrder(_ a: Int32, _ b: Int32) -> Bool {
+        let x = slots[Int(a)], y = slots[Int(b)]
+        if x.entity != y.entity { return utf8Precedes(entityNames[Int(x.entity)], entityNames[Int(y.entity)]) }
+        return utf8Precedes(x.id, y.id)
+    }
+
+    /// Sets one property of a live object and keeps the referrer records in step.
+    private mutating func store(_ value: Stored, as property: Int32, of object: Int32) {
+        guard slots[Int(object)].isLive else { return }
+        let old = slots[Int(object)].properties.updateValue(value, forKey: property)
+        // Attributes hold no objects: only relationships change who refers to whom.
+        guard old?.isRelationship == true || value.isRelationship else { return }
+        let before = old?.targets ?? [], after = value.targets
+        let referrer = Self.pair(object, property)
+        for target in before where !after.contains(target) { slots[Int(target)].referrers.remove(referrer) }
+        for target in after where !before.contains(target) { slots[Int(target)].referrers.insert(referrer) }
     }
 
     /// Changes one relationship of a live object in place (the collection is taken out of the
     /// state first, so adding one member does not copy all the others) and records that it now
     /// holds `added` and no longer holds `removed`.
-    private mutating func modifyRelationship(_ name: String, of key: ObjectKey, adding added: ObjectKey? = nil, removing removed: ObjectKey? = nil,
-                                             _ change: (inout Value?) -> Value) {
-        guard objects[key] != nil else { return }
-        let property = ExactString(name)
-        var current = objects[key]?.removeValue(forKey: property)?.value
-        objects[key]?[property] = (name, change(&current))
-        let referrer = Referrer(holder: key, relationship: property)
-        if let removed { referrers[removed]?.remove(referrer) }
-        if let added { referrers[added, default: []].insert(referrer) }
+    private mutating func modify(_ property: Int32, of object: Int32, adding added: Int32? = nil, removing removed: Int32? = nil,
+                                 _ change: (inout Stored?) -> Stored) {
+        guard slots[Int(object)].isLive else { return }
+        var current = slots[Int(object)].properties.removeValue(forKey: property)
+        slots[Int(object)].properties[property] = change(&current)
+        let referrer = Self.pair(object, property)
+        if let removed { slots[Int(removed)].referrers.remove(referrer) }
+        if let added { slots[Int(added)].referrers.insert(referrer) }
     }
 
-    /// Sets one property of a live object and keeps `referrers` in step.
-    private mutating func store(_ value: Value, as name: String, of key: ObjectKey) {
-        guard objects[key] != nil else { return }
-        let property = ExactString(name)
-        let old = objects[key]?.updateValue((name, value), forKey: property)?.value
-        // Attributes hold no objects: only relationships change who refers to whom.
-        guard Self.isRelationship(old) || Self.isRelationship(value) else { return }
-        let before = Self.targets(old), after = Self.targets(value)
-        let referrer = Referrer(holder: key, relationship: property)
-        for target in before where !after.contains(target) { referrers[target]?.remove(referrer) }
-        for target in after where !before.contains(target) { referrers[target, default: []].insert(referrer) }
-    }
-
-    /// Removes `object` from one relationship of one object (a to-one holding it becomes null).
-    private mutating func detach(_ object: ObjectKey, from relationship: String, of key: ObjectKey) {
-        let name = ExactString(relationship)
+    /// Removes `member` from one relationship of one object (a to-one holding it becomes null).
+    private mutating func detach(_ member: Int32, from relationship: Int32, of object: Int32) {
         enum Holding { case none, toOne, toMany, ordered }
         // Decided first, so that no reference to the collection is alive while it is changed.
-        let holding: Holding = switch objects[key]?[name]?.value {
-        case .toOne(let target?)? where target == object: .toOne
-        case .toMany(let members)? where members.contains(object): .toMany
-        case .ordered(let order)? where order.contains(object): .ordered
+        let holding: Holding = switch slots[Int(object)].properties[relationship] {
+        case .toOne(let target?)? where target == member: .toOne
+        case .toMany(let members)? where members.contains(member): .toMany
+        case .ordered(let order)? where order.contains(member): .ordered
         default: .none
         }
         switch holding {
         case .toOne:
-            store(.toOne(nil), as: relationship, of: key)
+            store(.toOne(nil), as: relationship, of: object)
         case .toMany:
-            modifyRelationship(relationship, of: key, removing: object) { value in
+            modify(relationship, of: object, removing: member) { value in
                 guard case .toMany(var members)? = value else { return .toMany([]) }
                 value = nil
-                members.remove(object)
+                members.remove(member)
                 return .toMany(members)
             }
         case .ordered:
-            modifyRelationship(relationship, of: key, removing: object) { value in
+            modify(relationship, of: object, removing: member) { value in
                 guard case .ordered(var order)? = value else { return .ordered([]) }
                 value = nil
-                order.removeAll { $0 == object }
+                order.removeAll { $0 == member }
                 return .ordered(order)
             }
         case .none:
@@ -263,42 +351,64 @@ public struct StoreState: Sendable {
 
     // MARK: - Delete
 
-    /// Detaches the object from every relationship of every live object, then removes it.
-    private mutating func delete(_ key: ObjectKey) {
-        guard let properties = objects[key] else { return }
-        for (name, property) in properties {
-            for target in Self.targets(property.value) { referrers[target]?.remove(Referrer(holder: key, relationship: name)) }
+    /// Detaches the object from every relationship that holds it, then removes it.
+    private mutating func delete(_ object: Int32) {
+        guard slots[Int(object)].isLive else { return }
+        for (property, value) in slots[Int(object)].properties where value.isRelationship {
+            for target in value.targets { slots[Int(target)].referrers.remove(Self.pair(object, property)) }
         }
-        objects[key] = nil
-        if key == watched { provenance = [:] }
-        entitiesByID[key.id]?.remove(key.entity)
-        if entitiesByID[key.id]?.isEmpty == true { entitiesByID[key.id] = nil }
-        for referrer in referrers.removeValue(forKey: key) ?? [] {
-            detach(key, from: referrer.relationship.value, of: referrer.holder)
+        if isWatched(object) { provenance = [:] }
+        let id = ExactString(slots[Int(object)].id)
+        live[id]?.removeAll { $0.object == object }
+        if live[id]?.isEmpty == true { live[id] = nil }
+        liveCount -= 1
+        let referrers = slots[Int(object)].referrers
+        slots[Int(object)].isLive = false
+        slots[Int(object)].properties = [:]
+        slots[Int(object)].referrers = []
+        for referrer in referrers {
+            detach(object, from: Int32(truncatingIfNeeded: referrer), of: Int32(truncatingIfNeeded: referrer >> 32))
         }
     }
 
     // MARK: - Output
 
+    private func value(_ stored: Stored) -> Value {
+        switch stored {
+        case .attribute(let attribute): .attribute(attribute)
+        case .dataFile(let name): .dataFile(name)
+        case .toOne(let target): .toOne(target.map(key(of:)))
+        case .toMany(let members): .toMany(Set(members.map(key(of:))))
+        case .ordered(let order): .ordered(order.map(key(of:)))
+        }
+    }
+
     /// Whether (entity, id) is live.
-    public func isLive(entity: String, id: String) -> Bool { objects[Self.key(entity, id)] != nil }
+    public func isLive(entity: String, id: String) -> Bool { liveObject(entity, id) != nil }
+
+    private func liveObject(_ entity: String, _ id: String) -> Int32? {
+        guard let number = entityNumbers[ExactString(entity)] else { return nil }
+        return object(number, ExactString(id))
+    }
+
+    private func sortedProperties(of object: Int32) -> [(name: String, value: Value)] {
+        slots[Int(object)].properties.map { (propertyNames[Int($0.key)], value($0.value)) }.sorted { utf8Precedes($0.name, $1.name) }
+    }
 
     /// The set properties of a live object as state-document values, by name in UTF-8 order.
     public func properties(entity: String, id: String) throws(FormatError) -> [(name: String, value: JSONValue)]? {
-        guard let properties = objects[Self.key(entity, id)] else { return nil }
+        guard let object = liveObject(entity, id) else { return nil }
         var result: [(name: String, value: JSONValue)] = []
-        for property in properties.values.sorted(by: { utf8Precedes($0.name, $1.name) }) {
-            result.append((property.name, try Self.json(property.value)))
-        }
+        for property in sortedProperties(of: object) { result.append((property.name, try Self.json(property.value))) }
         return result
     }
 
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
     public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
-        objects.map { key, properties in
-            (key.entity.value, key.id.value, properties.values.map { ($0.name, $0.value) }.sorted { utf8Precedes($0.name, $1.name) })
-        }.sorted { !$0.entity.utf8.elementsEqual($1.entity.utf8) ? utf8Precedes($0.entity, $1.entity) : utf8Precedes($0.id, $1.id) }
+        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted(by: objectOrder).map { object in
+            (entityNames[Int(slots[Int(object)].entity)], slots[Int(object)].id, sortedProperties(of: object))
+        }
     }
 
     /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
@@ -332,7 +442,7 @@ public struct StoreState: Sendable {
     }
 
     /// The number of live objects.
-    public var liveObjectCount: Int { objects.count }
+    public var liveObjectCount: Int { liveCount }
 
     /// The model the state was merged with, if any.
     public var dataModel: DataModel? { model }
