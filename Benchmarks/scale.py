@@ -5,7 +5,7 @@ For generated folders of the given sizes (object changes over 10 stores and 50,0
 v2 binary): merge time, changes per second, peak resident memory and output size; rebase time
 and folder size before and after; verify time; the read floor (reading every byte of the
 folder); and, with --loro, the Loro CRDT library fed the same history
-(Benchmarks/loro/loro_workload.py, on a JSON copy made with `logtool convert`).
+(Benchmarks/loro/loro_workload.py, on the same history generated as v2 JSON).
 
     swift build -c release --product logtool
     python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 1000000 4000000 [--loro]
@@ -63,14 +63,18 @@ def main():
                "state_bytes": len(merge.stdout), "floor_s": floor, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
                "bytes_before": folder_bytes(cloud), "bytes_after": folder_bytes(rebased), "verify_s": verify_s, "verify_peak_mb": verify_mb}
         if args.loro:
-            json_copy = os.path.join(args.work, f"j{size}")
+            # The same history in v2 JSON (the Loro script reads JSON): the generator's choices do
+            # not depend on the encoding, so the same seed gives the same events.
+            json_copy = os.path.join(args.work, f"jg{size}")
             if not os.path.exists(json_copy):
-                subprocess.run([tool, "convert", cloud, json_copy, "--to", "v2"], check=True, capture_output=True)
+                subprocess.run([tool, "generate", json_copy, "--stores", "10", "--objects", str(args.objects), "--changes", str(size),
+                                "--encoding", "json", "--seed", "7"], check=True, capture_output=True)
             here = os.path.dirname(os.path.abspath(__file__))
-            loro = subprocess.run([sys.executable, os.path.join(here, "loro", "loro_workload.py"), json_copy], check=True, capture_output=True)
+            loro = subprocess.run([sys.executable, os.path.join(here, "loro", "loro_workload.py"), os.path.join(json_copy, "cloud")],
+                                  check=True, capture_output=True)
             result = json.loads(loro.stdout)
-            row["loro_import_s"] = result.get("import_seconds")
-            row["loro_bytes"] = result.get("snapshot_bytes")
+            row["loro_import_s"] = result.get("importSeconds")
+            row["loro_bytes"] = result.get("snapshotBytes")
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
     print(f"{'changes':>9} {'merge s':>8} {'changes/s':>10} {'peak MB':>8} {'state MB':>9} {'floor s':>8} {'merge/floor':>11} "

@@ -24,12 +24,6 @@ private func files(below url: URL) -> [String] {
     return result.sorted()
 }
 
-private func scratch() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("fixtures-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 @Suite("Model fixtures")
 struct ModelFixtureTests {
     @Test("each model's description has the hand-derived canonical bytes and hash", arguments: [
@@ -64,14 +58,22 @@ struct ModelFixtureTests {
 }
 
 @Suite("v1 fixtures")
-struct V1FixtureTests {
+final class V1FixtureTests {
+    /// Scratch space of one test; a new instance runs each test, and removes it afterwards.
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("fixtures-\(UUID().uuidString)")
+
+    init() throws { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true) }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
     static let validCases = Fixtures.cases("v1-json/valid/cases.json").compactMap { $0["file"]?.stringValue }
     static let invalidCases = Fixtures.cases("v1-json/invalid/cases.json").compactMap { $0["file"]?.stringValue }
     static let refusedCases = Fixtures.cases("v1-json/convert-refused/cases.json").compactMap { $0["file"]?.stringValue }
     static let model = "Fixtures/models/Inheritance.xcdatamodeld"
 
     func convert(_ source: URL, to target: TargetDialect, lenient: Bool, model: String) throws -> (URL, Result<ConversionSummary, ConversionFailure>) {
-        let destination = try scratch().appendingPathComponent("out")
+        let destination = root.appendingPathComponent(UUID().uuidString).appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let converter = Converter(reader: EventFileReader(lenient: lenient, model: try loadModel(model)), target: target)
         do throws(ConversionFailure) {
             return (destination, .success(try converter.convert(source: source.path, destination: destination.path)))
