@@ -60,7 +60,9 @@ public struct EnsembleVerification: Sendable {
 /// the merge would see it, and how much a rebase would save.
 public enum EnsembleVerifier {
     public static func verify(_ listing: EnsembleListing, reader: EventFileReader) -> EnsembleVerification {
-        let contents = EnsembleContents.read(listing, reader: reader)
+        // Summaries: verify needs each event's header, references and change counts, never all
+        // object changes at once (a large folder would not fit in memory).
+        let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
         var diagnostics: [Diagnostic] = []
         func add(_ code: FormatError.Code, _ severity: Diagnostic.Severity, _ number: Int?, _ files: [String],
                  _ reason: String, _ consequence: String, _ details: [(String, JSONValue)] = []) {
@@ -98,6 +100,10 @@ public enum EnsembleVerifier {
         input.modelHash = reader.model?.modelHash
         input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
         input.dataFiles = Set(contents.dataFiles.map(\.name))
+        input.loadBody = { sourced throws(FormatError) in
+            try reader.readEvent(file: listing.url.appendingPathComponent(sourced.file).path,
+                                 parts: sourced.parts.map { listing.url.appendingPathComponent($0).path }, digest: sourced.contentDigest)
+        }
         var referenced = Set<String>()
         for file in contents.events {
             guard let event = file.entry.event else {
@@ -111,7 +117,7 @@ public enum EnsembleVerifier {
                 add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a baseline (type 100) in events/",
                     "it is merged as a baseline, but other tools may not find it", [("type", JSONValue(event.type.rawValue))])
             }
-            collect(event, file: file.entry.file, into: &input, referenced: &referenced)
+            collect(file.entry.summary ?? SourcedEvent(event: event, file: file.entry.file), into: &input, referenced: &referenced)
         }
         for file in contents.baselines {
             guard let event = file.entry.event else {
@@ -128,7 +134,7 @@ public enum EnsembleVerifier {
                 add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a save or merge event (type \(event.type.rawValue)) in baselines/",
                     "it is merged as an event, but other tools may take it for a baseline", [("type", JSONValue(event.type.rawValue))])
             }
-            collect(event, file: file.entry.file, into: &input, referenced: &referenced)
+            collect(file.entry.summary ?? SourcedEvent(event: event, file: file.entry.file), into: &input, referenced: &referenced)
         }
 
         // The folder as the merge sees it.
@@ -209,15 +215,9 @@ public enum EnsembleVerifier {
                                     growth: growth(listing, input, analysis))
     }
 
-    private static func collect(_ event: Event, file: String, into input: inout MergeInput, referenced: inout Set<String>) {
-        let sourced = SourcedEvent(event: event, file: file)
-        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
-        for change in event.objectChanges {
-            referenced.formUnion(change.dataFiles)
-            for property in change.propertyChanges {
-                if case .attributeInDataFile(let name) = property.value { referenced.insert(name) }
-            }
-        }
+    private static func collect(_ sourced: SourcedEvent, into input: inout MergeInput, referenced: inout Set<String>) {
+        if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
+        referenced.formUnion(sourced.dataFileReferences)
     }
 
     private static func incomplete(_ entry: EventEntry, into diagnostics: inout [Diagnostic]) {
@@ -276,16 +276,12 @@ public enum EnsembleVerifier {
             bytes[category, default: 0] += entry.size ?? 0
             files[category, default: 0] += 1
         }
-        let baselineChanges = analysis.baselines.reduce(0) { $0 + $1.event.objectChanges.count }
+        let baselineChanges = analysis.baselines.reduce(0) { $0 + $1.changeCounts.total }
         var inserts = 0, updates = 0, deletes = 0
         for sourced in analysis.replay {
-            for change in sourced.event.objectChanges {
-                switch change.type {
-                case .insert: inserts += 1
-                case .update: updates += 1
-                case .delete: deletes += 1
-                }
-            }
+            inserts += sourced.changeCounts.inserts
+            updates += sourced.changeCounts.updates
+            deletes += sourced.changeCounts.deletes
         }
         let b = Double(baselineChanges), i = Double(inserts), u = Double(updates), d = Double(deletes)
         let compaction = 1 - (b - d + i) / max(1, b + i + 0.2 * u)

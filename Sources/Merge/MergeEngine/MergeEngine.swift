@@ -22,6 +22,13 @@ public struct SourcedEvent: Sendable {
     public var parts: [String]
     /// The data files the event refers to (kept when the object changes are dropped).
     public var dataFileReferences: [String]
+    /// How many object changes of each type the event holds (kept when they are dropped).
+    public var changeCounts = ChangeCounts()
+
+    public struct ChangeCounts: Sendable, Hashable {
+        public var inserts = 0, updates = 0, deletes = 0
+        public var total: Int { inserts + updates + deletes }
+    }
     /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
     public private(set) var isSummary = false
     /// A fingerprint of the bytes the event was read from, so that reading them again can tell
@@ -34,6 +41,11 @@ public struct SourcedEvent: Sendable {
         self.parts = parts
         var referenced: [String] = []
         for change in event.objectChanges {
+            switch change.type {
+            case .insert: changeCounts.inserts += 1
+            case .update: changeCounts.updates += 1
+            case .delete: changeCounts.deletes += 1
+            }
             referenced += change.dataFiles
             for property in change.propertyChanges {
                 if case .attributeInDataFile(let name) = property.value { referenced.append(name) }
