@@ -58,6 +58,10 @@ struct BinaryFixtureTests {
         if let offset = testCase["offset"]?.numberValue?.int64Value {
             #expect(error.location.offset.map(Int64.init) == offset, "\(file): \(error)")
         }
+        // v2.* codes also name the value's place in the canonical JSON form (v2-binary.md 12.2).
+        if error.code.rawValue.hasPrefix("v2.") {
+            #expect(error.location.pointer?.description == testCase["pointer"]?.stringValue, "\(file): \(error)")
+        }
     }
 
     static let blobFiles = Fixtures.cases("v2-binary/blobs/cases.json").compactMap { $0["file"]?.stringValue }

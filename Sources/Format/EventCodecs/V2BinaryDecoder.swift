@@ -105,13 +105,13 @@ public struct V2BinaryDecoder: Sendable {
         let typeStart = header.offset
         let rawType = try header.varint()
         guard let type = EventType(rawValue: Int64(clamping: rawType)) else {
-            throw FormatError(.v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart))
+            throw FormatError(.v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(["type"])))
         }
-        let globalCount = try header.counter()
+        let globalCount = try pointing(JSONPointer(["globalCount"])) { () throws(FormatError) in try header.counter() }
         let timestampStart = header.offset
         let timestamp = try header.double()
         guard timestamp.isFinite else {
-            throw FormatError(.v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart))
+            throw FormatError(.v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart, pointer: JSONPointer(["timestamp"])))
         }
         let storeStart = header.offset
         let store = try header.string(strings)
@@ -130,11 +130,11 @@ public struct V2BinaryDecoder: Sendable {
                 throw FormatError(.binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: nameStart))
             }
             previous = name
-            revisions[name] = try header.counter()
+            revisions[name] = try pointing(JSONPointer(["revisionsByStoreIdentifier", name])) { () throws(FormatError) in try header.counter() }
         }
         try header.end()
         guard revisions[store] != nil else {
-            throw FormatError(.v2MissingOwnRevision, "the revision set has no entry for the event's own store", location: .init(offset: headerSection.offset))
+            throw FormatError(.v2MissingOwnRevision, "the revision set has no entry for the event's own store", location: .init(offset: headerSection.offset, pointer: JSONPointer(["revisionsByStoreIdentifier"])))
         }
         var changes: [ObjectChange] = []
         if let section = payloads[.changes] {
@@ -188,11 +188,12 @@ public struct V2BinaryDecoder: Sendable {
             }
             guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
             previousEntity = entity
-            for _ in 0..<(try reader.nonEmptyCount("an entity is listed without changes")) {
+            for changeIndex in 0..<(try reader.nonEmptyCount("an entity is listed without changes")) {
+                let changePointer = ["changesByEntity", entity, String(changeIndex)]
                 let typeStart = reader.offset
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
-                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart))
+                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(changePointer + ["type"])))
                 }
                 let idStart = reader.offset
                 let id = try reader.string(strings)
@@ -200,7 +201,7 @@ public struct V2BinaryDecoder: Sendable {
                 let dataFiles = try reader.sortedStrings(strings, valid: DataFileName.isValid)
                 var properties: [PropertyChange] = []
                 var previousName: String?
-                for _ in 0..<(try reader.count()) {
+                for propertyIndex in 0..<(try reader.count()) {
                     let nameStart = reader.offset
                     let name = try reader.string(strings)
                     if let previousName, !utf8Precedes(previousName, name) {
@@ -211,7 +212,7 @@ public struct V2BinaryDecoder: Sendable {
                     let kind = try reader.varint()
                     let value: PropertyChange.Value
                     switch kind {
-                    case 0: value = try reader.attribute(strings)
+                    case 0: value = try pointing(JSONPointer(changePointer + ["properties", String(propertyIndex), "value"])) { () throws(FormatError) in try reader.attribute(strings) }
                     case 1:
                         let relatedStart = reader.offset
                         let related = try reader.varint()
@@ -520,5 +521,17 @@ struct ByteReader {
         guard position == bytes.endIndex else {
             throw FormatError(.binaryTrailingBytes, "\(remaining) bytes follow the last field of the section", location: .init(offset: offset))
         }
+    }
+}
+
+/// Runs `body`; a `v2.*` error it throws gets `pointer`, the place of the value in the event's
+/// canonical JSON form (Spec/v2-binary.md 12.2), as the JSON reader would report it.
+private func pointing<T>(_ pointer: JSONPointer, _ body: () throws(FormatError) -> T) throws(FormatError) -> T {
+    do {
+        return try body()
+    } catch {
+        var located = error
+        if located.code.rawValue.hasPrefix("v2.") { located.location.pointer = pointer }
+        throw located
     }
 }
