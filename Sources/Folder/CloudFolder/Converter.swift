@@ -78,7 +78,7 @@ public struct Converter: Sendable {
     }
 
     /// Whether anything is at `url`, a dangling symbolic link included.
-    static func exists(_ url: URL) -> Bool {
+    public static func exists(_ url: URL) -> Bool {
         (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
     }
 

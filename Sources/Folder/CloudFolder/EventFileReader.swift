@@ -97,26 +97,10 @@ public struct EventFileReader: Sendable {
         reader.skipsChecks = digest != nil && digest == Self.combinedDigest(contents.map(Self.digest))
         var decoded: [EventPart] = []
         for (index, bytes) in contents.enumerated() {
+            // A v1 event in a folder is a single event and decodes here too; loose v1 logs are
+            // never summarized, so never read again.
             let position: EventPartPosition = parts.isEmpty ? .single : .part(index: index + 1, count: parts.count)
-            var result: PartResult
-            if !V2Binary.isBinary(bytes) {
-                let parsed = reader.parse(bytes)
-                guard let json = parsed.json else { throw (parsed.errors.first ?? FormatError(.fileUnreadable, "unreadable JSON")).inFile(paths[index]) }
-                if parts.isEmpty, Self.dialect(of: json) == .v1JSON {
-                    // A loose v1 file may be a log: its events are not read one by one again.
-                    switch reader.decodeV1(json) {
-                    case .success(let document) where !document.isLog && document.events.count == 1:
-                        return document.events[0]
-                    case .success:
-                        throw FormatError(.fileUnreadable, "the file no longer holds exactly one event", location: .init(file: file))
-                    case .failure(let failure):
-                        throw (failure.errors.first ?? FormatError(.fileUnreadable, "unreadable v1 event")).inFile(file)
-                    }
-                }
-                result = reader.decodePart(json, bytes: bytes, position: position, displayName: paths[index])
-            } else {
-                result = reader.decodePart(bytes, position: position, displayName: paths[index])
-            }
+            let result = reader.decodePart(bytes, position: position, displayName: paths[index])
             if let error = result.errors.first { throw error }
             guard let part = result.part else { throw FormatError(.fileUnreadable, "the part could not be read", location: .init(file: paths[index])) }
             decoded.append(part)

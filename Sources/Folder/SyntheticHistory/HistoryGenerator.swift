@@ -113,7 +113,7 @@ public struct HistoryGenerator {
     /// on failure.
     public mutating func write(to destination: String) throws(ConversionFailure) -> GeneratorSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
-        guard (try? FileManager.default.attributesOfItem(atPath: destinationURL.path)) == nil else {
+        guard !Converter.exists(destinationURL) else {
             throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; generate never overwrites", location: .init(file: destination))])
         }
         var staging = try StagingArea(for: destinationURL)
@@ -130,7 +130,7 @@ public struct HistoryGenerator {
         summary.modelHash = model.modelHash
         let ensemble = staging.url.appendingPathComponent("cloud/\(Self.ensemble)")
         for store in storeIdentifiers {
-            try StagingArea.write(Array(Self.registration(store).utf8), to: ensemble.appendingPathComponent("stores/\(store)"))
+            try StagingArea.write(try Self.registration(store), to: ensemble.appendingPathComponent("stores/\(store)"))
         }
         var eventIndex: Int64 = 0
         while summary.objectChanges < settings.changes {
@@ -138,7 +138,7 @@ public struct HistoryGenerator {
             event.modelVersion = model.modelHash
             for (name, bytes) in blobs {
                 let url = ensemble.appendingPathComponent("data/\(name)")
-                if (try? FileManager.default.attributesOfItem(atPath: url.path)) == nil {
+                if !Converter.exists(url) {
                     try StagingArea.write(bytes, to: url, durable: false)
                     summary.dataFiles += 1
                     summary.bytes += Int64(bytes.count)
@@ -166,20 +166,15 @@ public struct HistoryGenerator {
         return summary
     }
 
-    static func registration(_ store: String) -> String {
-        """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0">
-        <dict>
-        \t<key>leechDate</key>
-        \t<date>2026-01-01T00:00:00Z</date>
-        \t<key>storeIdentifier</key>
-        \t<string>\(store)</string>
-        </dict>
-        </plist>
-
-        """
+    /// A `stores/` registration (Spec/cloud-layout.md section 5), written by Foundation's
+    /// property list writer, which sorts the keys: the same store always gives the same bytes.
+    static func registration(_ store: String) throws(ConversionFailure) -> [UInt8] {
+        let plist: [String: Any] = ["storeIdentifier": store, "leechDate": Date(timeIntervalSince1970: 1_767_225_600)]
+        do {
+            return Array(try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0))
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write the registration of \(store): \(error.localizedDescription)")])
+        }
     }
 
     // MARK: - Events

@@ -116,7 +116,13 @@ public enum MergeEngine {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
         var state = StoreState(model: input.model)
-        let events = analysis.baselines + analysis.replay
+        try replay(analysis.baselines + analysis.replay, into: &state, input)
+        return state
+    }
+
+    /// Applies events in the order given, reading summarized ones again (a few ahead, on every
+    /// core); an event that can no longer be read stops the replay.
+    public static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(MergeFailure) {
         let prefetcher = BodyPrefetcher(events, input: input)
         defer { prefetcher.cancel() }
         for (index, sourced) in events.enumerated() {
@@ -126,7 +132,6 @@ public enum MergeEngine {
                 throw MergeFailure(problems: [IntegrityProblem(code: error.code, number: nil, files: [sourced.file], message: "could not be read again for the replay: \(error.message)")])
             }
         }
-        return state
     }
 
     /// Everything a merge decides before replaying: which events take part, in which order, and

@@ -68,10 +68,8 @@ public struct StoreState: Sendable {
     /// Live objects by global identifier: (entity number, object number), usually one.
     private var live: [ExactString: [(entity: Int32, object: Int32)]] = [:]
     private var liveCount = 0
-    private var entityNames: [String] = []
-    private var entityNumbers: [ExactString: Int32] = [:]
-    private var propertyNames: [String] = []
-    private var propertyNumbers: [ExactString: Int32] = [:]
+    private var entities = Numbering()
+    private var propertyNames = Numbering()
     /// Model answers by (entity, property) and by (entity, ancestor), asked once each.
     private var definitions: [Int64: Property?] = [:]
     private var kinds: [Int64: Bool] = [:]
@@ -93,20 +91,23 @@ public struct StoreState: Sendable {
 
     // MARK: - Numbering
 
-    private mutating func entityNumber(_ name: String) -> Int32 {
-        if let number = entityNumbers[ExactString(name)] { return number }
-        let number = Int32(entityNames.count)
-        entityNames.append(name)
-        entityNumbers[ExactString(name)] = number
-        return number
-    }
+    /// Names numbered in the order they first appear (byte-exact, as ``ExactString`` compares).
+    private struct Numbering: Sendable {
+        private var names: [String] = []
+        private var numbers: [ExactString: Int32] = [:]
 
-    private mutating func propertyNumber(_ name: String) -> Int32 {
-        if let number = propertyNumbers[ExactString(name)] { return number }
-        let number = Int32(propertyNames.count)
-        propertyNames.append(name)
-        propertyNumbers[ExactString(name)] = number
-        return number
+        mutating func number(_ name: String) -> Int32 {
+            if let number = numbers[ExactString(name)] { return number }
+            let number = Int32(names.count)
+            names.append(name)
+            numbers[ExactString(name)] = number
+            return number
+        }
+
+        /// The number of a name already seen.
+        func existing(_ name: String) -> Int32? { numbers[ExactString(name)] }
+
+        subscript(number: Int32) -> String { names[Int(number)] }
     }
 
     private static func pair(_ a: Int32, _ b: Int32) -> Int64 { Int64(a) << 32 | Int64(UInt32(bitPattern: b)) }
@@ -116,7 +117,7 @@ public struct StoreState: Sendable {
         guard let model else { return nil }
         let key = Self.pair(entity, property)
         if let known = definitions[key] { return known }
-        let found = model.property(propertyNames[Int(property)], of: entityNames[Int(entity)])
+        let found = model.property(propertyNames[property], of: entities[entity])
         definitions[key] = found
         return found
     }
@@ -125,7 +126,7 @@ public struct StoreState: Sendable {
         guard let model else { return true }
         let key = Self.pair(entity, ancestor)
         if let known = kinds[key] { return known }
-        let found = model.entity(entityNames[Int(entity)], isKindOf: entityNames[Int(ancestor)])
+        let found = model.entity(entities[entity], isKindOf: entities[ancestor])
         kinds[key] = found
         return found
     }
@@ -137,13 +138,13 @@ public struct StoreState: Sendable {
 
     private func key(of object: Int32) -> ObjectKey {
         let slot = slots[Int(object)]
-        return ObjectKey(entity: ExactString(entityNames[Int(slot.entity)]), id: ExactString(slot.id))
+        return ObjectKey(entity: ExactString(entities[slot.entity]), id: ExactString(slot.id))
     }
 
     private func isWatched(_ object: Int32) -> Bool {
         guard let watched else { return false }
         let slot = slots[Int(object)]
-        return watched.id.value.utf8.elementsEqual(slot.id.utf8) && watched.entity.value.utf8.elementsEqual(entityNames[Int(slot.entity)].utf8)
+        return watched.id.value.utf8.elementsEqual(slot.id.utf8) && watched.entity.value.utf8.elementsEqual(entities[slot.entity].utf8)
     }
 
     // MARK: - Applying events
@@ -151,7 +152,7 @@ public struct StoreState: Sendable {
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     public mutating func apply(_ event: Event) {
         for change in event.objectChanges where change.type == .insert {
-            let entity = entityNumber(change.entity), id = ExactString(change.globalIdentifier)
+            let entity = entities.number(change.entity), id = ExactString(change.globalIdentifier)
             guard object(entity, id) == nil else { continue }
             let number = Int32(slots.count)
             slots.append(Slot(entity: entity, id: change.globalIdentifier))
@@ -160,18 +161,18 @@ public struct StoreState: Sendable {
             if isWatched(number) { provenance = [:] }
         }
         for change in event.objectChanges where change.type != .delete {
-            guard let number = object(entityNumber(change.entity), ExactString(change.globalIdentifier)) else { continue }
+            guard let number = object(entities.number(change.entity), ExactString(change.globalIdentifier)) else { continue }
             for property in change.propertyChanges {
                 set(property, of: number, isInsert: change.type == .insert)
             }
         }
         for change in event.objectChanges where change.type == .delete {
-            if let number = object(entityNumber(change.entity), ExactString(change.globalIdentifier)) { delete(number) }
+            if let number = object(entities.number(change.entity), ExactString(change.globalIdentifier)) { delete(number) }
         }
     }
 
     private mutating func set(_ change: PropertyChange, of object: Int32, isInsert: Bool) {
-        let property = propertyNumber(change.name)
+        let property = propertyNames.number(change.name)
         let entity = slots[Int(object)].entity
         let current = slots[Int(object)].properties[property]
         let value: Stored
@@ -235,12 +236,12 @@ public struct StoreState: Sendable {
         guard let candidates = live[ExactString(id)] else { return nil }
         var destination: Int32?
         if case .relationship(let definition)? = definition(relationship, of: entity) {
-            destination = entityNumber(definition.destinationEntity)
+            destination = entities.number(definition.destinationEntity)
         }
         var best: (entity: Int32, object: Int32)?
         for candidate in candidates {
             if let destination, !self.entity(candidate.entity, isKindOf: destination) { continue }
-            if let current = best, !utf8Precedes(entityNames[Int(candidate.entity)], entityNames[Int(current.entity)]) { continue }
+            if let current = best, !utf8Precedes(entities[candidate.entity], entities[current.entity]) { continue }
             best = candidate
         }
         return best?.object
@@ -253,7 +254,7 @@ public struct StoreState: Sendable {
     private mutating func maintainInverse(of relationship: Int32, on object: Int32, from old: Stored?, to new: Stored) {
         let entity = slots[Int(object)].entity
         guard case .relationship(let definition)? = definition(relationship, of: entity), let inverseName = definition.inverseName else { return }
-        let inverse = propertyNumber(inverseName)
+        let inverse = propertyNames.number(inverseName)
         let before = old?.targets ?? [], after = new.targets
         for target in before.subtracting(after).sorted(by: objectOrder) where slots[Int(target)].isLive {
             detach(object, from: inverse, of: target)
@@ -288,7 +289,7 @@ public struct StoreState: Sendable {
     /// Objects by entity name, then global identifier, in UTF-8 byte order.
     private func objectOrder(_ a: Int32, _ b: Int32) -> Bool {
         let x = slots[Int(a)], y = slots[Int(b)]
-        if x.entity != y.entity { return utf8Precedes(entityNames[Int(x.entity)], entityNames[Int(y.entity)]) }
+        if x.entity != y.entity { return utf8Precedes(entities[x.entity], entities[y.entity]) }
         return utf8Precedes(x.id, y.id)
     }
 
@@ -387,12 +388,12 @@ public struct StoreState: Sendable {
     public func isLive(entity: String, id: String) -> Bool { liveObject(entity, id) != nil }
 
     private func liveObject(_ entity: String, _ id: String) -> Int32? {
-        guard let number = entityNumbers[ExactString(entity)] else { return nil }
+        guard let number = entities.existing(entity) else { return nil }
         return object(number, ExactString(id))
     }
 
     private func sortedProperties(of object: Int32) -> [(name: String, value: Value)] {
-        slots[Int(object)].properties.map { (propertyNames[Int($0.key)], value($0.value)) }.sorted { utf8Precedes($0.name, $1.name) }
+        slots[Int(object)].properties.map { (propertyNames[$0.key], value($0.value)) }.sorted { utf8Precedes($0.name, $1.name) }
     }
 
     /// The set properties of a live object as state-document values, by name in UTF-8 order.
@@ -407,7 +408,7 @@ public struct StoreState: Sendable {
     /// in UTF-8 byte order.
     public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
         slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted(by: objectOrder).map { object in
-            (entityNames[Int(slots[Int(object)].entity)], slots[Int(object)].id, sortedProperties(of: object))
+            (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object))
         }
     }
 

@@ -41,7 +41,7 @@ struct Rebase: ParsableCommand {
     func run() throws {
         let outURL = URL(fileURLWithPath: out).standardizedFileURL
         let pathURL = URL(fileURLWithPath: path).standardizedFileURL
-        guard (try? FileManager.default.attributesOfItem(atPath: outURL.path)) == nil else {
+        guard !Converter.exists(outURL) else {
             writeStandardError("rebase.destination-exists: \(out) already exists; rebase never overwrites")
             throw ToolExit(status: .usage)
         }
@@ -103,13 +103,11 @@ struct Rebase: ParsableCommand {
     }
 
     private func apply(_ events: [SourcedEvent], to state: inout StoreState, _ input: MergeInput) throws {
-        for sourced in events {
-            do {
-                state.apply(try input.body(of: sourced))
-            } catch {
-                writeStandardError("logtool: \(error)")
-                throw ToolExit(status: .problemsFound)
-            }
+        do {
+            try MergeEngine.replay(events, into: &state, input)
+        } catch {
+            MergeInputs.report(error.problems)
+            throw ToolExit(status: .problemsFound)
         }
     }
 
