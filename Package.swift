@@ -4,9 +4,9 @@ import PackageDescription
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation, ModelValidation
-//   Merge       MergeEngine
+//   Merge       CSQLite -> SQLiteConnection -> MergeEngine
 //   Folder      CloudFolder -> SyntheticHistory
-//   Tool        CSQLite, SQLiteExport, LogToolCore -> logtool
+//   Tool        SQLiteExport, LogToolCore -> logtool
 let package = Package(
     name: "EnsemblesToolkit",
     platforms: [.macOS(.v13)],
@@ -56,9 +56,12 @@ let package = Package(
             dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
             path: "Sources/Validation/ModelValidation"
         ),
+        // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
+        .systemLibrary(name: "CSQLite", path: "Sources/Merge/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Merge/SQLiteConnection"),
         .target(
             name: "MergeEngine",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection"],
             path: "Sources/Merge/MergeEngine"
         ),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
@@ -76,11 +79,9 @@ let package = Package(
             dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder"],
             path: "Sources/Folder/SyntheticHistory"
         ),
-        // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
-        .systemLibrary(name: "CSQLite", path: "Sources/Tool/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "SQLiteExport",
-            dependencies: ["CSQLite", "JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"],
+            dependencies: ["SQLiteConnection", "JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"],
             path: "Sources/Tool/SQLiteExport"
         ),
         .target(

@@ -59,7 +59,8 @@ public struct EnsembleVerification: Sendable {
 /// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as
 /// the merge would see it, and how much a rebase would save.
 public enum EnsembleVerifier {
-    public static func verify(_ listing: EnsembleListing, reader: EventFileReader) -> EnsembleVerification {
+    /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
+    public static func verify(_ listing: EnsembleListing, reader: EventFileReader) throws(FormatError) -> EnsembleVerification {
         // Summaries: verify needs each event's header, references and change counts, never all
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
@@ -139,6 +140,10 @@ public enum EnsembleVerifier {
 
         // The folder as the merge sees it.
         let analysis = MergeEngine.analyze(input)
+        if let failure = analysis.problems.first(where: { $0.code == .mergeEventStore }) {
+            throw FormatError(.mergeEventStore, failure.message)
+        }
+        let covered = try analysis.coveredEvents(), replayed = try analysis.replayedEvents()
         for problem in analysis.problems {
             let code: FormatError.Code
             var consequence = "devices will refuse to merge until this is repaired"
@@ -166,7 +171,7 @@ public enum EnsembleVerifier {
             }
             add(code, .error, problem.number, problem.files, problem.message, consequence, problem.details.members.map { ($0.key, $0.value) })
         }
-        for sourced in analysis.covered {
+        for sourced in covered {
             add(.verifyCoveredEvent, .warning, nil, [sourced.file], "the baseline already holds this event's effect",
                 "it only takes space; a rebase would remove it",
                 [("store", .string(sourced.event.storeIdentifier)), ("revision", JSONValue(sourced.event.revision))])
@@ -212,7 +217,7 @@ public enum EnsembleVerifier {
 
         return EnsembleVerification(identifier: contents.identifier, displayPath: contents.displayPath,
                                     diagnostics: unique(diagnostics.sorted(by: order)),
-                                    growth: growth(listing, input, analysis))
+                                    growth: growth(listing, input, analysis, replayed: replayed, covered: covered))
     }
 
     private static func collect(_ sourced: SourcedEvent, into input: inout MergeInput, referenced: inout Set<String>) {
@@ -259,7 +264,8 @@ public enum EnsembleVerifier {
     }
 
     /// Bytes and files per category, and what a rebase would achieve (BRIEF section 9).
-    private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis) -> JSONValue {
+    private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
+                               replayed: [SourcedEvent], covered: [SourcedEvent]) -> JSONValue {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         for entry in listing.entries {
@@ -278,17 +284,17 @@ public enum EnsembleVerifier {
         }
         let baselineChanges = analysis.baselines.reduce(0) { $0 + $1.changeCounts.total }
         var inserts = 0, updates = 0, deletes = 0
-        for sourced in analysis.replay {
+        for sourced in replayed {
             inserts += sourced.changeCounts.inserts
             updates += sourced.changeCounts.updates
             deletes += sourced.changeCounts.deletes
         }
         let b = Double(baselineChanges), i = Double(inserts), u = Double(updates), d = Double(deletes)
         let compaction = 1 - (b - d + i) / max(1, b + i + 0.2 * u)
-        let storesWithEvents = Set(analysis.replay.map(\.event.storeIdentifier) + analysis.covered.map(\.event.storeIdentifier))
+        let storesWithEvents = Set(replayed.map(\.event.storeIdentifier) + covered.map(\.event.storeIdentifier))
         let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0] == nil }
         let changes = baselineChanges + inserts + updates + deletes
-        let recommended = analysis.baselines.isEmpty || missesStore || analysis.replay.count > 50 || (changes >= 500 && compaction > 0.5)
+        let recommended = analysis.baselines.isEmpty || missesStore || replayed.count > 50 || (changes >= 500 && compaction > 0.5)
         func object(_ values: [String: Int64]) -> JSONValue {
             .object(JSONObject(values.map { ($0.key, JSONValue($0.value)) }))
         }
@@ -297,7 +303,7 @@ public enum EnsembleVerifier {
             ("files", object(files)),
             // Every readable save or merge event, duplicates and conflicting copies included.
             ("events", JSONValue(Int64(input.events.filter { $0.event.type == .save || $0.event.type == .merge }.count))),
-            ("coveredEvents", JSONValue(Int64(analysis.covered.count))),
+            ("coveredEvents", JSONValue(Int64(covered.count))),
             ("baselineChanges", JSONValue(Int64(baselineChanges))),
             ("inserts", JSONValue(Int64(inserts))),
             ("updates", JSONValue(Int64(updates))),

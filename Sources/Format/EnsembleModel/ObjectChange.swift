@@ -26,7 +26,9 @@ public struct ObjectChange: Hashable, Sendable {
         self.entity = entity
         self.globalIdentifier = globalIdentifier
         self.type = type
-        self.propertyChanges = propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
+        // Decoders already give them sorted: checking is cheaper than sorting again.
+        let isSorted = zip(propertyChanges, propertyChanges.dropFirst()).allSatisfy { utf8Precedes($0.name, $1.name) }
+        self.propertyChanges = isSorted ? propertyChanges : propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
         self.dataFiles = sortedUnique(dataFiles)
         self.unknownFields = unknownFields
     }
@@ -44,6 +46,7 @@ public struct ObjectChange: Hashable, Sendable {
 
 /// The sorted (UTF-8 byte order), duplicate-free form of a set of identifiers.
 public func sortedUnique(_ strings: [String]) -> [String] {
+    if zip(strings, strings.dropFirst()).allSatisfy({ utf8Precedes($0, $1) }) { return strings }
     var result = strings.sorted(by: utf8Precedes)
     var write = 0
     for read in result.indices where write == 0 || !result[read].utf8.elementsEqual(result[write - 1].utf8) {

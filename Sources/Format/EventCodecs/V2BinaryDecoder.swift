@@ -189,11 +189,12 @@ public struct V2BinaryDecoder: Sendable {
             guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
             previousEntity = entity
             for changeIndex in 0..<(try reader.nonEmptyCount("an entity is listed without changes")) {
-                let changePointer = ["changesByEntity", entity, String(changeIndex)]
+                // Built only for an error: most changes never need it.
+                func changePointer(_ rest: String...) -> JSONPointer { JSONPointer(["changesByEntity", entity, String(changeIndex)] + rest) }
                 let typeStart = reader.offset
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
-                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(changePointer + ["type"])))
+                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart, pointer: changePointer("type")))
                 }
                 let idStart = reader.offset
                 let id = try reader.string(strings)
@@ -212,7 +213,7 @@ public struct V2BinaryDecoder: Sendable {
                     let kind = try reader.varint()
                     let value: PropertyChange.Value
                     switch kind {
-                    case 0: value = try pointing(JSONPointer(changePointer + ["properties", String(propertyIndex), "value"])) { () throws(FormatError) in try reader.attribute(strings) }
+                    case 0: value = try pointing(changePointer("properties", String(propertyIndex), "value")) { () throws(FormatError) in try reader.attribute(strings) }
                     case 1:
                         let relatedStart = reader.offset
                         let related = try reader.varint()
@@ -526,12 +527,12 @@ struct ByteReader {
 
 /// Runs `body`; a `v2.*` error it throws gets `pointer`, the place of the value in the event's
 /// canonical JSON form (Spec/v2-binary.md 12.2), as the JSON reader would report it.
-private func pointing<T>(_ pointer: JSONPointer, _ body: () throws(FormatError) -> T) throws(FormatError) -> T {
+private func pointing<T>(_ pointer: @autoclosure () -> JSONPointer, _ body: () throws(FormatError) -> T) throws(FormatError) -> T {
     do {
         return try body()
     } catch {
         var located = error
-        if located.code.rawValue.hasPrefix("v2.") { located.location.pointer = pointer }
+        if located.code.rawValue.hasPrefix("v2.") { located.location.pointer = pointer() }
         throw located
     }
 }

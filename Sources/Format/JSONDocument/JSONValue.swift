@@ -157,20 +157,23 @@ public struct ExactString: Hashable, Sendable {
 
     public init(_ value: String) { self.value = value }
 
+    // Native strings are read in place; copying them to call the mutating `withUTF8` cost a
+    // retain and a release per comparison, a large share of a replay (issue 7, profile).
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-        var a = lhs.value, b = rhs.value
-        return a.withUTF8 { left in
-            b.withUTF8 { right in
-                guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else {
-                    return left.count == right.count
-                }
+        let fast = lhs.value.utf8.withContiguousStorageIfAvailable { left in
+            rhs.value.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
                 return memcmp(l, r, left.count) == 0
             }
         }
+        return (fast ?? nil) ?? lhs.value.utf8.elementsEqual(rhs.value.utf8)
     }
 
     public func hash(into hasher: inout Hasher) {
-        var copy = value
-        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = value.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            var copy = value
+            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 }

@@ -54,6 +54,17 @@ public struct SourcedEvent: Sendable {
         dataFileReferences = sortedUnique(referenced)
     }
 
+    /// A summary read back from an ``EventStore``.
+    init(summary event: Event, file: String, parts: [String], dataFileReferences: [String], changeCounts: ChangeCounts, contentDigest: UInt64?) {
+        self.event = event
+        self.file = file
+        self.parts = parts
+        self.dataFileReferences = dataFileReferences
+        self.changeCounts = changeCounts
+        self.contentDigest = contentDigest
+        isSummary = true
+    }
+
     /// The same event without its object changes: what the analysis needs, in little memory.
     public func summary() -> SourcedEvent {
         var summary = self
@@ -65,8 +76,11 @@ public struct SourcedEvent: Sendable {
 
 /// Everything a merge starts from (Spec/merge.md, "Event set").
 public struct MergeInput: Sendable {
-    /// Save, merge and incomplete events.
+    /// Save, merge and incomplete events held in memory.
     public var events: [SourcedEvent] = []
+    /// Save, merge and incomplete events indexed in SQLite instead, for histories too long for
+    /// memory; when set, ``events`` must be empty.
+    public var eventStore: EventStore?
     public var baselines: [SourcedEvent] = []
     /// Stores with a `stores/` registration; nil when the input is not a cloud folder (no 205).
     public var registeredStores: Set<String>?
@@ -116,7 +130,23 @@ public enum MergeEngine {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
         var state = StoreState(model: input.model)
-        try replay(analysis.baselines + analysis.replay, into: &state, input)
+        try replay(analysis.baselines, into: &state, input)
+        // A page of summaries at a time, so that the replay order is never all in memory.
+        func failure(_ error: FormatError) -> MergeFailure {
+            MergeFailure(problems: [IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(error.message)")])
+        }
+        let order: EventStore.Cursor
+        do { order = try analysis.replayOrder() } catch { throw failure(error) }
+        while true {
+            var page: [SourcedEvent] = []
+            do {
+                while page.count < 4096, let next = try order.next() { page.append(next) }
+            } catch {
+                throw failure(error)
+            }
+            if page.isEmpty { break }
+            try replay(page, into: &state, input)
+        }
         return state
     }
 
@@ -140,6 +170,9 @@ public enum MergeEngine {
 }
 
 /// The events that take part, in replay order, and what stops the merge (Spec/merge.md 4, 5).
+///
+/// The save and merge events are sorted and grouped in an ``EventStore`` (SQLite), never all
+/// in memory: ``replayOrder()`` reads them back in replay order.
 public struct MergeAnalysis: Sendable {
     /// The baselines that take part, oldest first; later ones win property by property.
     public var baselines: [SourcedEvent] = []
@@ -147,64 +180,109 @@ public struct MergeAnalysis: Sendable {
     public var redundantBaselines: [(baseline: SourcedEvent, by: SourcedEvent)] = []
     /// What the baselines together know: the store-wise maximum of their revision sets.
     public var baselineRevisions: RevisionSet?
-    /// Events the baselines cover (not replayed).
-    public var covered: [SourcedEvent] = []
-    /// The events to replay, in replay order.
-    public var replay: [SourcedEvent] = []
+    /// How many events are replayed, and how many the baselines cover (not replayed).
+    public private(set) var replayCount = 0
+    public private(set) var coveredCount = 0
     /// Sorted by code, then files; empty when the merge can run.
     public var problems: [IntegrityProblem] = []
+    /// The events with the role this analysis gave each.
+    private var store: EventStore?
 
     init(_ input: MergeInput) {
-        var problems: [IntegrityProblem] = []
+        do throws(FormatError) {
+            try analyze(input)
+        } catch {
+            problems.append(IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(error.message)"))
+        }
+        problems.sort { a, b in
+            if a.code != b.code { return a.code < b.code }
+            return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
+        }
+    }
+
+    /// The events to replay, in replay order: global count, timestamp, store (UTF-8 bytes),
+    /// revision.
+    public func replayOrder() throws(FormatError) -> EventStore.Cursor {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        return try store.cursor(where: "role = \(EventStore.Role.replayed.rawValue)", orderBy: "global_count, timestamp, store, revision")
+    }
+
+    /// The events to replay, in replay order, all in memory.
+    public func replayedEvents() throws(FormatError) -> [SourcedEvent] {
+        let order = try replayOrder()
+        var events: [SourcedEvent] = []
+        while let next = try order.next() { events.append(next) }
+        return events
+    }
+
+    /// The events the baselines cover (not replayed), by file name.
+    public func coveredEvents() throws(FormatError) -> [SourcedEvent] {
+        try store?.all(where: "role = \(EventStore.Role.covered.rawValue)", orderBy: "file, id") ?? []
+    }
+
+    private mutating func analyze(_ input: MergeInput) throws(FormatError) {
         for file in input.incompleteFiles {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
         }
+        let store: EventStore
+        if let given = input.eventStore {
+            guard input.events.isEmpty else { throw FormatError(.mergeEventStore, "events were given both in memory and in an event store") }
+            store = given
+            try store.resetRoles()
+        } else {
+            store = try EventStore()
+            try store.add(input.events)
+        }
+        self.store = store
         // Type 0 events never take part, covered or not (Spec/merge.md 4.1).
-        for sourced in input.events + input.baselines where sourced.event.type == .incomplete {
+        let incomplete = try store.cursor(where: "type = \(EventType.incomplete.rawValue)", orderBy: "id")
+        while let sourced = try incomplete.next() {
             problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
-        let candidates = input.events.filter { $0.event.type == .save || $0.event.type == .merge }
+        for sourced in input.baselines where sourced.event.type == .incomplete {
+            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
+        }
         let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline }, input)
         baselines = chosen.baselines
         redundantBaselines = chosen.redundant
         problems += chosen.problems
         baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
-        // Deduplicate by (store, revision).
-        var byRevision: [ExactString: [SourcedEvent]] = [:]
-        var ordered: [SourcedEvent] = []
-        // Copies of one (store, revision): the file first in string order names the event, so
-        // the result does not depend on the order the inputs were given in.
-        for sourced in candidates.sorted(by: { utf8Precedes($0.file, $1.file) }) {
-            let key = ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")
-            if byRevision[key] == nil { ordered.append(sourced) }
-            byRevision[key, default: []].append(sourced)
+        var integrity = IntegrityCheck(known: baselineRevisions, input: input)
+        try store.transaction { () throws(FormatError) in
+            // Copies of one (store, revision) are adjacent; the file first in UTF-8 order names
+            // the event, so the result does not depend on the order the inputs were given in.
+            let candidates = try store.cursor(where: "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))", orderBy: "store, revision, file, id")
+            var copies: [(id: Int64, sourced: SourcedEvent)] = []
+            func decide() throws(FormatError) {
+                guard let first = copies.first else { return }
+                for copy in copies.dropFirst() { try store.setRole(.copy, of: copy.id) }
+                if copies.count > 1 && copies.contains(where: { !Self.same($0.sourced, first.sourced, input) }) {
+                    let event = first.sourced.event
+                    problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.sourced.file)),
+                                                     message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
+                                                     details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
+                }
+                if let known = baselineRevisions?[first.sourced.event.storeIdentifier], first.sourced.event.revision <= known {
+                    try store.setRole(.covered, of: first.id)
+                    coveredCount += 1
+                } else {
+                    try store.setRole(.replayed, of: first.id)
+                    replayCount += 1
+                    integrity.add(first.sourced)
+                }
+                copies = []
+            }
+            while let row = try candidates.row() {
+                if let first = copies.first?.sourced.event,
+                   !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision) {
+                    try decide()
+                }
+                copies.append(row)
+            }
+            try decide()
         }
-        for copies in byRevision.values where copies.count > 1 && copies.contains(where: { !Self.same($0, copies[0], input) }) {
-            let event = copies[0].event
-            problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
-                                             message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
-                                             details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
-        }
-        let uncovered = ordered.filter { sourced in
-            guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return true }
-            return sourced.event.revision > known
-        }
-        covered = ordered.filter { sourced in
-            guard let known = baselineRevisions?[sourced.event.storeIdentifier] else { return false }
-            return sourced.event.revision <= known
-        }
-        problems += Self.integrity(uncovered, baselines: baselines, known: baselineRevisions, input: input)
-        self.problems = problems.sorted { a, b in
-            if a.code != b.code { return a.code < b.code }
-            return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
-        }
-        replay = uncovered.sorted { a, b in
-            let x = a.event, y = b.event
-            if x.globalCount != y.globalCount { return x.globalCount < y.globalCount }
-            if x.timestamp != y.timestamp { return x.timestamp < y.timestamp }
-            if x.storeIdentifier != y.storeIdentifier { return utf8Precedes(x.storeIdentifier, y.storeIdentifier) }
-            return x.revision < y.revision
-        }
+        problems += integrity.finish()
+        problems += try integrity.dependencies(store, baselines: baselines)
     }
 
     /// Whether two copies hold the same event. Copies are rare, so only they are read again when
@@ -258,44 +336,66 @@ public struct MergeAnalysis: Sendable {
         }
         return (kept.sorted { newer($1.event, $0.event) }, redundant, problems)
     }
+}
 
-    static func integrity(_ events: [SourcedEvent], baselines: [SourcedEvent], known: RevisionSet?, input: MergeInput) -> [IntegrityProblem] {
+/// The integrity checks of Spec/merge.md 5 over the events to replay, fed one at a time in
+/// (store, revision) order so that no list of events is kept.
+private struct IntegrityCheck {
+    let known: RevisionSet?
+    let input: MergeInput
+    private var problems: [IntegrityProblem] = []
+    /// The store being read: its identifier, its files (only when unregistered) and the next
+    /// revision expected.
+    private var store: (identifier: String, files: [String]?, expected: Int64)?
+    /// The highest replayed revision of each store.
+    private(set) var latestByStore: [String: Int64] = [:]
+
+    init(known: RevisionSet?, input: MergeInput) {
+        self.known = known
+        self.input = input
+    }
+
+    mutating func add(_ sourced: SourcedEvent) {
+        let event = sourced.event
+        if store.map({ ExactString($0.identifier) != ExactString(event.storeIdentifier) }) ?? true {
+            finishStore()
+            let unregistered = input.registeredStores.map { !$0.contains(event.storeIdentifier) } ?? false
+            store = (event.storeIdentifier, unregistered ? [] : nil, known?[event.storeIdentifier].map { $0 + 1 } ?? event.revision)
+        }
+        guard var current = store else { return }
+        current.files?.append(sourced.file)
+        if event.revision > current.expected {
+            problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: [sourced.file],
+                                             message: "store \(current.identifier) misses revisions \(current.expected)...\(event.revision - 1)",
+                                             details: JSONObject([("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(event.revision - 1))])))
+        }
+        current.expected = max(current.expected, event.revision + 1)
+        store = current
+        latestByStore[event.storeIdentifier] = max(latestByStore[event.storeIdentifier] ?? -1, event.revision)
+    }
+
+    private mutating func finishStore() {
+        guard let finished = store, let files = finished.files else { return }
+        problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: sortedUnique(files),
+                                         message: "store \(finished.identifier) has events but no stores/\(finished.identifier) registration",
+                                         details: JSONObject([("store", .string(finished.identifier))])))
+    }
+
+    /// The problems found while adding events.
+    mutating func finish() -> [IntegrityProblem] {
+        finishStore()
+        store = nil
+        defer { problems = [] }
+        return problems
+    }
+
+    /// Checks that need every store's latest revision: dependencies, model versions and data
+    /// files, read again from `store` by file name.
+    func dependencies(_ store: EventStore, baselines: [SourcedEvent]) throws(FormatError) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
-        var revisionsByStore: [String: [Int64]] = [:]
-        var filesByStore: [String: [String]] = [:]
-        var fileOfRevision: [ExactString: String] = [:]
-        for sourced in events {
-            revisionsByStore[sourced.event.storeIdentifier, default: []].append(sourced.event.revision)
-            filesByStore[sourced.event.storeIdentifier, default: []].append(sourced.file)
-            fileOfRevision[ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")] = sourced.file
-        }
-        for store in revisionsByStore.keys.sorted(by: utf8Precedes) {
-            let revisions = (revisionsByStore[store] ?? []).sorted()
-            if let registered = input.registeredStores, !registered.contains(store) {
-                problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: sortedUnique(filesByStore[store] ?? []),
-                                                 message: "store \(store) has events but no stores/\(store) registration",
-                                                 details: JSONObject([("store", .string(store))])))
-            }
-            guard let lowest = revisions.first else { continue }
-            var expected = known?[store].map { $0 + 1 } ?? lowest
-            for revision in revisions {
-                if revision > expected {
-                    let above = fileOfRevision[ExactString("\(store)\u{0}\(revision)")].map { [$0] } ?? []
-                    problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: above,
-                                                     message: "store \(store) misses revisions \(expected)...\(revision - 1)",
-                                                     details: JSONObject([("store", .string(store)), ("first", JSONValue(expected)), ("last", JSONValue(revision - 1))])))
-                }
-                expected = max(expected, revision + 1)
-            }
-        }
-        for sourced in baselines {
-            if let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash {
-                problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))])))
-            }
-        }
-        let latestByStore = revisionsByStore.mapValues { $0.max() ?? -1 }
-        for sourced in events {
+        for sourced in baselines { problems += modelVersion(sourced) }
+        let replayed = try store.cursor(where: "role = \(EventStore.Role.replayed.rawValue)", orderBy: "file, id")
+        while let sourced = try replayed.next() {
             for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
                 guard let needed = sourced.event.revisionSet[other] else { continue }
                 let present = latestByStore[other] ?? -1
@@ -306,21 +406,24 @@ public struct MergeAnalysis: Sendable {
                                                      details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
                 }
             }
-            if let modelHash = input.modelHash, let version = sourced.event.modelVersion,
-               version.hasPrefix("sha256:"), version != modelHash {
-                problems.append(IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))])))
-            }
+            problems += modelVersion(sourced)
+            problems += missingDataFiles(sourced)
         }
-        if let present = input.dataFiles {
-            for sourced in events + baselines {
-                for name in sourced.dataFileReferences where !present.contains(name) {
-                    problems.append(IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file],
-                                                     message: "references data/\(name), which is missing",
-                                                     details: JSONObject([("dataFile", .string(name))])))
-                }
-            }
-        }
+        for sourced in baselines { problems += missingDataFiles(sourced) }
         return problems
+    }
+
+    private func modelVersion(_ sourced: SourcedEvent) -> [IntegrityProblem] {
+        guard let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash else { return [] }
+        return [IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
+                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))]))]
+    }
+
+    private func missingDataFiles(_ sourced: SourcedEvent) -> [IntegrityProblem] {
+        guard let present = input.dataFiles else { return [] }
+        return sourced.dataFileReferences.filter { !present.contains($0) }.map { name in
+            IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",
+                             details: JSONObject([("dataFile", .string(name))]))
+        }
     }
 }

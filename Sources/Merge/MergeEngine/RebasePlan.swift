@@ -23,15 +23,16 @@ public struct RebasePlan: Sendable {
     /// nil when no store has moved (nothing to fold); throws `rebase.unsafe-cutoff` when a
     /// store's kept event does not come after its folded ones.
     public init?(_ analysis: MergeAnalysis) throws(FormatError) {
+        let replay = try analysis.replayedEvents()
         var greatest: [ExactString: Int64] = [:]
-        for sourced in analysis.replay {
+        for sourced in replay {
             let store = ExactString(sourced.event.storeIdentifier)
             greatest[store] = max(greatest[store] ?? .min, sourced.event.globalCount)
         }
         guard let cutoff = greatest.values.min() else { return nil }
         self.cutoff = cutoff
-        folded = analysis.replay.filter { $0.event.globalCount <= cutoff }
-        kept = analysis.replay.filter { $0.event.globalCount > cutoff }
+        folded = replay.filter { $0.event.globalCount <= cutoff }
+        kept = replay.filter { $0.event.globalCount > cutoff }
         var highestFolded: [String: Int64] = [:]
         for sourced in folded {
             highestFolded[sourced.event.storeIdentifier] = max(highestFolded[sourced.event.storeIdentifier] ?? -1, sourced.event.revision)

@@ -97,7 +97,13 @@ public struct StoreState: Sendable {
         private var numbers: [ExactString: Int32] = [:]
 
         mutating func number(_ name: String) -> Int32 {
-            if let number = numbers[ExactString(name)] { return number }
+            // A model has a few entity and property names: comparing bytes beats hashing them.
+            if names.count <= 16 {
+                let exact = ExactString(name)
+                if let index = names.firstIndex(where: { ExactString($0) == exact }) { return Int32(index) }
+            } else if let number = numbers[ExactString(name)] {
+                return number
+            }
             let number = Int32(names.count)
             names.append(name)
             numbers[ExactString(name)] = number
@@ -151,8 +157,18 @@ public struct StoreState: Sendable {
 
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     public mutating func apply(_ event: Event) {
-        for change in event.objectChanges where change.type == .insert {
-            let entity = entities.number(change.entity), id = ExactString(change.globalIdentifier)
+        // Changes come grouped by entity: each name is numbered once per run, not per change.
+        var entityNumbers: [Int32] = []
+        entityNumbers.reserveCapacity(event.objectChanges.count)
+        for change in event.objectChanges {
+            if let last = entityNumbers.last, event.objectChanges[entityNumbers.count - 1].entity.utf8.elementsEqual(change.entity.utf8) {
+                entityNumbers.append(last)
+            } else {
+                entityNumbers.append(entities.number(change.entity))
+            }
+        }
+        for (index, change) in event.objectChanges.enumerated() where change.type == .insert {
+            let entity = entityNumbers[index], id = ExactString(change.globalIdentifier)
             guard object(entity, id) == nil else { continue }
             let number = Int32(slots.count)
             slots.append(Slot(entity: entity, id: change.globalIdentifier))
@@ -160,14 +176,14 @@ public struct StoreState: Sendable {
             liveCount += 1
             if isWatched(number) { provenance = [:] }
         }
-        for change in event.objectChanges where change.type != .delete {
-            guard let number = object(entities.number(change.entity), ExactString(change.globalIdentifier)) else { continue }
+        for (index, change) in event.objectChanges.enumerated() where change.type != .delete {
+            guard let number = object(entityNumbers[index], ExactString(change.globalIdentifier)) else { continue }
             for property in change.propertyChanges {
                 set(property, of: number, isInsert: change.type == .insert)
             }
         }
-        for change in event.objectChanges where change.type == .delete {
-            if let number = object(entities.number(change.entity), ExactString(change.globalIdentifier)) { delete(number) }
+        for (index, change) in event.objectChanges.enumerated() where change.type == .delete {
+            if let number = object(entityNumbers[index], ExactString(change.globalIdentifier)) { delete(number) }
         }
     }
 
@@ -256,10 +272,10 @@ public struct StoreState: Sendable {
         guard case .relationship(let definition)? = definition(relationship, of: entity), let inverseName = definition.inverseName else { return }
         let inverse = propertyNames.number(inverseName)
         let before = old?.targets ?? [], after = new.targets
-        for target in before.subtracting(after).sorted(by: objectOrder) where slots[Int(target)].isLive {
+        for target in inObjectOrder(before.subtracting(after)) where slots[Int(target)].isLive {
             detach(object, from: inverse, of: target)
         }
-        for target in after.subtracting(before).sorted(by: objectOrder) where slots[Int(target)].isLive {
+        for target in inObjectOrder(after.subtracting(before)) where slots[Int(target)].isLive {
             guard case .relationship(let inverseDefinition)? = self.definition(inverse, of: slots[Int(target)].entity) else { continue }
             if !inverseDefinition.isToMany {
                 // A to-one holds one object: its previous partner loses the target.
@@ -284,6 +300,12 @@ public struct StoreState: Sendable {
             }
             if isWatched(target) { provenance[inverseName] = .some(nil) }
         }
+    }
+
+    /// The objects sorted by ``objectOrder(_:_:)``. (A closure, not the method itself: passing
+    /// the method copies the whole state for every sort.)
+    private func inObjectOrder(_ objects: Set<Int32>) -> [Int32] {
+        objects.count < 2 ? Array(objects) : objects.sorted { objectOrder($0, $1) }
     }
 
     /// Objects by entity name, then global identifier, in UTF-8 byte order.
@@ -407,7 +429,7 @@ public struct StoreState: Sendable {
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
     public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
-        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted(by: objectOrder).map { object in
+        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted { objectOrder($0, $1) }.map { object in
             (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object))
         }
     }

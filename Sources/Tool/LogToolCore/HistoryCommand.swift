@@ -57,7 +57,7 @@ struct History: ParsableCommand {
         state.watch(entity: entity, id: id)
         var changes: [(event: SourcedEvent, value: JSONValue)] = []
         let baselineFiles = Set(analysis.baselines.map(\.file))
-        for sourced in analysis.baselines + analysis.replay {
+        for sourced in try analysis.baselines + analysis.replayedEvents() {
             let mine = sourced.event.objectChanges.filter {
                 ExactString($0.entity) == ExactString(entity) && ExactString($0.globalIdentifier) == ExactString(id)
             }

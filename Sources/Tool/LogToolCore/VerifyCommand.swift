@@ -34,7 +34,12 @@ struct Verify: ParsableCommand {
         var results: [EnsembleVerification] = []
         for listing in listings {
             if progress { FileHandle.standardError.write(Data("\rverifying \(listing.identifier): \(listing.entries.count) entries…".utf8)) }
-            results.append(EnsembleVerifier.verify(listing, reader: reader))
+            do {
+                results.append(try EnsembleVerifier.verify(listing, reader: reader))
+            } catch {
+                writeStandardError("logtool: \(error)")
+                throw ToolExit(status: .problemsFound)
+            }
         }
         if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let all = results.flatMap(\.diagnostics)

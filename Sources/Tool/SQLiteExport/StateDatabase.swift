@@ -1,4 +1,4 @@
-import CSQLite
+import SQLiteConnection
 import Foundation
 import JSONDocument
 import EnsembleModel
@@ -6,7 +6,6 @@ import DataModel
 import MergeEngine
 
 extension FormatError.Code {
-    public static let sqliteFailed = Self("sqlite.failed")
     public static let sqliteDestinationExists = Self("sqlite.destination-exists")
 }
 
@@ -143,7 +142,7 @@ public enum StateDatabase {
             case .double(let double): return double.isNaN ? .null : .real(double)
             case .decimal(let text), .string(let text), .url(let text): return .text(text)
             case .date(let milliseconds): return .real(milliseconds)
-            case .binary(let data): return .blob(data)
+            case .binary(let data): return .blob([UInt8](data))
             case .uuid(let uuid): return .text(uuid.uuidString.uppercased())
             }
         case .dataFile(let name): return .text(name)
@@ -154,74 +153,5 @@ public enum StateDatabase {
 
     private static func quote(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-}
-
-enum SQLValue {
-    case null, integer(Int64), real(Double), text(String), blob(Data)
-}
-
-/// A minimal SQLite connection: what writing the state needs, with errors that name the SQL.
-final class Connection {
-    private var handle: OpaquePointer?
-
-    init(path: String) throws(FormatError) {
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
-            sqlite3_close(handle)
-            throw FormatError(.sqliteFailed, "SQLite could not create the database: \(message)")
-        }
-    }
-
-    deinit { close() }
-
-    func close() {
-        sqlite3_close(handle)
-        handle = nil
-    }
-
-    func execute(_ sql: String) throws(FormatError) {
-        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
-    }
-
-    func prepare(_ sql: String) throws(FormatError) -> Statement {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure(sql) }
-        return Statement(statement: statement, connection: self, sql: sql)
-    }
-
-    func failure(_ sql: String) -> FormatError {
-        FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
-    }
-
-    final class Statement {
-        let statement: OpaquePointer
-        let connection: Connection
-        let sql: String
-
-        init(statement: OpaquePointer, connection: Connection, sql: String) {
-            self.statement = statement
-            self.connection = connection
-            self.sql = sql
-        }
-
-        deinit { sqlite3_finalize(statement) }
-
-        func bind(_ index: Int32, _ value: SQLValue) throws(FormatError) {
-            let status: Int32
-            switch value {
-            case .null: status = sqlite3_bind_null(statement, index)
-            case .integer(let int): status = sqlite3_bind_int64(statement, index, int)
-            case .real(let double): status = sqlite3_bind_double(statement, index, double)
-            case .text(let text): status = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
-            case .blob(let data):
-                status = data.withUnsafeBytes { sqlite3_bind_blob64(statement, index, $0.baseAddress, sqlite3_uint64($0.count), csqlite_transient()) }
-            }
-            guard status == SQLITE_OK else { throw connection.failure(sql) }
-        }
-
-        func run() throws(FormatError) {
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure(sql) }
-        }
     }
 }

@@ -1,0 +1,264 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import SQLiteConnection
+
+extension FormatError.Code {
+    public static let mergeEventStore = Self("merge.event-store")
+}
+
+/// The events of a merge, indexed in SQLite (issue 7): a folder's history can be far longer than
+/// memory allows, so the analysis sorts and groups it with SQL, and the replay reads it back in
+/// order, a page at a time.
+///
+/// The database is SQLite's private temporary database: it lives in SQLite's page cache while it
+/// is small, spills to a file in the system's temporary folder when it grows, and is deleted when
+/// the store is released. Nothing is written into the folder being merged.
+///
+/// Summaries (``SourcedEvent/isSummary``) are stored whole in SQL; an event whose object changes
+/// are in memory (a loose file, a test) stays in memory and its row points to it. One thread at
+/// a time uses a store; a lock makes that safe.
+public final class EventStore: @unchecked Sendable {
+    /// What the analysis decided for an event (Spec/merge.md 4 and 5).
+    enum Role: Int64 {
+        case undecided = 0, replayed = 1, covered = 2, copy = 3
+    }
+
+    // Recursive: a query's row handler may record roles while the query runs.
+    private let lock = NSRecursiveLock()
+    private let database: Connection
+    private let insert: Connection.Statement
+    private var held: [SourcedEvent] = []
+    public private(set) var count = 0
+    private var inTransaction = false
+
+    static let columns = "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
+
+    public init() throws(FormatError) {
+        database = try Connection(path: "")
+        // A scratch index: nothing to recover after a crash, so no journal and no syncing; the
+        // page cache is capped so that memory stays bounded whatever the history's length.
+        try database.execute("""
+            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -16384; PRAGMA temp_store = FILE;
+            CREATE TABLE event(
+                id INTEGER PRIMARY KEY, file TEXT NOT NULL, held INTEGER,
+                store TEXT NOT NULL, revision INTEGER NOT NULL, global_count INTEGER NOT NULL, timestamp REAL NOT NULL, type INTEGER NOT NULL,
+                unique_id TEXT NOT NULL, model_version TEXT, revisions BLOB NOT NULL, parts BLOB NOT NULL, data_files BLOB NOT NULL,
+                inserts INTEGER NOT NULL, updates INTEGER NOT NULL, deletes INTEGER NOT NULL, digest INTEGER, unknown TEXT,
+                role INTEGER NOT NULL DEFAULT 0)
+            """)
+        insert = try database.prepare("INSERT INTO event(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    }
+
+    /// Adds events (in one transaction).
+    public func add(_ events: some Sequence<SourcedEvent>) throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try database.execute("BEGIN")
+        do {
+            for sourced in events { try add(sourced) }
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+        try database.execute("COMMIT")
+    }
+
+    private func add(_ sourced: SourcedEvent) throws(FormatError) {
+        count += 1
+        let event = sourced.event
+        try insert.bind(1, .integer(Int64(count)))
+        try insert.bind(2, .text(sourced.file))
+        if sourced.isSummary {
+            try insert.bind(3, .null)
+        } else {
+            try insert.bind(3, .integer(Int64(held.count)))
+            held.append(sourced)
+        }
+        try insert.bind(4, .text(event.storeIdentifier))
+        try insert.bind(5, .integer(event.revision))
+        try insert.bind(6, .integer(event.globalCount))
+        try insert.bind(7, .real(event.timestamp))
+        try insert.bind(8, .integer(event.type.rawValue))
+        try insert.bind(9, .text(event.uniqueIdentifier))
+        try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
+        var revisions = Packing()
+        for (store, revision) in event.revisionSet.revisions.sorted(by: { utf8Precedes($0.key, $1.key) }) {
+            revisions.append(store)
+            revisions.append(UInt64(bitPattern: revision))
+        }
+        try insert.bind(11, .blob(revisions.bytes))
+        try insert.bind(12, .blob(Packing(sourced.parts).bytes))
+        try insert.bind(13, .blob(Packing(sourced.dataFileReferences).bytes))
+        try insert.bind(14, .integer(Int64(sourced.changeCounts.inserts)))
+        try insert.bind(15, .integer(Int64(sourced.changeCounts.updates)))
+        try insert.bind(16, .integer(Int64(sourced.changeCounts.deletes)))
+        try insert.bind(17, sourced.contentDigest.map { .integer(Int64(bitPattern: $0)) } ?? .null)
+        try insert.bind(18, event.unknownFields.isEmpty ? .null : .text(JSONWriter().string(.object(event.unknownFields))))
+        try insert.run()
+    }
+
+    /// The events that `condition` selects, in `order` (SQL over the columns of ``columns`` and
+    /// `role`; text compares by its UTF-8 bytes, SQLite's BINARY collation).
+    func cursor(where condition: String, orderBy order: String) throws(FormatError) -> Cursor {
+        lock.lock()
+        defer { lock.unlock() }
+        return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"))
+    }
+
+    /// Reads the rows of one query in order.
+    public final class Cursor {
+        private let store: EventStore
+        private let query: Connection.Statement
+        private var finished = false
+
+        fileprivate init(store: EventStore, query: Connection.Statement) {
+            self.store = store
+            self.query = query
+        }
+
+        /// The next event and its row number, or nil after the last.
+        func row() throws(FormatError) -> (id: Int64, sourced: SourcedEvent)? {
+            store.lock.lock()
+            defer { store.lock.unlock() }
+            // A finished statement would start over if stepped again.
+            guard !finished else { return nil }
+            guard try query.step() else {
+                finished = true
+                return nil
+            }
+            return (query.int64(0), try store.sourced(query))
+        }
+
+        /// The next event, or nil after the last.
+        public func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
+    }
+
+    /// Every event that `condition` selects, in `order`.
+    func all(where condition: String, orderBy order: String) throws(FormatError) -> [SourcedEvent] {
+        let cursor = try cursor(where: condition, orderBy: order)
+        var result: [SourcedEvent] = []
+        while let next = try cursor.next() { result.append(next) }
+        return result
+    }
+
+    /// Records the role of event `id`.
+    func setRole(_ role: Role, of id: Int64) throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if setRoleStatement == nil { setRoleStatement = try database.prepare("UPDATE event SET role = ? WHERE id = ?") }
+        guard let statement = setRoleStatement else { return }
+        try statement.bind(1, .integer(role.rawValue))
+        try statement.bind(2, .integer(id))
+        try statement.run()
+    }
+    private var setRoleStatement: Connection.Statement?
+
+    /// Runs `body` inside one transaction (many role updates at once).
+    func transaction(_ body: () throws(FormatError) -> Void) throws(FormatError) {
+        lock.lock()
+        try database.execute("BEGIN")
+        lock.unlock()
+        do {
+            try body()
+        } catch {
+            lock.lock()
+            try? database.execute("ROLLBACK")
+            lock.unlock()
+            throw error
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try database.execute("COMMIT")
+    }
+
+    /// Forgets the roles of an earlier analysis.
+    func resetRoles() throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try database.execute("UPDATE event SET role = 0")
+    }
+
+    private func sourced(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent {
+        if !row.isNull(2) {
+            let index = Int(row.int64(2))
+            guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
+            return held[index]
+        }
+        var revisions: [String: Int64] = [:]
+        var packed = Unpacking(row.blob(10))
+        while let store = packed.string(), let revision = packed.number() { revisions[store] = Int64(bitPattern: revision) }
+        var unknown = JSONObject()
+        if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
+        guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
+        let event = Event(uniqueIdentifier: row.text(8), type: type, storeIdentifier: row.text(3), globalCount: row.int64(5),
+                          timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: RevisionSet(revisions),
+                          objectChanges: [], unknownFields: unknown)
+        var counts = SourcedEvent.ChangeCounts()
+        counts.inserts = Int(row.int64(13))
+        counts.updates = Int(row.int64(14))
+        counts.deletes = Int(row.int64(15))
+        var parts = Unpacking(row.blob(11)), dataFiles = Unpacking(row.blob(12))
+        return SourcedEvent(summary: event, file: row.text(1), parts: parts.strings(), dataFileReferences: dataFiles.strings(),
+                            changeCounts: counts, contentDigest: row.isNull(16) ? nil : UInt64(bitPattern: row.int64(16)))
+    }
+}
+
+/// Lists of strings and numbers as bytes for one column: LEB128 lengths and numbers.
+private struct Packing {
+    var bytes: [UInt8] = []
+
+    init() {}
+
+    init(_ strings: [String]) {
+        for string in strings { append(string) }
+    }
+
+    mutating func append(_ number: UInt64) {
+        var rest = number
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    mutating func append(_ string: String) {
+        append(UInt64(string.utf8.count))
+        bytes.append(contentsOf: string.utf8)
+    }
+}
+
+/// Reads what ``Packing`` wrote; stops at the first malformed value.
+private struct Unpacking {
+    let bytes: [UInt8]
+    var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func number() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while position < bytes.count, shift < 64 {
+            let byte = bytes[position]
+            position += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+        return nil
+    }
+
+    mutating func string() -> String? {
+        guard let length = number(), length <= UInt64(bytes.count - position) else { return nil }
+        let end = position + Int(length)
+        defer { position = end }
+        return String(decoding: bytes[position..<end], as: UTF8.self)
+    }
+
+    mutating func strings() -> [String] {
+        var result: [String] = []
+        while let string = string() { result.append(string) }
+        return result
+    }
+}

@@ -1,0 +1,125 @@
+import CSQLite
+import JSONDocument
+
+extension FormatError.Code {
+    public static let sqliteFailed = Self("sqlite.failed")
+}
+
+/// A value bound to, or read from, an SQL statement.
+public enum SQLValue: Sendable {
+    case null, integer(Int64), real(Double), text(String), blob([UInt8])
+}
+
+/// A minimal connection to the system SQLite: what the event store and the state export need,
+/// with errors that name the SQL. (A package such as GRDB brings Foundation-bound APIs and a
+/// build far larger than these few calls.)
+public final class Connection {
+    private var handle: OpaquePointer?
+
+    /// Opens or creates the database at `path`; an empty path is a private temporary database
+    /// that SQLite removes when the connection closes, kept in memory while it is small.
+    public init(path: String) throws(FormatError) {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(handle)
+            throw FormatError(.sqliteFailed, "SQLite could not open the database: \(message)")
+        }
+    }
+
+    deinit { close() }
+
+    public func close() {
+        sqlite3_close(handle)
+        handle = nil
+    }
+
+    public func execute(_ sql: String) throws(FormatError) {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
+    }
+
+    public func prepare(_ sql: String) throws(FormatError) -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure(sql) }
+        return Statement(statement: statement, connection: self, sql: sql)
+    }
+
+    func failure(_ sql: String) -> FormatError {
+        FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+    }
+
+    /// A prepared statement; bind, then `run` or `step` through the rows.
+    public final class Statement {
+        let statement: OpaquePointer
+        let connection: Connection
+        let sql: String
+
+        init(statement: OpaquePointer, connection: Connection, sql: String) {
+            self.statement = statement
+            self.connection = connection
+            self.sql = sql
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        /// Binds parameter `index` (from 1). Text is bound with its byte length, so a string
+        /// with U+0000 in it is stored whole.
+        public func bind(_ index: Int32, _ value: SQLValue) throws(FormatError) {
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let int): status = sqlite3_bind_int64(statement, index, int)
+            case .real(let double): status = sqlite3_bind_double(statement, index, double)
+            case .text(let text):
+                var text = text
+                status = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { characters in
+                        // SQLite wants a pointer even for an empty string.
+                        sqlite3_bind_text64(statement, index, characters.baseAddress ?? UnsafePointer(bitPattern: 1), sqlite3_uint64(characters.count),
+                                            csqlite_transient(), UInt8(SQLITE_UTF8))
+                    }
+                }
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { sqlite3_bind_blob64(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), csqlite_transient()) }
+            }
+            guard status == SQLITE_OK else { throw connection.failure(sql) }
+        }
+
+        /// Runs a statement that returns no rows, then resets it for the next use.
+        public func run() throws(FormatError) {
+            defer { sqlite3_reset(statement) }
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure(sql) }
+        }
+
+        /// Advances to the next row; false when there is none (and the statement is reset).
+        public func step() throws(FormatError) -> Bool {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE:
+                sqlite3_reset(statement)
+                return false
+            default:
+                let error = connection.failure(sql)
+                sqlite3_reset(statement)
+                throw error
+            }
+        }
+
+        public func reset() { sqlite3_reset(statement) }
+
+        public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+        public func text(_ column: Int32) -> String {
+            guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+            let count = Int(sqlite3_column_bytes(statement, column))
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        }
+
+        public func blob(_ column: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+        }
+    }
+}
