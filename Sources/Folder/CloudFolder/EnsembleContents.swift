@@ -93,8 +93,12 @@ public struct EnsembleContents: Sendable {
     }
 
     /// Lists and reads one ensemble folder. With `summarize`, each event's object changes are
-    /// dropped as soon as it is read, so memory does not grow with the length of the history.
-    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false) -> EnsembleContents {
+    /// dropped as soon as it is read. With `sink`, the readable events of `events/` are handed
+    /// to it a chunk at a time, in no particular order, instead of being kept in ``events``
+    /// (which then holds only the unreadable and incomplete ones): memory then does not grow
+    /// with the length of the history.
+    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
+                            sink: (([EventFileEntry]) -> Void)? = nil) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -121,16 +125,27 @@ public struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
-        contents.events = readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents).map { name, entry in
-            var name = name
-            name.part = nil
-            return EventFileEntry(name: name, entry: entry)
+        var events: [EventFileEntry] = []
+        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
+            let entries = chunk.map { name, entry in
+                var name = name
+                name.part = nil
+                return EventFileEntry(name: name, entry: entry)
+            }
+            guard let sink else { return events += entries }
+            sink(entries.filter { $0.entry.event != nil })
+            events += entries.filter { $0.entry.event == nil }
         }
-        contents.baselines = readGroups(baselineGroups, listing: listing, reader: reader, summarize: summarize, into: &contents).map { name, entry in
-            var name = name
-            name.part = nil
-            return BaselineFileEntry(name: name, entry: entry)
+        contents.events = events
+        var baselines: [BaselineFileEntry] = []
+        readGroups(baselineGroups, listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
+            baselines += chunk.map { name, entry in
+                var name = name
+                name.part = nil
+                return BaselineFileEntry(name: name, entry: entry)
+            }
         }
+        contents.baselines = baselines
         contents.events.sort {
             ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
         }
@@ -140,11 +155,11 @@ public struct EnsembleContents: Sendable {
         return contents
     }
 
-    /// Reads every group that forms one event, single-file or multipart.
+    /// Reads every group that forms one event, single-file or multipart, and hands the entries
+    /// to `chunk` a chunk at a time.
     private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
                                          listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
-                                         into contents: inout EnsembleContents) -> [(Name, EventEntry)] {
-        var result: [(Name, EventEntry)] = []
+                                         into contents: inout EnsembleContents, chunk: ([(Name, EventEntry)]) -> Void) {
         let all = Array(groups.values)
         // In chunks, so that only one chunk of whole events is in memory when summarizing.
         for start in stride(from: 0, to: all.count, by: 512) {
@@ -161,13 +176,14 @@ public struct EnsembleContents: Sendable {
             }
             let decoded = decodeConcurrently(jobs, reader: reader)
             var cursor = 0
+            var result: [(Name, EventEntry)] = []
             for set in sets {
                 let results = Array(decoded[cursor..<(cursor + set.files.count)])
                 cursor += set.files.count
                 result.append((set.name, entry(set.files, count: set.count, results: results, summarize: summarize, into: &contents)))
             }
+            chunk(result)
         }
-        return result
     }
 
     /// Reads and decodes independent files on every core; results in the order of `jobs`.

@@ -134,6 +134,9 @@ public final class EventStore: @unchecked Sendable {
         public func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
     }
 
+    /// Every event, in the order they were added.
+    public func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
+
     /// Every event that `condition` selects, in `order`.
     func all(where condition: String, orderBy order: String) throws(FormatError) -> [SourcedEvent] {
         let cursor = try cursor(where: condition, orderBy: order)

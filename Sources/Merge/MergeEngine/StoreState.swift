@@ -429,9 +429,11 @@ public struct StoreState: Sendable {
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
     public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
-        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted { objectOrder($0, $1) }.map { object in
-            (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object))
-        }
+        liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object)) }
+    }
+
+    private var liveObjectsInOrder: [Int32] {
+        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted { objectOrder($0, $1) }
     }
 
     /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
@@ -472,19 +474,48 @@ public struct StoreState: Sendable {
 
     /// The state document of Spec/merge.md: `{"entities": {entity: {id: {property: value}}}}`.
     public func document() throws(FormatError) -> JSONValue {
-        var entities: [(String, JSONValue)] = []
-        var current: (name: String, objects: [(String, JSONValue)])?
-        for object in objectsInOrder {
-            var members: [(String, JSONValue)] = []
-            for property in object.properties { members.append((property.name, try Self.json(property.value))) }
-            if !(current?.name.utf8.elementsEqual(object.entity.utf8) ?? false) {
-                if let finished = current { entities.append((finished.name, .object(JSONObject(finished.objects)))) }
-                current = (object.entity, [])
+        var options = JSONReadingOptions.strict
+        options.maximumBytes = .max
+        options.maximumStringBytes = .max
+        return try JSONParser.parse(try documentBytes(), options: options)
+    }
+
+    /// The canonical compact bytes of ``document()``.
+    public func documentBytes() throws(FormatError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try writeDocument { bytes += $0 }
+        return bytes
+    }
+
+    /// The canonical compact bytes of ``document()``, handed to `emit` in pieces of about 64 KiB,
+    /// one object at a time: a large state is never held twice as a document.
+    public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
+        let writer = JSONWriter()
+        var buffer: [UInt8] = Array(#"{"entities":{"#.utf8)
+        var entity: Int32?
+        for object in liveObjectsInOrder {
+            let slot = slots[Int(object)]
+            if entity != slot.entity {
+                if entity != nil { buffer.append(UInt8(ascii: "}")); buffer.append(UInt8(ascii: ",")) }
+                buffer += writer.bytes(.string(entities[slot.entity]))
+                buffer += Array(":{".utf8)
+                entity = slot.entity
+            } else {
+                buffer.append(UInt8(ascii: ","))
             }
-            current?.objects.append((object.id, .object(JSONObject(members))))
+            var members: [(String, JSONValue)] = []
+            for property in sortedProperties(of: object) { members.append((property.name, try Self.json(property.value))) }
+            buffer += writer.bytes(.string(slot.id))
+            buffer.append(UInt8(ascii: ":"))
+            buffer += writer.bytes(.object(JSONObject(members)))
+            if buffer.count >= 65_536 {
+                emit(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
         }
-        if let finished = current { entities.append((finished.name, .object(JSONObject(finished.objects)))) }
-        return .object(JSONObject([("entities", .object(JSONObject(entities)))]))
+        if entity != nil { buffer.append(UInt8(ascii: "}")) }
+        buffer += Array("}}".utf8)
+        emit(buffer)
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {

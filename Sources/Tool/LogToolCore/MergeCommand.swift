@@ -36,10 +36,9 @@ struct Merge: ParsableCommand {
     func run() throws {
         let reader = try options.reader()
         let input = try MergeInputs.gather(inputs, reader: reader, summarize: true)
-        let document: JSONValue
+        let state: StoreState
         do {
-            let state = try MergeEngine.merge(input)
-            document = try state.document()
+            state = try MergeEngine.merge(input)
             if let sqlite { try StateDatabase.write(state, to: sqlite) }
         } catch let error as FormatError {
             writeStandardError("logtool: \(error)")
@@ -48,16 +47,48 @@ struct Merge: ParsableCommand {
             MergeInputs.report(failure.problems)
             throw ToolExit(status: .problemsFound)
         }
-        let bytes = JSONWriter().bytes(document) + [UInt8(ascii: "\n")]
-        guard let out else {
-            writeStandardOutput(String(decoding: bytes, as: UTF8.self))
-            return
+        try write(state)
+    }
+
+    /// Streams the state document to standard output, or to `--out` through a temporary file
+    /// beside it that replaces the destination only once it is complete.
+    private func write(_ state: StoreState) throws {
+        let destination = out.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        let temporary = destination.map { $0.deletingLastPathComponent().appendingPathComponent(".\($0.lastPathComponent).partial-\(UUID().uuidString)") }
+        defer { if let temporary { try? FileManager.default.removeItem(at: temporary) } }
+        let handle: FileHandle
+        if let temporary {
+            guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let opened = try? FileHandle(forWritingTo: temporary) else {
+                writeStandardError("logtool: \(out ?? ""): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)")
+                throw ToolExit(status: .usage)
+            }
+            handle = opened
+        } else {
+            handle = FileHandle.standardOutput
+        }
+        var failure: Error?
+        do {
+            try state.writeDocument { bytes in
+                guard failure == nil else { return }
+                do { try handle.write(contentsOf: bytes) } catch { failure = error }
+            }
+        } catch {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: .problemsFound)
         }
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: out), options: .atomic)
+            if let failure { throw failure }
+            try handle.write(contentsOf: [UInt8(ascii: "\n")])
+            if let temporary, let destination {
+                try handle.synchronize()
+                try handle.close()
+                guard rename(temporary.path, destination.path) == 0 else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+                }
+            }
         } catch {
-            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
-            throw ToolExit(status: .usage)
+            writeStandardError("logtool: \(out ?? "standard output"): could not write the state: \(error.localizedDescription)")
+            throw ToolExit(status: out == nil ? .problemsFound : .usage)
         }
     }
 }
@@ -74,9 +105,19 @@ enum MergeInputs {
 
     /// Reads every INPUT into one pool (Spec/merge.md section 3); usage problems and
     /// unreadable files end the command with exit 2 or 1. With `summarize`, the events of
-    /// folders keep only what the analysis needs and are read again one by one for the replay.
+    /// folders keep only what the analysis needs, go into an ``EventStore`` (SQLite) as they are
+    /// read, and are read again from their files for the replay: memory does not grow with the
+    /// length of the history.
     static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false) throws -> MergeInput {
         var input = MergeInput()
+        let store: EventStore?
+        do {
+            store = summarize ? try EventStore() : nil
+        } catch {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: .problemsFound)
+        }
+        var storeFailure: FormatError?
         input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts, digest: sourced.contentDigest) }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
@@ -112,8 +153,23 @@ enum MergeInputs {
                 throw ToolExit(status: .usage)
             }
             for listing in listings {
-                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize)
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
+                var streamed: (([EventFileEntry]) -> Void)?
+                if let store {
+                    streamed = { entries in
+                        var events: [SourcedEvent] = []
+                        for entry in entries.map(\.entry) {
+                            guard let sourced = Self.sourced(entry, base: base) else { continue }
+                            if sourced.event.type == .baseline { input.baselines.append(sourced) } else { events.append(sourced) }
+                        }
+                        do throws(FormatError) {
+                            if storeFailure == nil { try store.add(events) }
+                        } catch {
+                            storeFailure = error
+                        }
+                    }
+                }
+                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize, sink: streamed)
                 for problem in contents.problems.map({ $0.inFile(Converter.join(base, $0.location.file ?? "")) }) {
                     // An invalid registration still registers its store: a warning, not a stop.
                     if problem.code == .storeInvalid { writeStandardError("warning: \(problem)") } else { unreadable.append(problem) }
@@ -121,12 +177,9 @@ enum MergeInputs {
                 input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
                 input.dataFiles = Set(contents.dataFiles.map(\.name))
                 for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
-                    if let event = entry.event {
-                        var sourced = entry.summary ?? SourcedEvent(event: event, file: entry.file, parts: entry.partFiles)
-                        sourced.file = Converter.join(base, entry.file)
-                        sourced.parts = sourced.parts.map { Converter.join(base, $0) }
+                    if let sourced = Self.sourced(entry, base: base) {
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
-                        if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
+                        if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
                     } else if !entry.isComplete {
                         input.incompleteFiles += entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
                     }
@@ -158,6 +211,27 @@ enum MergeInputs {
             for error in unreadable { writeStandardError("logtool: \(error)") }
             throw ToolExit(status: .problemsFound)
         }
+        if let store {
+            do {
+                if let storeFailure { throw storeFailure }
+                try store.add(input.events)
+            } catch {
+                writeStandardError("logtool: \(error)")
+                throw ToolExit(status: .problemsFound)
+            }
+            input.events = []
+            input.eventStore = store
+        }
         return input
+    }
+
+    /// A folder entry's event as the merge sees it, with paths from the input; nil when it could
+    /// not be read.
+    private static func sourced(_ entry: EventEntry, base: String) -> SourcedEvent? {
+        guard let event = entry.event else { return nil }
+        var sourced = entry.summary ?? SourcedEvent(event: event, file: entry.file, parts: entry.partFiles)
+        sourced.file = Converter.join(base, entry.file)
+        sourced.parts = sourced.parts.map { Converter.join(base, $0) }
+        return sourced
     }
 }

@@ -126,7 +126,7 @@ struct Rebase: ParsableCommand {
         let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
         var copies: [String] = []
         var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
-        for sourced in input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
+        for sourced in try input.eventStore?.allEvents() ?? input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
             copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
             dataFiles.formUnion(sourced.dataFileReferences)
         }
@@ -166,7 +166,7 @@ struct Rebase: ParsableCommand {
 
     private func mergedDocument(_ input: MergeInput) throws -> [UInt8] {
         do {
-            return JSONWriter().bytes(try MergeEngine.merge(input).document())
+            return try MergeEngine.merge(input).documentBytes()
         } catch let failure as MergeFailure {
             throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "a merge for the verification failed: \(failure.problems.map(\.message).joined(separator: "; "))")])
         }
