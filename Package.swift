@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Merge/SQLiteConnection"),
         .target(
             name: "MergeEngine",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Merge/MergeEngine"
         ),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.

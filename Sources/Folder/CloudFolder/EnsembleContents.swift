@@ -69,6 +69,16 @@ public struct UnknownKey: Hashable, Sendable {
     }
 }
 
+/// Receives what ``EnsembleContents/read(_:reader:summarize:sink:)`` reads, as it reads it.
+public protocol EnsembleReadingSink: AnyObject {
+    /// Every baseline of `baselines/` (readable or not), before any event.
+    func read(baselines: [BaselineFileEntry])
+    /// Readable events of `events/`, a chunk at a time, in the order their names give (global
+    /// count, store, revision), the files of one global count always in one chunk. `bodies[i]`
+    /// is the whole event of `events[i]` when it was summarized.
+    func read(events: [EventFileEntry], bodies: [Event?])
+}
+
 /// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
 public struct EnsembleContents: Sendable {
     public var identifier: String
@@ -93,12 +103,12 @@ public struct EnsembleContents: Sendable {
     }
 
     /// Lists and reads one ensemble folder. With `summarize`, each event's object changes are
-    /// dropped as soon as it is read. With `sink`, the readable events of `events/` are handed
-    /// to it a chunk at a time, in no particular order, instead of being kept in ``events``
-    /// (which then holds only the unreadable and incomplete ones): memory then does not grow
-    /// with the length of the history.
+    /// dropped as soon as it is read. With `sink`, the baselines are read first, and the readable
+    /// events of `events/` are handed to the sink as they are read instead of being kept in
+    /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
+    /// not grow with the length of the history.
     public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
-                            sink: (([EventFileEntry]) -> Void)? = nil) -> EnsembleContents {
+                            sink: EnsembleReadingSink? = nil) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -125,27 +135,31 @@ public struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
-        var events: [EventFileEntry] = []
-        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
-            let entries = chunk.map { name, entry in
-                var name = name
-                name.part = nil
-                return EventFileEntry(name: name, entry: entry)
-            }
-            guard let sink else { return events += entries }
-            sink(entries.filter { $0.entry.event != nil })
-            events += entries.filter { $0.entry.event == nil }
-        }
-        contents.events = events
         var baselines: [BaselineFileEntry] = []
         readGroups(baselineGroups, listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
-            baselines += chunk.map { name, entry in
+            baselines += chunk.map { name, entry, _ in
                 var name = name
                 name.part = nil
                 return BaselineFileEntry(name: name, entry: entry)
             }
         }
         contents.baselines = baselines
+        sink?.read(baselines: baselines)
+        var events: [EventFileEntry] = []
+        // For a sink, in the order the names give, a global count never split between chunks.
+        let order = sink == nil ? nil : { (a: EventFileName, b: EventFileName) in (a.globalCount, a.storeIdentifier, a.revision) <~ (b.globalCount, b.storeIdentifier, b.revision) }
+        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents, order: order, together: { $0.globalCount == $1.globalCount }) { chunk in
+            let entries = chunk.map { name, entry, body in
+                var name = name
+                name.part = nil
+                return (EventFileEntry(name: name, entry: entry), body)
+            }
+            guard let sink else { return events += entries.map(\.0) }
+            let readable = entries.filter { $0.0.entry.event != nil }
+            sink.read(events: readable.map(\.0), bodies: readable.map(\.1))
+            events += entries.filter { $0.0.entry.event == nil }.map(\.0)
+        }
+        contents.events = events
         contents.events.sort {
             ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
         }
@@ -157,14 +171,24 @@ public struct EnsembleContents: Sendable {
 
     /// Reads every group that forms one event, single-file or multipart, and hands the entries
     /// to `chunk` a chunk at a time.
+    ///
+    /// With `order`, groups are read in that order, and a chunk ends only between two groups
+    /// that are not `together`. Each entry comes with its whole event when it was summarized.
     private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
                                          listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
-                                         into contents: inout EnsembleContents, chunk: ([(Name, EventEntry)]) -> Void) {
-        let all = Array(groups.values)
+                                         into contents: inout EnsembleContents,
+                                         order: ((Name, Name) -> Bool)? = nil, together: (Name, Name) -> Bool = { _, _ in false },
+                                         chunk: ([(Name, EventEntry, Event?)]) -> Void) {
+        var all = Array(groups.values)
+        if let order { all.sort { order($0.name, $1.name) } }
         // In chunks, so that only one chunk of whole events is in memory when summarizing.
-        for start in stride(from: 0, to: all.count, by: 512) {
+        var start = 0
+        while start < all.count {
+            var end = min(start + 256, all.count)
+            while end < all.count && together(all[end - 1].name, all[end].name) { end += 1 }
+            defer { start = end }
             var sets: [(name: Name, count: Int?, files: [Int: ListedEntry])] = []
-            for group in all[start..<min(start + 512, all.count)] {
+            for group in all[start..<end] {
                 if let (count, files) = partSet(group.files, into: &contents) { sets.append((group.name, count, files)) }
             }
             var jobs: [(url: URL, position: EventPartPosition, name: String)] = []
@@ -176,11 +200,12 @@ public struct EnsembleContents: Sendable {
             }
             let decoded = decodeConcurrently(jobs, reader: reader)
             var cursor = 0
-            var result: [(Name, EventEntry)] = []
+            var result: [(Name, EventEntry, Event?)] = []
             for set in sets {
                 let results = Array(decoded[cursor..<(cursor + set.files.count)])
                 cursor += set.files.count
-                result.append((set.name, entry(set.files, count: set.count, results: results, summarize: summarize, into: &contents)))
+                let (entry, body) = entry(set.files, count: set.count, results: results, summarize: summarize, into: &contents)
+                result.append((set.name, entry, body))
             }
             chunk(result)
         }
@@ -196,9 +221,10 @@ public struct EnsembleContents: Sendable {
         return results.values
     }
 
-    /// One event's entry from its decoded files, summarized when asked.
+    /// One event's entry from its decoded files, summarized when asked; with the whole event
+    /// when it was summarized.
     private static func entry(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool,
-                              into contents: inout EnsembleContents) -> EventEntry {
+                              into contents: inout EnsembleContents) -> (EventEntry, Event?) {
         var entry = readSet(files, count: count, results: results, into: &contents)
         if summarize, let event = entry.event {
             var summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
@@ -209,8 +235,9 @@ public struct EnsembleContents: Sendable {
             summary.event.revisionSet = RevisionSet(Dictionary(uniqueKeysWithValues: summary.event.revisionSet.revisions.map { (contents.interned($0.key), $0.value) }))
             entry.summary = summary
             entry.event = summary.event
+            return (entry, event)
         }
-        return entry
+        return (entry, nil)
     }
 
     /// A group of one base name as a single file (count nil) or one multipart set, keyed by

@@ -93,6 +93,9 @@ public struct MergeInput: Sendable {
     /// When given, related ids resolve only in the relationship's destination entity and its
     /// sub-entities.
     public var model: DataModel?
+    /// A replay made while the inputs were read; ``MergeEngine/merge(_:)`` uses its state when
+    /// the analysis confirms it.
+    public var earlyReplay: EarlyReplay?
     /// Reads a summarized event's object changes again (from its files), so that only one event
     /// body is in memory at a time during the replay.
     public var loadBody: (@Sendable (SourcedEvent) throws(FormatError) -> Event)?
@@ -129,6 +132,7 @@ public enum MergeEngine {
     public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
+        if let early = input.earlyReplay?.state(for: analysis) { return early }
         var state = StoreState(model: input.model)
         try replay(analysis.baselines, into: &state, input)
         // A page of summaries at a time, so that the replay order is never all in memory.
@@ -198,6 +202,15 @@ public struct MergeAnalysis: Sendable {
             if a.code != b.code { return a.code < b.code }
             return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
         }
+    }
+
+    /// The replay order (Spec/merge.md 6): global count, timestamp, store (UTF-8 bytes),
+    /// revision. ``replayOrder()`` asks SQLite for the same order.
+    static func replayPrecedes(_ x: Event, _ y: Event) -> Bool {
+        if x.globalCount != y.globalCount { return x.globalCount < y.globalCount }
+        if x.timestamp != y.timestamp { return x.timestamp < y.timestamp }
+        if ExactString(x.storeIdentifier) != ExactString(y.storeIdentifier) { return utf8Precedes(x.storeIdentifier, y.storeIdentifier) }
+        return x.revision < y.revision
     }
 
     /// The events to replay, in replay order: global count, timestamp, store (UTF-8 bytes),

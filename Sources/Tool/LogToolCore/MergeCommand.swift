@@ -35,7 +35,7 @@ struct Merge: ParsableCommand {
 
     func run() throws {
         let reader = try options.reader()
-        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true)
+        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, replayEarly: true)
         let state: StoreState
         do {
             state = try MergeEngine.merge(input)
@@ -108,7 +108,10 @@ enum MergeInputs {
     /// folders keep only what the analysis needs, go into an ``EventStore`` (SQLite) as they are
     /// read, and are read again from their files for the replay: memory does not grow with the
     /// length of the history.
-    static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false) throws -> MergeInput {
+    ///
+    /// With `replayEarly` and a single folder as input, the events are also replayed as they are
+    /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
+    static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false) throws -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
         do {
@@ -117,7 +120,6 @@ enum MergeInputs {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: .problemsFound)
         }
-        var storeFailure: FormatError?
         input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts, digest: sourced.contentDigest) }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
@@ -154,22 +156,16 @@ enum MergeInputs {
             }
             for listing in listings {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
-                var streamed: (([EventFileEntry]) -> Void)?
-                if let store {
-                    streamed = { entries in
-                        var events: [SourcedEvent] = []
-                        for entry in entries.map(\.entry) {
-                            guard let sourced = Self.sourced(entry, base: base) else { continue }
-                            if sourced.event.type == .baseline { input.baselines.append(sourced) } else { events.append(sourced) }
-                        }
-                        do throws(FormatError) {
-                            if storeFailure == nil { try store.add(events) }
-                        } catch {
-                            storeFailure = error
-                        }
+                let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replayEarly && inputs.count == 1) }
+                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize, sink: sink)
+                if let sink {
+                    if let failure = sink.failure {
+                        writeStandardError("logtool: \(failure)")
+                        throw ToolExit(status: .problemsFound)
                     }
+                    input.baselines += sink.baselines
+                    input.earlyReplay = sink.early
                 }
-                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize, sink: streamed)
                 for problem in contents.problems.map({ $0.inFile(Converter.join(base, $0.location.file ?? "")) }) {
                     // An invalid registration still registers its store: a warning, not a stop.
                     if problem.code == .storeInvalid { writeStandardError("warning: \(problem)") } else { unreadable.append(problem) }
@@ -213,7 +209,6 @@ enum MergeInputs {
         }
         if let store {
             do {
-                if let storeFailure { throw storeFailure }
                 try store.add(input.events)
             } catch {
                 writeStandardError("logtool: \(error)")
@@ -225,9 +220,55 @@ enum MergeInputs {
         return input
     }
 
+    /// Puts a folder's events into the event store as they are read, and replays them early
+    /// when asked.
+    private final class FolderSink: EnsembleReadingSink {
+        let store: EventStore
+        let base: String
+        let input: MergeInput
+        let replayEarly: Bool
+        private(set) var early: EarlyReplay?
+        /// Events of type baseline found in `events/` (the type decides the role, Spec/merge.md 4.1).
+        private(set) var baselines: [SourcedEvent] = []
+        private(set) var failure: FormatError?
+
+        init(store: EventStore, base: String, input: MergeInput, replayEarly: Bool) {
+            self.store = store
+            self.base = base
+            self.input = input
+            self.replayEarly = replayEarly
+        }
+
+        func read(baselines entries: [BaselineFileEntry]) {
+            guard replayEarly else { return }
+            early = EarlyReplay(baselines: entries.compactMap { MergeInputs.sourced($0.entry, base: base) }, input: input)
+        }
+
+        func read(events entries: [EventFileEntry], bodies: [Event?]) {
+            var events: [SourcedEvent] = [], eventBodies: [Event?] = []
+            for (entry, body) in zip(entries, bodies) {
+                guard let sourced = MergeInputs.sourced(entry.entry, base: base) else { continue }
+                if sourced.event.type == .baseline {
+                    baselines.append(sourced)
+                    early?.abandon()
+                } else {
+                    events.append(sourced)
+                    eventBodies.append(body)
+                }
+            }
+            early?.offer(events, bodies: eventBodies)
+            guard failure == nil else { return }
+            do throws(FormatError) {
+                try store.add(events)
+            } catch {
+                failure = error
+            }
+        }
+    }
+
     /// A folder entry's event as the merge sees it, with paths from the input; nil when it could
     /// not be read.
-    private static func sourced(_ entry: EventEntry, base: String) -> SourcedEvent? {
+    fileprivate static func sourced(_ entry: EventEntry, base: String) -> SourcedEvent? {
         guard let event = entry.event else { return nil }
         var sourced = entry.summary ?? SourcedEvent(event: event, file: entry.file, parts: entry.partFiles)
         sourced.file = Converter.join(base, entry.file)

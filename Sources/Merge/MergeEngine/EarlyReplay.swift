@@ -1,0 +1,92 @@
+import Foundation
+import Crypto
+import JSONDocument
+import EnsembleModel
+
+/// Replays events while a folder is still being read, on a thread of its own, betting that the
+/// analysis will replay exactly these events in exactly this order (issue 7: each event is then
+/// decoded once, and applying overlaps reading).
+///
+/// The bet is checked, never assumed: ``MergeEngine/merge(_:)`` takes the early state only when
+/// the analysis chose the same baselines and its replay order lists the same files in the same
+/// order (compared through a SHA-256 of the list); otherwise it replays from the event store as
+/// usual. Events must be offered in nondecreasing global count, each global count whole in one
+/// offer, which is how a folder's names order them.
+public final class EarlyReplay: @unchecked Sendable {
+    // `state`, `replayed`, `count` and `abandoned` are used only on `queue`, or after it drained.
+    private let queue = DispatchQueue(label: "ensembles.early-replay")
+    /// At most two offers wait, so that memory stays bounded when applying is the slower side.
+    private let pending = DispatchSemaphore(value: 2)
+    private var state: StoreState
+    private var replayed = SHA256()
+    private var count = 0
+    private var abandoned = false
+    private let known: RevisionSet?
+    private let baselineFiles: [String]
+
+    /// Applies the baselines the analysis would choose among `baselines` (read again through
+    /// `input`); abandons at once when they cannot be chosen or read.
+    public init(baselines: [SourcedEvent], input: MergeInput) {
+        state = StoreState(model: input.model)
+        let chosen = MergeAnalysis.chooseBaselines(baselines.filter { $0.event.type == .baseline }, input)
+        baselineFiles = chosen.baselines.map(\.file)
+        known = chosen.baselines.isEmpty ? nil : chosen.baselines.dropFirst().reduce(chosen.baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
+        guard chosen.problems.isEmpty else {
+            abandoned = true
+            return
+        }
+        do throws(FormatError) {
+            for baseline in chosen.baselines { state.apply(try input.body(of: baseline)) }
+        } catch {
+            abandoned = true
+        }
+    }
+
+    /// Applies `events` (with their whole events in `bodies` where they are summaries) in replay
+    /// order, skipping what the baselines cover; returns once they are queued.
+    public func offer(_ events: [SourcedEvent], bodies: [Event?]) {
+        pending.wait()
+        queue.async { [self] in
+            defer { pending.signal() }
+            guard !abandoned else { return }
+            var batch: [(sourced: SourcedEvent, body: Event)] = []
+            for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
+                if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
+                guard let body = sourced.isSummary ? body : sourced.event else {
+                    abandoned = true
+                    return
+                }
+                batch.append((sourced, body))
+            }
+            batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
+            for (sourced, body) in batch {
+                state.apply(body)
+                Self.record(sourced, in: &replayed)
+                count += 1
+            }
+        }
+    }
+
+    /// Stops applying: the bet is already lost (another input joined, say).
+    public func abandon() {
+        queue.async { [self] in abandoned = true }
+    }
+
+    /// The state, when the analysis replays exactly what was applied; nil otherwise.
+    func state(for analysis: MergeAnalysis) -> StoreState? {
+        queue.sync {}
+        guard !abandoned, count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
+        var expected = SHA256()
+        do throws(FormatError) {
+            let order = try analysis.replayOrder()
+            while let sourced = try order.next() { Self.record(sourced, in: &expected) }
+        } catch {
+            return nil
+        }
+        return Array(expected.finalize()) == Array(replayed.finalize()) ? state : nil
+    }
+
+    private static func record(_ sourced: SourcedEvent, in hash: inout SHA256) {
+        hash.update(data: Array(sourced.file.utf8) + [0])
+    }
+}
