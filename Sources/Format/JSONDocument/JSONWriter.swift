@@ -60,7 +60,8 @@ public struct JSONWriter: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    static func writeString(_ string: String, into output: inout [UInt8]) {
+    /// Appends `string` as a canonical JSON string (quotes and escapes included).
+    public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {

@@ -73,7 +73,7 @@ public final class EarlyReplay: @unchecked Sendable {
     }
 
     /// The state, when the analysis replays exactly what was applied; nil otherwise.
-    func state(for analysis: MergeAnalysis) -> StoreState? {
+    public func state(for analysis: MergeAnalysis) -> StoreState? {
         queue.sync {}
         guard !abandoned, count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
         var expected = SHA256()

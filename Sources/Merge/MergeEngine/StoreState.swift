@@ -488,34 +488,60 @@ public struct StoreState: Sendable {
     }
 
     /// The canonical compact bytes of ``document()``, handed to `emit` in pieces of about 64 KiB,
-    /// one object at a time: a large state is never held twice as a document.
+    /// one object at a time: a large state is never held twice as a document. Written directly
+    /// from the stored values (keys in UTF-8 byte order, as ``JSONWriter`` orders them), which
+    /// was six times faster than building a document per object (issue 7, profile).
     public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
-        let writer = JSONWriter()
         var buffer: [UInt8] = Array(#"{"entities":{"#.utf8)
         var entity: Int32?
         for object in liveObjectsInOrder {
             let slot = slots[Int(object)]
             if entity != slot.entity {
-                if entity != nil { buffer.append(UInt8(ascii: "}")); buffer.append(UInt8(ascii: ",")) }
-                buffer += writer.bytes(.string(entities[slot.entity]))
-                buffer += Array(":{".utf8)
+                if entity != nil { buffer.append(contentsOf: "},".utf8) }
+                JSONWriter.writeString(entities[slot.entity], into: &buffer)
+                buffer.append(contentsOf: ":{".utf8)
                 entity = slot.entity
             } else {
                 buffer.append(UInt8(ascii: ","))
             }
-            var members: [(String, JSONValue)] = []
-            for property in sortedProperties(of: object) { members.append((property.name, try Self.json(property.value))) }
-            buffer += writer.bytes(.string(slot.id))
-            buffer.append(UInt8(ascii: ":"))
-            buffer += writer.bytes(.object(JSONObject(members)))
+            JSONWriter.writeString(slot.id, into: &buffer)
+            buffer.append(contentsOf: ":{".utf8)
+            let properties = slot.properties.map { (name: propertyNames[$0.key], value: $0.value) }.sorted { utf8Precedes($0.name, $1.name) }
+            for (index, property) in properties.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(property.name, into: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                try write(property.value, into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
             if buffer.count >= 65_536 {
                 emit(buffer)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
         if entity != nil { buffer.append(UInt8(ascii: "}")) }
-        buffer += Array("}}".utf8)
+        buffer.append(contentsOf: "}}".utf8)
         emit(buffer)
+    }
+
+    /// One value as the state document gives it (Spec/merge.md 9).
+    private func write(_ value: Stored, into buffer: inout [UInt8]) throws(FormatError) {
+        func ids(_ ids: [String]) {
+            buffer.append(UInt8(ascii: "["))
+            for (index, id) in ids.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(id, into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        }
+        switch value {
+        case .attribute(let attribute): buffer += JSONWriter().bytes(try V2JSONEncoder.attributeJSON(attribute))
+        case .dataFile(let name): ids(["dataFile", name])
+        case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
+        case .toOne(nil): buffer.append(contentsOf: "null".utf8)
+        case .toMany(let members): ids(members.map { slots[Int($0)].id }.sorted(by: utf8Precedes))
+        case .ordered(let order): ids(order.map { slots[Int($0)].id })
+        }
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {

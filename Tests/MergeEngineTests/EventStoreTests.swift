@@ -1,0 +1,83 @@
+import Testing
+import JSONDocument
+import EnsembleModel
+import MergeEngine
+
+private func event(_ store: String, _ revision: Int64, _ globalCount: Int64, _ name: String, insert: Bool = false,
+                   others: [String: Int64] = [:]) -> SourcedEvent {
+    let change = ObjectChange(entity: "P", globalIdentifier: "p", type: insert ? .insert : .update,
+                              propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(name)))])
+    return SourcedEvent(event: Event(uniqueIdentifier: "\(store)\(revision)", type: .save, storeIdentifier: store, revision: revision,
+                                     globalCount: globalCount, timestamp: 0, otherStoreRevisions: others, objectChanges: [change]),
+                        file: "\(globalCount)_\(store)_\(revision).cdeevent")
+}
+
+@Suite("Event store and early replay")
+struct EventStoreTests {
+    @Test("the event store gives back what it was given: whole events as they were, summaries field by field")
+    func roundTrip() throws {
+        var unknown = JSONObject()
+        unknown["x-note"] = .string("kept")
+        let whole = SourcedEvent(event: Event(uniqueIdentifier: "u1", type: .merge, storeIdentifier: "Store\u{0}é", revision: 3, globalCount: 9,
+                                              timestamp: 1.5, modelVersion: "sha256:ab", otherStoreRevisions: ["B": 2, "C": .max],
+                                              objectChanges: [ObjectChange(entity: "P", globalIdentifier: "p", type: .insert, dataFiles: ["F1"])],
+                                              unknownFields: unknown),
+                                 file: "dir/9_S_3.cdeevent", parts: ["dir/a_1of2.cdeevent", "dir/a_2of2.cdeevent"])
+        var summary = whole.summary()
+        summary.contentDigest = .max
+        let store = try EventStore()
+        try store.add([whole, summary])
+        let back = try store.allEvents()
+        try #require(back.count == 2)
+        #expect(back[0].event == whole.event && !back[0].isSummary)
+        #expect(back[1].isSummary)
+        #expect(back[1].event == summary.event)
+        #expect(back[1].event.revisionSet == RevisionSet(["Store\u{0}é": 3, "B": 2, "C": .max]))
+        #expect(back[1].file == summary.file && back[1].parts == summary.parts)
+        #expect(back[1].dataFileReferences == ["F1"] && back[1].changeCounts == summary.changeCounts)
+        #expect(back[1].contentDigest == .max)
+    }
+
+    @Test("a merge through the event store equals the merge of the same events in memory, duplicates and all")
+    func storeAndMemoryAgree() throws {
+        let events = [event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0]),
+                      event("A", 1, 2, "three", others: ["B": 0])]
+        var memory = MergeInput()
+        memory.events = events
+        var stored = MergeInput()
+        stored.eventStore = try EventStore()
+        try stored.eventStore?.add(events)
+        let expected = JSONWriter().string(try MergeEngine.merge(memory).document())
+        #expect(expected.contains("three"))
+        #expect(JSONWriter().string(try MergeEngine.merge(stored).document()) == expected)
+        // Analysing a store twice gives the same answer: the roles of the first analysis are forgotten.
+        #expect(MergeEngine.analyze(stored).replayCount == 3)
+        #expect(MergeEngine.analyze(stored).replayCount == 3)
+    }
+
+    @Test("an early replay counts only when the analysis replays the same files in the same order")
+    func earlyReplay() throws {
+        let events = [event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0])]
+        var input = MergeInput()
+        input.events = events
+        let analysis = MergeEngine.analyze(input)
+        let expected = JSONWriter().string(try MergeEngine.merge(input).document())
+
+        let inOrder = EarlyReplay(baselines: [], input: input)
+        for sourced in events { inOrder.offer([sourced], bodies: [nil]) }
+        let early = try #require(inOrder.state(for: analysis))
+        #expect(JSONWriter().string(try early.document()) == expected)
+
+        // Applied backwards, the object is inserted last and keeps "one": the merge must not use it.
+        let backwards = EarlyReplay(baselines: [], input: input)
+        for sourced in events.reversed() { backwards.offer([sourced], bodies: [nil]) }
+        #expect(backwards.state(for: analysis) == nil)
+        var withBackwards = input
+        withBackwards.earlyReplay = backwards
+        #expect(JSONWriter().string(try MergeEngine.merge(withBackwards).document()) == expected)
+
+        let missing = EarlyReplay(baselines: [], input: input)
+        missing.offer(Array(events.prefix(2)), bodies: [nil, nil])
+        #expect(missing.state(for: analysis) == nil)
+    }
+}
