@@ -148,7 +148,8 @@ public struct EnsembleContents: Sendable {
         var events: [EventFileEntry] = []
         // For a sink, in the order the names give, a global count never split between chunks.
         let order = sink == nil ? nil : { (a: EventFileName, b: EventFileName) in (a.globalCount, a.storeIdentifier, a.revision) <~ (b.globalCount, b.storeIdentifier, b.revision) }
-        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents, order: order, together: { $0.globalCount == $1.globalCount }) { chunk in
+        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents, order: order, together: { $0.globalCount == $1.globalCount },
+                   intern: sink == nil) { chunk in
             let entries = chunk.map { name, entry, body in
                 var name = name
                 name.part = nil
@@ -178,7 +179,7 @@ public struct EnsembleContents: Sendable {
                                          listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
                                          into contents: inout EnsembleContents,
                                          order: ((Name, Name) -> Bool)? = nil, together: (Name, Name) -> Bool = { _, _ in false },
-                                         chunk: ([(Name, EventEntry, Event?)]) -> Void) {
+                                         intern: Bool = true, chunk: ([(Name, EventEntry, Event?)]) -> Void) {
         var all = Array(groups.values)
         if let order { all.sort { order($0.name, $1.name) } }
         // In chunks, so that only one chunk of whole events is in memory when summarizing.
@@ -191,53 +192,79 @@ public struct EnsembleContents: Sendable {
             for group in all[start..<end] {
                 if let (count, files) = partSet(group.files, into: &contents) { sets.append((group.name, count, files)) }
             }
-            var jobs: [(url: URL, position: EventPartPosition, name: String)] = []
-            for set in sets {
-                for index in set.files.keys.sorted() {
-                    guard let listed = set.files[index] else { continue }
-                    jobs.append((listing.url.appendingPathComponent(listed.path), set.count.map { .part(index: index, count: $0) } ?? .single, listed.path))
+            // Each set is read, decoded, joined and summarized on whichever core is free.
+            let built = ResultSlots<BuiltEntry>(count: sets.count)
+            let files = sets.map { (count: $0.count, files: $0.files) }
+            DispatchQueue.concurrentPerform(iterations: files.count) { index in
+                let set = files[index]
+                let results = set.files.keys.sorted().compactMap { part in
+                    set.files[part].map { listed in
+                        reader.readPart(at: listing.url.appendingPathComponent(listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
+                                        displayName: listed.path)
+                    }
                 }
+                built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize))
             }
-            let decoded = decodeConcurrently(jobs, reader: reader)
-            var cursor = 0
             var result: [(Name, EventEntry, Event?)] = []
-            for set in sets {
-                let results = Array(decoded[cursor..<(cursor + set.files.count)])
-                cursor += set.files.count
-                let (entry, body) = entry(set.files, count: set.count, results: results, summarize: summarize, into: &contents)
-                result.append((set.name, entry, body))
+            for (set, entry) in zip(sets, built.values) {
+                guard var entry else { continue }
+                contents.problems += entry.problems
+                contents.unknownKeys += entry.unknownKeys
+                // Thousands of kept summaries name the same few stores and model versions: one
+                // copy each. (Streamed summaries are not kept, so they are left as they are.)
+                if var summary = entry.entry.summary, intern {
+                    summary.event.storeIdentifier = contents.interned(summary.event.storeIdentifier)
+                    summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
+                    summary.event.revisionSet = RevisionSet(Dictionary(uniqueKeysWithValues: summary.event.revisionSet.revisions.map { (contents.interned($0.key), $0.value) }))
+                    entry.entry.summary = summary
+                    entry.entry.event = summary.event
+                }
+                result.append((set.name, entry.entry, entry.body))
             }
             chunk(result)
         }
     }
 
-    /// Reads and decodes independent files on every core; results in the order of `jobs`.
-    private static func decodeConcurrently(_ jobs: [(url: URL, position: EventPartPosition, name: String)], reader: EventFileReader) -> [EventFileReader.PartResult] {
-        let results = ResultSlots(count: jobs.count)
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let job = jobs[index]
-            results.set(index, reader.readPart(at: job.url, position: job.position, displayName: job.name))
-        }
-        return results.values
+    /// One event's entry from its decoded files, with the problems and unknown keys found.
+    private struct BuiltEntry: Sendable {
+        var entry: EventEntry
+        /// The whole event, when `entry` holds only its summary.
+        var body: Event?
+        var problems: [FormatError] = []
+        var unknownKeys: [UnknownKey] = []
     }
 
-    /// One event's entry from its decoded files, summarized when asked; with the whole event
-    /// when it was summarized.
-    private static func entry(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool,
-                              into contents: inout EnsembleContents) -> (EventEntry, Event?) {
-        var entry = readSet(files, count: count, results: results, into: &contents)
-        if summarize, let event = entry.event {
-            var summary = SourcedEvent(event: event, file: entry.file, parts: entry.partFiles).summary()
-            summary.contentDigest = entry.digest
-            // Thousands of summaries name the same few stores and model versions: one copy each.
-            summary.event.storeIdentifier = contents.interned(summary.event.storeIdentifier)
-            summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
-            summary.event.revisionSet = RevisionSet(Dictionary(uniqueKeysWithValues: summary.event.revisionSet.revisions.map { (contents.interned($0.key), $0.value) }))
-            entry.summary = summary
-            entry.event = summary.event
-            return (entry, event)
+    /// Builds one event's entry from its decoded files (in part order), summarized when asked.
+    private static func buildEntry(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool) -> BuiltEntry {
+        let indices = files.keys.sorted()
+        let first = files[indices.first ?? 1]
+        var parts: [EventPart] = []
+        var digests: [UInt64] = []
+        var readable = true
+        var built = BuiltEntry(entry: EventEntry(file: first?.path ?? "", files: files.mapValues(\.path),
+                                                 bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil))
+        for (index, result) in zip(indices, results) {
+            guard let listed = files[index] else { continue }
+            built.problems += result.errors
+            if let digest = result.digest { digests.append(digest) }
+            if let part = result.part {
+                parts.append(part)
+                built.unknownKeys += part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) }
+            } else {
+                readable = false
+            }
         }
-        return (entry, nil)
+        guard readable && built.entry.isComplete, let event = try? V2JSONDecoder.join(parts) else { return built }
+        built.entry.event = event
+        built.entry.digest = EventFileReader.combinedDigest(digests)
+        if summarize {
+            var summary = SourcedEvent(event: event, file: built.entry.file, parts: built.entry.partFiles).summary()
+            summary.contentDigest = built.entry.digest
+            built.entry.summary = summary
+            built.entry.event = summary.event
+            built.body = event
+        }
+        return built
     }
 
     /// A group of one base name as a single file (count nil) or one multipart set, keyed by
@@ -255,33 +282,6 @@ public struct EnsembleContents: Sendable {
             contents.problems.append(FormatError(.v2DuplicatePart, "the files \(names.joined(separator: ", ")) share a base name but do not form one event (a whole file beside parts, or parts of different counts)", location: .init(file: file.entry.path)))
         }
         return nil
-    }
-
-    private static func readSet(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult],
-                                into contents: inout EnsembleContents) -> EventEntry {
-        let indices = files.keys.sorted()
-        let first = files[indices.first ?? 1]
-        var parts: [EventPart] = []
-        var digests: [UInt64] = []
-        var readable = true
-        for (index, result) in zip(indices, results) {
-            guard let listed = files[index] else { continue }
-            contents.problems.append(contentsOf: result.errors)
-            if let digest = result.digest { digests.append(digest) }
-            if let part = result.part {
-                parts.append(part)
-                contents.unknownKeys.append(contentsOf: part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) })
-            } else {
-                readable = false
-            }
-        }
-        var entry = EventEntry(file: first?.path ?? "", files: files.mapValues(\.path),
-                               bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil)
-        if readable && entry.isComplete {
-            entry.event = try? V2JSONDecoder.join(parts)
-            entry.digest = EventFileReader.combinedDigest(digests)
-        }
-        return entry
     }
 
     /// Reads a registration file (Spec/cloud-layout.md section 5) and returns its leech date.
@@ -332,22 +332,22 @@ func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
     lhs.0 != rhs.0 ? lhs.0 < rhs.0 : utf8Precedes(lhs.1, rhs.1)
 }
 
-/// Slots that concurrent decoders fill, each its own index; the lock makes the writes safe.
-private final class ResultSlots: @unchecked Sendable {
+/// Slots that concurrent workers fill, each its own index; the lock makes the writes safe.
+private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var slots: [EventFileReader.PartResult?]
+    private var slots: [Value?]
 
     init(count: Int) { slots = Array(repeating: nil, count: count) }
 
-    func set(_ index: Int, _ result: EventFileReader.PartResult) {
+    func set(_ index: Int, _ value: Value) {
         lock.lock()
-        slots[index] = result
+        slots[index] = value
         lock.unlock()
     }
 
-    var values: [EventFileReader.PartResult] {
+    var values: [Value?] {
         lock.lock()
         defer { lock.unlock() }
-        return slots.map { $0 ?? EventFileReader.PartResult(encoding: nil, part: nil, errors: []) }
+        return slots
     }
 }

@@ -35,7 +35,8 @@ public struct ObjectChange: Hashable, Sendable {
 
     /// Groups changes by entity in UTF-8 byte order, keeping the given order inside an entity.
     public static func canonicallyOrdered(_ changes: [ObjectChange]) -> [ObjectChange] {
-        let isOrdered = zip(changes, changes.dropFirst()).allSatisfy { !utf8Precedes($1.entity, $0.entity) }
+        // By index: zipping copied every change (all its strings and lists retained and released).
+        let isOrdered = changes.indices.dropFirst().allSatisfy { !utf8Precedes(changes[$0].entity, changes[$0 - 1].entity) }
         if isOrdered { return changes }
         return changes.enumerated().sorted { lhs, rhs in
             if !lhs.element.entity.utf8.elementsEqual(rhs.element.entity.utf8) { return utf8Precedes(lhs.element.entity, rhs.element.entity) }

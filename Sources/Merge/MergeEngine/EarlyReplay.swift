@@ -45,25 +45,40 @@ public final class EarlyReplay: @unchecked Sendable {
     /// Applies `events` (with their whole events in `bodies` where they are summaries) in replay
     /// order, skipping what the baselines cover; returns once they are queued.
     public func offer(_ events: [SourcedEvent], bodies: [Event?]) {
+        let handover = Handover()
+        for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
+            if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
+            guard let body = sourced.isSummary ? body : sourced.event else {
+                abandon()
+                return
+            }
+            handover.batch.append((sourced, body))
+        }
+        handover.batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
         pending.wait()
         queue.async { [self] in
             defer { pending.signal() }
-            guard !abandoned else { return }
-            var batch: [(sourced: SourcedEvent, body: Event)] = []
-            for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
-                if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
-                guard let body = sourced.isSummary ? body : sourced.event else {
-                    abandoned = true
-                    return
+            let batch = handover.take()
+            if !abandoned {
+                for (sourced, body) in batch {
+                    state.apply(body)
+                    Self.record(sourced, in: &replayed)
+                    count += 1
                 }
-                batch.append((sourced, body))
             }
-            batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
-            for (sourced, body) in batch {
-                state.apply(body)
-                Self.record(sourced, in: &replayed)
-                count += 1
-            }
+            // Freeing thousands of decoded changes is left to another thread: this one is the
+            // slower side of the pipeline.
+            DispatchQueue.global().async { withExtendedLifetime(batch) {} }
+        }
+    }
+
+    /// Events passed to the applying thread, and from it to the one that frees them.
+    private final class Handover: @unchecked Sendable {
+        var batch: [(sourced: SourcedEvent, body: Event)] = []
+
+        func take() -> [(sourced: SourcedEvent, body: Event)] {
+            defer { batch = [] }
+            return batch
         }
     }
 

@@ -40,15 +40,17 @@ public struct SourcedEvent: Sendable {
         self.file = file
         self.parts = parts
         var referenced: [String] = []
-        for change in event.objectChanges {
-            switch change.type {
+        let changes = event.objectChanges
+        // By index, reading fields in place: copying each change retains all its parts.
+        for index in changes.indices {
+            switch changes[index].type {
             case .insert: changeCounts.inserts += 1
             case .update: changeCounts.updates += 1
             case .delete: changeCounts.deletes += 1
             }
-            referenced += change.dataFiles
-            for property in change.propertyChanges {
-                if case .attributeInDataFile(let name) = property.value { referenced.append(name) }
+            referenced += changes[index].dataFiles
+            for property in changes[index].propertyChanges.indices {
+                if case .attributeInDataFile(let name) = changes[index].propertyChanges[property].value { referenced.append(name) }
             }
         }
         dataFileReferences = sortedUnique(referenced)

@@ -52,8 +52,9 @@ public struct StoreState: Sendable {
         }
     }
 
-    /// One object ever created. A deleted object's slot stays, empty and not live, so numbers
-    /// are never reused while something could still name them.
+    /// One live object, or a free slot. A delete detaches the object from everything that held
+    /// it, so nothing names its number any more and a later insert may take the slot: the slots
+    /// then grow with the live objects, not with the inserts of the whole history.
     private struct Slot: Sendable {
         var entity: Int32
         var id: String
@@ -65,6 +66,8 @@ public struct StoreState: Sendable {
     }
 
     private var slots: [Slot] = []
+    /// Slots of deleted objects, free for the next insert.
+    private var freeSlots: [Int32] = []
     /// Live objects by global identifier: (entity number, object number), usually one.
     private var live: [ExactString: [(entity: Int32, object: Int32)]] = [:]
     private var liveCount = 0
@@ -158,32 +161,42 @@ public struct StoreState: Sendable {
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
     public mutating func apply(_ event: Event) {
         // Changes come grouped by entity: each name is numbered once per run, not per change.
+        // Fields are read through the array, not by copying each change (which retains and
+        // releases all its strings and lists).
+        let changes = event.objectChanges
         var entityNumbers: [Int32] = []
-        entityNumbers.reserveCapacity(event.objectChanges.count)
-        for change in event.objectChanges {
-            if let last = entityNumbers.last, event.objectChanges[entityNumbers.count - 1].entity.utf8.elementsEqual(change.entity.utf8) {
+        entityNumbers.reserveCapacity(changes.count)
+        for index in changes.indices {
+            if let last = entityNumbers.last, changes[index - 1].entity.utf8.elementsEqual(changes[index].entity.utf8) {
                 entityNumbers.append(last)
             } else {
-                entityNumbers.append(entities.number(change.entity))
+                entityNumbers.append(entities.number(changes[index].entity))
             }
         }
-        for (index, change) in event.objectChanges.enumerated() where change.type == .insert {
-            let entity = entityNumbers[index], id = ExactString(change.globalIdentifier)
+        for index in changes.indices where changes[index].type == .insert {
+            let entity = entityNumbers[index], id = ExactString(changes[index].globalIdentifier)
             guard object(entity, id) == nil else { continue }
-            let number = Int32(slots.count)
-            slots.append(Slot(entity: entity, id: change.globalIdentifier))
+            let number: Int32
+            if let free = freeSlots.popLast() {
+                number = free
+                slots[Int(free)] = Slot(entity: entity, id: changes[index].globalIdentifier)
+            } else {
+                number = Int32(slots.count)
+                slots.append(Slot(entity: entity, id: changes[index].globalIdentifier))
+            }
             live[id, default: []].append((entity, number))
             liveCount += 1
             if isWatched(number) { provenance = [:] }
         }
-        for (index, change) in event.objectChanges.enumerated() where change.type != .delete {
-            guard let number = object(entityNumbers[index], ExactString(change.globalIdentifier)) else { continue }
-            for property in change.propertyChanges {
-                set(property, of: number, isInsert: change.type == .insert)
+        for index in changes.indices where changes[index].type != .delete {
+            guard let number = object(entityNumbers[index], ExactString(changes[index].globalIdentifier)) else { continue }
+            let isInsert = changes[index].type == .insert
+            for property in changes[index].propertyChanges {
+                set(property, of: number, isInsert: isInsert)
             }
         }
-        for (index, change) in event.objectChanges.enumerated() where change.type == .delete {
-            if let number = object(entityNumbers[index], ExactString(change.globalIdentifier)) { delete(number) }
+        for index in changes.indices where changes[index].type == .delete {
+            if let number = object(entityNumbers[index], ExactString(changes[index].globalIdentifier)) { delete(number) }
         }
     }
 
@@ -308,11 +321,12 @@ public struct StoreState: Sendable {
         objects.count < 2 ? Array(objects) : objects.sorted { objectOrder($0, $1) }
     }
 
-    /// Objects by entity name, then global identifier, in UTF-8 byte order.
+    /// Objects by entity name, then global identifier, in UTF-8 byte order. (Fields are read in
+    /// place: copying two slots per comparison retained and released all their collections.)
     private func objectOrder(_ a: Int32, _ b: Int32) -> Bool {
-        let x = slots[Int(a)], y = slots[Int(b)]
-        if x.entity != y.entity { return utf8Precedes(entities[x.entity], entities[y.entity]) }
-        return utf8Precedes(x.id, y.id)
+        let x = slots[Int(a)].entity, y = slots[Int(b)].entity
+        if x != y { return utf8Precedes(entities[x], entities[y]) }
+        return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
     }
 
     /// Sets one property of a live object and keeps the referrer records in step.
@@ -392,6 +406,9 @@ public struct StoreState: Sendable {
         for referrer in referrers {
             detach(object, from: Int32(truncatingIfNeeded: referrer), of: Int32(truncatingIfNeeded: referrer >> 32))
         }
+        // Freed only after the event's last phase could still look at it (deletes come last).
+        slots[Int(object)].id = ""
+        freeSlots.append(object)
     }
 
     // MARK: - Output

@@ -17,60 +17,64 @@ public struct ModelValidator: Sendable {
     public func validate(_ changes: [ObjectChange], v2Document document: JSONValue? = nil) -> [FormatError] {
         var errors: [FormatError] = []
         var indexInEntity: [ExactString: Int] = [:]
-        for change in changes {
-            let index = indexInEntity[ExactString(change.entity), default: 0]
-            indexInEntity[ExactString(change.entity)] = index + 1
-            let changePointer = JSONPointer.root / "changesByEntity" / change.entity / index
-            guard let entity = model.entities[change.entity] else {
-                errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(change.entity)\"", at: .root / "changesByEntity" / change.entity))
+        // Fields are read in place: copying each change retains all its parts.
+        for position in changes.indices {
+            let entityName = changes[position].entity, type = changes[position].type, properties = changes[position].propertyChanges
+            let index = indexInEntity[ExactString(entityName), default: 0]
+            indexInEntity[ExactString(entityName)] = index + 1
+            // Pointers are built only for an error: most changes never need one.
+            func changePointer() -> JSONPointer { JSONPointer.root / "changesByEntity" / entityName / index }
+            guard let entity = model.entities[entityName] else {
+                errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
                 continue
             }
-            if change.type == .insert && entity.isAbstract {
-                errors.append(FormatError(.modelAbstractEntity, "\(change.entity) is abstract: no object of it can be inserted", at: changePointer))
+            if type == .insert && entity.isAbstract {
+                errors.append(FormatError(.modelAbstractEntity, "\(entityName) is abstract: no object of it can be inserted", at: changePointer()))
             }
-            if change.type == .delete && !change.propertyChanges.isEmpty {
-                errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer / "properties"))
+            if type == .delete && !properties.isEmpty {
+                errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer() / "properties"))
             }
-            for property in change.propertyChanges {
-                let pointer = propertyPointer(property.name, change: changePointer, document: document)
-                if let error = check(property, entity: change.entity, at: pointer) { errors.append(error) }
+            for property in properties {
+                if let error = check(property, entity: entityName, at: propertyPointer(property.name, change: changePointer(), document: document)) {
+                    errors.append(error)
+                }
             }
         }
         return errors
     }
 
-    private func check(_ property: PropertyChange, entity: String, at pointer: JSONPointer) -> FormatError? {
+    private func check(_ property: PropertyChange, entity: String, at pointer: @autoclosure () -> JSONPointer) -> FormatError? {
         switch model.property(property.name, of: entity) {
         case nil:
-            return FormatError(.modelUnknownProperty, "\(entity) has no property \"\(property.name)\" in the model", at: pointer)
+            return FormatError(.modelUnknownProperty, "\(entity) has no property \"\(property.name)\" in the model", at: pointer())
         case .attribute(let attribute)?:
             if attribute.isTransient {
-                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer)
+                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer())
             }
             switch property.value {
             case .attribute(let value):
                 guard attribute.type.accepts(value) else {
-                    return FormatError(.modelWrongValueType, "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)", at: pointer / "value")
+                    return FormatError(.modelWrongValueType, "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)", at: pointer() / "value")
                 }
                 if case .integer(let int) = value, let range = attribute.type.integerRange, !range.contains(int) {
-                    return FormatError(.modelIntegerOutOfRange, "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))", at: pointer / "value")
+                    return FormatError(.modelIntegerOutOfRange, "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))", at: pointer() / "value")
                 }
                 return nil
             case .attributeInDataFile:
                 guard attribute.type == .binary || attribute.type == .transformable else {
-                    return FormatError(.modelWrongValueType, "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)", at: pointer / "filename")
+                    return FormatError(.modelWrongValueType, "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)", at: pointer() / "filename")
                 }
                 return nil
             default:
-                return FormatError(.modelWrongKind, "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", at: pointer / "type")
+                return FormatError(.modelWrongKind, "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", at: pointer() / "type")
             }
         case .relationship(let relationship)?:
             if relationship.isTransient {
-                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer)
+                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer())
             }
             let expected: PropertyKind = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             guard property.kind == expected else {
-                return FormatError(.modelWrongKind, "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)", at: pointer / "type")
+                return FormatError(.modelWrongKind, "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)", at: pointer() / "type")
             }
             return nil
         }
