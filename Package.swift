@@ -70,7 +70,7 @@ let package = Package(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine",
-                "CFileSystem", .product(name: "Crypto", package: "swift-crypto"),
+                "SQLiteConnection", "CFileSystem", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
         ),

@@ -31,6 +31,9 @@ public struct EnsembleListing: Sendable {
     /// Relative to the path given to the scanner (`.` when that path is the ensemble).
     public var displayPath: String
     public var entries: [ListedEntry]
+    /// False when the scan left out the files of `events/` (``CloudFolderScanner/scan(_:listsEvents:)``):
+    /// ``EnsembleContents`` then reads that folder itself, a file at a time.
+    public var eventsListed = true
 }
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
@@ -42,21 +45,23 @@ public struct CloudFolderScanner: Sendable {
         EnsembleSubfolder.allCases.contains { isPlainDirectory(url.appendingPathComponent($0.rawValue)) }
     }
 
-    /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles.
-    public func scan(_ path: String) throws(CloudFolderError) -> [EnsembleListing] {
+    /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles. Without
+    /// `listsEvents`, the files of each `events/` are not listed (a long history is then never
+    /// held as a list).
+    public func scan(_ path: String, listsEvents: Bool = true) throws(CloudFolderError) -> [EnsembleListing] {
         let url = URL(fileURLWithPath: path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CloudFolderError(path: path, message: "no such folder")
         }
         if Self.isEnsembleFolder(url) {
-            return [listEnsemble(url, displayPath: ".")]
+            return [listEnsemble(url, displayPath: ".", listsEvents: listsEvents)]
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         let ensembles = names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).compactMap { name -> EnsembleListing? in
             let child = url.appendingPathComponent(name)
             guard Self.isPlainDirectory(child), Self.isEnsembleFolder(child) else { return nil }
-            return listEnsemble(child, displayPath: name)
+            return listEnsemble(child, displayPath: name, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
             throw CloudFolderError(path: path, message: "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/")
@@ -64,20 +69,16 @@ public struct CloudFolderScanner: Sendable {
         return ensembles
     }
 
-    private func listEnsemble(_ url: URL, displayPath: String) -> EnsembleListing {
+    private func listEnsemble(_ url: URL, displayPath: String, listsEvents: Bool) -> EnsembleListing {
         var entries: [ListedEntry] = []
         for name in Self.sortedNames(url) {
             let child = url.appendingPathComponent(name)
             let info = Self.fileInfo(child)
             if let folder = EnsembleSubfolder(rawValue: name), info.isDirectory, !info.isSymlink {
+                if folder == .events && !listsEvents { continue }
                 // Paths joined as text: a URL per file was a visible share of listing a large folder.
                 let childPath = child.path
-                for inner in Self.sortedNames(child) {
-                    let innerInfo = Self.fileInfo(atPath: childPath + "/" + inner)
-                    let entry = CloudFileName.classify(name: inner, in: folder, isDirectory: innerInfo.isDirectory,
-                                                       isSymlink: innerInfo.isSymlink, size: innerInfo.size)
-                    entries.append(ListedEntry(path: "\(name)/\(inner)", entry: entry, size: innerInfo.isDirectory ? nil : innerInfo.size))
-                }
+                for inner in Self.sortedNames(child) { entries.append(Self.entry(inner, in: folder, at: childPath)) }
                 continue
             }
             let entry: CloudEntry
@@ -90,7 +91,31 @@ public struct CloudFolderScanner: Sendable {
             }
             entries.append(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size))
         }
-        return EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
+        var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
+        listing.eventsListed = listsEvents || !Self.isPlainDirectory(url.appendingPathComponent(EnsembleSubfolder.events.rawValue))
+        return listing
+    }
+
+    /// The file `name` of the subfolder `folder`, found at `folderPath`, classified.
+    static func entry(_ name: String, in folder: EnsembleSubfolder, at folderPath: String) -> ListedEntry {
+        let info = fileInfo(atPath: folderPath + "/" + name)
+        let entry = CloudFileName.classify(name: name, in: folder, isDirectory: info.isDirectory, isSymlink: info.isSymlink, size: info.size)
+        return ListedEntry(path: "\(folder.rawValue)/\(name)", entry: entry, size: info.isDirectory ? nil : info.size)
+    }
+
+    /// Every entry of the subfolder `folder` of the ensemble at `url`, classified, in the order the
+    /// directory gives them; one at a time, without a list of names.
+    static func forEachEntry(of folder: EnsembleSubfolder, in url: URL, _ body: (ListedEntry) -> Void) {
+        let folderPath = url.appendingPathComponent(folder.rawValue).path
+        guard let directory = opendir(folderPath) else { return }
+        defer { closedir(directory) }
+        while let item = readdir(directory) {
+            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            body(entry(name, in: folder, at: folderPath))
+        }
     }
 
     static func sortedNames(_ url: URL) -> [String] {

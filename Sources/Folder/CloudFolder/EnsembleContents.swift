@@ -113,7 +113,7 @@ public struct EnsembleContents: Sendable {
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         var baselineGroups: [ExactString: (name: BaselineFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
-        for listed in listing.entries {
+        func take(_ listed: ListedEntry) {
             switch listed.entry {
             case .debris(let kind, let reason):
                 contents.debris.append(DebrisEntry(path: listed.path, kind: kind, reason: reason))
@@ -135,8 +135,31 @@ public struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
+        listing.entries.forEach(take)
+        // A folder listed without its events: they are found one by one and indexed in SQLite.
+        var indexedEvents: EventFileIndex.Groups?
+        if !listing.eventsListed {
+            do throws(FormatError) {
+                let index = try EventFileIndex()
+                var failure: FormatError?
+                CloudFolderScanner.forEachEntry(of: .events, in: listing.url) { listed in
+                    guard case .event(let name) = listed.entry else { return take(listed) }
+                    do throws(FormatError) {
+                        if failure == nil { try index.add(name, listed) }
+                    } catch {
+                        failure = error
+                    }
+                }
+                if let failure { throw failure }
+                indexedEvents = try index.groups()
+                // Found in directory order: sorted like a listing would be.
+                contents.debris.sort { utf8Precedes($0.path, $1.path) }
+            } catch {
+                contents.problems.append(FormatError(error.code, "the index of the event files failed: \(error.message)", location: .init(file: "events")))
+            }
+        }
         var baselines: [BaselineFileEntry] = []
-        readGroups(baselineGroups, listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
+        readGroups(Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
             baselines += chunk.map { name, entry, _ in
                 var name = name
                 name.part = nil
@@ -148,7 +171,21 @@ public struct EnsembleContents: Sendable {
         var events: [EventFileEntry] = []
         // For a sink, in the order the names give, a global count never split between chunks.
         let order = sink == nil ? nil : { (a: EventFileName, b: EventFileName) in (a.globalCount, a.storeIdentifier, a.revision) <~ (b.globalCount, b.storeIdentifier, b.revision) }
-        readGroups(eventGroups, listing: listing, reader: reader, summarize: summarize, into: &contents, order: order, together: { $0.globalCount == $1.globalCount },
+        var groupFailure: FormatError?
+        let eventSupply: () -> (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])?
+        if let indexedEvents {
+            eventSupply = {
+                do throws(FormatError) {
+                    return try indexedEvents.next()
+                } catch {
+                    groupFailure = error
+                    return nil
+                }
+            }
+        } else {
+            eventSupply = Self.supply(eventGroups, order: order)
+        }
+        readGroups(eventSupply, listing: listing, reader: reader, summarize: summarize, into: &contents, together: { $0.globalCount == $1.globalCount },
                    intern: sink == nil) { chunk in
             let entries = chunk.map { name, entry, body in
                 var name = name
@@ -161,6 +198,9 @@ public struct EnsembleContents: Sendable {
             events += entries.filter { $0.0.entry.event == nil }.map(\.0)
         }
         contents.events = events
+        if let groupFailure {
+            contents.problems.append(FormatError(groupFailure.code, "the index of the event files failed: \(groupFailure.message)", location: .init(file: "events")))
+        }
         contents.events.sort {
             ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
         }
@@ -175,21 +215,30 @@ public struct EnsembleContents: Sendable {
     ///
     /// With `order`, groups are read in that order, and a chunk ends only between two groups
     /// that are not `together`. Each entry comes with its whole event when it was summarized.
-    private static func readGroups<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
-                                         listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
-                                         into contents: inout EnsembleContents,
-                                         order: ((Name, Name) -> Bool)? = nil, together: (Name, Name) -> Bool = { _, _ in false },
-                                         intern: Bool = true, chunk: ([(Name, EventEntry, Event?)]) -> Void) {
+    /// The groups of `groups`, one per call, in `order` when one is given.
+    private static func supply<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
+                                     order: ((Name, Name) -> Bool)? = nil) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
         var all = Array(groups.values)
         if let order { all.sort { order($0.name, $1.name) } }
+        var iterator = all.makeIterator()
+        return { iterator.next() }
+    }
+
+    private static func readGroups<Name>(_ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
+                                         listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
+                                         into contents: inout EnsembleContents,
+                                         together: (Name, Name) -> Bool = { _, _ in false },
+                                         intern: Bool = true, chunk: ([(Name, EventEntry, Event?)]) -> Void) {
         // In chunks, so that only one chunk of whole events is in memory when summarizing.
-        var start = 0
-        while start < all.count {
-            var end = min(start + 256, all.count)
-            while end < all.count && together(all[end - 1].name, all[end].name) { end += 1 }
-            defer { start = end }
+        var next = supply()
+        while next != nil {
+            var groups: [(name: Name, files: [(part: PartNumber?, entry: ListedEntry)])] = []
+            while let group = next, groups.count < 256 || groups.last.map({ together($0.name, group.name) }) == true {
+                groups.append(group)
+                next = supply()
+            }
             var sets: [(name: Name, count: Int?, files: [Int: ListedEntry])] = []
-            for group in all[start..<end] {
+            for group in groups {
                 if let (count, files) = partSet(group.files, into: &contents) { sets.append((group.name, count, files)) }
             }
             // Each set is read, decoded, joined and summarized on whichever core is free.

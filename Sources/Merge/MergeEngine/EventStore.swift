@@ -39,7 +39,7 @@ public final class EventStore: @unchecked Sendable {
         // A scratch index: nothing to recover after a crash, so no journal and no syncing; the
         // page cache is capped so that memory stays bounded whatever the history's length.
         try database.execute("""
-            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -16384; PRAGMA temp_store = FILE;
+            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; PRAGMA temp_store = FILE;
             CREATE TABLE event(
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, held INTEGER,
                 store TEXT NOT NULL, revision INTEGER NOT NULL, global_count INTEGER NOT NULL, timestamp REAL NOT NULL, type INTEGER NOT NULL,

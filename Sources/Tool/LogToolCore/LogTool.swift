@@ -62,9 +62,9 @@ func writeStandardOutput(_ text: String) {
 }
 
 /// The ensembles of a cloud folder; a path that is not one ends the command with exit 2.
-func scanOrExit(_ path: String) throws -> [EnsembleListing] {
+func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleListing] {
     do {
-        return try CloudFolderScanner().scan(path)
+        return try CloudFolderScanner().scan(path, listsEvents: listsEvents)
     } catch {
         writeStandardError("logtool: \(error)")
         throw ToolExit(status: .usage)

@@ -148,7 +148,8 @@ enum MergeInputs {
                 }
                 continue
             }
-            let listings = try scanOrExit(path)
+            // Streaming: the event files are indexed as they are found, never listed.
+            let listings = try scanOrExit(path, listsEvents: store == nil)
             ensembles += listings.count
             guard ensembles <= 1 else {
                 writeStandardError("merge.several-ensembles: the inputs hold more than one ensemble; merge one at a time")

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import EnsembleModel
+import CloudFolder
+
+/// Collects what a streaming read hands over.
+private final class Collector: EnsembleReadingSink {
+    var baselines: [String] = []
+    var chunks: [[EventFileEntry]] = []
+
+    func read(baselines: [BaselineFileEntry]) { self.baselines = baselines.map(\.entry.file) }
+    func read(events: [EventFileEntry], bodies: [Event?]) { chunks.append(events) }
+}
+
+@Suite("Streamed event files")
+struct StreamedEventsTests {
+    @Test("a folder read with its event files indexed, not listed, gives the same events, debris and problems, in name order")
+    func sameAsListed() throws {
+        let folder = try ScratchFolder()
+        try folder.write("stores/A", registration)
+        // Written out of order; global count 10 sorts after 9 as a number, not as text.
+        for (store, revision, globalCount) in [("A", 3, 10), ("A", 1, 2), ("B", 1, 2), ("A", 2, 9)] as [(String, Int64, Int64)] {
+            try folder.write("events/\(globalCount)_\(store)_\(revision).cdeevent", event(store: store, revision: revision, globalCount: globalCount))
+        }
+        try folder.write("events/11_A_4.cdeevent", "{ not json")
+        try folder.write("events/12_A_5_1of2.cdeevent", event(store: "A", revision: 5, globalCount: 12))
+        try folder.write("events/notes.txt", "debris")
+        try folder.folder("baselines")
+
+        let listed = try #require(try CloudFolderScanner().scan(folder.url.path).first)
+        let indexed = try #require(try CloudFolderScanner().scan(folder.url.path, listsEvents: false).first)
+        #expect(listed.eventsListed && !indexed.eventsListed)
+        #expect(!indexed.entries.contains { $0.path.hasPrefix("events/") })
+
+        let whole = EnsembleContents.read(listed, summarize: true)
+        let collector = Collector()
+        let streamed = EnsembleContents.read(indexed, summarize: true, sink: collector)
+        let handed = collector.chunks.flatMap { $0 }
+        #expect(handed.map(\.entry.file) == ["events/2_A_1.cdeevent", "events/2_B_1.cdeevent", "events/9_A_2.cdeevent", "events/10_A_3.cdeevent"])
+        #expect(Set(handed.map(\.entry.file) + streamed.events.map(\.entry.file)) == Set(whole.events.map(\.entry.file)))
+        #expect(streamed.events.map(\.entry.file).sorted() == ["events/11_A_4.cdeevent", "events/12_A_5_1of2.cdeevent"])
+        #expect(streamed.debris == whole.debris)
+        #expect(streamed.problems.map(\.description).sorted() == whole.problems.map(\.description).sorted())
+        #expect(!whole.problems.isEmpty)
+    }
+}
