@@ -143,7 +143,8 @@ public enum EnsembleVerifier {
         if let failure = analysis.problems.first(where: { $0.code == .mergeEventStore }) {
             throw FormatError(.mergeEventStore, failure.message)
         }
-        let covered = try analysis.coveredEvents(), replayed = try analysis.replayedEvents()
+        let covered = try analysis.coveredEvents()
+        let replayed = try ReplayedTotals(analysis)
         for problem in analysis.problems {
             let code: FormatError.Code
             var consequence = "devices will refuse to merge until this is repaired"
@@ -220,6 +221,25 @@ public enum EnsembleVerifier {
                                     growth: growth(listing, input, analysis, replayed: replayed, covered: covered))
     }
 
+    /// What the growth figures need of the events to replay, read in one pass over the event
+    /// store rather than as a list.
+    private struct ReplayedTotals {
+        var events = 0
+        var counts = SourcedEvent.ChangeCounts()
+        var stores: Set<String> = []
+
+        init(_ analysis: MergeAnalysis) throws(FormatError) {
+            let order = try analysis.replayOrder()
+            while let sourced = try order.next() {
+                events += 1
+                counts.inserts += sourced.changeCounts.inserts
+                counts.updates += sourced.changeCounts.updates
+                counts.deletes += sourced.changeCounts.deletes
+                stores.insert(sourced.event.storeIdentifier)
+            }
+        }
+    }
+
     private static func collect(_ sourced: SourcedEvent, into input: inout MergeInput, referenced: inout Set<String>) {
         if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
         referenced.formUnion(sourced.dataFileReferences)
@@ -265,7 +285,7 @@ public enum EnsembleVerifier {
 
     /// Bytes and files per category, and what a rebase would achieve (BRIEF section 9).
     private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
-                               replayed: [SourcedEvent], covered: [SourcedEvent]) -> JSONValue {
+                               replayed: ReplayedTotals, covered: [SourcedEvent]) -> JSONValue {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         for entry in listing.entries {
@@ -283,18 +303,13 @@ public enum EnsembleVerifier {
             files[category, default: 0] += 1
         }
         let baselineChanges = analysis.baselines.reduce(0) { $0 + $1.changeCounts.total }
-        var inserts = 0, updates = 0, deletes = 0
-        for sourced in replayed {
-            inserts += sourced.changeCounts.inserts
-            updates += sourced.changeCounts.updates
-            deletes += sourced.changeCounts.deletes
-        }
+        let inserts = replayed.counts.inserts, updates = replayed.counts.updates, deletes = replayed.counts.deletes
         let b = Double(baselineChanges), i = Double(inserts), u = Double(updates), d = Double(deletes)
         let compaction = 1 - (b - d + i) / max(1, b + i + 0.2 * u)
-        let storesWithEvents = Set(replayed.map(\.event.storeIdentifier) + covered.map(\.event.storeIdentifier))
+        let storesWithEvents = replayed.stores.union(covered.map(\.event.storeIdentifier))
         let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0] == nil }
         let changes = baselineChanges + inserts + updates + deletes
-        let recommended = analysis.baselines.isEmpty || missesStore || replayed.count > 50 || (changes >= 500 && compaction > 0.5)
+        let recommended = analysis.baselines.isEmpty || missesStore || replayed.events > 50 || (changes >= 500 && compaction > 0.5)
         func object(_ values: [String: Int64]) -> JSONValue {
             .object(JSONObject(values.map { ($0.key, JSONValue($0.value)) }))
         }

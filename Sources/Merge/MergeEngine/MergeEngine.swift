@@ -28,6 +28,8 @@ public struct SourcedEvent: Sendable {
     public struct ChangeCounts: Sendable, Hashable {
         public var inserts = 0, updates = 0, deletes = 0
         public var total: Int { inserts + updates + deletes }
+
+        public init() {}
     }
     /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
     public private(set) var isSummary = false
