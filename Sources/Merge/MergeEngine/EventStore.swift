@@ -137,6 +137,11 @@ public final class EventStore: @unchecked Sendable {
     /// Every event, in the order they were added.
     public func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
 
+    /// The events with a global count above `globalCount`, in the order they were added.
+    public func events(globalCountAbove globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
+        try all(where: "global_count > \(globalCount)", orderBy: "id")
+    }
+
     /// Every event that `condition` selects, in `order`.
     func all(where condition: String, orderBy order: String) throws(FormatError) -> [SourcedEvent] {
         let cursor = try cursor(where: condition, orderBy: order)

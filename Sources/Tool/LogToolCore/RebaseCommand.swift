@@ -126,7 +126,8 @@ struct Rebase: ParsableCommand {
         let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
         var copies: [String] = []
         var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
-        for sourced in try input.eventStore?.allEvents() ?? input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
+        // Copies of a kept event claim the same revision, so they have its global count, above the cutoff.
+        for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
             copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
             dataFiles.formUnion(sourced.dataFileReferences)
         }
