@@ -9,33 +9,52 @@ extension FormatError.Code {
 }
 
 /// Which events a rebase folds into the new baseline and which it keeps (Spec/merge.md 13.3).
+///
+/// The folded events are not listed: they are read from the analysis's event store when they are
+/// replayed, so a rebase of a long history does not hold it in memory.
 public struct RebasePlan: Sendable {
     /// The cutoff global count C.
     public var cutoff: Int64
-    /// Events to replay with a global count of at most C, in replay order.
-    public var folded: [SourcedEvent]
-    /// Events to replay above C, in replay order.
-    public var kept: [SourcedEvent]
+    /// How many events to replay have a global count of at most C.
+    public var foldedCount = 0
+    /// The store of the last folded event in replay order.
+    public var lastFoldedStore: String?
+    /// The greatest timestamp of the folded events.
+    public var foldedTimestamp: Double?
+    /// The model version of the last folded event in replay order that names one.
+    public var foldedModelVersion: String?
+    /// Events to replay above C, in replay order (usually few: what the stores did last).
+    public var kept: [SourcedEvent] = []
     /// The new baseline's revision set: per store, the greater of the baselines' revision and
     /// the highest folded revision.
     public var revisionSet: RevisionSet
+    private let analysis: MergeAnalysis
 
     /// nil when no store has moved (nothing to fold); throws `rebase.unsafe-cutoff` when a
     /// store's kept event does not come after its folded ones.
     public init?(_ analysis: MergeAnalysis) throws(FormatError) {
-        let replay = try analysis.replayedEvents()
+        self.analysis = analysis
         var greatest: [ExactString: Int64] = [:]
-        for sourced in replay {
+        let all = try analysis.replayOrder()
+        while let sourced = try all.next() {
             let store = ExactString(sourced.event.storeIdentifier)
             greatest[store] = max(greatest[store] ?? .min, sourced.event.globalCount)
         }
         guard let cutoff = greatest.values.min() else { return nil }
         self.cutoff = cutoff
-        folded = replay.filter { $0.event.globalCount <= cutoff }
-        kept = replay.filter { $0.event.globalCount > cutoff }
         var highestFolded: [String: Int64] = [:]
-        for sourced in folded {
-            highestFolded[sourced.event.storeIdentifier] = max(highestFolded[sourced.event.storeIdentifier] ?? -1, sourced.event.revision)
+        let again = try analysis.replayOrder()
+        while let sourced = try again.next() {
+            let event = sourced.event
+            guard event.globalCount <= cutoff else {
+                kept.append(sourced)
+                continue
+            }
+            foldedCount += 1
+            lastFoldedStore = event.storeIdentifier
+            foldedTimestamp = max(foldedTimestamp ?? event.timestamp, event.timestamp)
+            if let version = event.modelVersion { foldedModelVersion = version }
+            highestFolded[event.storeIdentifier] = max(highestFolded[event.storeIdentifier] ?? -1, event.revision)
         }
         for sourced in kept {
             if let highest = highestFolded[sourced.event.storeIdentifier], sourced.event.revision <= highest {
@@ -45,5 +64,19 @@ public struct RebasePlan: Sendable {
         var revisions = analysis.baselineRevisions ?? RevisionSet()
         for (store, revision) in highestFolded where revision > (revisions[store] ?? -1) { revisions[store] = revision }
         revisionSet = revisions
+    }
+
+    /// Calls `body` with the folded events in replay order, a page at a time.
+    public func forEachFoldedPage(_ body: ([SourcedEvent]) throws -> Void) throws {
+        let order = try analysis.replayOrder()
+        var page: [SourcedEvent] = []
+        while let sourced = try order.next(), sourced.event.globalCount <= cutoff {
+            page.append(sourced)
+            if page.count == 4096 {
+                try body(page)
+                page = []
+            }
+        }
+        if !page.isEmpty { try body(page) }
     }
 }

@@ -72,21 +72,25 @@ struct Rebase: ParsableCommand {
         }
         var state = StoreState(model: input.model)
         try apply(analysis.baselines, to: &state, input)
-        guard let plan, let lastFolded = plan.folded.last else {
+        guard let plan, let lastFoldedStore = plan.lastFoldedStore else {
             report(baseline: nil, cutoff: nil, folded: 0, kept: 0, live: state.liveObjectCount)
             return
         }
-        let owner = store ?? lastFolded.event.storeIdentifier
+        let owner = store ?? lastFoldedStore
         guard plan.revisionSet[owner] != nil else {
             writeStandardError("logtool: --store \(owner) is not in the new baseline's revision set (\(plan.revisionSet.stores.joined(separator: ", ")))")
             throw ToolExit(status: .usage)
         }
-        try apply(plan.folded, to: &state, input)
-        let sources = analysis.baselines + plan.folded
+        do {
+            try plan.forEachFoldedPage { page in try apply(page, to: &state, input) }
+        } catch let error as FormatError {
+            writeStandardError("logtool: \(error)")
+            throw ToolExit(status: .problemsFound)
+        }
         let baseline = state.baseline(
             uniqueIdentifier: BaselineNaming.uniqueIdentifier(for: plan.revisionSet), storeIdentifier: owner, globalCount: plan.cutoff,
-            timestamp: sources.map(\.event.timestamp).max() ?? 0,
-            modelVersion: input.modelHash ?? sources.last(where: { $0.event.modelVersion != nil })?.event.modelVersion,
+            timestamp: (analysis.baselines.map(\.event.timestamp) + [plan.foldedTimestamp].compactMap { $0 }).max() ?? 0,
+            modelVersion: input.modelHash ?? plan.foldedModelVersion ?? analysis.baselines.last(where: { $0.event.modelVersion != nil })?.event.modelVersion,
             revisionSet: plan.revisionSet)
         let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
@@ -99,7 +103,7 @@ struct Rebase: ParsableCommand {
             }
             throw ToolExit(status: failure.usage ? .usage : .problemsFound)
         }
-        report(baseline: inside + "baselines/" + name, cutoff: plan.cutoff, folded: plan.folded.count, kept: plan.kept.count, live: state.liveObjectCount)
+        report(baseline: inside + "baselines/" + name, cutoff: plan.cutoff, folded: plan.foldedCount, kept: plan.kept.count, live: state.liveObjectCount)
     }
 
     private func apply(_ events: [SourcedEvent], to state: inout StoreState, _ input: MergeInput) throws {
