@@ -9,9 +9,8 @@ final class EventFileIndex {
     private let insert: Connection.Statement
 
     init() throws(FormatError) {
-        database = try Connection(path: "")
+        database = try Connection.scratch()
         try database.execute("""
-            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; PRAGMA temp_store = FILE;
             CREATE TABLE file(global_count INTEGER NOT NULL, store TEXT NOT NULL, revision INTEGER NOT NULL,
                               part_index INTEGER, part_count INTEGER, path TEXT NOT NULL, size INTEGER);
             BEGIN;
@@ -40,7 +39,6 @@ final class EventFileIndex {
     final class Groups {
         private let query: Connection.Statement
         private var pending: (name: EventFileName, listed: ListedEntry)?
-        private var finished = false
 
         init(_ query: Connection.Statement) { self.query = query }
 
@@ -68,11 +66,7 @@ final class EventFileIndex {
         }
 
         private func row() throws(FormatError) -> (name: EventFileName, listed: ListedEntry)? {
-            guard !finished else { return nil }
-            guard try query.step() else {
-                finished = true
-                return nil
-            }
+            guard try query.step() else { return nil }
             let part = query.isNull(3) ? nil : PartNumber(index: Int(query.int64(3)), count: Int(query.int64(4)))
             let name = EventFileName(globalCount: query.int64(0), storeIdentifier: query.text(1), revision: query.int64(2), part: part)
             return (name, ListedEntry(path: query.text(5), entry: .event(name), size: query.isNull(6) ? nil : query.int64(6)))

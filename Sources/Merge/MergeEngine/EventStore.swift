@@ -30,20 +30,16 @@ public final class EventStore: @unchecked Sendable {
     private let insert: Connection.Statement
     private var held: [SourcedEvent] = []
     public private(set) var count = 0
-    private var inTransaction = false
 
     static let columns = "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
 
     public init() throws(FormatError) {
-        database = try Connection(path: "")
-        // A scratch index: nothing to recover after a crash, so no journal and no syncing; the
-        // page cache is capped so that memory stays bounded whatever the history's length.
+        database = try Connection.scratch()
         try database.execute("""
-            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; PRAGMA temp_store = FILE;
             CREATE TABLE event(
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, held INTEGER,
                 store TEXT NOT NULL, revision INTEGER NOT NULL, global_count INTEGER NOT NULL, timestamp REAL NOT NULL, type INTEGER NOT NULL,
-                unique_id TEXT NOT NULL, model_version TEXT, revisions BLOB NOT NULL, parts BLOB NOT NULL, data_files BLOB NOT NULL,
+                unique_id TEXT NOT NULL, model_version TEXT, revisions TEXT NOT NULL, parts TEXT NOT NULL, data_files TEXT NOT NULL,
                 inserts INTEGER NOT NULL, updates INTEGER NOT NULL, deletes INTEGER NOT NULL, digest INTEGER, unknown TEXT,
                 role INTEGER NOT NULL DEFAULT 0)
             """)
@@ -82,14 +78,11 @@ public final class EventStore: @unchecked Sendable {
         try insert.bind(8, .integer(event.type.rawValue))
         try insert.bind(9, .text(event.uniqueIdentifier))
         try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
-        var revisions = Packing()
-        for (store, revision) in event.revisionSet.revisions.sorted(by: { utf8Precedes($0.key, $1.key) }) {
-            revisions.append(store)
-            revisions.append(UInt64(bitPattern: revision))
-        }
-        try insert.bind(11, .blob(revisions.bytes))
-        try insert.bind(12, .blob(Packing(sourced.parts).bytes))
-        try insert.bind(13, .blob(Packing(sourced.dataFileReferences).bytes))
+        // Lists and the revision set as canonical JSON: the toolkit's exact strings, no second encoding.
+        let writer = JSONWriter()
+        try insert.bind(11, .text(writer.string(.object(JSONObject(event.revisionSet.revisions.map { ($0.key, JSONValue($0.value)) })))))
+        try insert.bind(12, .text(writer.string(.array(sourced.parts.map(JSONValue.string)))))
+        try insert.bind(13, .text(writer.string(.array(sourced.dataFileReferences.map(JSONValue.string)))))
         try insert.bind(14, .integer(Int64(sourced.changeCounts.inserts)))
         try insert.bind(15, .integer(Int64(sourced.changeCounts.updates)))
         try insert.bind(16, .integer(Int64(sourced.changeCounts.deletes)))
@@ -110,7 +103,6 @@ public final class EventStore: @unchecked Sendable {
     public final class Cursor {
         private let store: EventStore
         private let query: Connection.Statement
-        private var finished = false
 
         fileprivate init(store: EventStore, query: Connection.Statement) {
             self.store = store
@@ -121,12 +113,7 @@ public final class EventStore: @unchecked Sendable {
         func row() throws(FormatError) -> (id: Int64, sourced: SourcedEvent)? {
             store.lock.lock()
             defer { store.lock.unlock() }
-            // A finished statement would start over if stepped again.
-            guard !finished else { return nil }
-            guard try query.step() else {
-                finished = true
-                return nil
-            }
+            guard try query.step() else { return nil }
             return (query.int64(0), try store.sourced(query))
         }
 
@@ -193,9 +180,16 @@ public final class EventStore: @unchecked Sendable {
             guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
             return held[index]
         }
+        func json(_ column: Int32) throws(FormatError) -> JSONValue {
+            do {
+                return try JSONParser.parse(row.text(column))
+            } catch {
+                throw FormatError(.mergeEventStore, "the event store holds a value it cannot read: \(error.message)")
+            }
+        }
+        func strings(_ column: Int32) throws(FormatError) -> [String] { try json(column).arrayValue?.compactMap(\.stringValue) ?? [] }
         var revisions: [String: Int64] = [:]
-        var packed = Unpacking(row.blob(10))
-        while let store = packed.string(), let revision = packed.number() { revisions[store] = Int64(bitPattern: revision) }
+        for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
         guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
@@ -206,67 +200,7 @@ public final class EventStore: @unchecked Sendable {
         counts.inserts = Int(row.int64(13))
         counts.updates = Int(row.int64(14))
         counts.deletes = Int(row.int64(15))
-        var parts = Unpacking(row.blob(11)), dataFiles = Unpacking(row.blob(12))
-        return SourcedEvent(summary: event, file: row.text(1), parts: parts.strings(), dataFileReferences: dataFiles.strings(),
+        return SourcedEvent(summary: event, file: row.text(1), parts: try strings(11), dataFileReferences: try strings(12),
                             changeCounts: counts, contentDigest: row.isNull(16) ? nil : UInt64(bitPattern: row.int64(16)))
-    }
-}
-
-/// Lists of strings and numbers as bytes for one column: LEB128 lengths and numbers.
-private struct Packing {
-    var bytes: [UInt8] = []
-
-    init() {}
-
-    init(_ strings: [String]) {
-        for string in strings { append(string) }
-    }
-
-    mutating func append(_ number: UInt64) {
-        var rest = number
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
-    mutating func append(_ string: String) {
-        append(UInt64(string.utf8.count))
-        bytes.append(contentsOf: string.utf8)
-    }
-}
-
-/// Reads what ``Packing`` wrote; stops at the first malformed value.
-private struct Unpacking {
-    let bytes: [UInt8]
-    var position = 0
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func number() -> UInt64? {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while position < bytes.count, shift < 64 {
-            let byte = bytes[position]
-            position += 1
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
-        }
-        return nil
-    }
-
-    mutating func string() -> String? {
-        guard let length = number(), length <= UInt64(bytes.count - position) else { return nil }
-        let end = position + Int(length)
-        defer { position = end }
-        return String(decoding: bytes[position..<end], as: UTF8.self)
-    }
-
-    mutating func strings() -> [String] {
-        var result: [String] = []
-        while let string = string() { result.append(string) }
-        return result
     }
 }

@@ -140,20 +140,13 @@ public enum MergeEngine {
         var state = StoreState(model: input.model)
         try replay(analysis.baselines, into: &state, input)
         // A page of summaries at a time, so that the replay order is never all in memory.
-        func failure(_ error: FormatError) -> MergeFailure {
-            MergeFailure(problems: [IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(error.message)")])
-        }
-        let order: EventStore.Cursor
-        do { order = try analysis.replayOrder() } catch { throw failure(error) }
-        while true {
-            var page: [SourcedEvent] = []
-            do {
-                while page.count < 4096, let next = try order.next() { page.append(next) }
-            } catch {
-                throw failure(error)
-            }
-            if page.isEmpty { break }
-            try replay(page, into: &state, input)
+        do {
+            try analysis.replayPages { page in try replay(page, into: &state, input) }
+        } catch let failure as MergeFailure {
+            throw failure
+        } catch {
+            let message = (error as? FormatError)?.message ?? "\(error)"
+            throw MergeFailure(problems: [IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(message)")])
         }
         return state
     }
@@ -222,6 +215,21 @@ public struct MergeAnalysis: Sendable {
     public func replayOrder() throws(FormatError) -> EventStore.Cursor {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
         return try store.cursor(where: "role = \(EventStore.Role.replayed.rawValue)", orderBy: "global_count, timestamp, store, revision")
+    }
+
+    /// Calls `body` with the events to replay in replay order, a page at a time (so that the
+    /// order is never all in memory), up to and including `globalCount`.
+    public func replayPages(through globalCount: Int64 = .max, _ body: ([SourcedEvent]) throws -> Void) throws {
+        let order = try replayOrder()
+        var page: [SourcedEvent] = []
+        while let sourced = try order.next(), sourced.event.globalCount <= globalCount {
+            page.append(sourced)
+            if page.count == 4096 {
+                try body(page)
+                page = []
+            }
+        }
+        if !page.isEmpty { try body(page) }
     }
 
     /// The events to replay, in replay order, all in memory.

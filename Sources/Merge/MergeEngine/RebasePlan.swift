@@ -68,15 +68,6 @@ public struct RebasePlan: Sendable {
 
     /// Calls `body` with the folded events in replay order, a page at a time.
     public func forEachFoldedPage(_ body: ([SourcedEvent]) throws -> Void) throws {
-        let order = try analysis.replayOrder()
-        var page: [SourcedEvent] = []
-        while let sourced = try order.next(), sourced.event.globalCount <= cutoff {
-            page.append(sourced)
-            if page.count == 4096 {
-                try body(page)
-                page = []
-            }
-        }
-        if !page.isEmpty { try body(page) }
+        try analysis.replayPages(through: cutoff, body)
     }
 }

@@ -26,6 +26,16 @@ public final class Connection {
         }
     }
 
+    /// A private temporary database for an index that is rebuilt every run: SQLite removes it
+    /// when the connection closes. Nothing needs recovering after a crash, so there is no
+    /// journal and no syncing; the page cache is capped (4 MiB) so that memory stays bounded
+    /// however large the index grows, and it spills to the system's temporary folder.
+    public static func scratch() throws(FormatError) -> Connection {
+        let connection = try Connection(path: "")
+        try connection.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; PRAGMA temp_store = FILE;")
+        return connection
+    }
+
     deinit { close() }
 
     public func close() {
@@ -52,6 +62,8 @@ public final class Connection {
         let statement: OpaquePointer
         let connection: Connection
         let sql: String
+        /// The last `step` found no more rows; stepping again would start the query over.
+        private var exhausted = false
 
         init(statement: OpaquePointer, connection: Connection, sql: String) {
             self.statement = statement
@@ -90,12 +102,14 @@ public final class Connection {
             guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure(sql) }
         }
 
-        /// Advances to the next row; false when there is none (and the statement is reset).
+        /// Advances to the next row; false when there is none, and on every call after that
+        /// until ``reset()``.
         public func step() throws(FormatError) -> Bool {
+            guard !exhausted else { return false }
             switch sqlite3_step(statement) {
             case SQLITE_ROW: return true
             case SQLITE_DONE:
-                sqlite3_reset(statement)
+                exhausted = true
                 return false
             default:
                 let error = connection.failure(sql)
@@ -104,7 +118,10 @@ public final class Connection {
             }
         }
 
-        public func reset() { sqlite3_reset(statement) }
+        public func reset() {
+            sqlite3_reset(statement)
+            exhausted = false
+        }
 
         public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
         public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
@@ -114,12 +131,6 @@ public final class Connection {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-        }
-
-        public func blob(_ column: Int32) -> [UInt8] {
-            let count = Int(sqlite3_column_bytes(statement, column))
-            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
-            return Array(UnsafeRawBufferPointer(start: pointer, count: count))
         }
     }
 }
