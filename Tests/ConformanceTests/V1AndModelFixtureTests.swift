@@ -30,7 +30,7 @@ struct ModelFixtureTests {
         ("Fixtures/models/Inheritance.xcdatamodeld", nil, "Inheritance"),
         ("Fixtures/models/Inheritance.xcdatamodeld", "Inheritance_1", "Inheritance_1"),
         ("Fixtures/models/Single.xcdatamodeld", nil, "Single"),
-        ("../shared/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld", nil, "CDEStoreModificationEventTestsModel"),
+        ("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld", nil, "CDEStoreModificationEventTestsModel"),
     ] as [(String, String?, String)])
     func description(path: String, version: String?, expected: String) throws {
         let model = try ModelBundle(path: atRoot(path).path).load(version: version)

@@ -3,11 +3,11 @@ import Testing
 import JSONDocument
 import DataModel
 
-/// The real models of the original framework and its examples (../shared/external).
+/// The real models of the original framework and its examples (Fixtures/external, copied with their licence).
 enum RealModels {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/external/ensembles-1x/models")
+        .appendingPathComponent("Fixtures/external/ensembles-1x/models")
 
     static let bundles = [
         "CDEStoreModificationEventTestsModel.xcdatamodeld", "CDEEventStoreModel.xcdatamodeld",

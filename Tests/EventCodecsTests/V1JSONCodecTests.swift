@@ -9,7 +9,7 @@ import EventCodecs
 enum OriginalLogs {
     static let external = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/external/ensembles-1x")
+        .appendingPathComponent("Fixtures/external/ensembles-1x")
 
     static let folder = external.appendingPathComponent("Integrator Test Fixtures")
 

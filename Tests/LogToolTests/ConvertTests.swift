@@ -6,8 +6,8 @@ import CloudFolder
 
 /// The original 1.x logs and their model, relative to the package root.
 enum Originals {
-    static let model = "../shared/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld"
-    static let folder = "../shared/external/ensembles-1x/Integrator Test Fixtures"
+    static let model = "Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld"
+    static let folder = "Fixtures/external/ensembles-1x/Integrator Test Fixtures"
 
     static var logs: [String] {
         let root = Run.packageRoot.appendingPathComponent(folder)

@@ -12,7 +12,7 @@ import MergeEngine
 struct InverseTests {
     static func model() throws -> DataModel {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld")
+            .appendingPathComponent("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld")
         return try ModelBundle(path: path.path).load()
     }
 

@@ -297,7 +297,12 @@ public struct JSONParser {
         let first = try hexQuad()
         var scalarValue = UInt32(first)
         if (0xD800..<0xDC00).contains(first) {
-            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+            // The input ending here is still the start of a valid text (a low surrogate may follow):
+            // unexpected end, not a lone surrogate (Spec/v2-json.md 3.3).
+            if position == bytes.count || (position + 1 == bytes.count && bytes[position] == UInt8(ascii: "\\")) {
+                throw error(.jsonUnexpectedEnd, "the file ends after the high surrogate escape \\u\(hex4(first))", at: bytes.count)
+            }
+            guard bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
                 throw error(.jsonSyntax, "a high surrogate escape \\u\(hex4(first)) is not followed by a low surrogate", at: escapeStart)
             }
             position += 2
