@@ -103,6 +103,7 @@ let package = Package(
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore", "TestSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )

@@ -1,39 +1,123 @@
 import Foundation
 import Testing
 import JSONDocument
+import LogToolCore
 
-/// The golden merge cases of `Fixtures/merge`, through `logtool conformance` as another
-/// implementation would run them: against this engine, and against it as an external command.
+/// The golden merge cases of `Fixtures/merge`: each one as its own test (so that
+/// `swift test --filter` runs one), and the `logtool conformance` runner as another
+/// implementation would use it, including that it fails when it should.
 @Suite("Merge fixtures")
 struct MergeFixtureTests {
     static let root = Run.packageRoot.appendingPathComponent("Fixtures/merge")
-    static var caseCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [])
-            .filter { FileManager.default.fileExists(atPath: root.appendingPathComponent($0).appendingPathComponent("case.json").path) }
-            .count
+    static let cases = ConformanceRunner.cases(in: root) ?? []
+
+    @Test("the kit holds at least 50 cases")
+    func enoughCases() {
+        #expect(Self.cases.count >= 50)
     }
 
-    @Test("every case passes against this engine")
+    @Test("golden case", arguments: cases)
+    func goldenCase(_ testCase: ConformanceRunner.Case) {
+        let differences = ConformanceRunner(engine: .logtool(Run.binary)).differences(testCase)
+        #expect(differences.isEmpty, "\(testCase.name):\n\(differences.joined(separator: "\n"))")
+    }
+
+    @Test("conformance passes every case from any working directory, and ends with the count")
     func builtIn() throws {
-        #expect(Self.caseCount >= 38)
-        let run = try Run("conformance")
-        #expect(run.status == 0, "\(run.stdout)")
-        #expect(run.stdout.hasSuffix("\(Self.caseCount) passed, 0 failed\n"))
+        let run = try Run(arguments: ["conformance"], in: FileManager.default.temporaryDirectory)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.hasSuffix("\n\(Self.cases.count) passed, 0 failed\n"))
     }
 
     @Test("every case passes when the engine is given as an external command")
     func external() throws {
         let run = try Run("conformance", "--engine", "'\(Run.binary.path)' merge")
         #expect(run.status == 0, "\(run.stdout)")
-        #expect(run.stdout.hasSuffix("\(Self.caseCount) passed, 0 failed\n"))
+        #expect(run.stdout.hasSuffix("\n\(Self.cases.count) passed, 0 failed\n"))
     }
 
-    @Test("a wrong engine fails every case with a readable difference")
-    func wrongEngine() throws {
+    @Test("a folder without cases is a failure, not a pass")
+    func noCase() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-cases-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let run = try Run("conformance", "--fixtures", empty.path)
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("error: no case found in"))
+        #expect(run.stdout.hasSuffix("0 passed, 1 failed\n"))
+        // A single case folder is not a kit: its subfolders are not cases.
+        let single = try Run("conformance", "--fixtures", "Fixtures/merge/revision-gap-200")
+        #expect(single.status == 1)
+        #expect(try Run("conformance", "--fixtures", "/nonexistent-\(UUID().uuidString)").status == 2)
+    }
+
+    /// An engine that reads the expected results of the case it runs in and prints them, with
+    /// `mangle` applied to every file name of a finding: with the identity it passes every case.
+    static func replayingEngine(mangle: String) -> String {
+        let script = """
+        import json, os, sys
+        if os.path.exists('expected/state.json'):
+            sys.stdout.write(open('expected/state.json').read() + '\\n'); sys.exit(0)
+        if not os.path.exists('expected/error.json'): sys.exit(2)
+        def field(s): return json.dumps(s) if any(c in s for c in ',:[]="\\\\\\n') or s.startswith(('(', ' ')) or s.endswith(' ') else s
+        for e in json.load(open('expected/error.json'))['errors']:
+            files = [\(mangle) for f in e['files']]
+            line = e['code'] + ('' if e['number'] is None else ' (%d)' % e['number'])
+            line += ' ' + ', '.join(field(f) for f in files)
+            d = e.get('details', {})
+            if d: line += ' [' + ', '.join('%s=%s' % (k, field(str(v))) for k, v in d.items()) + ']'
+            sys.stderr.write(line + ': replayed\\n')
+        sys.exit(1)
+        """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("replaying-engine-\(UUID().uuidString).py")
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(script.utf8))
+        return "python3 '\(file.path)'"
+    }
+
+    static var errorCases: [String] {
+        cases.filter { FileManager.default.fileExists(atPath: $0.folder.appendingPathComponent("expected/error.json").path) }.map(\.name)
+    }
+
+    @Test("an engine that prints the expected findings passes; the same with wrong files fails every error case")
+    func wrongFiles() throws {
+        let faithful = try Run("conformance", "--engine", Self.replayingEngine(mangle: "f"))
+        #expect(faithful.status == 0, "\(faithful.stdout)")
+        let wrong = try Run("conformance", "--engine", Self.replayingEngine(mangle: "f + '.copy'"))
+        #expect(wrong.status == 1)
+        #expect(!Self.errorCases.isEmpty)
+        for name in Self.errorCases { #expect(wrong.stdout.contains("FAIL \(name)\n"), "\(name)") }
+        #expect(wrong.stdout.hasSuffix("\(Self.cases.count - Self.errorCases.count) passed, \(Self.errorCases.count) failed\n"))
+    }
+
+    @Test("a wrong state fails with a difference by pointer; a right state in the wrong bytes fails too")
+    func wrongState() throws {
         let run = try Run("conformance", "--engine", "echo '{\"entities\":{}}' #")
         #expect(run.status == 1)
-        #expect(run.stdout.contains("FAIL original-IntegratorMergeTestsFixture"))
-        #expect(run.stdout.contains("at /entities/Parent: missing"))
-        #expect(run.stdout.hasSuffix("0 passed, \(Self.caseCount) failed\n") || run.stdout.contains(" failed\n"))
+        #expect(run.stdout.contains("FAIL original-IntegratorMergeTestsFixture\n  at /entities/Parent: missing"))
+        #expect(run.stdout.contains("FAIL original-DeleteUninserted\n  the state is right but its bytes differ"))
+    }
+
+    @Test("--expected-failures: listed failures pass the run, a listed pass or an unknown name fails it")
+    func expectedFailures() throws {
+        let list = FileManager.default.temporaryDirectory.appendingPathComponent("xfail-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: list) }
+        let engine = Self.replayingEngine(mangle: "f + '.copy'")
+        try Data(("# known failures\n\n" + Self.errorCases.joined(separator: "\n") + "\n").utf8).write(to: list)
+        let listed = try Run("conformance", "--engine", engine, "--expected-failures", list.path)
+        #expect(listed.status == 0, "\(listed.stdout)")
+        #expect(listed.stdout.contains("XFAIL \(Self.errorCases[0])\n"))
+        #expect(listed.stdout.hasSuffix("\(Self.errorCases.count) failed as expected (--expected-failures)\n\(Self.cases.count - Self.errorCases.count) passed, 0 failed\n"))
+
+        let unexpectedPass = try Run("conformance", "--expected-failures", list.path, "--json")
+        #expect(unexpectedPass.status == 1)
+        let report = try JSONParser.parse(Array(unexpectedPass.stdout.utf8))
+        #expect(report[JSONPointer(["failed"])] == JSONValue(Int64(Self.errorCases.count)))
+        let verdicts = report[JSONPointer(["cases"])]?.arrayValue?.compactMap { $0[JSONPointer(["verdict"])]?.stringValue } ?? []
+        #expect(verdicts.filter { $0 == "unexpected-pass" }.count == Self.errorCases.count)
+
+        try Data("no-such-case\n".utf8).write(to: list)
+        let unknown = try Run("conformance", "--expected-failures", list.path)
+        #expect(unknown.status == 1)
+        #expect(unknown.stdout.contains("error: --expected-failures names no-such-case, which is not a case"))
     }
 }

@@ -72,9 +72,12 @@ public struct Converter: Sendable {
     }
 
     /// An argument as given followed by a path inside it, without doubling `/`.
+    /// `base`, without its trailing slashes (Spec/merge.md 5.9: never `//`), then `/inside`.
     public static func join(_ base: String, _ inside: String) -> String {
         if inside.isEmpty || inside == "." { return base }
-        return base.hasSuffix("/") ? base + inside : base + "/" + inside
+        var trimmed = Substring(base)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return trimmed == "/" ? "/" + inside : trimmed + "/" + inside
     }
 
     /// Whether anything is at `url`, a dangling symbolic link included.

@@ -59,6 +59,25 @@ public struct Event: Hashable, Sendable {
         self.unknownFields = unknownFields
     }
 
+    /// Field by field, with the timestamp compared by bit pattern (all NaNs equal): two events
+    /// whose timestamps are `0.0` and `-0.0` are different events (Spec/merge.md 4.2).
+    public static func == (lhs: Event, rhs: Event) -> Bool {
+        lhs.uniqueIdentifier == rhs.uniqueIdentifier && lhs.type == rhs.type && lhs.storeIdentifier == rhs.storeIdentifier
+            && lhs.globalCount == rhs.globalCount && Self.timestampBits(lhs.timestamp) == Self.timestampBits(rhs.timestamp)
+            && lhs.modelVersion == rhs.modelVersion && lhs.revisionSet == rhs.revisionSet
+            && lhs.objectChanges == rhs.objectChanges && lhs.unknownFields == rhs.unknownFields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(uniqueIdentifier)
+        hasher.combine(storeIdentifier)
+        hasher.combine(globalCount)
+        hasher.combine(Self.timestampBits(timestamp))
+        hasher.combine(objectChanges.count)
+    }
+
+    private static func timestampBits(_ value: Double) -> UInt64 { value.isNaN ? Double.nan.bitPattern : value.bitPattern }
+
     /// The entities this event touches, in canonical (UTF-8 byte) order.
     public var entities: [String] {
         var seen: [String] = []

@@ -44,6 +44,18 @@ public struct RevisionSet: Hashable, Sendable {
         }
     }
 
+    /// A total order on sets (Spec/merge.md 4.4 step 4): the (store, revision) pairs sorted by
+    /// store, compared pair by pair, store (UTF-8 bytes) first, then revision; a prefix comes first.
+    public func listPrecedes(_ other: RevisionSet) -> Bool {
+        let mine = stores, theirs = other.stores
+        for (a, b) in zip(mine, theirs) {
+            if a != b { return utf8Precedes(a, b) }
+            let (x, y) = (revisions[a] ?? -1, other.revisions[b] ?? -1)
+            if x != y { return x < y }
+        }
+        return mine.count < theirs.count
+    }
+
     /// The store-wise maximum: what a merged baseline knows.
     public func merged(with other: RevisionSet) -> RevisionSet {
         RevisionSet(revisions.merging(other.revisions, uniquingKeysWith: max))

@@ -21,7 +21,9 @@ extension FormatError.Code {
 public final class EventStore: @unchecked Sendable {
     /// What the analysis decided for an event (Spec/merge.md 4 and 5).
     enum Role: Int64 {
-        case undecided = 0, replayed = 1, covered = 2, copy = 3
+        /// `copy`: another file of an event that takes part; `conflictingCopy`: another, different
+        /// event with the same (store, revision), checked in step 6 but never replayed.
+        case undecided = 0, replayed = 1, covered = 2, copy = 3, conflictingCopy = 4
     }
 
     // Recursive: a query's row handler may record roles while the query runs.

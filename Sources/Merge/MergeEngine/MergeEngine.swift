@@ -90,8 +90,8 @@ public struct MergeInput: Sendable {
     public var registeredStores: Set<String>?
     /// Names present in `data/`; nil when the input is not a cloud folder (no 210).
     public var dataFiles: Set<String>?
-    /// Files of incomplete multipart sets (203).
-    public var incompleteFiles: [String] = []
+    /// The present parts of each incomplete multipart set (203: one finding per set).
+    public var incompleteSets: [[String]] = []
     /// When given, `sha256:` model versions must equal its hash (204).
     public var modelHash: String?
     /// When given, related ids resolve only in the relationship's destination entity and its
@@ -122,8 +122,16 @@ public struct IntegrityProblem: Sendable, Hashable {
     public var number: Int?
     public var files: [String]
     public var message: String
-    /// Code-specific facts (store, revisions, data file...), as verify reports them.
+    /// Code-specific facts (store, revisions, data file...), in the order of Spec/merge.md 5.9.
     public var details: JSONObject = JSONObject()
+
+    public init(code: FormatError.Code, number: Int?, files: [String], message: String, details: JSONObject = JSONObject()) {
+        self.code = code
+        self.number = number
+        self.files = files
+        self.message = message
+        self.details = details
+    }
 }
 
 public struct MergeFailure: Error, Sendable {
@@ -195,10 +203,7 @@ public struct MergeAnalysis: Sendable {
         } catch {
             problems.append(IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(error.message)"))
         }
-        problems.sort { a, b in
-            if a.code != b.code { return a.code < b.code }
-            return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes)
-        }
+        problems.sort(by: IntegrityProblem.reportPrecedes)
     }
 
     /// The replay order (Spec/merge.md 6): global count, timestamp, store (UTF-8 bytes),
@@ -246,8 +251,8 @@ public struct MergeAnalysis: Sendable {
     }
 
     private mutating func analyze(_ input: MergeInput) throws(FormatError) {
-        for file in input.incompleteFiles {
-            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [file], message: "a multipart event with parts missing"))
+        for files in input.incompleteSets {
+            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
         }
         let store: EventStore
         if let given = input.eventStore {
@@ -280,20 +285,27 @@ public struct MergeAnalysis: Sendable {
             var copies: [(id: Int64, sourced: SourcedEvent)] = []
             func decide() throws(FormatError) {
                 guard let first = copies.first else { return }
-                for copy in copies.dropFirst() { try store.setRole(.copy, of: copy.id) }
-                if copies.count > 1 && copies.contains(where: { !Self.same($0.sourced, first.sourced, input) }) {
+                let conflicting = copies.count > 1 && copies.contains(where: { !Self.same($0.sourced, first.sourced, input) })
+                if conflicting {
                     let event = first.sourced.event
                     problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.sourced.file)),
                                                      message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
                                                      details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
                 }
                 if let known = baselineRevisions?[first.sourced.event.storeIdentifier], first.sourced.event.revision <= known {
+                    for copy in copies.dropFirst() { try store.setRole(.copy, of: copy.id) }
                     try store.setRole(.covered, of: first.id)
                     coveredCount += 1
                 } else {
                     try store.setRole(.replayed, of: first.id)
                     replayCount += 1
                     integrity.add(first.sourced)
+                    // Every copy of a conflicting revision is checked as an event of its own
+                    // (Spec/merge.md 5.8); identical copies are one event.
+                    for copy in copies.dropFirst() {
+                        try store.setRole(conflicting ? .conflictingCopy : .copy, of: copy.id)
+                        if conflicting { integrity.addCopy(copy.sourced) }
+                    }
                 }
                 copies = []
             }
@@ -327,7 +339,9 @@ public struct MergeAnalysis: Sendable {
         func newer(_ a: Event, _ b: Event) -> Bool {
             if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
             if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
-            return utf8Precedes(b.uniqueIdentifier, a.uniqueIdentifier)
+            if ExactString(a.uniqueIdentifier) != ExactString(b.uniqueIdentifier) { return utf8Precedes(b.uniqueIdentifier, a.uniqueIdentifier) }
+            // Concurrent baselines tied on the key: their revision sets decide, never file names.
+            return b.revisionSet.listPrecedes(a.revisionSet)
         }
         // Baselines that tie on every part of the choice are one when equal, a conflict if not.
         var baselines: [SourcedEvent] = []
@@ -340,7 +354,8 @@ public struct MergeAnalysis: Sendable {
                 baselines.append(candidate)
             } else if ties.contains(where: { !same($0, candidate, input) }) {
                 problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
-                                                 message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)"))
+                                                 message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)",
+                                                 details: JSONObject([("store", .string(candidate.event.storeIdentifier)), ("revision", JSONValue(candidate.event.revision))])))
             }
         }
         func makesRedundant(_ other: SourcedEvent, _ candidate: SourcedEvent) -> Bool {
@@ -399,6 +414,12 @@ private struct IntegrityCheck {
         latestByStore[event.storeIdentifier] = max(latestByStore[event.storeIdentifier] ?? -1, event.revision)
     }
 
+    /// Another copy of the revision just added (a conflicting one): it counts for 205 only here;
+    /// its own revision set, data files and model version are checked by ``dependencies``.
+    mutating func addCopy(_ sourced: SourcedEvent) {
+        store?.files?.append(sourced.file)
+    }
+
     private mutating func finishStore() {
         guard let finished = store, let files = finished.files else { return }
         problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: sortedUnique(files),
@@ -419,7 +440,7 @@ private struct IntegrityCheck {
     func dependencies(_ store: EventStore, baselines: [SourcedEvent]) throws(FormatError) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
         for sourced in baselines { problems += modelVersion(sourced) }
-        let replayed = try store.cursor(where: "role = \(EventStore.Role.replayed.rawValue)", orderBy: "file, id")
+        let replayed = try store.cursor(where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
         while let sourced = try replayed.next() {
             for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
                 guard let needed = sourced.event.revisionSet[other] else { continue }

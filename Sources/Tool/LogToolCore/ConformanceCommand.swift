@@ -2,123 +2,97 @@ import ArgumentParser
 import Foundation
 import JSONDocument
 
-/// `logtool conformance`: runs the golden merge cases against this engine or another one.
+/// `logtool conformance`: runs the golden merge cases against this engine or another one
+/// (Spec/merge.md 9.8).
 struct Conformance: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the golden merge fixtures against this engine or an external one.",
+        abstract: "Run the golden merge cases against this engine or an external one.",
         discussion: """
-        Each folder of FIXTURES with a case.json is one case: its command (["merge", ARGS...]) runs \\
-        in the case folder, and its output is compared with expected/state.json, or its exit \\
-        status 1 and error codes with expected/error.json. --engine runs COMMAND ARGS... through \\
-        /bin/sh instead: any program that takes the arguments of `logtool merge` and prints the \\
-        state JSON. Prints PASS or FAIL per case, and ends with `N passed, N failed`. Exit status: \\
-        0 all passed, 1 some failed, 2 usage error.
+        Every folder inside FIXTURES is one case: its case.json command (["merge", ARGS...]) runs \
+        in the case folder. Exit code 0: standard output must be expected/state.json byte for \
+        byte, plus one LF. Exit code 1: standard output must be empty and the finding lines on \
+        standard error (Spec/merge.md 5.9) must be exactly the entries of expected/error.json \
+        (code, number, files, details). Without --fixtures, the Fixtures/merge folder of the \
+        source tree this logtool was built in is used.
+
+        Prints PASS, FAIL (with the differences), XFAIL or XPASS per case and ends with \
+        `N passed, N failed`. Exit status: 0 every case as expected, 1 a case failed or passed \
+        unexpectedly, or no case ran, 2 usage error.
+
+        Examples:
+          logtool conformance
+          logtool conformance --engine 'python3 my_merge.py' --expected-failures known.txt
+          logtool conformance --fixtures kit/Fixtures/merge --json
         """
     )
 
-    @Option(name: .long, help: "The folder of cases.")
-    var fixtures: String = "Fixtures/merge"
+    @Option(name: .long, help: ArgumentHelp("The folder of cases (default: Fixtures/merge beside this logtool's source tree).", valueName: "DIR"),
+            completion: .directory)
+    var fixtures: String?
 
-    @Option(name: .long, help: "A command that takes the arguments of `logtool merge` (default: this logtool).")
+    @Option(name: .long, help: ArgumentHelp("A shell command that takes the arguments of `logtool merge` (default: this logtool).", valueName: "COMMAND"))
     var engine: String?
 
+    @Option(name: .long, help: ArgumentHelp("A file naming, one per line, the cases the engine is known to fail; the run passes only if exactly those fail.", valueName: "FILE"),
+            completion: .file())
+    var expectedFailures: String?
+
+    @Flag(name: .long, help: "Print one JSON report instead of text.")
+    var json = false
+
     func run() throws {
-        let root = URL(fileURLWithPath: fixtures)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
-            writeStandardError("logtool: \(fixtures): no such folder")
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        guard let root = fixtures.map({ URL(fileURLWithPath: $0) }) ?? ConformanceRunner.defaultFixtures(executable: executable) else {
+            writeStandardError("logtool: no Fixtures/merge folder beside this logtool's source tree; give --fixtures DIR")
             throw ToolExit(status: .usage)
         }
-        var passed = 0, failed = 0
-        for name in names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            let folder = root.appendingPathComponent(name)
-            guard let caseData = FileManager.default.contents(atPath: folder.appendingPathComponent("case.json").path) else { continue }
-            let failures = runCase(folder: folder, caseData: caseData)
-            if failures.isEmpty {
-                passed += 1
-                writeStandardOutput("PASS \(name)\n")
-            } else {
-                failed += 1
-                writeStandardOutput("FAIL \(name)\n" + failures.map { "  \($0)\n" }.joined())
+        guard let cases = ConformanceRunner.cases(in: root) else {
+            writeStandardError("logtool: \(root.path): not a folder that can be listed")
+            throw ToolExit(status: .usage)
+        }
+        var listed: [String] = []
+        if let expectedFailures {
+            guard let text = try? String(contentsOfFile: expectedFailures, encoding: .utf8) else {
+                writeStandardError("logtool: \(expectedFailures): cannot be read as UTF-8 text")
+                throw ToolExit(status: .usage)
+            }
+            listed = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+        let runner = ConformanceRunner(engine: engine.map(ConformanceRunner.Engine.shell) ?? .logtool(executable))
+        var errors = listed.filter { name in !cases.contains { $0.name == name } }.map { "--expected-failures names \($0), which is not a case" }
+        if cases.isEmpty { errors.append("no case found in \(root.path): every folder inside it is a case (a case folder itself is not a kit)") }
+
+        var results: [JSONValue] = []
+        var passed = 0, failed = 0, expected = 0
+        for testCase in cases {
+            let differences = runner.differences(testCase)
+            let isListed = listed.contains(testCase.name)
+            let verdict: String
+            switch (differences.isEmpty, isListed) {
+            case (true, false): verdict = "pass"; passed += 1
+            case (false, false): verdict = "fail"; failed += 1
+            case (false, true): verdict = "expected-failure"; expected += 1
+            case (true, true): verdict = "unexpected-pass"; failed += 1
+            }
+            results.append(.object(JSONObject([("name", .string(testCase.name)), ("verdict", .string(verdict)),
+                                               ("differences", .array(differences.map(JSONValue.string)))])))
+            if !json {
+                let tag = ["pass": "PASS", "fail": "FAIL", "expected-failure": "XFAIL", "unexpected-pass": "XPASS"][verdict] ?? verdict
+                writeStandardOutput("\(tag) \(testCase.name)\n" + differences.map { "  \($0)\n" }.joined())
             }
         }
-        writeStandardOutput("\(passed) passed, \(failed) failed\n")
-        if failed > 0 { throw ToolExit(status: .problemsFound) }
-    }
-
-    /// What is wrong with one case's result; empty when it passes.
-    private func runCase(folder: URL, caseData: Data) -> [String] {
-        guard let info = try? JSONParser.parse(caseData), let command = info[JSONPointer(["command"])]?.arrayValue?.compactMap(\.stringValue),
-              command.first == "merge" else {
-            return ["case.json has no command [\"merge\", ...]"]
-        }
-        let arguments = Array(command.dropFirst())
-        let process = Process()
-        if let engine {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", engine + " \"$@\"", "engine"] + arguments
+        failed += errors.count
+        if json {
+            writeJSON(.object(JSONObject([
+                ("fixtures", .string(root.path)), ("cases", .array(results)), ("passed", JSONValue(Int64(passed))),
+                ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
+                ("errors", .array(errors.map(JSONValue.string))),
+            ])))
         } else {
-            process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL
-            process.arguments = ["merge"] + arguments
-            if !(process.executableURL.map { FileManager.default.isExecutableFile(atPath: $0.path) } ?? false),
-               let path = Bundle.main.executablePath {
-                process.executableURL = URL(fileURLWithPath: path)
-            }
+            for error in errors { writeStandardOutput("error: \(error)\n") }
+            if !listed.isEmpty { writeStandardOutput("\(expected) failed as expected (--expected-failures)\n") }
+            writeStandardOutput("\(passed) passed, \(failed) failed\n")
         }
-        process.currentDirectoryURL = folder
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        do {
-            try process.run()
-        } catch {
-            return ["the engine could not be started: \(error.localizedDescription)"]
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let expectedState = folder.appendingPathComponent("expected/state.json")
-        if let expected = FileManager.default.contents(atPath: expectedState.path) {
-            guard process.terminationStatus == 0 else {
-                return ["exit status \(process.terminationStatus), expected 0", "stderr: \(stderr.prefix(500))"]
-            }
-            guard let want = try? JSONParser.parse(expected) else { return ["expected/state.json is not JSON"] }
-            guard let got = try? JSONParser.parse(stdout) else { return ["the output is not JSON: \(String(decoding: stdout.prefix(200), as: UTF8.self))"] }
-            return Self.differences(want, got, at: .root, limit: 10)
-        }
-        guard let errorData = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/error.json").path),
-              let expected = try? JSONParser.parse(errorData) else {
-            return ["the case has neither expected/state.json nor expected/error.json"]
-        }
-        var problems: [String] = []
-        if process.terminationStatus != 1 { problems.append("exit status \(process.terminationStatus), expected 1") }
-        if !stdout.isEmpty { problems.append("something was printed on standard output") }
-        for error in expected[JSONPointer(["errors"])]?.arrayValue ?? [] {
-            guard let code = error[JSONPointer(["code"])]?.stringValue else { continue }
-            let number = error[JSONPointer(["number"])]?.numberValue?.int64Value
-            if !stderr.contains(code) || (number.map { !stderr.contains(String($0)) } ?? false) {
-                problems.append("expected \(code)\(number.map { " (\($0))" } ?? "") on standard error; got: \(stderr.prefix(300))")
-            }
-        }
-        return problems
-    }
-
-    /// Readable differences between two JSON values, by pointer.
-    static func differences(_ want: JSONValue, _ got: JSONValue, at pointer: JSONPointer, limit: Int) -> [String] {
-        guard want != got else { return [] }
-        switch (want, got) {
-        case (.object(let a), .object(let b)):
-            var result: [String] = []
-            for key in Set(a.keys + b.keys).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where result.count < limit {
-                switch (a[key], b[key]) {
-                case (let x?, let y?): result += differences(x, y, at: pointer / key, limit: limit - result.count)
-                case (let x?, nil): result.append("at \(pointer / key): missing, expected \(JSONWriter().string(x))")
-                case (nil, let y?): result.append("at \(pointer / key): unexpected \(JSONWriter().string(y))")
-                case (nil, nil): break
-                }
-            }
-            return result
-        default:
-            return ["at \(pointer.displayString): expected \(JSONWriter().string(want)), got \(JSONWriter().string(got))"]
-        }
+        if failed > 0 { throw ToolExit(status: .problemsFound) }
     }
 }

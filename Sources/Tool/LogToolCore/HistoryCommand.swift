@@ -33,6 +33,8 @@ struct History: ParsableCommand {
     @Argument(help: "Cloud folders, event files or v1 logs.")
     var inputs: [String]
 
+    func validate() throws { try options.validateModelVersion() }
+
     func run() throws {
         let reader = try options.reader()
         let input = try MergeInputs.gather(inputs, reader: reader)

@@ -87,6 +87,11 @@ struct ReadingOptions: ParsableArguments {
     @Flag(name: .long, help: "Accept the trailing commas of the original 1.x logs (v1 files only).")
     var lenient = false
 
+    /// `--model-version` chooses a version of `--model`; alone it is a usage error (Spec/merge.md 2).
+    func validateModelVersion() throws {
+        if modelVersion != nil && model == nil { throw ValidationError("--model-version needs --model") }
+    }
+
     /// The reader these options describe; a model that cannot be loaded is a usage error.
     func reader() throws -> EventFileReader {
         guard let model else { return EventFileReader(lenient: lenient) }
@@ -182,6 +187,7 @@ struct Convert: ParsableCommand {
     var destination: String
 
     func validate() throws {
+        try options.validateModelVersion()
         guard TargetDialect(rawValue: to) != nil else { throw ValidationError("--to takes v1 or v2") }
         guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
         guard encoding == "json" || to == TargetDialect.v2.rawValue else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }

@@ -30,6 +30,7 @@ struct Merge: ParsableCommand {
     var inputs: [String]
 
     func validate() throws {
+        try options.validateModelVersion()
         guard !inputs.isEmpty else { throw ValidationError("give at least one input") }
     }
 
@@ -95,12 +96,9 @@ struct Merge: ParsableCommand {
 
 /// The inputs of `merge` and `history`: folders, event files, loose parts and v1 logs.
 enum MergeInputs {
-    /// One line per finding: code, (number), files, then a message (Spec/merge.md 5.9).
+    /// One line per finding or read error (Spec/merge.md 5.9).
     static func report(_ problems: [IntegrityProblem]) {
-        for problem in problems {
-            let number = problem.number.map { " (\($0))" } ?? ""
-            writeStandardError("\(problem.code)\(number) \(problem.files.joined(separator: ", ")): \(problem.message)")
-        }
+        for problem in problems { writeStandardError(FindingLine.render(problem)) }
     }
 
     /// Reads every INPUT into one pool (Spec/merge.md section 3); usage problems and
@@ -178,20 +176,20 @@ enum MergeInputs {
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
                         if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
                     } else if !entry.isComplete {
-                        input.incompleteFiles += entry.files.values.sorted(by: utf8Precedes).map { Converter.join(base, $0) }
+                        input.incompleteSets.append(entry.files.values.map { Converter.join(base, $0) })
                     }
                 }
             }
         }
         for base in partGroups.keys.sorted(by: utf8Precedes) {
-            let group = partGroups[base] ?? []
+            let group = Self.distinctParts(partGroups[base] ?? [])
             let counts = Set(group.map(\.count))
             guard counts.count == 1, let count = counts.first, Set(group.map(\.index)).count == group.count else {
                 unreadable += group.map { FormatError(.v2DuplicatePart, "these files share the base name \(base) but do not form one event", location: .init(file: $0.path)) }
                 continue
             }
             guard Set(group.map(\.index)) == Set(1...count) else {
-                input.incompleteFiles.append(contentsOf: group.map(\.path).sorted(by: utf8Precedes))
+                input.incompleteSets.append(group.map(\.path))
                 continue
             }
             var parts: [EventPart] = []
@@ -205,7 +203,7 @@ enum MergeInputs {
             if event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
         }
         guard unreadable.isEmpty else {
-            for error in unreadable { writeStandardError("logtool: \(error)") }
+            report(unreadable.map(IntegrityProblem.init(readError:)).sorted(by: IntegrityProblem.reportPrecedes))
             throw ToolExit(status: .problemsFound)
         }
         if let store {
@@ -219,6 +217,28 @@ enum MergeInputs {
             input.eventStore = store
         }
         return input
+    }
+
+    /// A part file given twice, or a byte-identical copy of it, is one part: the first path in
+    /// UTF-8 order stands for it (Spec/merge.md 3.1). Copies that differ stay, for the caller
+    /// to report as an inconsistent group.
+    private static func distinctParts(_ group: [(path: String, index: Int, count: Int)]) -> [(path: String, index: Int, count: Int)] {
+        var kept: [(path: String, index: Int, count: Int)] = []
+        var bytes: [String: Data] = [:]
+        func contents(_ path: String) -> Data? {
+            if let known = bytes[path] { return known }
+            let read = FileManager.default.contents(atPath: path)
+            bytes[path] = read
+            return read
+        }
+        for member in group.sorted(by: { utf8Precedes($0.path, $1.path) }) {
+            let same = kept.contains { other in
+                other.index == member.index && other.count == member.count
+                    && (other.path == member.path || (contents(other.path).map { $0 == contents(member.path) } ?? false))
+            }
+            if !same { kept.append(member) }
+        }
+        return kept
     }
 
     /// Puts a folder's events into the event store as they are read, and replays them early

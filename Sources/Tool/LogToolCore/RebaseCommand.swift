@@ -35,6 +35,7 @@ struct Rebase: ParsableCommand {
     var json = false
 
     func validate() throws {
+        try options.validateModelVersion()
         guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
     }
 

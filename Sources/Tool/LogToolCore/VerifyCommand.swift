@@ -27,6 +27,8 @@ struct Verify: ParsableCommand {
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.")
     var path: String
 
+    func validate() throws { try options.validateModelVersion() }
+
     func run() throws {
         let reader = try options.reader()
         let listings = try scanOrExit(path)
