@@ -353,9 +353,11 @@ public struct MergeAnalysis: Sendable {
             if ties.isEmpty {
                 baselines.append(candidate)
             } else if ties.contains(where: { !same($0, candidate, input) }) {
+                // Named by the baseline whose file comes first (Spec/merge.md 4.4 step 3).
+                let tied = (ties + [candidate]).min { utf8Precedes($0.file, $1.file) }?.event ?? candidate.event
                 problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
-                                                 message: "different baselines tie for store \(candidate.event.storeIdentifier) revision \(candidate.event.revision)",
-                                                 details: JSONObject([("store", .string(candidate.event.storeIdentifier)), ("revision", JSONValue(candidate.event.revision))])))
+                                                 message: "different baselines tie for store \(tied.storeIdentifier) revision \(tied.revision)",
+                                                 details: JSONObject([("store", .string(tied.storeIdentifier)), ("revision", JSONValue(tied.revision))])))
             }
         }
         func makesRedundant(_ other: SourcedEvent, _ candidate: SourcedEvent) -> Bool {
