@@ -4,8 +4,9 @@ import PackageDescription
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation, ModelValidation
-//   Merge       CSQLite -> SQLiteConnection -> MergeEngine
-//   Folder      CloudFolder -> SyntheticHistory
+//   Merge       CSQLite -> SQLiteConnection -> MergeEngine       (siblings: neither imports
+//   Folder      CloudFolder -> SyntheticHistory                   the other)
+//   Operations  EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool        SQLiteExport, LogToolCore -> logtool
 let package = Package(
     name: "EnsemblesToolkit",
@@ -13,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "EnsemblesToolkit", targets: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
+            "EnsemblesToolkit",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
@@ -69,10 +71,15 @@ let package = Package(
         .target(
             name: "CloudFolder",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
                 "SQLiteConnection", "CFileSystem", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
+        ),
+        .target(
+            name: "EnsemblesToolkit",
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "MergeEngine", "CloudFolder"],
+            path: "Sources/Operations/EnsemblesToolkit"
         ),
         .target(
             name: "SyntheticHistory",
@@ -87,7 +94,7 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "SyntheticHistory", "SQLiteExport",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"

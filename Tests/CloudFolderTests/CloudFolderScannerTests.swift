@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EnsembleModel
+import JSONDocument
 import CloudFolder
 
 /// A scratch folder removed when the test ends.
@@ -71,8 +72,8 @@ struct CloudFolderScannerTests {
     func notACloudFolder() throws {
         let scratch = try ScratchFolder()
         try scratch.folder("misc")
-        #expect(throws: CloudFolderError.self) { try CloudFolderScanner().scan(scratch.url.path) }
-        #expect(throws: CloudFolderError.self) { try CloudFolderScanner().scan(scratch.url.appendingPathComponent("nope").path) }
+        #expect(throws: FormatError.self) { try CloudFolderScanner().scan(scratch.url.path) }
+        #expect(throws: FormatError.self) { try CloudFolderScanner().scan(scratch.url.appendingPathComponent("nope").path) }
     }
 
     @Test("store registrations are read; a name that disagrees with the content is a problem")

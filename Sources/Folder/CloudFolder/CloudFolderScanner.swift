@@ -2,16 +2,11 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 
-/// A problem with the path a user gave, as opposed to a problem inside one of its files.
-public struct CloudFolderError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var message: String
-
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
-    }
-    public var description: String { "\(path): \(message)" }
+extension FormatError.Code {
+    /// The path given is missing, or is not a folder (cloud-layout.md section 8).
+    public static let folderNotFound = Self("folder.not-found")
+    /// The folder is neither an ensemble folder nor a root holding one (cloud-layout.md section 8).
+    public static let folderNotCloudFolder = Self("folder.not-cloud-folder")
 }
 
 /// One entry of an ensemble folder as listed, before any file is read.
@@ -48,11 +43,11 @@ public struct CloudFolderScanner: Sendable {
     /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles. Without
     /// `listsEvents`, the files of each `events/` are not listed (a long history is then never
     /// held as a list).
-    public func scan(_ path: String, listsEvents: Bool = true) throws(CloudFolderError) -> [EnsembleListing] {
+    public func scan(_ path: String, listsEvents: Bool = true) throws(FormatError) -> [EnsembleListing] {
         let url = URL(fileURLWithPath: path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CloudFolderError(path: path, message: "no such folder")
+            throw FormatError(.folderNotFound, "no such folder", location: .init(file: path))
         }
         if Self.isEnsembleFolder(url) {
             return [listEnsemble(url, displayPath: ".", listsEvents: listsEvents)]
@@ -64,7 +59,7 @@ public struct CloudFolderScanner: Sendable {
             return listEnsemble(child, displayPath: name, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
-            throw CloudFolderError(path: path, message: "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/")
+            throw FormatError(.folderNotCloudFolder, "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/", location: .init(file: path))
         }
         return ensembles
     }

@@ -2,7 +2,6 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import EventCodecs
-import MergeEngine
 
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).

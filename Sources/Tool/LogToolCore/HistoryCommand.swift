@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import MergeEngine
+import EnsemblesToolkit
 import CloudFolder
 import DataModel
 
@@ -36,92 +37,17 @@ struct History: ParsableCommand {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let reader = try options.reader()
-        let input = try MergeInputs.gather(inputs, reader: reader)
-        let analysis = MergeEngine.analyze(input)
-        guard analysis.problems.isEmpty else {
-            for problem in analysis.problems {
-                writeStandardError("\(problem.code)\(problem.number.map { " (\($0))" } ?? "") \(problem.files.joined(separator: ", ")): \(problem.message)")
-            }
-            throw ToolExit(status: .problemsFound)
+        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
+        let document: JSONValue
+        do {
+            document = try ensemble.history(entity: entity, id: id)
+        } catch {
+            throw reportAndExit(error)
         }
-        let document = try Self.history(of: entity, id: id, analysis: analysis, model: input.model)
         if json {
             writeJSON(document)
         } else {
             writeStandardOutput(Self.text(document))
-        }
-    }
-
-    /// Replays the merge, watching one object.
-    static func history(of entity: String, id: String, analysis: MergeAnalysis, model: DataModel?) throws -> JSONValue {
-        var state = StoreState(model: model)
-        state.watch(entity: entity, id: id)
-        var changes: [(event: SourcedEvent, value: JSONValue)] = []
-        let baselineFiles = Set(analysis.baselines.map(\.file))
-        for sourced in try analysis.baselines + analysis.replayedEvents() {
-            let mine = sourced.event.objectChanges.filter {
-                ExactString($0.entity) == ExactString(entity) && ExactString($0.globalIdentifier) == ExactString(id)
-            }
-            // Phase A makes the object live for the rest of the event when the event inserts it.
-            let liveInEvent = state.isLive(entity: entity, id: id) || mine.contains { $0.type == .insert }
-            state.currentSource = sourced.file
-            state.apply(sourced.event)
-            // Listed as the phases run them: inserts and updates in change order, then deletes.
-            for change in mine.filter({ $0.type != .delete }) + mine.filter({ $0.type == .delete }) {
-                var properties = JSONObject()
-                for property in change.propertyChanges { properties[property.name] = try Self.json(property.value) }
-                changes.append((sourced, .object(JSONObject([
-                    ("file", .string(sourced.file)),
-                    ("store", .string(sourced.event.storeIdentifier)),
-                    ("revision", JSONValue(sourced.event.revision)),
-                    ("globalCount", JSONValue(sourced.event.globalCount)),
-                    ("timestamp", JSONValue(sourced.event.timestamp)),
-                    ("eventType", JSONValue(sourced.event.type.rawValue)),
-                    ("baseline", .bool(baselineFiles.contains(sourced.file))),
-                    ("change", .string(change.type == .insert ? "insert" : change.type == .update ? "update" : "delete")),
-                    ("applied", .bool(liveInEvent)),
-                    ("properties", .object(properties)),
-                ]))))
-            }
-        }
-        let listed = changes.map { entry -> JSONValue in
-            let concurrent = changes.filter { other in
-                other.event.file != entry.event.file && entry.event.event.revisionSet.compare(other.event.event.revisionSet) == .concurrent
-            }.map(\.event.file)
-            guard case .object(var object) = entry.value else { return entry.value }
-            object["concurrentWith"] = .array(sortedUnique(concurrent).map(JSONValue.string))
-            return .object(object)
-        }
-        var final = JSONObject()
-        for property in try state.properties(entity: entity, id: id) ?? [] {
-            final[property.name] = .object(JSONObject([
-                ("value", property.value),
-                ("setBy", (state.provenance[property.name] ?? nil).map(JSONValue.string) ?? .null),
-            ]))
-        }
-        return .object(JSONObject([
-            ("historyVersion", JSONValue(Int64(1))),
-            ("kind", .string("history")),
-            ("entity", .string(entity)),
-            ("id", .string(id)),
-            ("changes", .array(listed)),
-            ("final", .object(JSONObject([("live", .bool(state.isLive(entity: entity, id: id))), ("properties", .object(final))]))),
-        ]))
-    }
-
-    /// A property change as the history shows it: attribute values as in the state document,
-    /// to-many changes as their added, removed (and moved) identifiers.
-    static func json(_ value: PropertyChange.Value) throws -> JSONValue {
-        func ids(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
-        switch value {
-        case .attribute(let attribute): return try V2JSONEncoder.attributeJSON(attribute)
-        case .attributeInDataFile(let name): return .array([.string("dataFile"), .string(name)])
-        case .toOne(let related): return related.map(JSONValue.string) ?? .null
-        case .toMany(let added, let removed): return .object(JSONObject([("added", ids(added)), ("removed", ids(removed))]))
-        case .orderedToMany(let added, let removed, let moved):
-            return .object(JSONObject([("added", ids(added)), ("removed", ids(removed)),
-                                       ("moved", .object(JSONObject(moved.map { (String($0.key), .string($0.value)) })))]))
         }
     }
 

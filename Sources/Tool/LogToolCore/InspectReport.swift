@@ -11,10 +11,10 @@ public enum InspectReport {
 
     /// The report for `path`: a cloud folder, an ensemble folder or one event file.
     /// Throws when the path is missing or is a folder without any ensemble.
-    public static func make(path: String, reader: EventFileReader = EventFileReader()) throws(CloudFolderError) -> JSONValue {
+    public static func make(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> JSONValue {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CloudFolderError(path: path, message: "no such file or folder")
+            throw FormatError(.folderNotFound, "no such file or folder", location: .init(file: path))
         }
         if isDirectory.boolValue {
             return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })

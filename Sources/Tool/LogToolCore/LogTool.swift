@@ -6,6 +6,8 @@ import SchemaValidation
 import DataModel
 import CloudFolder
 import EnsembleModel
+import MergeEngine
+import EnsemblesToolkit
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
 public enum ExitStatus: Int32, Sendable {
@@ -71,6 +73,13 @@ func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleLis
     }
 }
 
+/// Writes an operation's problems to standard error, one finding line each (Spec/merge.md
+/// 5.9), and gives the exit status that goes with them.
+func reportAndExit(_ error: EnsembleError) -> ToolExit {
+    for problem in error.problems { writeStandardError(FindingLine.render(problem)) }
+    return ToolExit(status: error.kind == .usage ? .usage : .problemsFound)
+}
+
 /// Prints a JSON document for scripts: canonical (compact, sorted keys), then one LF.
 func writeJSON(_ value: JSONValue) {
     writeStandardOutput(JSONWriter().string(value) + "\n")
@@ -94,10 +103,18 @@ struct ReadingOptions: ParsableArguments {
 
     /// The reader these options describe; a model that cannot be loaded is a usage error.
     func reader() throws -> EventFileReader {
-        guard let model else { return EventFileReader(lenient: lenient) }
+        EventFileReader(lenient: lenient, model: try loadedModel())
+    }
+
+    /// The options of an ``Ensemble`` operation.
+    func ensembleOptions() throws -> Ensemble.Options {
+        Ensemble.Options(model: try loadedModel(), lenient: lenient)
+    }
+
+    private func loadedModel() throws -> DataModel? {
+        guard let model else { return nil }
         do {
-            let loaded = try ModelBundle(path: model).load(version: modelVersion)
-            return EventFileReader(lenient: lenient, model: loaded)
+            return try ModelBundle(path: model).load(version: modelVersion)
         } catch {
             writeStandardError("logtool: the model could not be loaded: \(error)")
             throw ToolExit(status: .usage)
@@ -139,7 +156,7 @@ struct Inspect: ParsableCommand {
         let report: JSONValue
         do {
             report = try InspectReport.make(path: path, reader: try options.reader())
-        } catch let error as CloudFolderError {
+        } catch let error as FormatError {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: .usage)
         }

@@ -3,6 +3,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import CloudFolder
+import EnsemblesToolkit
 
 /// `logtool verify`: the doctor for a cloud folder (Spec/verify.md).
 struct Verify: ParsableCommand {
@@ -30,18 +31,15 @@ struct Verify: ParsableCommand {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let reader = try options.reader()
-        let listings = try scanOrExit(path)
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
         let progress = isatty(STDERR_FILENO) == 1
-        var results: [EnsembleVerification] = []
-        for listing in listings {
-            if progress { FileHandle.standardError.write(Data("\rverifying \(listing.identifier): \(listing.entries.count) entries…".utf8)) }
-            do {
-                results.append(try EnsembleVerifier.verify(listing, reader: reader))
-            } catch {
-                writeStandardError("logtool: \(error)")
-                throw ToolExit(status: .problemsFound)
+        let results: [EnsembleVerification]
+        do {
+            results = try ensemble.verify { listing in
+                if progress { FileHandle.standardError.write(Data("\rverifying \(listing.identifier): \(listing.entries.count) entries…".utf8)) }
             }
+        } catch {
+            throw reportAndExit(error)
         }
         if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let all = results.flatMap(\.diagnostics)

@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import CloudFolder
 import MergeEngine
 
 /// One finding of `verify` (Spec/diagnostics.md).

@@ -1,0 +1,66 @@
+import JSONDocument
+
+/// An event and the file it came from (for reports).
+public struct SourcedEvent: Sendable {
+    /// The event; without its object changes when ``isSummary`` is true.
+    public var event: Event
+    public var file: String
+    /// The files of a multipart event, by part index; empty for a single file.
+    public var parts: [String]
+    /// The data files the event refers to (kept when the object changes are dropped).
+    public var dataFileReferences: [String]
+    /// How many object changes of each type the event holds (kept when they are dropped).
+    public var changeCounts = ChangeCounts()
+
+    public struct ChangeCounts: Sendable, Hashable {
+        public var inserts = 0, updates = 0, deletes = 0
+        public var total: Int { inserts + updates + deletes }
+
+        public init() {}
+    }
+    /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
+    public private(set) var isSummary = false
+    /// A fingerprint of the bytes the event was read from, so that reading them again can tell
+    /// whether they are still the bytes that were checked.
+    public var contentDigest: UInt64?
+
+    public init(event: Event, file: String, parts: [String] = []) {
+        self.event = event
+        self.file = file
+        self.parts = parts
+        var referenced: [String] = []
+        let changes = event.objectChanges
+        // By index, reading fields in place: copying each change retains all its parts.
+        for index in changes.indices {
+            switch changes[index].type {
+            case .insert: changeCounts.inserts += 1
+            case .update: changeCounts.updates += 1
+            case .delete: changeCounts.deletes += 1
+            }
+            referenced += changes[index].dataFiles
+            for property in changes[index].propertyChanges.indices {
+                if case .attributeInDataFile(let name) = changes[index].propertyChanges[property].value { referenced.append(name) }
+            }
+        }
+        dataFileReferences = sortedUnique(referenced)
+    }
+
+    /// A summary read back from an event index (the merge engine's `EventStore`).
+    package init(summary event: Event, file: String, parts: [String], dataFileReferences: [String], changeCounts: ChangeCounts, contentDigest: UInt64?) {
+        self.event = event
+        self.file = file
+        self.parts = parts
+        self.dataFileReferences = dataFileReferences
+        self.changeCounts = changeCounts
+        self.contentDigest = contentDigest
+        isSummary = true
+    }
+
+    /// The same event without its object changes: what the analysis needs, in little memory.
+    public func summary() -> SourcedEvent {
+        var summary = self
+        summary.event.objectChanges = []
+        summary.isSummary = true
+        return summary
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import DataModel
+import EventCodecs
+import MergeEngine
+import CloudFolder
+
+/// What a library user starts from: one ensemble's files (a cloud folder, event files, v1
+/// logs), and the operations the toolkit offers on them. Nothing here writes into the inputs.
+///
+/// ```swift
+/// let ensemble = Ensemble(at: URL(fileURLWithPath: "cloud/MainStore"))
+/// let state = try ensemble.merge()
+/// print(String(decoding: try state.documentBytes(), as: UTF8.self))
+/// ```
+public struct Ensemble: Sendable {
+    /// How the inputs are read.
+    public struct Options: Sendable {
+        /// The app's data model: needed for v1 files; when given, v2 events are checked against
+        /// it, related identifiers resolve in destination entities and inverses are kept
+        /// (Spec/merge.md 2, 8.8).
+        public var model: DataModel?
+        /// Accept the trailing commas of the original 1.x logs (Spec/v1-json.md 2.1).
+        public var lenient: Bool
+
+        public init(model: DataModel? = nil, lenient: Bool = false) {
+            self.model = model
+            self.lenient = lenient
+        }
+    }
+
+    /// The paths as given; findings name files by them (Spec/merge.md 5.9).
+    public var inputs: [String]
+    public var options: Options
+
+    /// One cloud folder, ensemble folder or event file.
+    public init(at url: URL, options: Options = Options()) {
+        self.init(inputs: [url.path], options: options)
+    }
+
+    /// Several inputs pooled into one history (Spec/merge.md 2): at most one ensemble folder,
+    /// and any number of event files and logs.
+    public init(inputs: [String], options: Options = Options()) {
+        self.inputs = inputs
+        self.options = options
+    }
+
+    var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model) }
+
+    /// Replays every event to the final state (Spec/merge.md). Warnings that do not stop the
+    /// merge (an invalid store registration) go to `warnings`.
+    public func merge(warnings: inout [FormatError]) throws(EnsembleError) -> StoreState {
+        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, replayEarly: true, warnings: &warnings)
+        do {
+            return try MergeEngine.merge(input)
+        } catch {
+            throw EnsembleError(kind: .integrity, problems: error.problems)
+        }
+    }
+
+    /// Replays every event to the final state (Spec/merge.md), ignoring warnings.
+    public func merge() throws(EnsembleError) -> StoreState {
+        var warnings: [FormatError] = []
+        return try merge(warnings: &warnings)
+    }
+
+    /// What a merge would do, without replaying: the events that take part and every finding.
+    public func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
+        let input = try MergeInputs.gather(inputs, reader: reader, warnings: &warnings)
+        return (input, MergeEngine.analyze(input))
+    }
+
+    /// Checks every ensemble folder of the first input without changing it (Spec/verify.md).
+    public func verify(progress: (@Sendable (EnsembleListing) -> Void)? = nil) throws(EnsembleError) -> [EnsembleVerification] {
+        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
+        let listings: [EnsembleListing]
+        do {
+            listings = try CloudFolderScanner().scan(path)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+        var results: [EnsembleVerification] = []
+        for listing in listings {
+            progress?(listing)
+            do {
+                results.append(try EnsembleVerifier.verify(listing, reader: reader))
+            } catch {
+                throw EnsembleError(.failure, error)
+            }
+        }
+        return results
+    }
+}
+
+/// Why an operation on an ``Ensemble`` stopped: what kind of failure, and each problem as one
+/// finding (code, number, files, details), renderable with ``FindingLine``.
+public struct EnsembleError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// The request itself is wrong: a missing input, not a cloud folder, several ensembles.
+        case usage
+        /// Files could not be read (Spec/merge.md 3.5).
+        case unreadable
+        /// The inputs read, but an integrity check failed (Spec/merge.md 5).
+        case integrity
+        /// The toolkit's own machinery failed (its temporary event index).
+        case failure
+    }
+
+    public var kind: Kind
+    public var problems: [IntegrityProblem]
+
+    public init(kind: Kind, problems: [IntegrityProblem]) {
+        self.kind = kind
+        self.problems = problems
+    }
+
+    init(_ kind: Kind, _ error: FormatError) {
+        self.init(kind: kind, problems: [IntegrityProblem(code: error.code, number: nil, files: error.location.file.map { [$0] } ?? [],
+                                                          message: error.message)])
+    }
+
+    /// One finding line per problem (Spec/merge.md 5.9).
+    public var description: String { problems.map(FindingLine.render).joined(separator: "\n") }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import MergeEngine
+import CloudFolder
+
+extension FormatError.Code {
+    /// `--out`'s parent folder is missing, or the new folder would be the input or inside it
+    /// (Spec/merge.md 13.8).
+    public static let rebaseInvalidDestination = Self("rebase.invalid-destination")
+    /// The store asked to own the new baseline is not in its revision set (Spec/merge.md 13.4).
+    public static let rebaseUnknownStore = Self("rebase.unknown-store")
+}
+
+/// What a rebase did (Spec/merge.md 13.8).
+public struct RebaseSummary: Sendable, Hashable {
+    /// The new baseline, relative to the new folder; nil when there was nothing to fold.
+    public var baseline: String?
+    public var cutoffGlobalCount: Int64?
+    public var foldedEvents: Int
+    public var keptEvents: Int
+    public var liveObjects: Int
+    public var written: Bool { baseline != nil }
+}
+
+extension Ensemble {
+    /// Folds the first input's history into one new baseline and writes a new folder at `out`
+    /// (which must not exist) that merges to exactly the same state; the input is never
+    /// changed, and nothing is published unless both merge alike (Spec/merge.md 13).
+    public func rebase(to out: URL, store: String? = nil, binary: Bool = false) throws(EnsembleError) -> RebaseSummary {
+        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
+        let outURL = out.standardizedFileURL
+        let pathURL = URL(fileURLWithPath: path).standardizedFileURL
+        guard !Converter.exists(outURL) else {
+            throw EnsembleError(.usage, FormatError(.rebaseDestinationExists, "already exists; rebase never overwrites", location: .init(file: out.path)))
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: outURL.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue,
+              outURL.path != pathURL.path, !outURL.path.hasPrefix(pathURL.path + "/") else {
+            throw EnsembleError(.usage, FormatError(.rebaseInvalidDestination, "the new folder needs an existing parent folder outside \(path)",
+                                                    location: .init(file: out.path)))
+        }
+        let listings: [EnsembleListing]
+        do {
+            listings = try CloudFolderScanner().scan(path)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+        guard listings.count == 1, let listing = listings.first else {
+            throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "\(path) holds more than one ensemble; rebase one at a time"))
+        }
+        var warnings: [FormatError] = []
+        let input = try MergeInputs.gather([path], reader: reader, summarize: true, warnings: &warnings)
+        let analysis = MergeEngine.analyze(input)
+        guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
+        let plan: RebasePlan?
+        do {
+            plan = try RebasePlan(analysis)
+        } catch {
+            throw EnsembleError(.integrity, error)
+        }
+        var state = StoreState(model: input.model)
+        try Self.replay(analysis.baselines, into: &state, input)
+        guard let plan, let lastFoldedStore = plan.lastFoldedStore else {
+            return RebaseSummary(baseline: nil, cutoffGlobalCount: nil, foldedEvents: 0, keptEvents: 0, liveObjects: state.liveObjectCount)
+        }
+        let owner = store ?? lastFoldedStore
+        guard plan.revisionSet[owner] != nil else {
+            throw EnsembleError(.usage, FormatError(.rebaseUnknownStore, "--store \(owner) is not in the new baseline's revision set (\(plan.revisionSet.stores.joined(separator: ", ")))"))
+        }
+        do {
+            try plan.forEachFoldedPage { page in try Self.replay(page, into: &state, input) }
+        } catch let error as EnsembleError {
+            throw error
+        } catch {
+            throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.mergeEventStore, "\(error)"))
+        }
+        let baseline = state.baseline(
+            uniqueIdentifier: BaselineNaming.uniqueIdentifier(for: plan.revisionSet), storeIdentifier: owner, globalCount: plan.cutoff,
+            timestamp: (analysis.baselines.map(\.event.timestamp) + [plan.foldedTimestamp].compactMap { $0 }).max() ?? 0,
+            modelVersion: input.modelHash ?? plan.foldedModelVersion ?? analysis.baselines.last(where: { $0.event.modelVersion != nil })?.event.modelVersion,
+            revisionSet: plan.revisionSet)
+        let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
+        let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
+        do {
+            try RebaseWriter(path: path, binary: binary, reader: reader)
+                .write(baseline, named: name, plan: plan, listing: listing, input: input, to: outURL)
+        } catch let failure as ConversionFailure {
+            let problems = failure.errors.map { problem in
+                let code = problem.code == .rebaseVerificationFailed || problem.code == .rebaseDestinationExists ? problem.code : .rebaseWriteFailed
+                return IntegrityProblem(code: code, number: nil, files: [], message: problem.message)
+            }
+            throw EnsembleError(kind: failure.usage ? .usage : .failure, problems: problems)
+        } catch let error as EnsembleError {
+            throw error
+        } catch {
+            throw EnsembleError(.failure, FormatError(.rebaseWriteFailed, "\(error)"))
+        }
+        return RebaseSummary(baseline: inside + "baselines/" + name, cutoffGlobalCount: plan.cutoff, foldedEvents: plan.foldedCount,
+                             keptEvents: plan.kept.count, liveObjects: state.liveObjectCount)
+    }
+
+    private static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(EnsembleError) {
+        do {
+            try MergeEngine.replay(events, into: &state, input)
+        } catch {
+            throw EnsembleError(kind: .integrity, problems: error.problems)
+        }
+    }
+}
+
+/// Stages the new folder, reads it back, checks that it merges to the input's state, and
+/// publishes it (Spec/merge.md 13.7).
+private struct RebaseWriter {
+    var path: String
+    var binary: Bool
+    var reader: EventFileReader
+
+    func write(_ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, to outURL: URL) throws {
+        var staging = try StagingArea(for: outURL)
+        defer { staging.discard() }
+        let ensemble = listing.displayPath == "." ? staging.url : staging.url.appendingPathComponent(listing.displayPath)
+        for folder in EnsembleSubfolder.allCases { try StagingArea.createFolder(ensemble.appendingPathComponent(folder.rawValue)) }
+        let bytes = binary ? try V2BinaryEncoder().encode(baseline) : try V2JSONEncoder().encode(baseline)
+        let baselineURL = ensemble.appendingPathComponent("baselines/\(name)")
+        try StagingArea.write(bytes, to: baselineURL)
+        // Every copy of a kept event (an event delivered twice has two files), and its data files.
+        let keptRevisions = Set(plan.kept.map { ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)") })
+        let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
+        var copies: [String] = []
+        var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
+        // Copies of a kept event claim the same revision, so they have its global count, above the cutoff.
+        for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
+            copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
+            dataFiles.formUnion(sourced.dataFileReferences)
+        }
+        for entry in listing.entries {
+            switch entry.entry {
+            case .storeRegistration: copies.append(entry.path)
+            case .dataFile(let file) where dataFiles.contains(file): copies.append(entry.path)
+            default: break
+            }
+        }
+        for relative in copies {
+            let source = listing.url.appendingPathComponent(relative)
+            let content = try readAll(source)
+            try StagingArea.write(content, to: ensemble.appendingPathComponent(relative))
+            guard try readAll(ensemble.appendingPathComponent(relative)) == content else {
+                throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as the bytes copied")])
+            }
+        }
+        guard (try? reader.readEvent(file: baselineURL.path, parts: [])) == baseline else {
+            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new baseline does not read back as the event written")])
+        }
+        let before = try mergedDocument(input)
+        var warnings: [FormatError] = []
+        let after = try mergedDocument(try MergeInputs.gather([staging.url.path], reader: reader, summarize: true, warnings: &warnings))
+        guard before == after else {
+            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new folder merges to another state than \(path); nothing was written")])
+        }
+        try staging.commit()
+    }
+
+    private func readAll(_ url: URL) throws -> [UInt8] {
+        do {
+            return Array(try Data(contentsOf: url))
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "\(url.path): \(error.localizedDescription)")])
+        }
+    }
+
+    private func mergedDocument(_ input: MergeInput) throws -> [UInt8] {
+        do {
+            return try MergeEngine.merge(input).documentBytes()
+        } catch let failure as MergeFailure {
+            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "a merge for the verification failed: \(failure.problems.map(\.message).joined(separator: "; "))")])
+        }
+    }
+}
