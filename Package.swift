@@ -24,6 +24,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
+        // Temporary paths to remove when a signal stops a command (no dependencies).
+        .target(name: "TemporaryFiles", path: "Sources/Format/TemporaryFiles"),
         .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
         // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
         .target(
@@ -72,7 +74,7 @@ let package = Package(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
-                "SQLiteConnection", "CFileSystem", .product(name: "Crypto", package: "swift-crypto"),
+                "SQLiteConnection", "CFileSystem", "TemporaryFiles", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
         ),
@@ -88,13 +90,13 @@ let package = Package(
         ),
         .target(
             name: "SQLiteExport",
-            dependencies: ["SQLiteConnection", "JSONDocument", "EnsembleModel", "DataModel", "MergeEngine"],
+            dependencies: ["SQLiteConnection", "JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TemporaryFiles"],
             path: "Sources/Tool/SQLiteExport"
         ),
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"

@@ -145,6 +145,39 @@ struct ConvertTests {
             #expect(try Data(contentsOf: log) == sourceBefore)
         }
     }
+
+    @Test("SIGINT or SIGTERM during convert removes its staging folder: nothing is left behind", arguments: [SIGINT, SIGTERM])
+    func interrupted(signalNumber: Int32) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let log = scratch.appendingPathComponent("large.json")
+        try Self.largeLog(at: log, events: 3000)
+        let model = Run.packageRoot.appendingPathComponent(Originals.model).path
+        let destination = scratch.appendingPathComponent("out")
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = ["convert", "--model", model, log.path, destination.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until the staging folder exists, then interrupt.
+        var staged = false
+        for _ in 0..<2000 where process.isRunning {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
+            if names.contains(where: { $0.hasPrefix(".out.partial-") }) { staged = true; break }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        kill(process.processIdentifier, signalNumber)
+        process.waitUntilExit()
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0 != "large.json" }
+        if staged && process.terminationStatus == 128 + signalNumber {
+            #expect(left.isEmpty, "left behind: \(left)")
+        } else {
+            // The conversion finished before the signal arrived: then only the complete result is there.
+            #expect(left == ["out"] || left.isEmpty, "\(left), status \(process.terminationStatus)")
+        }
+        #expect(staged, "the staging folder never appeared, so the interruption was not exercised")
+    }
 }
 
 @Suite("convert --encoding binary")

@@ -4,7 +4,7 @@ import JSONDocument
 import EnsembleModel
 
 /// How a rebase names its baseline (Spec/merge.md 13.4, 13.5).
-public enum BaselineNaming {
+package enum BaselineNaming {
     /// The first 16 bytes of the SHA-256 of the revision set's canonical JSON, as an uppercase
     /// UUID text: the same folded history always gets the same identifier.
     public static func uniqueIdentifier(for revisionSet: RevisionSet) -> String {

@@ -2,19 +2,19 @@ import Foundation
 import EnsembleModel
 
 /// The four folders of an ensemble (Spec/cloud-layout.md).
-public enum EnsembleSubfolder: String, CaseIterable, Sendable, Hashable {
+package enum EnsembleSubfolder: String, CaseIterable, Sendable, Hashable {
     case stores, events, baselines, data
 }
 
 /// `_<index>of<count>` in a multipart file name (1-based).
-public struct PartNumber: Hashable, Sendable {
+package struct PartNumber: Hashable, Sendable {
     public var index: Int
     public var count: Int
     public static let maximumCount = 10_000
 }
 
 /// What an event file's name says: `<globalCount>_<store>_<revision>[_<i>of<n>].cdeevent`.
-public struct EventFileName: Hashable, Sendable {
+package struct EventFileName: Hashable, Sendable {
     public var globalCount: Int64
     public var storeIdentifier: String
     public var revision: Int64
@@ -22,7 +22,7 @@ public struct EventFileName: Hashable, Sendable {
 }
 
 /// What a baseline file's name says: `<globalCount>_<uniqueIdentifier>[_<store prefix>][_<i>of<n>].cdeevent`.
-public struct BaselineFileName: Hashable, Sendable {
+package struct BaselineFileName: Hashable, Sendable {
     public var globalCount: Int64
     public var uniqueIdentifier: String
     /// The first 8 characters of the owning store; nil for the legacy two-field name.
@@ -32,12 +32,12 @@ public struct BaselineFileName: Hashable, Sendable {
 }
 
 /// The kinds of debris real cloud folders contain; never read as data, always reported.
-public enum DebrisKind: String, Sendable, Hashable, CaseIterable {
+package enum DebrisKind: String, Sendable, Hashable, CaseIterable {
     case conflictedCopy, iCloudPlaceholder, duplicateFolder, partialFile, systemFile, symlink, unknownName, unknownEntry
 }
 
 /// What one directory entry of an ensemble is, decided from its folder, name and type.
-public enum CloudEntry: Hashable, Sendable {
+package enum CloudEntry: Hashable, Sendable {
     case event(EventFileName)
     case baseline(BaselineFileName)
     case storeRegistration(storeIdentifier: String)
@@ -46,7 +46,7 @@ public enum CloudEntry: Hashable, Sendable {
 }
 
 /// File-name grammar of Spec/cloud-layout.md.
-public enum CloudFileName {
+package enum CloudFileName {
     public static let eventExtension = ".cdeevent"
     static let partialSuffixes = [".tmp", ".partial", ".part", ".download", ".crdownload", "~"]
     static let systemFiles: Set<String> = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]

@@ -10,7 +10,7 @@ extension FormatError.Code {
 }
 
 /// One entry of an ensemble folder as listed, before any file is read.
-public struct ListedEntry: Hashable, Sendable {
+package struct ListedEntry: Hashable, Sendable {
     /// Path relative to the ensemble folder, `/`-separated, e.g. `events/12_A_3.cdeevent`.
     public var path: String
     public var entry: CloudEntry
@@ -19,7 +19,7 @@ public struct ListedEntry: Hashable, Sendable {
 }
 
 /// The entries of one ensemble folder, classified (Spec/cloud-layout.md).
-public struct EnsembleListing: Sendable {
+package struct EnsembleListing: Sendable {
     public var identifier: String
     /// Absolute location on disk.
     public var url: URL
@@ -32,7 +32,7 @@ public struct EnsembleListing: Sendable {
 }
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
-public struct CloudFolderScanner: Sendable {
+package struct CloudFolderScanner: Sendable {
     public init() {}
 
     /// True when `url` is a directory holding at least one of the four ensemble folders.

@@ -1,4 +1,5 @@
 import CFileSystem
+import TemporaryFiles
 import Crypto
 import Foundation
 import JSONDocument
@@ -14,14 +15,14 @@ extension FormatError.Code {
 }
 
 /// The dialect a conversion writes.
-public enum TargetDialect: String, Sendable, CaseIterable {
+package enum TargetDialect: String, Sendable, CaseIterable {
     case v1, v2
 }
 
 /// What a conversion did (Spec/convert.md, "Summary").
-public struct ConversionSummary: Sendable {
+package struct ConversionSummary: Sendable {
     /// Paths are the command-line arguments joined with the path inside them (Spec/convert.md).
-    public struct ConvertedFile: Sendable {
+    package struct ConvertedFile: Sendable {
         public var source: String
         public var destination: String
         public var events: Int
@@ -39,7 +40,7 @@ public struct ConversionSummary: Sendable {
 
 /// Converts event files and cloud folders between the v1 and v2 JSON dialects without ever
 /// touching the source or leaving a partial destination (Spec/convert.md).
-public struct Converter: Sendable {
+package struct Converter: Sendable {
     /// Inline binary values longer than this move to data files when writing v2.
     public static let inlineBinaryLimit = 10_000
 
@@ -195,7 +196,7 @@ public struct Converter: Sendable {
 }
 
 /// Why a conversion (or another command that writes a new folder) stopped; nothing was written.
-public struct ConversionFailure: Error, Sendable {
+package struct ConversionFailure: Error, Sendable {
     /// The command line or the paths were wrong (exit 2), rather than the content (exit 1).
     public var usage = false
     public var errors: [FormatError]
@@ -346,7 +347,7 @@ struct FolderWriter {
 
 /// A hidden sibling of the destination where everything is written first; one `rename` at the
 /// end publishes it, so a crash leaves no destination (only this `.partial-` entry).
-public struct StagingArea {
+package struct StagingArea {
     public let url: URL
     let destination: URL
     private var committed = false
@@ -355,9 +356,12 @@ public struct StagingArea {
         self.destination = destination
         url = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+        TemporaryFiles.register(url.path)
     }
 
     public static func createFolder(_ url: URL) throws(ConversionFailure) {
+        guard TemporaryFiles.beginWrite() else { throw Self.stopped(url) }
+        defer { TemporaryFiles.endWrite() }
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
@@ -372,6 +376,8 @@ public struct StagingArea {
     /// Writes one file, creating its folder; flushed to disk unless `durable` is false (for callers
     /// that flush everything once before `commit`).
     public static func write(_ bytes: [UInt8], to url: URL, durable: Bool = true) throws(ConversionFailure) {
+        guard TemporaryFiles.beginWrite() else { throw Self.stopped(url) }
+        defer { TemporaryFiles.endWrite() }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
@@ -384,6 +390,10 @@ public struct StagingArea {
         } catch {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)", location: .init(file: url.path))])
         }
+    }
+
+    private static func stopped(_ url: URL) -> ConversionFailure {
+        ConversionFailure(errors: [FormatError(.convertWriteFailed, "stopped by a signal", location: .init(file: url.path))])
     }
 
     public mutating func commit() throws(ConversionFailure) {
@@ -400,9 +410,11 @@ public struct StagingArea {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
         }
         committed = true
+        TemporaryFiles.unregister(url.path)
     }
 
     public func discard() {
         if !committed { try? FileManager.default.removeItem(at: url) }
+        TemporaryFiles.unregister(url.path)
     }
 }

@@ -5,14 +5,14 @@ import EventCodecs
 
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).
-public struct StoreRegistration: Hashable, Sendable {
+package struct StoreRegistration: Hashable, Sendable {
     public var storeIdentifier: String
     public var leechDate: Date?
     public var file: String
 }
 
 /// One logical event or baseline of a folder: a single file or a multipart set.
-public struct EventEntry: Sendable {
+package struct EventEntry: Sendable {
     /// The file of part 1, or the lowest part present when part 1 is missing.
     public var file: String
     /// Every file of the set, by part index (one entry for a single-file event).
@@ -33,32 +33,32 @@ public struct EventEntry: Sendable {
 }
 
 /// An event file with what its name says.
-public struct EventFileEntry: Sendable {
+package struct EventFileEntry: Sendable {
     public var name: EventFileName
     public var entry: EventEntry
 }
 
 /// A baseline with what its name says.
-public struct BaselineFileEntry: Sendable {
+package struct BaselineFileEntry: Sendable {
     public var name: BaselineFileName
     public var entry: EventEntry
 }
 
 /// A debris entry and why it is debris.
-public struct DebrisEntry: Hashable, Sendable {
+package struct DebrisEntry: Hashable, Sendable {
     public var path: String
     public var kind: DebrisKind
     public var reason: String
 }
 
 /// A file of `data/`.
-public struct DataFileEntry: Hashable, Sendable {
+package struct DataFileEntry: Hashable, Sendable {
     public var name: String
     public var bytes: Int64
 }
 
 /// An unknown key found in a file.
-public struct UnknownKey: Hashable, Sendable {
+package struct UnknownKey: Hashable, Sendable {
     public var file: String
     public var pointer: JSONPointer
 
@@ -69,7 +69,7 @@ public struct UnknownKey: Hashable, Sendable {
 }
 
 /// Receives what ``EnsembleContents/read(_:reader:summarize:sink:)`` reads, as it reads it.
-public protocol EnsembleReadingSink: AnyObject {
+package protocol EnsembleReadingSink: AnyObject {
     /// Every baseline of `baselines/` (readable or not), before any event.
     func read(baselines: [BaselineFileEntry])
     /// Readable events of `events/`, a chunk at a time, in the order their names give (global
@@ -79,7 +79,7 @@ public protocol EnsembleReadingSink: AnyObject {
 }
 
 /// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
-public struct EnsembleContents: Sendable {
+package struct EnsembleContents: Sendable {
     public var identifier: String
     public var displayPath: String
     public var stores: [StoreRegistration] = []

@@ -11,7 +11,7 @@ extension FormatError.Code {
 }
 
 /// The encodings a reader tells apart by a file's first bytes.
-public enum EventEncoding: String, Sendable, Hashable {
+package enum EventEncoding: String, Sendable, Hashable {
     case v2JSON = "v2-json"
     case v2Binary = "v2-binary"
     case v1JSON = "v1-json"
@@ -19,7 +19,7 @@ public enum EventEncoding: String, Sendable, Hashable {
 
 /// Reads one event file through the whole pipeline: bytes, JSON, schema, then decoding
 /// (Spec/v2-json.md, "Reading"). Every failure is a ``FormatError`` attributed to the file.
-public struct EventFileReader: Sendable {
+package struct EventFileReader: Sendable {
     /// Limits for every file; trailing commas are governed by ``lenient`` instead.
     public var jsonOptions: JSONReadingOptions
     /// Accept the trailing commas of the original 1.x logs, in v1 files only.
@@ -37,7 +37,7 @@ public struct EventFileReader: Sendable {
     }
 
     /// Every event of a loose file: one event, or all events of a v1 log.
-    public struct FileResult: Sendable {
+    package struct FileResult: Sendable {
         public var encoding: EventEncoding?
         public var events: [Event]
         /// A v1 array of events.
@@ -126,7 +126,7 @@ public struct EventFileReader: Sendable {
     }
 
     /// A decoded file, or every problem that stopped it from decoding.
-    public struct PartResult: Sendable {
+    package struct PartResult: Sendable {
         public var encoding: EventEncoding?
         public var part: EventPart?
         public var errors: [FormatError]

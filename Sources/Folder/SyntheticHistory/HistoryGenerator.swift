@@ -6,7 +6,7 @@ import EventCodecs
 import CloudFolder
 
 /// What `logtool generate` makes: the size and shape of a synthetic history.
-public struct GeneratorSettings: Sendable {
+package struct GeneratorSettings: Sendable {
     public var stores = 3
     public var objects = 1_000
     /// Object changes in all events together.
@@ -24,12 +24,12 @@ public struct GeneratorSettings: Sendable {
     public init() {}
 }
 
-public enum GeneratedFormat: String, Sendable, CaseIterable {
+package enum GeneratedFormat: String, Sendable, CaseIterable {
     case v1JSON, v2JSON, v2Binary
 }
 
 /// What was generated.
-public struct GeneratorSummary: Sendable {
+package struct GeneratorSummary: Sendable {
     public var events = 0
     public var objectChanges = 0
     public var inserts = 0, updates = 0, deletes = 0
@@ -43,7 +43,7 @@ public struct GeneratorSummary: Sendable {
 /// objects, not on the length of the history.
 ///
 /// The output folder holds `Model.xcdatamodeld` and `cloud/Generated/` (stores, events, data).
-public struct HistoryGenerator {
+package struct HistoryGenerator {
     public static let ensemble = "Generated"
 
     let settings: GeneratorSettings

@@ -1,6 +1,6 @@
 /// SplitMix64: a small random generator that gives the same sequence on every platform, so a
 /// test built on random inputs repeats exactly from its seed.
-public struct SplitMix64: RandomNumberGenerator {
+package struct SplitMix64: RandomNumberGenerator {
     public var state: UInt64
 
     public init(seed: UInt64) { state = seed }

@@ -8,7 +8,7 @@ import JSONDocument
 ///
 /// The XML itself is parsed by libxml2 through Foundation's `XMLParser`, which reports line and
 /// column numbers; this type only interprets the elements Spec/model.md names.
-public enum ModelXMLReader {
+package enum ModelXMLReader {
     /// The largest `contents` file read (Spec/model.md).
     public static let maximumBytes = 16 * 1024 * 1024
 

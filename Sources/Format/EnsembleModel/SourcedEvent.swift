@@ -1,7 +1,7 @@
 import JSONDocument
 
 /// An event and the file it came from (for reports).
-public struct SourcedEvent: Sendable {
+package struct SourcedEvent: Sendable {
     /// The event; without its object changes when ``isSummary`` is true.
     public var event: Event
     public var file: String
@@ -12,7 +12,7 @@ public struct SourcedEvent: Sendable {
     /// How many object changes of each type the event holds (kept when they are dropped).
     public var changeCounts = ChangeCounts()
 
-    public struct ChangeCounts: Sendable, Hashable {
+    package struct ChangeCounts: Sendable, Hashable {
         public var inserts = 0, updates = 0, deletes = 0
         public var total: Int { inserts + updates + deletes }
 

@@ -94,7 +94,7 @@ public struct V1JSONEncoder: Sendable {
 /// Which unknown members of one dialect have no place when writing the other (Spec/convert.md,
 /// "Lossy conversions"): those named like a key the other dialect uses at that level, and, for
 /// v1, every unknown member of a property change.
-public enum DialectKeys {
+package enum DialectKeys {
     /// `pointer` names an unknown member in a source file of the other dialect.
     public static func unknownMemberIsLost(at pointer: JSONPointer, writingV1: Bool) -> Bool {
         let tokens = pointer.tokens

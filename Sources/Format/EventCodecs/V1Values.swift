@@ -129,7 +129,7 @@ enum V1Values {
 }
 
 /// Names of data files as events may reference them (Spec/v2-json.md section 5.6): never a path.
-public enum DataFileName {
+package enum DataFileName {
     public static func isValid(_ name: String) -> Bool {
         let count = name.unicodeScalars.count
         return (1...255).contains(count) && name != "." && name != ".."

@@ -23,7 +23,7 @@ extension FormatError.Code {
 
 /// The v2 binary encoding (Spec/v2-binary.md): the same logical event as v2 JSON, with interned
 /// strings, LEB128 varints and a CRC-32 per section.
-public enum V2Binary {
+package enum V2Binary {
     public static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x53, 0x0D, 0x0A, 0x1A, 0x0A]
     public static let majorVersion: UInt8 = 2
     public static let minorVersion: UInt8 = 0

@@ -3,7 +3,7 @@ import JSONDocument
 import EnsembleModel
 
 /// Which file of a (possibly multipart) event is being read.
-public enum EventPartPosition: Hashable, Sendable {
+package enum EventPartPosition: Hashable, Sendable {
     /// A whole event in one file.
     case single
     /// Part `index` of `count` (1-based); only part 1 carries the header.
@@ -18,7 +18,7 @@ public enum EventPartPosition: Hashable, Sendable {
 }
 
 /// The header keys of a v2 event: everything but the object changes.
-public struct EventHeader: Hashable, Sendable {
+package struct EventHeader: Hashable, Sendable {
     public var uniqueIdentifier: String
     public var type: EventType
     public var globalCount: Int64
@@ -48,16 +48,16 @@ public struct EventHeader: Hashable, Sendable {
 
 /// One decoded file of a v2 event.
 public struct EventPart: Hashable, Sendable {
-    public var position: EventPartPosition
+    package var position: EventPartPosition
     /// Present for a single file and part 1, absent for continuation parts.
-    public var header: EventHeader?
+    package var header: EventHeader?
     public var objectChanges: [ObjectChange]
     /// Top-level keys this toolkit does not know, kept for the joined event.
     public var unknownFields: JSONObject
     /// Every unknown key at any level, as pointers into this file.
     public var unknownKeys: [JSONPointer]
 
-    public init(position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],
+    package init(position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],
                 unknownFields: JSONObject, unknownKeys: [JSONPointer]) {
         self.position = position
         self.header = header
@@ -82,7 +82,7 @@ public struct V2JSONDecoder: Sendable {
     }
 
     /// Decodes one file of an event: a single file, part 1 or a continuation part.
-    public func decodePart(_ json: JSONValue, position: EventPartPosition) throws(FormatError) -> EventPart {
+    package func decodePart(_ json: JSONValue, position: EventPartPosition) throws(FormatError) -> EventPart {
         var context = Context()
         let object = try context.object(json, at: .root)
         let header: EventHeader?

@@ -4,7 +4,7 @@
 /// rule is ECMAScript's Number::toString (as RFC 8785 uses it) applied to the shortest
 /// round-tripping digits. Swift's own `description` already finds those digits (shortest,
 /// closest), so only the layout is ours.
-public enum CanonicalNumberFormat {
+package enum CanonicalNumberFormat {
     /// ECMAScript layout, plus `.0` for integral values so the text stays a double in the
     /// v2 dialect (`1.0`, `-0.0`, `1e+21`, `1e-7`). Precondition: finite.
     public static func double(_ value: Double) -> String {

@@ -45,7 +45,7 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     public var isMathematicalInteger: Bool { ExactDecimal(text).isInteger }
 
     /// Numeric equality and order, exact for any length of text (`1.0 == 1`, `1e2 == 100`).
-    public func compare(_ other: JSONNumber) -> ComparisonResult3 {
+    package func compare(_ other: JSONNumber) -> ComparisonResult3 {
         // Most numbers in event files are plain integers: compare those without decimal parsing.
         if let a = int64Value, let b = other.int64Value {
             return a < b ? .less : a > b ? .greater : .equal
@@ -66,7 +66,7 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 
 /// Three-way comparison result (Foundation's `ComparisonResult` is not available everywhere
 /// without importing Foundation into this module).
-public enum ComparisonResult3: Sendable { case less, equal, greater }
+package enum ComparisonResult3: Sendable { case less, equal, greater }
 
 /// A decimal number normalised to sign, significant digits without leading or trailing zeros,
 /// and a power of ten: value = digits × 10^exponent. Exact comparison, and the exact sums that

@@ -12,7 +12,7 @@ import EnsembleModel
 /// order (compared through a SHA-256 of the list); otherwise it replays from the event store as
 /// usual. Events must be offered in nondecreasing global count, each global count whole in one
 /// offer, which is how a folder's names order them.
-public final class EarlyReplay: @unchecked Sendable {
+package final class EarlyReplay: @unchecked Sendable {
     // `state`, `replayed`, `count` and `abandoned` are used only on `queue`, or after it drained.
     private let queue = DispatchQueue(label: "ensembles.early-replay")
     /// At most two offers wait, so that memory stays bounded when applying is the slower side.

@@ -18,7 +18,7 @@ extension FormatError.Code {
 /// Summaries (``SourcedEvent/isSummary``) are stored whole in SQL; an event whose object changes
 /// are in memory (a loose file, a test) stays in memory and its row points to it. One thread at
 /// a time uses a store; a lock makes that safe.
-public final class EventStore: @unchecked Sendable {
+package final class EventStore: @unchecked Sendable {
     /// What the analysis decided for an event (Spec/merge.md 4 and 5).
     enum Role: Int64 {
         /// `copy`: another file of an event that takes part; `conflictingCopy`: another, different
@@ -102,7 +102,7 @@ public final class EventStore: @unchecked Sendable {
     }
 
     /// Reads the rows of one query in order.
-    public final class Cursor {
+    package final class Cursor {
         private let store: EventStore
         private let query: Connection.Statement
 

@@ -14,7 +14,7 @@ extension FormatError.Code {
 }
 
 /// Everything a merge starts from (Spec/merge.md, "Event set").
-public struct MergeInput: Sendable {
+package struct MergeInput: Sendable {
     /// Save, merge and incomplete events held in memory.
     public var events: [SourcedEvent] = []
     /// Save, merge and incomplete events indexed in SQLite instead, for histories too long for
@@ -69,13 +69,13 @@ public struct IntegrityProblem: Sendable, Hashable {
     }
 }
 
-public struct MergeFailure: Error, Sendable {
+package struct MergeFailure: Error, Sendable {
     public var problems: [IntegrityProblem]
 }
 
 /// The reference merge (Spec/merge.md): selects the events, checks integrity, replays them in
 /// the total order and returns the final store state.
-public enum MergeEngine {
+package enum MergeEngine {
     public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
@@ -117,7 +117,7 @@ public enum MergeEngine {
 ///
 /// The save and merge events are sorted and grouped in an ``EventStore`` (SQLite), never all
 /// in memory: ``replayOrder()`` reads them back in replay order.
-public struct MergeAnalysis: Sendable {
+package struct MergeAnalysis: Sendable {
     /// The baselines that take part, oldest first; later ones win property by property.
     public var baselines: [SourcedEvent] = []
     /// Baselines that do not take part, each with one that makes it redundant.

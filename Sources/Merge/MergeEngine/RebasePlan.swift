@@ -12,7 +12,7 @@ extension FormatError.Code {
 ///
 /// The folded events are not listed: they are read from the analysis's event store when they are
 /// replayed, so a rebase of a long history does not hold it in memory.
-public struct RebasePlan: Sendable {
+package struct RebasePlan: Sendable {
     /// The cutoff global count C.
     public var cutoff: Int64
     /// How many events to replay have a global count of at most C.

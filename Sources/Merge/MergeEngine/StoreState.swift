@@ -11,14 +11,14 @@ import EventCodecs
 /// per change instead of at every step (issue 7, benchmarks).
 public struct StoreState: Sendable {
     /// An object: its entity and global identifier. (Base, x) and (Sub, x) are two objects.
-    public struct ObjectKey: Hashable, Sendable {
+    package struct ObjectKey: Hashable, Sendable {
         public var entity: ExactString
         public var id: ExactString
     }
 
     /// A property's current value, as the output gives it. Relationships hold objects, not
     /// bare identifiers, so a delete detaches exactly the object deleted.
-    public enum Value: Sendable, Equatable {
+    package enum Value: Sendable, Equatable {
         case attribute(AttributeValue)
         case dataFile(String)
         case toOne(ObjectKey?)
@@ -445,7 +445,7 @@ public struct StoreState: Sendable {
 
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
-    public var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
+    package var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
         liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object)) }
     }
 

@@ -6,14 +6,14 @@ extension FormatError.Code {
 }
 
 /// A value bound to, or read from, an SQL statement.
-public enum SQLValue: Sendable {
+package enum SQLValue: Sendable {
     case null, integer(Int64), real(Double), text(String), blob([UInt8])
 }
 
 /// A minimal connection to the system SQLite: what the event store and the state export need,
 /// with errors that name the SQL. (A package such as GRDB brings Foundation-bound APIs and a
 /// build far larger than these few calls.)
-public final class Connection {
+package final class Connection {
     private var handle: OpaquePointer?
 
     /// Opens or creates the database at `path`; an empty path is a private temporary database
@@ -58,7 +58,7 @@ public final class Connection {
     }
 
     /// A prepared statement; bind, then `run` or `step` through the rows.
-    public final class Statement {
+    package final class Statement {
         let statement: OpaquePointer
         let connection: Connection
         let sql: String

@@ -66,13 +66,14 @@ public struct Ensemble: Sendable {
     }
 
     /// What a merge would do, without replaying: the events that take part and every finding.
-    public func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
+    package func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
         let input = try MergeInputs.gather(inputs, reader: reader, warnings: &warnings)
         return (input, MergeEngine.analyze(input))
     }
 
     /// Checks every ensemble folder of the first input without changing it (Spec/verify.md).
-    public func verify(progress: (@Sendable (EnsembleListing) -> Void)? = nil) throws(EnsembleError) -> [EnsembleVerification] {
+    /// `progress` is called before each ensemble with its identifier and number of entries.
+    public func verify(progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil) throws(EnsembleError) -> [EnsembleVerification] {
         guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
         let listings: [EnsembleListing]
         do {
@@ -82,7 +83,7 @@ public struct Ensemble: Sendable {
         }
         var results: [EnsembleVerification] = []
         for listing in listings {
-            progress?(listing)
+            progress?(listing.identifier, listing.entries.count)
             do {
                 results.append(try EnsembleVerifier.verify(listing, reader: reader))
             } catch {

@@ -61,7 +61,7 @@ public struct EnsembleVerification: Sendable {
 /// the merge would see it, and how much a rebase would save.
 public enum EnsembleVerifier {
     /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
-    public static func verify(_ listing: EnsembleListing, reader: EventFileReader) throws(FormatError) -> EnsembleVerification {
+    package static func verify(_ listing: EnsembleListing, reader: EventFileReader) throws(FormatError) -> EnsembleVerification {
         // Summaries: verify needs each event's header, references and change counts, never all
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)

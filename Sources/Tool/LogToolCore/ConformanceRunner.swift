@@ -5,9 +5,9 @@ import EnsembleModel
 
 /// Runs the golden merge cases of a kit folder against a merge engine and says, per case,
 /// what differs (Spec/merge.md 9.8). `logtool conformance` and the test suite both use it.
-public struct ConformanceRunner: Sendable {
+package struct ConformanceRunner: Sendable {
     /// The program that does the merging.
-    public enum Engine: Sendable {
+    package enum Engine: Sendable {
         /// An executable that takes `merge ARGS...` (this `logtool`).
         case logtool(URL)
         /// A shell command that takes the arguments of `logtool merge`, run as
@@ -16,7 +16,7 @@ public struct ConformanceRunner: Sendable {
     }
 
     /// One case folder of the kit.
-    public struct Case: Sendable, CustomStringConvertible {
+    package struct Case: Sendable, CustomStringConvertible {
         public var name: String
         public var folder: URL
         public var description: String { name }

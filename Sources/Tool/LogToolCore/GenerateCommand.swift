@@ -8,9 +8,9 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a synthetic cloud folder with its model, deterministically from a seed.",
         discussion: """
-        OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \\
-        registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \\
-        concurrent saves) and data files. The same options always give the same bytes. \\
+        OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \
+        registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \
+        concurrent saves) and data files. The same options always give the same bytes. \
         Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
         """
     )

@@ -13,9 +13,9 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show every change to one object in replay order, and which value won.",
         discussion: """
-        INPUT is what `merge` takes. Every change to the object (ENTITY, ID) is listed in replay \\
-        order with its event, whether it applied, the values it set and the events it was \\
-        concurrent with; then the final value of each property and the change that set it. Exit \\
+        INPUT is what `merge` takes. Every change to the object (ENTITY, ID) is listed in replay \
+        order with its event, whether it applied, the values it set and the events it was \
+        concurrent with; then the final value of each property and the change that set it. Exit \
         status: 0 shown, 1 the inputs do not merge (integrity failure or unreadable file), 2 usage error.
         """
     )

@@ -6,7 +6,7 @@ import CloudFolder
 
 /// The facts `logtool inspect` reports, as the JSON document Spec/inspect.md defines.
 /// The text output is rendered from this same document, so both always say the same.
-public enum InspectReport {
+package enum InspectReport {
     public static let version: Int64 = 1
 
     /// The report for `path`: a cloud folder, an ensemble folder or one event file.

@@ -8,9 +8,10 @@ import CloudFolder
 import EnsembleModel
 import MergeEngine
 import EnsemblesToolkit
+import TemporaryFiles
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
-public enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
     /// Everything was read (and, for checks, found valid).
     case success = 0
     /// Some file could not be read or was invalid; the rest of the output still stands.
@@ -20,32 +21,102 @@ public enum ExitStatus: Int32, Sendable {
 }
 
 /// The `logtool` command: look inside Ensembles cloud folders and event files.
-public struct LogTool: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct LogTool: ParsableCommand {
+    /// The toolkit's version, the Spec it implements and the conformance kit it passes.
+    package static let version = "logtool 0.3.0 (Spec 0.3.0, conformance kit 1.0.0)"
+
+    package static let configuration = CommandConfiguration(
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
+        version: version,
         subcommands: [Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Rebase.self, Generate.self, Conformance.self, Validate.self]
     )
 
     public init() {}
 
     /// Runs the command line and returns the exit status; usage errors exit with 2, not the
-    /// argument parser's 64, as the Spec promises.
-    public static func run(arguments: [String]) -> Int32 {
+    /// argument parser's 64, as the Spec promises. A failed write to standard output makes the
+    /// status 1, with a message.
+    package static func run(arguments: [String]) -> Int32 {
+        var status: Int32
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
-            return ExitStatus.success.rawValue
-        } catch let status as ToolExit {
-            return status.status.rawValue
+            status = ExitStatus.success.rawValue
+        } catch let exit as ToolExit {
+            status = exit.status.rawValue
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                print(fullMessage(for: error))
-                return ExitStatus.success.rawValue
+                writeStandardOutput(fullMessage(for: error) + "\n")
+                status = ExitStatus.success.rawValue
+            } else {
+                writeStandardError(fullMessage(for: error))
+                status = ExitStatus.usage.rawValue
             }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            return ExitStatus.usage.rawValue
+        }
+        if let failure = Console.outputFailure {
+            writeStandardError("logtool: standard output: \(failure)")
+            if status == ExitStatus.success.rawValue { status = ExitStatus.problemsFound.rawValue }
+        }
+        return status
+    }
+
+    /// What the `logtool` executable runs: a closed pipe is a write error rather than a
+    /// SIGPIPE death, and SIGINT, SIGTERM or SIGHUP remove the command's temporary files
+    /// before the process exits with 128 + the signal number.
+    package static func runAsExecutable(arguments: [String]) -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        Console.removeTemporaryFilesOnSignals()
+        return run(arguments: arguments)
+    }
+}
+
+/// Standard output and error. Writes never trap: a failure of standard output is remembered,
+/// later output is dropped, and ``LogTool/run(arguments:)`` reports it and exits 1.
+enum Console {
+    private final class State: @unchecked Sendable {
+        let lock = NSLock()
+        var failure: String?
+        var signalSources: [DispatchSourceSignal] = []
+    }
+    private static let state = State()
+
+    static var outputFailure: String? {
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        return state.failure
+    }
+
+    static func out(_ bytes: Data) {
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        guard state.failure == nil else { return }
+        do {
+            try FileHandle.standardOutput.write(contentsOf: bytes)
+        } catch {
+            state.failure = "write failed: \(error.localizedDescription)"
+        }
+    }
+
+    static func err(_ bytes: Data) {
+        try? FileHandle.standardError.write(contentsOf: bytes)
+    }
+
+    static func removeTemporaryFilesOnSignals() {
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        guard state.signalSources.isEmpty else { return }
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let removed = TemporaryFiles.removeAll()
+                err(Data("logtool: stopped by signal \(number)\(removed.isEmpty ? "" : "; temporary files removed")\n".utf8))
+                _exit(128 + number)
+            }
+            source.resume()
+            state.signalSources.append(source)
         }
     }
 }
@@ -56,11 +127,11 @@ struct ToolExit: Error {
 }
 
 func writeStandardError(_ text: String) {
-    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    Console.err(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
 func writeStandardOutput(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    Console.out(Data(text.utf8))
 }
 
 /// The ensembles of a cloud folder; a path that is not one ends the command with exit 2.

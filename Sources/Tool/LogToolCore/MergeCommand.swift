@@ -7,14 +7,15 @@ import CloudFolder
 import EnsembleModel
 import SQLiteExport
 import EnsemblesToolkit
+import TemporaryFiles
 
 struct Merge: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replay events to the final store state, as every device must (Spec/merge.md).",
         discussion: """
-        INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \\
-        The state is printed as canonical JSON. When an integrity check fails, nothing is printed \\
-        on standard output and every failure goes to standard error with the original framework's \\
+        INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \
+        The state is printed as canonical JSON. When an integrity check fails, nothing is printed \
+        on standard output and every failure goes to standard error with the original framework's \
         number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
         """
     )
@@ -60,7 +61,13 @@ struct Merge: ParsableCommand {
     private func write(_ state: StoreState) throws {
         let destination = out.map { URL(fileURLWithPath: $0).standardizedFileURL }
         let temporary = destination.map { $0.deletingLastPathComponent().appendingPathComponent(".\($0.lastPathComponent).partial-\(UUID().uuidString)") }
-        defer { if let temporary { try? FileManager.default.removeItem(at: temporary) } }
+        if let temporary { TemporaryFiles.register(temporary.path) }
+        defer {
+            if let temporary {
+                try? FileManager.default.removeItem(at: temporary)
+                TemporaryFiles.unregister(temporary.path)
+            }
+        }
         let handle: FileHandle
         if let temporary {
             guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let opened = try? FileHandle(forWritingTo: temporary) else {

@@ -11,9 +11,9 @@ struct Rebase: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fold a cloud folder's events into one new baseline, written as a new folder (Spec/merge.md 13).",
         discussion: """
-        NEW (which must not exist) receives the store registrations, the new baseline, the events \\
-        above the cutoff and the data files still referenced. Before anything is published, the new \\
-        folder and PATH are both merged and must give the same state. PATH is never changed. \\
+        NEW (which must not exist) receives the store registrations, the new baseline, the events \
+        above the cutoff and the data files still referenced. Before anything is published, the new \
+        folder and PATH are both merged and must give the same state. PATH is never changed. \
         Exit status: 0 written or nothing to fold, 1 refused, 2 usage error.
         """
     )

@@ -10,9 +10,9 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a cloud folder and say what is wrong, where, and what it means.",
         discussion: """
-        Reads every file, checks the folder as a merge would see it, and reports diagnostics \\
-        (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \\
-        writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \\
+        Reads every file, checks the folder as a merge would see it, and reports diagnostics \
+        (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \
+        writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \
         otherwise, 2 usage or I/O error.
         """
     )
@@ -35,13 +35,13 @@ struct Verify: ParsableCommand {
         let progress = isatty(STDERR_FILENO) == 1
         let results: [EnsembleVerification]
         do {
-            results = try ensemble.verify { listing in
-                if progress { FileHandle.standardError.write(Data("\rverifying \(listing.identifier): \(listing.entries.count) entries…".utf8)) }
+            results = try ensemble.verify { identifier, entries in
+                if progress { Console.err(Data("\rverifying \(identifier): \(entries) entries…".utf8)) }
             }
         } catch {
             throw reportAndExit(error)
         }
-        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
         let all = results.flatMap(\.diagnostics)
         let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity }.count }
         if json {

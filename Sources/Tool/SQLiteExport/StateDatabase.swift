@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import DataModel
 import MergeEngine
+import TemporaryFiles
 
 extension FormatError.Code {
     public static let sqliteDestinationExists = Self("sqlite.destination-exists")
@@ -11,7 +12,7 @@ extension FormatError.Code {
 
 /// Writes a merged state into a new SQLite database (Spec/merge.md, "SQLite output"): one table
 /// per entity with a column per attribute and to-one relationship, one join table per to-many.
-public enum StateDatabase {
+package enum StateDatabase {
     /// Writes `state` to `path`, which must not exist. The database is built under a temporary
     /// name beside it and renamed at the end, so a crash never leaves a half-written file.
     public static func write(_ state: StoreState, to path: String) throws(FormatError) {
@@ -20,7 +21,11 @@ public enum StateDatabase {
             throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))
         }
         let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: temporary) }
+        TemporaryFiles.register(temporary.path)
+        defer {
+            try? FileManager.default.removeItem(at: temporary)
+            TemporaryFiles.unregister(temporary.path)
+        }
         do {
             let database = try Connection(path: temporary.path)
             try database.execute("PRAGMA journal_mode=DELETE")

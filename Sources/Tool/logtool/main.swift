@@ -1,4 +1,4 @@
 import Foundation
 import LogToolCore
 
-exit(LogTool.run(arguments: Array(CommandLine.arguments.dropFirst())))
+exit(LogTool.runAsExecutable(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The paths this process is writing under temporary names (staging folders, `.partial-`
+/// files), so that a command stopped by SIGINT or SIGTERM can remove them before it exits:
+/// an interrupted run must leave nothing behind, and retries must not pile up hidden folders.
+///
+/// A registry in its own small module because every writer needs it (the folder converter,
+/// the SQLite export, the command line), and none of them should depend on another for it.
+package enum TemporaryFiles {
+    private final class Registry: @unchecked Sendable {
+        let lock = NSLock()
+        var paths: [String: Int] = [:]
+        /// Held while a file is written into a registered folder, and by ``removeAll()``: a
+        /// writer on another thread cannot recreate a folder that is being removed.
+        let writeLock = NSLock()
+        var stopping = false
+    }
+
+    private static let registry = Registry()
+
+    /// `path` is being written; ``removeAll()`` deletes it unless it is unregistered first.
+    package static func register(_ path: String) {
+        registry.lock.lock()
+        registry.paths[path, default: 0] += 1
+        registry.lock.unlock()
+    }
+
+    /// `path` was published (renamed into place) or removed by its writer.
+    package static func unregister(_ path: String) {
+        registry.lock.lock()
+        if let count = registry.paths[path] { registry.paths[path] = count > 1 ? count - 1 : nil }
+        registry.lock.unlock()
+    }
+
+    /// Call before writing into a registered folder; false once ``removeAll()`` has begun (then
+    /// write nothing). After true, call ``endWrite()`` when the write is done.
+    package static func beginWrite() -> Bool {
+        registry.writeLock.lock()
+        if registry.stopping {
+            registry.writeLock.unlock()
+            return false
+        }
+        return true
+    }
+
+    package static func endWrite() {
+        registry.writeLock.unlock()
+    }
+
+    /// Deletes every registered path (files and whole folders), after the writes under way and
+    /// with no new ones allowed; used when a signal stops the process. Returns the paths removed.
+    @discardableResult
+    package static func removeAll() -> [String] {
+        registry.writeLock.lock()
+        registry.stopping = true
+        defer { registry.writeLock.unlock() }
+        registry.lock.lock()
+        let paths = Array(registry.paths.keys)
+        registry.paths = [:]
+        registry.lock.unlock()
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
+        return paths
+    }
+}
