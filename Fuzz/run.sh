@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the fuzz target with libFuzzer and AddressSanitizer and runs it.
-# Usage: Fuzz/run.sh [SECONDS]   (default 600). New crashers land in Fuzz/crashers/: keep them as
-# fixtures under Fixtures/v2-binary/invalid/ once fixed.
+# Usage: Fuzz/run.sh [SECONDS]   (default 600). New crashers land in Fuzz/FailCases/, which the test
+# suite replays (Tests/ConformanceTests/FuzzCrasherTests.swift): commit them with the fix.
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build -c release -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
 corpus=$(mktemp -d)
-cp ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container "$corpus"/ 2>/dev/null || true
-mkdir -p crashers
-./.build-fuzz/release/FuzzDecoders "$corpus" -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=crashers/ -print_final_stats=1
+cp ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container FailCases/* "$corpus"/ 2>/dev/null || true
+mkdir -p FailCases
+./.build-fuzz/release/FuzzDecoders "$corpus" -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=FailCases/ -print_final_stats=1
 echo "corpus size: $(ls "$corpus" | wc -l) files"
