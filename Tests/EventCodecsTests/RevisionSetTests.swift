@@ -1,5 +1,7 @@
 import Testing
 import EnsembleModel
+import JSONDocument
+import EventCodecs
 
 @Suite("Revision sets")
 struct RevisionSetTests {
@@ -34,5 +36,53 @@ struct RevisionSetTests {
     @Test("identifier sets are sorted by UTF-8 bytes and duplicate-free")
     func identifierSets() {
         #expect(sortedUnique(["b", "a", "B", "é", "a", "z"]) == ["B", "a", "b", "z", "é"])
+    }
+}
+
+/// Identifiers that differ only in Unicode normalisation are different identifiers everywhere
+/// (Spec/README.md 4): Swift's `String ==` would call them equal.
+@Suite("Exact identifiers: NFC and NFD spellings stay apart")
+struct ExactIdentifierTests {
+    static let composed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+
+    @Test("the two spellings are canonically equivalent for Swift, and different here")
+    func premise() {
+        #expect(Self.composed == Self.decomposed)
+        #expect(!exactlyEqual(Self.composed, Self.decomposed))
+    }
+
+    @Test("a revision set keeps both stores, looks each up exactly, and orders them by bytes")
+    func revisionSet() {
+        let set = RevisionSet(pairs: [(Self.composed, 1), (Self.decomposed, 0)])
+        #expect(set.count == 2)
+        #expect(set[Self.composed] == 1)
+        #expect(set[Self.decomposed] == 0)
+        #expect(set.stores.map { Array($0.utf8) } == [Array(Self.decomposed.utf8), Array(Self.composed.utf8)])
+        #expect(set.compare(RevisionSet(pairs: [(Self.composed, 1)])) == .dominates)
+        #expect(set != RevisionSet(pairs: [(Self.decomposed, 1), (Self.composed, 0)]))
+    }
+
+    @Test("a v2 event naming both spellings decodes with two stores")
+    func decodedRevisionSet() throws {
+        let text = #"{"globalCount":1,"revisionsByStoreIdentifier":{"cafe\u0301":1,"caf\u00e9":0},"storeIdentifier":"cafe\u0301","timestamp":"1.0","type":200,"uniqueIdentifier":"U"}"#
+        let (event, _) = try V2JSONDecoder().decodeEvent(try JSONParser.parse(Array(text.utf8)))
+        #expect(event.revision == 1)
+        #expect(event.revisionSet.count == 2)
+        #expect(event.revisionSet[Self.composed] == 0)
+    }
+
+    @Test("events, changes and values that differ only in normalisation are not equal")
+    func equality() {
+        func event(store: String, id: String, value: String) -> Event {
+            Event(uniqueIdentifier: "U", type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 1,
+                  objectChanges: [ObjectChange(entity: "Item", globalIdentifier: id, type: .insert,
+                                               propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(value)))])])
+        }
+        let base = event(store: Self.composed, id: "x", value: "v")
+        #expect(base == event(store: Self.composed, id: "x", value: "v"))
+        #expect(base != event(store: Self.decomposed, id: "x", value: "v"))
+        #expect(event(store: "s", id: Self.composed, value: "v") != event(store: "s", id: Self.decomposed, value: "v"))
+        #expect(event(store: "s", id: "x", value: Self.composed) != event(store: "s", id: "x", value: Self.decomposed))
     }
 }

@@ -1,4 +1,4 @@
 import SyntheticHistory
 
 /// The generator's random numbers, so tests and generated folders share one definition.
-public typealias SplitMix64 = SyntheticHistory.SplitMix64
+package typealias SplitMix64 = SyntheticHistory.SplitMix64

@@ -263,7 +263,7 @@ package struct EnsembleContents: Sendable {
                 if var summary = entry.entry.summary, intern {
                     summary.event.storeIdentifier = contents.interned(summary.event.storeIdentifier)
                     summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
-                    summary.event.revisionSet = RevisionSet(Dictionary(uniqueKeysWithValues: summary.event.revisionSet.revisions.map { (contents.interned($0.key), $0.value) }))
+                    summary.event.revisionSet = RevisionSet(pairs: summary.event.revisionSet.revisions.map { (contents.interned($0.store), $0.revision) })
                     entry.entry.summary = summary
                     entry.entry.event = summary.event
                 }

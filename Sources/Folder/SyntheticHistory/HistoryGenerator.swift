@@ -38,7 +38,7 @@ package struct GeneratorSummary: Sendable {
     public var modelHash = ""
 }
 
-/// A deterministic generator of cloud folders with a model (issue 7): the same settings always
+/// A deterministic generator of cloud folders with a model: the same settings always
 /// give the same bytes. Events are written as they are made, so memory depends on the number of
 /// objects, not on the length of the history.
 ///

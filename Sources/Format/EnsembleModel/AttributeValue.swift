@@ -1,6 +1,7 @@
+import JSONDocument
 import Foundation
 
-/// A typed attribute value (BRIEF section 4). Transformable attributes are `binary`: the data
+/// A typed attribute value (Spec/README.md section 3, Spec/v2-json.md section 5). Transformable attributes are `binary`: the data
 /// model, not the value, says which it is.
 public enum AttributeValue: Hashable, Sendable {
     case null
@@ -26,11 +27,11 @@ public enum AttributeValue: Hashable, Sendable {
         // By bit pattern (0.0 and -0.0 differ, as they do in every encoding); all NaNs are one.
         case let (.double(a), .double(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
         case let (.decimal(a), .decimal(b)): a == b
-        case let (.string(a), .string(b)): a == b
+        case let (.string(a), .string(b)): ExactString(a) == ExactString(b)
         case let (.date(a), .date(b)): a == b
         case let (.binary(a), .binary(b)): a == b
         case let (.uuid(a), .uuid(b)): a == b
-        case let (.url(a), .url(b)): a == b
+        case let (.url(a), .url(b)): ExactString(a) == ExactString(b)
         default: false
         }
     }
@@ -42,11 +43,11 @@ public enum AttributeValue: Hashable, Sendable {
         case .integer(let v): hasher.combine(2); hasher.combine(v)
         case .double(let v): hasher.combine(3); hasher.combine(v.isNaN ? Double.nan.bitPattern : v.bitPattern)
         case .decimal(let v): hasher.combine(4); hasher.combine(v)
-        case .string(let v): hasher.combine(5); hasher.combine(v)
+        case .string(let v): hasher.combine(5); hasher.combine(ExactString(v))
         case .date(let v): hasher.combine(6); hasher.combine(v)
         case .binary(let v): hasher.combine(7); hasher.combine(v)
         case .uuid(let v): hasher.combine(8); hasher.combine(v)
-        case .url(let v): hasher.combine(9); hasher.combine(v)
+        case .url(let v): hasher.combine(9); hasher.combine(ExactString(v))
         }
     }
 }

@@ -13,7 +13,7 @@ public enum EventType: Int64, Sendable, Hashable, CaseIterable {
     case merge = 300
 }
 
-/// One transaction log: the unit a store writes into a cloud folder (BRIEF section 4).
+/// One transaction log: the unit a store writes into a cloud folder (Spec/README.md section 3, Spec/v2-json.md section 5).
 public struct Event: Hashable, Sendable {
     public var uniqueIdentifier: String
     public var type: EventType
@@ -37,11 +37,11 @@ public struct Event: Hashable, Sendable {
                 globalCount: Int64, timestamp: Double, modelVersion: String? = nil,
                 otherStoreRevisions: [String: Int64] = [:], objectChanges: [ObjectChange] = [],
                 unknownFields: JSONObject = JSONObject()) {
-        var revisions = otherStoreRevisions
+        var revisions = RevisionSet(otherStoreRevisions)
         revisions[storeIdentifier] = revision
         self.init(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier,
                   globalCount: globalCount, timestamp: timestamp, modelVersion: modelVersion,
-                  revisionSet: RevisionSet(revisions), objectChanges: objectChanges, unknownFields: unknownFields)
+                  revisionSet: revisions, objectChanges: objectChanges, unknownFields: unknownFields)
     }
 
     /// Takes the revision from `revisionSet`, which must contain `storeIdentifier`.
@@ -60,17 +60,18 @@ public struct Event: Hashable, Sendable {
     }
 
     /// Field by field, with the timestamp compared by bit pattern (all NaNs equal): two events
-    /// whose timestamps are `0.0` and `-0.0` are different events (Spec/merge.md 4.2).
+    /// whose timestamps are `0.0` and `-0.0` are different events; identifiers by their exact
+    /// bytes (Spec/merge.md 4.2).
     public static func == (lhs: Event, rhs: Event) -> Bool {
-        lhs.uniqueIdentifier == rhs.uniqueIdentifier && lhs.type == rhs.type && lhs.storeIdentifier == rhs.storeIdentifier
+        exactlyEqual(lhs.uniqueIdentifier, rhs.uniqueIdentifier) && lhs.type == rhs.type && exactlyEqual(lhs.storeIdentifier, rhs.storeIdentifier)
             && lhs.globalCount == rhs.globalCount && Self.timestampBits(lhs.timestamp) == Self.timestampBits(rhs.timestamp)
-            && lhs.modelVersion == rhs.modelVersion && lhs.revisionSet == rhs.revisionSet
+            && lhs.modelVersion.map(ExactString.init) == rhs.modelVersion.map(ExactString.init) && lhs.revisionSet == rhs.revisionSet
             && lhs.objectChanges == rhs.objectChanges && lhs.unknownFields == rhs.unknownFields
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(uniqueIdentifier)
-        hasher.combine(storeIdentifier)
+        hasher.combine(ExactString(uniqueIdentifier))
+        hasher.combine(ExactString(storeIdentifier))
         hasher.combine(globalCount)
         hasher.combine(Self.timestampBits(timestamp))
         hasher.combine(objectChanges.count)
@@ -89,7 +90,7 @@ public struct Event: Hashable, Sendable {
 /// Orders strings by their UTF-8 bytes, the one string order every part of the Spec uses.
 ///
 /// Native strings are compared with `memcmp` on their contiguous UTF-8: the generic sequence
-/// comparison was a visible share of a million-change merge (issue 7, profile).
+/// comparison was a visible share of a million-change merge (measured: Benchmarks/README.md).
 @inlinable
 public func utf8Precedes(_ a: String, _ b: String) -> Bool {
     let fast = a.utf8.withContiguousStorageIfAvailable { left in

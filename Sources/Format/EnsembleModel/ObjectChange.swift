@@ -33,6 +33,19 @@ public struct ObjectChange: Hashable, Sendable {
         self.unknownFields = unknownFields
     }
 
+    /// Field by field; identifiers and names by their exact bytes (Spec/merge.md 4.2).
+    public static func == (lhs: ObjectChange, rhs: ObjectChange) -> Bool {
+        lhs.type == rhs.type && exactlyEqual(lhs.entity, rhs.entity) && exactlyEqual(lhs.globalIdentifier, rhs.globalIdentifier)
+            && exactlyEqual(lhs.dataFiles, rhs.dataFiles) && lhs.propertyChanges == rhs.propertyChanges && lhs.unknownFields == rhs.unknownFields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactString(entity))
+        hasher.combine(ExactString(globalIdentifier))
+        hasher.combine(type)
+        hasher.combine(propertyChanges.count)
+    }
+
     /// Groups changes by entity in UTF-8 byte order, keeping the given order inside an entity.
     public static func canonicallyOrdered(_ changes: [ObjectChange]) -> [ObjectChange] {
         // By index: zipping copied every change (all its strings and lists retained and released).
@@ -43,6 +56,16 @@ public struct ObjectChange: Hashable, Sendable {
             return lhs.offset < rhs.offset
         }.map(\.element)
     }
+}
+
+/// Whether two strings have the same code points (Swift's `==` also equates canonically
+/// equivalent spellings, which are different identifiers here).
+@inlinable
+public func exactlyEqual(_ a: String, _ b: String) -> Bool { ExactString(a) == ExactString(b) }
+
+/// Whether two lists of strings are equal element by element, by exact bytes.
+public func exactlyEqual(_ a: [String], _ b: [String]) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { exactlyEqual($0, $1) }
 }
 
 /// The sorted (UTF-8 byte order), duplicate-free form of a set of identifiers.

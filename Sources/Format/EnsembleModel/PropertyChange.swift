@@ -22,6 +22,32 @@ public struct PropertyChange: Hashable, Sendable {
         /// As `toMany`, plus the full new order: index to global identifier.
         case orderedToMany(added: [String], removed: [String], movedByIndex: [Int: String])
 
+        /// Identifiers and file names compared by their exact bytes.
+        public static func == (lhs: Value, rhs: Value) -> Bool {
+            switch (lhs, rhs) {
+            case let (.attribute(a), .attribute(b)): a == b
+            case let (.attributeInDataFile(a), .attributeInDataFile(b)): exactlyEqual(a, b)
+            case let (.toOne(a), .toOne(b)): a.map { x in b.map { exactlyEqual(x, $0) } ?? false } ?? (b == nil)
+            case let (.toMany(a1, r1), .toMany(a2, r2)): exactlyEqual(a1, a2) && exactlyEqual(r1, r2)
+            case let (.orderedToMany(a1, r1, m1), .orderedToMany(a2, r2, m2)):
+                exactlyEqual(a1, a2) && exactlyEqual(r1, r2) && m1.count == m2.count
+                    && m1.allSatisfy { entry in m2[entry.key].map { exactlyEqual($0, entry.value) } ?? false }
+            default: false
+            }
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(kind)
+            switch self {
+            case .attribute(let value): hasher.combine(value)
+            case .attributeInDataFile(let name): hasher.combine(ExactString(name))
+            case .toOne(let related): hasher.combine(related.map(ExactString.init))
+            case .toMany(let added, let removed), .orderedToMany(let added, let removed, _):
+                hasher.combine(added.count)
+                hasher.combine(removed.count)
+            }
+        }
+
         public var kind: PropertyKind {
             switch self {
             case .attribute, .attributeInDataFile: .attribute
@@ -51,4 +77,13 @@ public struct PropertyChange: Hashable, Sendable {
     }
 
     public var kind: PropertyKind { value.kind }
+
+    public static func == (lhs: PropertyChange, rhs: PropertyChange) -> Bool {
+        exactlyEqual(lhs.name, rhs.name) && lhs.value == rhs.value && lhs.unknownFields == rhs.unknownFields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactString(name))
+        hasher.combine(value)
+    }
 }

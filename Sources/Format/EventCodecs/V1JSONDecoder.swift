@@ -75,7 +75,7 @@ public struct V1JSONDecoder: Sendable {
         guard timestampNumber.doubleValue.isFinite else {
             throw FormatError(.v1InvalidTimestamp, "the timestamp \(timestampNumber.text) is beyond the range of a double", at: pointer / V1Key.timestamp)
         }
-        var revisions: [String: Int64] = [store: revision]
+        var revisions = RevisionSet(pairs: [(store, revision)])
         if let others = object[V1Key.otherStores] {
             for (i, entry) in try V1Read.array(others, at: pointer / V1Key.otherStores).enumerated() {
                 let entryPointer = pointer / V1Key.otherStores / i
@@ -114,7 +114,7 @@ public struct V1JSONDecoder: Sendable {
             unknownKeys.append(pointer / key)
         }
         return Event(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                     timestamp: timestampNumber.doubleValue, modelVersion: modelVersion, revisionSet: RevisionSet(revisions),
+                     timestamp: timestampNumber.doubleValue, modelVersion: modelVersion, revisionSet: revisions,
                      objectChanges: changes, unknownFields: unknown)
     }
 

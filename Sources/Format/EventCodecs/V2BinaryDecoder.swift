@@ -121,7 +121,7 @@ public struct V2BinaryDecoder: Sendable {
         let modelStart = header.offset
         let model = try header.varint()
         let modelVersion = model == 0 ? nil : try header.string(strings, index: model - 1, at: modelStart)
-        var revisions: [String: Int64] = [:]
+        var revisions = RevisionSet()
         var previous: String?
         for _ in 0..<(try header.count()) {
             let nameStart = header.offset
@@ -141,7 +141,7 @@ public struct V2BinaryDecoder: Sendable {
             changes = try readChanges(section, strings)
         }
         var event = Event(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                          timestamp: timestamp, modelVersion: modelVersion, revisionSet: RevisionSet(revisions), objectChanges: changes)
+                          timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: changes)
         if let section = payloads[.extensions] {
             try applyExtensions(section, to: &event)
         }

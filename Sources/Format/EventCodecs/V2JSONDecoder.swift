@@ -228,7 +228,7 @@ private struct Context {
             modelVersion = try string(model, at: .root / V2Key.modelVersion)
         }
         let revisionsPointer = JSONPointer.root / V2Key.revisionsByStoreIdentifier
-        var revisions: [String: Int64] = [:]
+        var revisions = RevisionSet()
         for (storeKey, revision) in try self.object(value(V2Key.revisionsByStoreIdentifier), at: revisionsPointer) {
             revisions[storeKey] = try int64(revision, at: revisionsPointer / storeKey, minimum: 0)
         }
@@ -240,7 +240,7 @@ private struct Context {
             type: type,
             globalCount: try int64(value(V2Key.globalCount), at: .root / V2Key.globalCount, minimum: 0),
             timestamp: timestamp, storeIdentifier: store, modelVersion: modelVersion,
-            revisionSet: RevisionSet(revisions))
+            revisionSet: revisions)
     }
 
     mutating func changesByEntity(_ value: JSONValue, at pointer: JSONPointer) throws(FormatError) -> [ObjectChange] {

@@ -158,7 +158,7 @@ public struct ExactString: Hashable, Sendable {
     public init(_ value: String) { self.value = value }
 
     // Native strings are read in place; copying them to call the mutating `withUTF8` cost a
-    // retain and a release per comparison, a large share of a replay (issue 7, profile).
+    // retain and a release per comparison, a large share of a replay (measured: Benchmarks/README.md).
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
         let fast = lhs.value.utf8.withContiguousStorageIfAvailable { left in
             rhs.value.utf8.withContiguousStorageIfAvailable { right -> Bool in

@@ -4,7 +4,7 @@ import JSONDocument
 import EnsembleModel
 
 /// Replays events while a folder is still being read, on a thread of its own, betting that the
-/// analysis will replay exactly these events in exactly this order (issue 7: each event is then
+/// analysis will replay exactly these events in exactly this order (so that each event is then
 /// decoded once, and applying overlaps reading).
 ///
 /// The bet is checked, never assumed: ``MergeEngine/merge(_:)`` takes the early state only when

@@ -7,7 +7,7 @@ extension FormatError.Code {
     public static let mergeEventStore = Self("merge.event-store")
 }
 
-/// The events of a merge, indexed in SQLite (issue 7): a folder's history can be far longer than
+/// The events of a merge, indexed in SQLite: a folder's history can be far longer than
 /// memory allows, so the analysis sorts and groups it with SQL, and the replay reads it back in
 /// order, a page at a time.
 ///
@@ -82,7 +82,7 @@ package final class EventStore: @unchecked Sendable {
         try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
         // Lists and the revision set as canonical JSON: the toolkit's exact strings, no second encoding.
         let writer = JSONWriter()
-        try insert.bind(11, .text(writer.string(.object(JSONObject(event.revisionSet.revisions.map { ($0.key, JSONValue($0.value)) })))))
+        try insert.bind(11, .text(writer.string(.object(JSONObject(event.revisionSet.revisions.map { ($0.store, JSONValue($0.revision)) })))))
         try insert.bind(12, .text(writer.string(.array(sourced.parts.map(JSONValue.string)))))
         try insert.bind(13, .text(writer.string(.array(sourced.dataFileReferences.map(JSONValue.string)))))
         try insert.bind(14, .integer(Int64(sourced.changeCounts.inserts)))
@@ -190,13 +190,13 @@ package final class EventStore: @unchecked Sendable {
             }
         }
         func strings(_ column: Int32) throws(FormatError) -> [String] { try json(column).arrayValue?.compactMap(\.stringValue) ?? [] }
-        var revisions: [String: Int64] = [:]
+        var revisions = RevisionSet()
         for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
         guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
         let event = Event(uniqueIdentifier: row.text(8), type: type, storeIdentifier: row.text(3), globalCount: row.int64(5),
-                          timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: RevisionSet(revisions),
+                          timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: revisions,
                           objectChanges: [], unknownFields: unknown)
         var counts = SourcedEvent.ChangeCounts()
         counts.inserts = Int(row.int64(13))

@@ -21,10 +21,11 @@ package struct MergeInput: Sendable {
     /// memory; when set, ``events`` must be empty.
     public var eventStore: EventStore?
     public var baselines: [SourcedEvent] = []
-    /// Stores with a `stores/` registration; nil when the input is not a cloud folder (no 205).
-    public var registeredStores: Set<String>?
-    /// Names present in `data/`; nil when the input is not a cloud folder (no 210).
-    public var dataFiles: Set<String>?
+    /// Stores with a `stores/` registration, by exact bytes; nil when the input is not a cloud
+    /// folder (no 205).
+    public var registeredStores: Set<ExactString>?
+    /// Names present in `data/`, by exact bytes; nil when the input is not a cloud folder (no 210).
+    public var dataFiles: Set<ExactString>?
     /// The present parts of each incomplete multipart set (203: one finding per set).
     public var incompleteSets: [[String]] = []
     /// When given, `sha256:` model versions must equal its hash (204).
@@ -325,7 +326,7 @@ private struct IntegrityCheck {
     /// revision expected.
     private var store: (identifier: String, files: [String]?, expected: Int64)?
     /// The highest replayed revision of each store.
-    private(set) var latestByStore: [String: Int64] = [:]
+    private(set) var latestByStore = RevisionSet()
 
     init(known: RevisionSet?, input: MergeInput) {
         self.known = known
@@ -336,7 +337,7 @@ private struct IntegrityCheck {
         let event = sourced.event
         if store.map({ ExactString($0.identifier) != ExactString(event.storeIdentifier) }) ?? true {
             finishStore()
-            let unregistered = input.registeredStores.map { !$0.contains(event.storeIdentifier) } ?? false
+            let unregistered = input.registeredStores.map { !$0.contains(ExactString(event.storeIdentifier)) } ?? false
             store = (event.storeIdentifier, unregistered ? [] : nil, known?[event.storeIdentifier].map { $0 + 1 } ?? event.revision)
         }
         guard var current = store else { return }
@@ -404,7 +405,7 @@ private struct IntegrityCheck {
 
     private func missingDataFiles(_ sourced: SourcedEvent) -> [IntegrityProblem] {
         guard let present = input.dataFiles else { return [] }
-        return sourced.dataFileReferences.filter { !present.contains($0) }.map { name in
+        return sourced.dataFileReferences.filter { !present.contains(ExactString($0)) }.map { name in
             IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",
                              details: JSONObject([("dataFile", .string(name))]))
         }

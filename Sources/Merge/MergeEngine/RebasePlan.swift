@@ -42,7 +42,7 @@ package struct RebasePlan: Sendable {
         }
         guard let cutoff = greatest.values.min() else { return nil }
         self.cutoff = cutoff
-        var highestFolded: [String: Int64] = [:]
+        var highestFolded = RevisionSet()
         let again = try analysis.replayOrder()
         while let sourced = try again.next() {
             let event = sourced.event
@@ -62,7 +62,7 @@ package struct RebasePlan: Sendable {
             }
         }
         var revisions = analysis.baselineRevisions ?? RevisionSet()
-        for (store, revision) in highestFolded where revision > (revisions[store] ?? -1) { revisions[store] = revision }
+        for (store, revision) in highestFolded.revisions where revision > (revisions[store] ?? -1) { revisions[store] = revision }
         revisionSet = revisions
     }
 

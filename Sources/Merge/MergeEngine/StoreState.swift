@@ -8,7 +8,7 @@ import EventCodecs
 ///
 /// Objects, entity names and property names are numbered as they appear, and relationships
 /// hold object numbers: a replay of millions of changes then hashes each global identifier once
-/// per change instead of at every step (issue 7, benchmarks).
+/// per change instead of at every step (measured: Benchmarks/README.md).
 public struct StoreState: Sendable {
     /// An object: its entity and global identifier. (Base, x) and (Sub, x) are two objects.
     package struct ObjectKey: Hashable, Sendable {
@@ -507,7 +507,7 @@ public struct StoreState: Sendable {
     /// The canonical compact bytes of ``document()``, handed to `emit` in pieces of about 64 KiB,
     /// one object at a time: a large state is never held twice as a document. Written directly
     /// from the stored values (keys in UTF-8 byte order, as ``JSONWriter`` orders them), which
-    /// was six times faster than building a document per object (issue 7, profile).
+    /// was six times faster than building a document per object (measured: Benchmarks/README.md).
     public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
         var buffer: [UInt8] = Array(#"{"entities":{"#.utf8)
         var entity: Int32?

@@ -100,8 +100,8 @@ public enum EnsembleVerifier {
         var input = MergeInput()
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
-        input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
-        input.dataFiles = Set(contents.dataFiles.map(\.name))
+        input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
+        input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
         input.loadBody = { sourced throws(FormatError) in
             try reader.readEvent(file: listing.url.appendingPathComponent(sourced.file).path,
                                  parts: sourced.parts.map { listing.url.appendingPathComponent($0).path }, digest: sourced.contentDigest)
@@ -284,7 +284,7 @@ public enum EnsembleVerifier {
         return JSONWriter().string(.object(a.details)).utf8.lexicographicallyPrecedes(JSONWriter().string(.object(b.details)).utf8)
     }
 
-    /// Bytes and files per category, and what a rebase would achieve (BRIEF section 9).
+    /// Bytes and files per category, and what a rebase would achieve (Spec/diagnostics.md, growth).
     private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
                                replayed: ReplayedTotals, covered: [SourcedEvent]) -> JSONValue {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]

@@ -76,8 +76,8 @@ enum MergeInputs {
                     // An invalid registration still registers its store: a warning, not a stop.
                     if problem.code == .storeInvalid { warnings.append(problem) } else { unreadable.append(problem) }
                 }
-                input.registeredStores = Set(contents.stores.map(\.storeIdentifier))
-                input.dataFiles = Set(contents.dataFiles.map(\.name))
+                input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
+                input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
                 for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
                     if let sourced = Self.sourced(entry, base: base) {
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
