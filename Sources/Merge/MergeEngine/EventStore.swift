@@ -123,6 +123,15 @@ package final class EventStore: @unchecked Sendable {
         public func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
     }
 
+    /// How many events name a model version, and the first such version in store order.
+    package func modelVersions() throws(FormatError) -> (count: Int, example: String?) {
+        lock.lock()
+        defer { lock.unlock() }
+        let query = try database.prepare("SELECT count(*), min(model_version) FROM event WHERE model_version IS NOT NULL")
+        guard try query.step() else { return (0, nil) }
+        return (Int(query.int64(0)), query.isNull(1) ? nil : query.text(1))
+    }
+
     /// Every event, in the order they were added.
     public func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
 

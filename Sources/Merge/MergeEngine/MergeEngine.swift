@@ -11,6 +11,9 @@ extension FormatError.Code {
     public static let mergeIncompleteData = Self("merge.incomplete-data")
     public static let mergeConflictingRevision = Self("merge.conflicting-revision")
     public static let mergeSeveralEnsembles = Self("merge.several-ensembles")
+    /// A warning, not a finding: events name a model version and no model was given, so the
+    /// state may differ from a device's (Spec/merge.md 10).
+    public static let mergeModelNotGiven = Self("merge.model-not-given")
 }
 
 /// Everything a merge starts from (Spec/merge.md, "Event set").

@@ -53,8 +53,11 @@ package final class Connection {
         return Statement(statement: statement, connection: self, sql: sql)
     }
 
+    /// The statement, SQLite's message and its extended result code, as the boundary reports them.
     func failure(_ sql: String) -> FormatError {
-        FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+        guard let handle else { return FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): the connection is closed") }
+        let code = sqlite3_extended_errcode(handle)
+        return FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(String(cString: sqlite3_errmsg(handle))) (result code \(code): \(String(cString: sqlite3_errstr(code))))")
     }
 
     /// A prepared statement; bind, then `run` or `step` through the rows.

@@ -52,6 +52,7 @@ public struct Ensemble: Sendable {
     /// merge (an invalid store registration) go to `warnings`.
     public func merge(warnings: inout [FormatError]) throws(EnsembleError) -> StoreState {
         let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, replayEarly: true, warnings: &warnings)
+        warnings += Self.modelWarning(input)
         do {
             return try MergeEngine.merge(input)
         } catch {
@@ -65,9 +66,27 @@ public struct Ensemble: Sendable {
         return try merge(warnings: &warnings)
     }
 
+    /// Without a model, a merge cannot do what a device does where the model matters; when the
+    /// events say which model wrote them, say so (Spec/merge.md 10, `merge.model-not-given`).
+    static func modelWarning(_ input: MergeInput) -> [FormatError] {
+        guard input.model == nil else { return [] }
+        var versions = (count: 0, example: String?.none)
+        if let store = input.eventStore, let counted = try? store.modelVersions() { versions = counted }
+        for sourced in input.events + input.baselines {
+            guard let version = sourced.event.modelVersion else { continue }
+            versions.count += 1
+            if versions.example.map({ utf8Precedes(version, $0) }) ?? true { versions.example = version }
+        }
+        guard versions.count > 0, let example = versions.example else { return [] }
+        let flat = example.unicodeScalars.map { $0.value < 0x20 ? " " : String($0) }.joined()
+        let shown = flat.hasPrefix("<?xml") ? "an Ensembles 1 property list of entity hashes" : flat.count > 60 ? String(flat.prefix(60)) + "…" : flat
+        return [FormatError(.mergeModelNotGiven, "\(versions.count) events name the model that wrote them (\(shown)), but no model was given: related identifiers resolve in any entity, inverse relationships are not kept and model versions are not checked, so the state can differ from a device's (Spec/merge.md 8.5, 8.8, 5.7); give the app's model")]
+    }
+
     /// What a merge would do, without replaying: the events that take part and every finding.
     package func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
         let input = try MergeInputs.gather(inputs, reader: reader, warnings: &warnings)
+        warnings += Self.modelWarning(input)
         return (input, MergeEngine.analyze(input))
     }
 

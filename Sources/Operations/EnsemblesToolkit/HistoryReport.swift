@@ -8,8 +8,7 @@ import MergeEngine
 extension Ensemble {
     /// Every change to one object in replay order, whether it applied, the events it was
     /// concurrent with, and which change set each final value (Spec/verify.md, "history").
-    public func history(entity: String, id: String) throws(EnsembleError) -> JSONValue {
-        var warnings: [FormatError] = []
+    public func history(entity: String, id: String, warnings: inout [FormatError]) throws(EnsembleError) -> JSONValue {
         let (input, analysis) = try analyze(warnings: &warnings)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         do {

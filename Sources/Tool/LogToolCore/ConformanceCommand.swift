@@ -21,7 +21,7 @@ struct Conformance: ParsableCommand {
 
         Examples:
           logtool conformance
-          logtool conformance --engine 'python3 my_merge.py' --expected-failures known.txt
+          logtool conformance --engine 'python3 merge.py' --expected-failures xfail
           logtool conformance --fixtures kit/Fixtures/merge --json
         """
     )

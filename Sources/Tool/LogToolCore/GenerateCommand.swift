@@ -12,10 +12,14 @@ struct Generate: ParsableCommand {
         registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \
         concurrent saves) and data files. The same options always give the same bytes. \
         Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
+        
+        Examples:
+          logtool generate /tmp/g --stores 10 --objects 5000 --changes 100000
+          logtool generate /tmp/g --encoding binary --seed 7
         """
     )
 
-    @Argument(help: "The folder to create.")
+    @Argument(help: "The folder to create.", completion: .directory)
     var out: String
 
     @Option(name: .long, help: "Number of stores (devices).")
@@ -39,11 +43,11 @@ struct Generate: ParsableCommand {
     @Option(name: .long, help: "Probability (0...1) that a store saves without merging the others' latest events first.")
     var concurrency = 0.2
 
-    @Option(name: .long, help: "The dialect of the events: v1 or v2.")
-    var format = "v2"
+    @Option(name: .long, help: "The dialect of the events.")
+    var format: TargetDialect = .v2
 
-    @Option(name: .long, help: "The encoding of v2 events: json or binary.")
-    var encoding = "json"
+    @Option(name: .long, help: "The encoding of v2 events.")
+    var encoding: EventEncodingOption = .json
 
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
@@ -55,10 +59,8 @@ struct Generate: ParsableCommand {
         guard changesPerEvent >= 1 else { throw ValidationError("--changes-per-event must be at least 1") }
         guard blobBytes >= 0 else { throw ValidationError("--blob-bytes must not be negative") }
         guard (0...1).contains(concurrency) else { throw ValidationError("--concurrency takes a number from 0 to 1") }
-        guard format == "v1" || format == "v2" else { throw ValidationError("--format takes v1 or v2") }
-        guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
-        guard format == "v2" || encoding == "json" else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --format v1") }
-        guard format == "v2" || blobBytes <= 10_000 else { throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1") }
+        guard format == .v2 || encoding == .json else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --format v1") }
+        guard format == .v2 || blobBytes <= 10_000 else { throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1") }
     }
 
     func run() throws {
@@ -70,7 +72,7 @@ struct Generate: ParsableCommand {
         settings.seed = seed
         settings.blobBytes = blobBytes
         settings.concurrency = concurrency
-        settings.format = format == "v1" ? .v1JSON : (encoding == "binary" ? .v2Binary : .v2JSON)
+        settings.format = format == .v1 ? .v1JSON : (encoding == .binary ? .v2Binary : .v2JSON)
         var generator = HistoryGenerator(settings: settings)
         let summary: GeneratorSummary
         do throws(ConversionFailure) {

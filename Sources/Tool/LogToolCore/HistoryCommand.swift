@@ -17,6 +17,10 @@ struct History: ParsableCommand {
         order with its event, whether it applied, the values it set and the events it was \
         concurrent with; then the final value of each property and the change that set it. Exit \
         status: 0 shown, 1 the inputs do not merge (integrity failure or unreadable file), 2 usage error.
+        
+        Examples:
+          logtool history --entity Parent --id parent1 cloud/MainStore
+          logtool history --entity Parent --id p1 --json --model M.xcdatamodeld cloud
         """
     )
 
@@ -31,7 +35,7 @@ struct History: ParsableCommand {
     @Flag(name: .long, help: "Print the history as JSON.")
     var json = false
 
-    @Argument(help: "Cloud folders, event files or v1 logs.")
+    @Argument(help: "Cloud folders, event files or v1 logs.", completion: .file())
     var inputs: [String]
 
     func validate() throws { try options.validateModelVersion() }
@@ -39,10 +43,12 @@ struct History: ParsableCommand {
     func run() throws {
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
         let document: JSONValue
+        var warnings: [FormatError] = []
+        defer { for warning in warnings { writeStandardError("warning: \(warning)") } }
         do {
-            document = try ensemble.history(entity: entity, id: id)
+            document = try ensemble.history(entity: entity, id: id, warnings: &warnings)
         } catch {
-            throw reportAndExit(error)
+            throw reportAndExit(error, json: json)
         }
         if json {
             writeJSON(document)

@@ -144,10 +144,23 @@ func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleLis
     }
 }
 
-/// Writes an operation's problems to standard error, one finding line each (Spec/merge.md
-/// 5.9), and gives the exit status that goes with them.
-func reportAndExit(_ error: EnsembleError) -> ToolExit {
-    for problem in error.problems { writeStandardError(FindingLine.render(problem)) }
+/// Writes an operation's problems, one finding line each on standard error (Spec/merge.md
+/// 5.9), or with `json` as one `{"errors":[...]}` document on standard output, and gives the
+/// exit status that goes with them.
+func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
+    if json {
+        writeJSON(.object(JSONObject([("errors", .array(error.problems.map { problem in
+            .object(JSONObject([
+                ("code", .string(problem.code.rawValue)),
+                ("details", .object(problem.details)),
+                ("files", .array(problem.files.map(JSONValue.string))),
+                ("message", .string(problem.message)),
+                ("number", problem.number.map { JSONValue(Int64($0)) } ?? .null),
+            ]))
+        }))])))
+    } else {
+        for problem in error.problems { writeStandardError(FindingLine.render(problem)) }
+    }
     return ToolExit(status: error.kind == .usage ? .usage : .problemsFound)
 }
 
@@ -156,9 +169,17 @@ func writeJSON(_ value: JSONValue) {
     writeStandardOutput(JSONWriter().string(value) + "\n")
 }
 
+/// The encoding of written v2 events: `json` (Spec/v2-json.md) or `binary` (Spec/v2-binary.md).
+enum EventEncodingOption: String, CaseIterable, ExpressibleByArgument {
+    case json, binary
+}
+
+extension TargetDialect: ExpressibleByArgument {}
+extension BundledSchema: ExpressibleByArgument {}
+
 /// Options every command that reads events shares: the data model and the 1.x leniency.
 struct ReadingOptions: ParsableArguments {
-    @Option(name: .long, help: "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.")
+    @Option(name: .long, help: "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.", completion: .file())
     var model: String?
 
     @Option(name: .long, help: "The model version to use (default: the bundle's current version).")
@@ -202,10 +223,16 @@ struct Inspect: ParsableCommand {
         read: nothing is written and symbolic links are not followed.
         Exit status: 0 everything was read, 1 some file could not be read (the rest is still \
         shown), 2 usage error or PATH is neither a cloud folder nor a file.
+        
+        Examples:
+          logtool inspect cloud/MainStore
+          logtool inspect --json cloud > report.json
+          logtool inspect --lenient --model Model.xcdatamodeld log.json
+          logtool inspect Model.xcdatamodeld
         """
     )
 
-    @Argument(help: "A cloud folder, an ensemble folder or an event file.")
+    @Argument(help: "A cloud folder, an ensemble folder, an event file or a data model.", completion: .file())
     var path: String
 
     @Flag(name: .long, help: "Print the report as JSON (Spec/inspect.md).")
@@ -251,16 +278,21 @@ struct Convert: ParsableCommand {
         the source, then renamed into place: a crash never leaves a partial DESTINATION and the \
         source is never modified. Exit status: 0 converted, 1 a source file could not be read or \
         the conversion would lose information (nothing written), 2 usage error.
+        
+        Examples:
+          logtool convert cloud converted
+          logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
+          logtool convert --encoding binary --blob-container cloud compact
         """
     )
 
     @OptionGroup var options: ReadingOptions
 
-    @Option(name: .long, help: "The dialect to write: v1 or v2.")
-    var to: String = TargetDialect.v2.rawValue
+    @Option(name: .long, help: "The dialect to write.")
+    var to: TargetDialect = .v2
 
-    @Option(name: .long, help: "The encoding of v2 events: json or binary (Spec/v2-binary.md).")
-    var encoding: String = "json"
+    @Option(name: .long, help: "The encoding of v2 events (Spec/v2-binary.md for binary).")
+    var encoding: EventEncodingOption = .json
 
     @Flag(name: .long, help: "Write every data file in the checksummed blob container (Spec/data-blobs.md).")
     var blobContainer = false
@@ -268,21 +300,19 @@ struct Convert: ParsableCommand {
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
-    @Argument(help: "An event file, a v1 log or a cloud folder.")
+    @Argument(help: "An event file, a v1 log or a cloud folder.", completion: .file())
     var source: String
 
-    @Argument(help: "The path to create.")
+    @Argument(help: "The path to create.", completion: .file())
     var destination: String
 
     func validate() throws {
         try options.validateModelVersion()
-        guard TargetDialect(rawValue: to) != nil else { throw ValidationError("--to takes v1 or v2") }
-        guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
-        guard encoding == "json" || to == TargetDialect.v2.rawValue else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
+        guard encoding == .json || to == .v2 else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
     }
 
     func run() throws {
-        var converter = Converter(reader: try options.reader(), target: TargetDialect(rawValue: to) ?? .v2, binary: encoding == "binary")
+        var converter = Converter(reader: try options.reader(), target: to, binary: encoding == .binary)
         converter.blobContainers = blobContainer
         var summary = ConversionSummary()
         var errors: [FormatError] = []
@@ -304,7 +334,7 @@ struct Convert: ParsableCommand {
                 ("convertVersion", JSONValue(Int64(1))),
                 ("source", .string(source)),
                 ("destination", .string(destination)),
-                ("to", .string(to)),
+                ("to", .string(to.rawValue)),
                 ("files", .array(files.map { file in
                     .object(JSONObject([("source", .string(file.source)), ("destination", .string(file.destination)),
                                         ("events", JSONValue(Int64(file.events)))]))
@@ -341,27 +371,28 @@ struct Validate: ParsableCommand {
         discussion: """
         Reports every schema violation with its JSON pointer. Only the schema is checked; \
         `inspect` also decodes. Exit status: 0 all valid, 1 some file invalid or unparseable, 2 usage error.
+        
+        Examples:
+          logtool validate --schema v2-event events/*.cdeevent
+          logtool validate --schema state --json state.json
         """
     )
 
-    @Option(name: .long, help: "The schema: \(BundledSchema.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var schema: String = BundledSchema.v2Event.rawValue
+    @Option(name: .long, help: "The schema to check against.")
+    var schema: BundledSchema = .v2Event
 
     @Flag(name: .long, help: "Print the verdicts as JSON.")
     var json = false
 
-    @Argument(help: "The JSON files to check.")
+    @Argument(help: "The JSON files to check.", completion: .file())
     var files: [String]
 
     func validate() throws {
-        guard BundledSchema(rawValue: schema) != nil else {
-            throw ValidationError("unknown schema \"\(schema)\"; expected one of \(BundledSchema.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
         guard !files.isEmpty else { throw ValidationError("give at least one file") }
     }
 
     func run() throws {
-        guard let bundled = BundledSchema(rawValue: schema) else { throw ToolExit(status: .usage) }
+        let bundled = schema
         let validator: SchemaValidator
         do {
             validator = try bundled.validator()

@@ -17,18 +17,26 @@ struct Merge: ParsableCommand {
         The state is printed as canonical JSON. When an integrity check fails, nothing is printed \
         on standard output and every failure goes to standard error with the original framework's \
         number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
+        
+        Examples:
+          logtool merge cloud/MainStore > state.json
+          logtool merge --model Model.xcdatamodeld --out state.json cloud/MainStore
+          logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
         """
     )
 
     @OptionGroup var options: ReadingOptions
 
-    @Option(name: .long, help: "Write the state to FILE (atomically) instead of standard output.")
+    @Option(name: .long, help: ArgumentHelp("Write the state to FILE (atomically) instead of standard output.", valueName: "FILE"), completion: .file())
     var out: String?
 
-    @Option(name: .long, help: "Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).")
+    @Option(name: .long, help: ArgumentHelp("Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).", valueName: "FILE"), completion: .file())
     var sqlite: String?
 
-    @Argument(help: "Cloud folders, event files or v1 logs.")
+    @Flag(name: .long, help: "On failure, print the findings as one JSON document on standard output instead of lines on standard error.")
+    var json = false
+
+    @Argument(help: "Cloud folders, event files or v1 logs.", completion: .file())
     var inputs: [String]
 
     func validate() throws {
@@ -44,7 +52,7 @@ struct Merge: ParsableCommand {
             state = try ensemble.merge(warnings: &warnings)
         } catch {
             for warning in warnings { writeStandardError("warning: \(warning)") }
-            throw reportAndExit(error)
+            throw reportAndExit(error, json: json)
         }
         for warning in warnings { writeStandardError("warning: \(warning)") }
         do {

@@ -15,38 +15,41 @@ struct Rebase: ParsableCommand {
         above the cutoff and the data files still referenced. Before anything is published, the new \
         folder and PATH are both merged and must give the same state. PATH is never changed. \
         Exit status: 0 written or nothing to fold, 1 refused, 2 usage error.
+        
+        Examples:
+          logtool rebase cloud/MainStore --out rebased --model Model.xcdatamodeld
+          logtool rebase cloud/MainStore --out rebased --encoding binary --json
         """
     )
 
     @OptionGroup var options: ReadingOptions
 
-    @Argument(help: "The cloud folder: an ensemble folder or a root holding one.")
+    @Argument(help: "The cloud folder: an ensemble folder or a root holding one.", completion: .directory)
     var path: String
 
-    @Option(name: .long, help: "The new folder to create.")
+    @Option(name: .long, help: "The new folder to create.", completion: .directory)
     var out: String
 
     @Option(name: .long, help: "The store that owns the new baseline (default: the store of the last folded event).")
     var store: String?
 
-    @Option(name: .long, help: "The encoding of the new baseline: json or binary.")
-    var encoding = "json"
+    @Option(name: .long, help: "The encoding of the new baseline.")
+    var encoding: EventEncodingOption = .json
 
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
     func validate() throws {
         try options.validateModelVersion()
-        guard encoding == "json" || encoding == "binary" else { throw ValidationError("--encoding takes json or binary") }
     }
 
     func run() throws {
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
         let summary: RebaseSummary
         do {
-            summary = try ensemble.rebase(to: URL(fileURLWithPath: out), store: store, binary: encoding == "binary")
+            summary = try ensemble.rebase(to: URL(fileURLWithPath: out), store: store, binary: encoding == .binary)
         } catch {
-            throw reportAndExit(error)
+            throw reportAndExit(error, json: json)
         }
         report(baseline: summary.baseline, cutoff: summary.cutoffGlobalCount, folded: summary.foldedEvents, kept: summary.keptEvents, live: summary.liveObjects)
     }

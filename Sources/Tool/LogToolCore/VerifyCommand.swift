@@ -14,6 +14,10 @@ struct Verify: ParsableCommand {
         (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \
         writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \
         otherwise, 2 usage or I/O error.
+        
+        Examples:
+          logtool verify cloud/MainStore
+          logtool verify --strict --json cloud > verify.json
         """
     )
 
@@ -25,7 +29,7 @@ struct Verify: ParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON (Spec/verify.md).")
     var json = false
 
-    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.")
+    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
     func validate() throws { try options.validateModelVersion() }
@@ -39,7 +43,7 @@ struct Verify: ParsableCommand {
                 if progress { Console.err(Data("\rverifying \(identifier): \(entries) entries…".utf8)) }
             }
         } catch {
-            throw reportAndExit(error)
+            throw reportAndExit(error, json: json)
         }
         if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
         let all = results.flatMap(\.diagnostics)
