@@ -22,7 +22,9 @@ public enum FindingLine {
         var rest = Substring(line)
         guard let space = rest.firstIndex(where: { $0 == " " || $0 == ":" }) else { return nil }
         let code = String(rest[..<space])
-        guard !code.isEmpty else { return nil }
+        // A code is dotted lowercase words (`merge.revision-gap`, `json.syntax`), README section 6.
+        let parts = code.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" } }) else { return nil }
         rest = rest[space...]
         var number: Int?
         if rest.hasPrefix(" ("), let close = rest.firstIndex(of: ")") {
