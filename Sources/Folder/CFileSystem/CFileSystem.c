@@ -15,3 +15,14 @@ int cfs_rename_noreplace(const char *from, const char *to) {
     return -1;
 #endif
 }
+
+int cfs_rename_exchange(const char *a, const char *b) {
+#if defined(__APPLE__)
+    return renamex_np(a, b, RENAME_SWAP);
+#elif defined(RENAME_EXCHANGE)
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -8,6 +8,8 @@ import EventCodecs
 
 extension FormatError.Code {
     public static let convertDestinationExists = Self("convert.destination-exists")
+    /// The parent folder of a path to create is missing (Spec/README.md 6).
+    public static let fileParentMissing = Self("file.parent-missing")
     public static let convertLossy = Self("convert.lossy")
     public static let convertVerificationFailed = Self("convert.verification-failed")
     public static let convertUnconvertible = Self("convert.unconvertible")
@@ -81,18 +83,30 @@ package struct Converter: Sendable {
         return trimmed == "/" ? "/" + inside : trimmed + "/" + inside
     }
 
+    /// The one rule for a path a command will create (Spec/README.md 6): its parent folder must
+    /// exist (nothing creates missing parents), and it must not exist unless `replacing`
+    /// (`--force`). Both are usage errors.
+    package static func checkDestination(_ path: String, replacing: Bool, existsCode: FormatError.Code) throws(ConversionFailure) {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConversionFailure(usage: true, errors: [FormatError(.fileParentMissing, "the folder \(url.deletingLastPathComponent().path) does not exist; it is not created", location: .init(file: path))])
+        }
+        guard replacing || !exists(url) else {
+            throw ConversionFailure(usage: true, errors: [FormatError(existsCode, "already exists; give --force to replace it", location: .init(file: path))])
+        }
+    }
+
     /// Whether anything is at `url`, a dangling symbolic link included.
     public static func exists(_ url: URL) -> Bool {
         (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
     }
 
     /// Converts `source` (an event file, a v1 log or a cloud folder) into `destination`, which
-    /// must not exist. On any error nothing is left at `destination`.
-    public func convert(source: String, destination: String) throws(ConversionFailure) -> ConversionSummary {
+    /// must not exist unless `replacing`. On any error nothing changes at `destination`.
+    public func convert(source: String, destination: String, replacing: Bool = false) throws(ConversionFailure) -> ConversionSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
-        guard !Self.exists(destinationURL) else {
-            throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; convert never overwrites", location: .init(file: destination))])
-        }
+        try Self.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
         if target == .v1 && reader.model == nil {
             throw ConversionFailure(usage: true, errors: [FormatError(.v1ModelRequired, "writing v1 needs the data model (--model PATH): the result is read back to check it", location: .init(file: destination))])
         }
@@ -101,6 +115,7 @@ package struct Converter: Sendable {
             throw ConversionFailure(usage: true, errors: [FormatError(.fileUnreadable, "no such file or folder", location: .init(file: source))])
         }
         var staging = try StagingArea(for: destinationURL)
+        staging.replacing = replacing
         defer { staging.discard() }
         var summary = ConversionSummary()
         if isDirectory.boolValue {
@@ -351,6 +366,9 @@ package struct StagingArea {
     public let url: URL
     let destination: URL
     private var committed = false
+    /// `--force`: ``commit()`` replaces an existing destination (swapped in atomically where the
+    /// file system can; the old content is removed only after the new one is in place).
+    package var replacing = false
 
     public init(for destination: URL) throws(ConversionFailure) {
         self.destination = destination
@@ -400,6 +418,10 @@ package struct StagingArea {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))])
         }
+        if replacing && Converter.exists(destination) {
+            try replaceDestination()
+            return
+        }
         // Atomic, and never replaces what appeared at the destination meanwhile; plain rename(2)
         // only where the file system cannot do that.
         var status = cfs_rename_noreplace(url.path, destination.path)
@@ -408,6 +430,30 @@ package struct StagingArea {
         }
         guard status == 0 else {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
+        }
+        committed = true
+        TemporaryFiles.unregister(url.path)
+    }
+
+    /// Puts the staged result where the destination is, then removes what was there.
+    private mutating func replaceDestination() throws(ConversionFailure) {
+        func failure(_ what: String) -> ConversionFailure {
+            ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not replace the destination: \(what): \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
+        }
+        if cfs_rename_exchange(url.path, destination.path) == 0 {
+            // The staging name now holds the old content, still registered for removal.
+            try? FileManager.default.removeItem(at: url)
+        } else {
+            // Without an atomic swap: move the old content aside under a hidden name, never
+            // deleting it before the new content is in place.
+            let aside = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).replaced-\(UUID().uuidString)")
+            guard rename(destination.path, aside.path) == 0 else { throw failure("moving it aside") }
+            guard rename(url.path, destination.path) == 0 else {
+                let error = failure("moving the result into place")
+                _ = rename(aside.path, destination.path)
+                throw error
+            }
+            try? FileManager.default.removeItem(at: aside)
         }
         committed = true
         TemporaryFiles.unregister(url.path)

@@ -111,12 +111,11 @@ package struct HistoryGenerator {
 
     /// Writes the whole folder into `destination`, which must not exist; nothing is left there
     /// on failure.
-    public mutating func write(to destination: String) throws(ConversionFailure) -> GeneratorSummary {
+    public mutating func write(to destination: String, replacing: Bool = false) throws(ConversionFailure) -> GeneratorSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
-        guard !Converter.exists(destinationURL) else {
-            throw ConversionFailure(usage: true, errors: [FormatError(.convertDestinationExists, "the destination already exists; generate never overwrites", location: .init(file: destination))])
-        }
+        try Converter.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
         var staging = try StagingArea(for: destinationURL)
+        staging.replacing = replacing
         defer { staging.discard() }
         let modelFolder = staging.url.appendingPathComponent("Model.xcdatamodeld")
         try StagingArea.write(Array(Self.modelXML.utf8), to: modelFolder.appendingPathComponent("Model.xcdatamodel/contents"))

@@ -11,6 +11,8 @@ extension FormatError.Code {
     public static let mergeIncompleteData = Self("merge.incomplete-data")
     public static let mergeConflictingRevision = Self("merge.conflicting-revision")
     public static let mergeSeveralEnsembles = Self("merge.several-ensembles")
+    /// `--out FILE` exists and `--force` was not given (Spec/merge.md 10).
+    public static let mergeDestinationExists = Self("merge.destination-exists")
     /// A warning, not a finding: events name a model version and no model was given, so the
     /// state may differ from a device's (Spec/merge.md 10).
     public static let mergeModelNotGiven = Self("merge.model-not-given")

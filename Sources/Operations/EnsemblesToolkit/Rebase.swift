@@ -28,17 +28,18 @@ extension Ensemble {
     /// Folds the first input's history into one new baseline and writes a new folder at `out`
     /// (which must not exist) that merges to exactly the same state; the input is never
     /// changed, and nothing is published unless both merge alike (Spec/merge.md 13).
-    public func rebase(to out: URL, store: String? = nil, binary: Bool = false) throws(EnsembleError) -> RebaseSummary {
+    /// With `replacing`, an existing `out` is replaced once the new folder is verified.
+    public func rebase(to out: URL, store: String? = nil, binary: Bool = false, replacing: Bool = false) throws(EnsembleError) -> RebaseSummary {
         guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
         let outURL = out.standardizedFileURL
         let pathURL = URL(fileURLWithPath: path).standardizedFileURL
-        guard !Converter.exists(outURL) else {
-            throw EnsembleError(.usage, FormatError(.rebaseDestinationExists, "already exists; rebase never overwrites", location: .init(file: out.path)))
+        do {
+            try Converter.checkDestination(out.path, replacing: replacing, existsCode: .rebaseDestinationExists)
+        } catch {
+            throw EnsembleError(kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: outURL.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue,
-              outURL.path != pathURL.path, !outURL.path.hasPrefix(pathURL.path + "/") else {
-            throw EnsembleError(.usage, FormatError(.rebaseInvalidDestination, "the new folder needs an existing parent folder outside \(path)",
+        guard outURL.path != pathURL.path, !outURL.path.hasPrefix(pathURL.path + "/"), !pathURL.path.hasPrefix(outURL.path + "/") else {
+            throw EnsembleError(.usage, FormatError(.rebaseInvalidDestination, "the new folder must not be \(path), be inside it or contain it",
                                                     location: .init(file: out.path)))
         }
         let listings: [EnsembleListing]
@@ -84,7 +85,7 @@ extension Ensemble {
         let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
         do {
-            try RebaseWriter(path: path, binary: binary, reader: reader)
+            try RebaseWriter(path: path, binary: binary, replacing: replacing, reader: reader)
                 .write(baseline, named: name, plan: plan, listing: listing, input: input, to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
@@ -115,10 +116,12 @@ extension Ensemble {
 private struct RebaseWriter {
     var path: String
     var binary: Bool
+    var replacing: Bool
     var reader: EventFileReader
 
     func write(_ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, to outURL: URL) throws {
         var staging = try StagingArea(for: outURL)
+        staging.replacing = replacing
         defer { staging.discard() }
         let ensemble = listing.displayPath == "." ? staging.url : staging.url.appendingPathComponent(listing.displayPath)
         for folder in EnsembleSubfolder.allCases { try StagingArea.createFolder(ensemble.appendingPathComponent(folder.rawValue)) }

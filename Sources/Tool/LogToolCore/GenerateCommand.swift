@@ -22,6 +22,9 @@ struct Generate: ParsableCommand {
     @Argument(help: "The folder to create.", completion: .directory)
     var out: String
 
+    @Flag(name: .long, help: "Replace the folder if it exists (only once the new one is complete).")
+    var force = false
+
     @Option(name: .long, help: "Number of stores (devices).")
     var stores = 3
 
@@ -76,7 +79,7 @@ struct Generate: ParsableCommand {
         var generator = HistoryGenerator(settings: settings)
         let summary: GeneratorSummary
         do throws(ConversionFailure) {
-            summary = try generator.write(to: out)
+            summary = try generator.write(to: out, replacing: force)
         } catch {
             for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }
             throw ToolExit(status: error.usage ? .usage : .problemsFound)

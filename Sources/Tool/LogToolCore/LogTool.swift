@@ -164,6 +164,17 @@ func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
     return ToolExit(status: error.kind == .usage ? .usage : .problemsFound)
 }
 
+/// The one rule for a path a command creates: its parent must exist, and it must not exist
+/// unless `force` (`--force`); otherwise a usage error (exit 2) that says which.
+func checkDestination(_ path: String, force: Bool, existsCode: FormatError.Code) throws {
+    do {
+        try Converter.checkDestination(path, replacing: force, existsCode: existsCode)
+    } catch {
+        for problem in error.errors { writeStandardError("\(problem.code): \(path): \(problem.message)") }
+        throw ToolExit(status: .usage)
+    }
+}
+
 /// Prints a JSON document for scripts: canonical (compact, sorted keys), then one LF.
 func writeJSON(_ value: JSONValue) {
     writeStandardOutput(JSONWriter().string(value) + "\n")
@@ -294,6 +305,9 @@ struct Convert: ParsableCommand {
     @Option(name: .long, help: "The encoding of v2 events (Spec/v2-binary.md for binary).")
     var encoding: EventEncodingOption = .json
 
+    @Flag(name: .long, help: "Replace DESTINATION if it exists (only once the new one is complete and verified).")
+    var force = false
+
     @Flag(name: .long, help: "Write every data file in the checksummed blob container (Spec/data-blobs.md).")
     var blobContainer = false
 
@@ -317,7 +331,7 @@ struct Convert: ParsableCommand {
         var summary = ConversionSummary()
         var errors: [FormatError] = []
         do throws(ConversionFailure) {
-            summary = try converter.convert(source: source, destination: destination)
+            summary = try converter.convert(source: source, destination: destination, replacing: force)
         } catch {
             if error.usage {
                 for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }

@@ -33,6 +33,9 @@ struct Merge: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).", valueName: "FILE"), completion: .file())
     var sqlite: String?
 
+    @Flag(name: .long, help: "Replace the --out or --sqlite FILE if it exists (only once the new one is complete).")
+    var force = false
+
     @Flag(name: .long, help: "On failure, print the findings as one JSON document on standard output instead of lines on standard error.")
     var json = false
 
@@ -45,6 +48,8 @@ struct Merge: ParsableCommand {
     }
 
     func run() throws {
+        if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists) }
+        if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists) }
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
         var warnings: [FormatError] = []
         let state: StoreState
@@ -56,7 +61,7 @@ struct Merge: ParsableCommand {
         }
         for warning in warnings { writeStandardError("warning: \(warning)") }
         do {
-            if let sqlite { try StateDatabase.write(state, to: sqlite) }
+            if let sqlite { try StateDatabase.write(state, to: sqlite, replacing: force) }
         } catch {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)

@@ -36,6 +36,9 @@ struct Rebase: ParsableCommand {
     @Option(name: .long, help: "The encoding of the new baseline.")
     var encoding: EventEncodingOption = .json
 
+    @Flag(name: .long, help: "Replace the --out folder if it exists (only once the new one is written and verified).")
+    var force = false
+
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
@@ -47,7 +50,7 @@ struct Rebase: ParsableCommand {
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
         let summary: RebaseSummary
         do {
-            summary = try ensemble.rebase(to: URL(fileURLWithPath: out), store: store, binary: encoding == .binary)
+            summary = try ensemble.rebase(to: URL(fileURLWithPath: out), store: store, binary: encoding == .binary, replacing: force)
         } catch {
             throw reportAndExit(error, json: json)
         }

@@ -13,11 +13,12 @@ extension FormatError.Code {
 /// Writes a merged state into a new SQLite database (Spec/merge.md, "SQLite output"): one table
 /// per entity with a column per attribute and to-one relationship, one join table per to-many.
 package enum StateDatabase {
-    /// Writes `state` to `path`, which must not exist. The database is built under a temporary
-    /// name beside it and renamed at the end, so a crash never leaves a half-written file.
-    public static func write(_ state: StoreState, to path: String) throws(FormatError) {
+    /// Writes `state` to `path`, which must not exist unless `replacing`. The database is built
+    /// under a temporary name beside it and renamed at the end, so a crash never leaves a
+    /// half-written file and a replaced file is replaced whole.
+    public static func write(_ state: StoreState, to path: String, replacing: Bool = false) throws(FormatError) {
         let destination = URL(fileURLWithPath: path).standardizedFileURL
-        guard (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
+        guard replacing || (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
             throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))
         }
         let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")

@@ -6,4 +6,9 @@
 /// (EEXIST when `to` exists; ENOSYS or EINVAL when the file system cannot do it).
 int cfs_rename_noreplace(const char *from, const char *to);
 
+/// Swaps `a` and `b` atomically, both of which must exist (Linux renameat2 with
+/// RENAME_EXCHANGE, Darwin renamex_np with RENAME_SWAP). Returns 0, or -1 with errno set
+/// (ENOSYS or EINVAL when the file system cannot do it).
+int cfs_rename_exchange(const char *a, const char *b);
+
 #endif

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import JSONDocument
+
+/// The promises every command keeps (Spec/README.md 6.1, issue 13): one rule for destinations,
+/// a failed write to standard output is an error and exit 1, `--version`.
+@Suite("Command-line promises")
+struct CommandLinePromisesTests {
+    static let folder = "Fixtures/merge/baseline-covers/cloud/E"
+
+    /// Arguments that create `destination`, for each command that creates a path.
+    static let creators: [(name: String, arguments: @Sendable (String) -> [String], code: String)] = [
+        ("merge --out", { ["merge", "--out", $0, Self.folder] }, "merge.destination-exists"),
+        ("merge --sqlite", { ["merge", "--sqlite", $0, Self.folder] }, "sqlite.destination-exists"),
+        ("convert", { ["convert", Self.folder, $0] }, "convert.destination-exists"),
+        ("rebase", { ["rebase", Self.folder, "--out", $0] }, "rebase.destination-exists"),
+        ("generate", { ["generate", $0, "--changes", "50"] }, "convert.destination-exists"),
+    ]
+
+    @Test("an existing destination is refused without --force and left alone; --force replaces it", arguments: 0..<5)
+    func existing(index: Int) throws {
+        let creator = Self.creators[index]
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let destination = scratch.appendingPathComponent("dest")
+        try Data("old".utf8).write(to: destination)
+        let refused = try Run(creator.arguments(destination.path))
+        #expect(refused.status == 2, "\(creator.name): \(refused.stderr)")
+        #expect(refused.stderr.contains(creator.code), "\(creator.name): \(refused.stderr)")
+        #expect(try Data(contentsOf: destination) == Data("old".utf8))
+        let forced = try Run(creator.arguments(destination.path) + ["--force"])
+        #expect(forced.status == 0, "\(creator.name): \(forced.stderr)")
+        #expect((try? Data(contentsOf: destination)) != Data("old".utf8), "\(creator.name) did not replace the destination")
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0 != "dest" }
+        #expect(left.isEmpty, "\(creator.name) left \(left)")
+    }
+
+    @Test("a missing parent folder is refused and never created", arguments: 0..<5)
+    func missingParent(index: Int) throws {
+        let creator = Self.creators[index]
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try Run(creator.arguments(scratch.appendingPathComponent("missing/dest").path))
+        #expect(run.status == 2, "\(creator.name): \(run.stderr)")
+        #expect(run.stderr.contains("file.parent-missing"), "\(creator.name): \(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    @Test("a failed write to standard output is a message and exit 1, for every command that prints", arguments: [
+        ["inspect", "Fixtures/folders/example/cloud"], ["verify", "Fixtures/folders/example/cloud"],
+        ["merge", folder], ["validate", "--schema", "v2-event", "Fixtures/v2-json/valid/01-attribute-kinds.json"],
+        ["history", "--entity", "Item", "--id", "i1", folder], ["inspect", "--json", "Fixtures/folders/example/cloud"],
+    ])
+    func fullDevice(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = Run.packageRoot
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(arguments): \(stderr)")
+        #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
+    }
+
+    @Test("--version names the tool, the Spec and the kit")
+    func version() throws {
+        let run = try Run("--version")
+        #expect(run.status == 0)
+        #expect(run.stdout == "logtool 0.3.0 (Spec 0.3.0, conformance kit 1.0.0)\n")
+    }
+
+    @Test("merge --json puts the findings in one document on standard output")
+    func mergeJSON() throws {
+        let run = try Run("merge", "--json", "Fixtures/merge/revision-gap-200/cloud/E")
+        #expect(run.status == 1)
+        #expect(run.stderr.isEmpty)
+        let errors = try #require(try JSONParser.parse(Array(run.stdout.utf8))[JSONPointer(["errors"])]?.arrayValue)
+        #expect(errors.count == 3)
+        #expect(errors.first?[JSONPointer(["details", "store"])] == .string("A"))
+    }
+
+    @Test("without --model, events that name their model give a warning that says what differs")
+    func modelWarning() throws {
+        let run = try Run("merge", "Fixtures/merge/unknown-model-version-204/cloud/E")
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("merge.model-not-given"))
+        #expect(run.stderr.contains("inverse relationships are not kept"))
+        let quiet = try Run("merge", Self.folder)
+        #expect(!quiet.stderr.contains("merge.model-not-given"))
+    }
+}
