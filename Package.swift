@@ -109,9 +109,9 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool"]),
         .testTarget(name: "ConformanceTests", dependencies: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "LogToolCore", "TestSupport",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]

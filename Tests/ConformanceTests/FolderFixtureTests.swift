@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import JSONDocument
 import LogToolCore
+import EnsemblesToolkit
 import TestSupport
 
 /// Runs each `Fixtures/folders/<case>/` the way another implementation's runner would:
@@ -16,7 +17,7 @@ struct FolderFixtureTests {
         let command = info["command"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(command.first == "inspect")
         let input = command.last ?? "cloud"
-        let report = try InspectReport.make(path: Fixtures.url("folders/\(caseName)/\(input)").path)
+        let report = try Ensemble(at: Fixtures.url("folders/\(caseName)/\(input)")).inspect()
         let expected = try Fixtures.json("folders/\(caseName)/expected/inspect.json")
         let actual = withoutProse(report)
         if actual != withoutProse(expected) {

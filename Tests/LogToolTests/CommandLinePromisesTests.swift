@@ -66,6 +66,34 @@ struct CommandLinePromisesTests {
         #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
     }
 
+    @Test("- reads an event file from standard input, and findings name it -")
+    func standardInput() throws {
+        func run(_ arguments: [String], input: URL) throws -> (status: Int32, stdout: String, stderr: String) {
+            let process = Process()
+            process.executableURL = Run.binary
+            process.arguments = arguments
+            process.currentDirectoryURL = Run.packageRoot
+            process.standardInput = try FileHandle(forReadingFrom: input)
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, stdout, stderr)
+        }
+        let log = Run.packageRoot.appendingPathComponent("Fixtures/external/ensembles-1x/Integrator Test Fixtures/IntegratorMergeTestsFixture.json")
+        let model = Run.packageRoot.appendingPathComponent("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld").path
+        let merged = try run(["merge", "--model", model, "-"], input: log)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(merged.stdout + "" == (try String(contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/merge/original-IntegratorMergeTestsFixture/expected/state.json"), encoding: .utf8)) + "\n")
+        let cut = Run.packageRoot.appendingPathComponent("Fixtures/merge/json-bad-escape/extra/bad-escape.cdeevent")
+        let failed = try run(["merge", "-"], input: cut)
+        #expect(failed.status == 1)
+        #expect(failed.stderr.hasPrefix("json.syntax - [offset=112]: "), "\(failed.stderr)")
+    }
+
     @Test("--version names the tool, the Spec and the kit")
     func version() throws {
         let run = try Run("--version")

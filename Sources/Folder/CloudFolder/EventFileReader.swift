@@ -46,11 +46,13 @@ package struct EventFileReader: Sendable {
         public var errors: [FormatError]
     }
 
-    /// Reads a loose file: a v2 event, a v1 event or a v1 log.
+    /// Reads a loose file: a v2 event, a v1 event or a v1 log. The path `-` is standard input.
     public func readFile(at url: URL, displayName: String) -> FileResult {
         let bytes: [UInt8]
         do {
-            bytes = try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
+            bytes = displayName == Self.standardInputName
+                ? try Self.readStandardInput(limit: jsonOptions.maximumBytes)
+                : try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
         } catch {
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error.inFile(displayName)])
         }
@@ -269,6 +271,28 @@ package struct EventFileReader: Sendable {
             return v1 && !v2 ? .v1JSON : .v2JSON
         default: return .v2JSON
         }
+    }
+
+    /// The name that stands for standard input where a file is expected.
+    package static let standardInputName = "-"
+
+    /// Standard input, at most `limit` bytes (read in pieces, so a larger stream is refused
+    /// without being held).
+    static func readStandardInput(limit: Int) throws(FormatError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        do {
+            while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
+                bytes += chunk
+                if bytes.count > limit {
+                    throw FormatError(.jsonTooLarge, "standard input is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+                }
+            }
+        } catch let error as FormatError {
+            throw error
+        } catch {
+            throw FormatError(.fileUnreadable, "standard input could not be read: \(error.localizedDescription)")
+        }
+        return bytes
     }
 
     /// Reads at most `limit` bytes; a larger file is refused before it is loaded.

@@ -59,7 +59,7 @@ public struct EnsembleVerification: Sendable {
 
 /// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as
 /// the merge would see it, and how much a rebase would save.
-public enum EnsembleVerifier {
+package enum EnsembleVerifier {
     /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
     package static func verify(_ listing: EnsembleListing, reader: EventFileReader) throws(FormatError) -> EnsembleVerification {
         // Summaries: verify needs each event's header, references and change counts, never all

@@ -34,7 +34,8 @@ enum MergeInputs {
         var partGroups: [String: [(path: String, index: Int, count: Int)]] = [:]
         for path in inputs {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            // `-` is one event file or log read from standard input (Spec/merge.md 2).
+            guard path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw EnsembleError(.usage, FormatError(.fileUnreadable, "no such file or folder", location: .init(file: path)))
             }
             if !isDirectory.boolValue {

@@ -262,12 +262,12 @@ struct Inspect: ParsableCommand {
             if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
             return
         }
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
         let report: JSONValue
         do {
-            report = try InspectReport.make(path: path, reader: try options.reader())
-        } catch let error as FormatError {
-            writeStandardError("logtool: \(error)")
-            throw ToolExit(status: .usage)
+            report = try ensemble.inspect()
+        } catch {
+            throw reportAndExit(error, json: json)
         }
         if json {
             writeJSON(report)

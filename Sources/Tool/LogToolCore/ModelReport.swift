@@ -21,7 +21,7 @@ enum ModelReport {
             errors.append(error)
         }
         return .object(JSONObject([
-            ("inspectVersion", JSONValue(InspectReport.version)),
+            ("inspectVersion", JSONValue(Int64(1))),
             ("kind", .string("model")),
             ("path", .string(path)),
             ("versions", .array(versions.map(JSONValue.string))),

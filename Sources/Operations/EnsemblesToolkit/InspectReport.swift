@@ -6,14 +6,14 @@ import CloudFolder
 
 /// The facts `logtool inspect` reports, as the JSON document Spec/inspect.md defines.
 /// The text output is rendered from this same document, so both always say the same.
-package enum InspectReport {
+enum InspectReport {
     public static let version: Int64 = 1
 
     /// The report for `path`: a cloud folder, an ensemble folder or one event file.
     /// Throws when the path is missing or is a folder without any ensemble.
     public static func make(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> JSONValue {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw FormatError(.folderNotFound, "no such file or folder", location: .init(file: path))
         }
         if isDirectory.boolValue {
@@ -255,7 +255,7 @@ package enum InspectReport {
 
 extension FormatError {
     /// The error as the Unreadable / Error objects of Spec/inspect.md and Spec/convert.md.
-    var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         .object(JSONObject([
             ("file", .string(location.file ?? "")),
             ("code", .string(code.rawValue)),
@@ -263,5 +263,19 @@ extension FormatError {
             ("offset", location.offset.map { JSONValue(Int64($0)) } ?? .null),
             ("message", .string(message)),
         ]))
+    }
+}
+
+extension Ensemble {
+    /// What the first input holds (Spec/inspect.md): every ensemble, store, event, baseline,
+    /// data file and piece of debris of a cloud folder, or one decoded event file or log, as the
+    /// `inspect` document. Nothing is written.
+    public func inspect() throws(EnsembleError) -> JSONValue {
+        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no path given")) }
+        do {
+            return try InspectReport.make(path: path, reader: reader)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
     }
 }

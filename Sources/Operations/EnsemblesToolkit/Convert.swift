@@ -1,0 +1,46 @@
+import Foundation
+import JSONDocument
+import EventCodecs
+import MergeEngine
+import CloudFolder
+
+/// What a conversion wrote (Spec/convert.md).
+public struct ConversionReport: Sendable {
+    /// Each file read and the file it became; paths as given joined with the path inside them.
+    public var files: [(source: String, destination: String, events: Int)]
+    /// Attribute values moved into data files.
+    public var movedToDataFiles: Int
+    /// Entries of the source that were not converted (debris), with the reason.
+    public var skipped: [(path: String, reason: String)]
+    public var notes: [String]
+}
+
+extension Ensemble {
+    /// The encodings a conversion can write.
+    public enum Format: String, Sendable, CaseIterable {
+        /// Canonical v2 JSON (Spec/v2-json.md).
+        case v2JSON
+        /// Canonical v2 binary (Spec/v2-binary.md).
+        case v2Binary
+        /// The 1.x-style dialect (Spec/v1-json.md); needs the model.
+        case v1JSON
+    }
+
+    /// Converts the first input (an event file, a v1 log or a cloud folder) into `destination`,
+    /// which must not exist unless `replacing`; everything is written under a temporary name,
+    /// read back and compared, then renamed into place, and a conversion that would lose
+    /// information is refused (Spec/convert.md).
+    public func convert(to destination: String, format: Format = .v2JSON, blobContainers: Bool = false,
+                        replacing: Bool = false) throws(EnsembleError) -> ConversionReport {
+        guard let source = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no source given")) }
+        var converter = Converter(reader: reader, target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
+        converter.blobContainers = blobContainers
+        do {
+            let summary = try converter.convert(source: source, destination: destination, replacing: replacing)
+            return ConversionReport(files: summary.files.map { ($0.source, $0.destination, $0.events) }, movedToDataFiles: summary.movedToDataFiles,
+                                    skipped: summary.skipped, notes: summary.notes)
+        } catch {
+            throw EnsembleError(kind: error.usage ? .usage : .unreadable, problems: error.errors.map(IntegrityProblem.init(readError:)))
+        }
+    }
+}

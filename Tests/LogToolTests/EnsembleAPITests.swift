@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsemblesToolkit
+
+/// The library's entry point, used the way an app or a server would: no command line involved.
+@Suite("Ensemble: the public operations")
+struct EnsembleAPITests {
+    static func fixture(_ path: String) -> URL { Run.packageRoot.appendingPathComponent(path) }
+
+    @Test("merge gives the golden case's state document, byte for byte")
+    func merge() throws {
+        let state = try Ensemble(at: Self.fixture("Fixtures/merge/baseline-covers/cloud/E")).merge()
+        #expect(try state.documentBytes() == Array(try Data(contentsOf: Self.fixture("Fixtures/merge/baseline-covers/expected/state.json"))))
+    }
+
+    @Test("a failed integrity check is an integrity error with every finding")
+    func integrity() throws {
+        do {
+            _ = try Ensemble(at: Self.fixture("Fixtures/merge/revision-gap-200/cloud/E")).merge()
+            Issue.record("the merge should have failed")
+        } catch {
+            #expect(error.kind == .integrity)
+            #expect(error.problems.map(\.code.rawValue) == Array(repeating: "merge.revision-gap", count: 3))
+            #expect(error.problems.map(\.number) == [200, 200, 200])
+        }
+    }
+
+    @Test("a missing input is a usage error that names it")
+    func usage() {
+        #expect(throws: EnsembleError.self) { try Ensemble(inputs: ["/nonexistent-input"]).merge() }
+        do {
+            _ = try Ensemble(inputs: ["/nonexistent-input"]).merge()
+        } catch {
+            #expect(error.kind == .usage)
+            #expect(error.problems.first?.files == ["/nonexistent-input"])
+        }
+    }
+
+    @Test("inspect, verify and history report on a folder without writing to it")
+    func reports() throws {
+        let ensemble = Ensemble(at: Self.fixture("Fixtures/folders/example/cloud"))
+        let report = try ensemble.inspect()
+        #expect(report[JSONPointer(["ensembles", "0", "identifier"])] == .string("MainStore"))
+        var seen: [String] = []
+        let verification = try ensemble.verify { name, _ in seen.append(name) }
+        #expect(seen == ["MainStore"])
+        #expect(verification.first?.diagnostics.isEmpty == false)
+        var warnings: [FormatError] = []
+        let history = try Ensemble(at: Self.fixture("Fixtures/merge/baseline-covers/cloud/E")).history(entity: "Item", id: "i1", warnings: &warnings)
+        #expect(history[JSONPointer(["kind"])] == .string("history"))
+        #expect(history[JSONPointer(["final", "live"])] == .bool(true))
+    }
+
+    @Test("convert and rebase write new folders that merge to the same state")
+    func convertAndRebase() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = Ensemble(at: Self.fixture("Fixtures/merge/baseline-covers/cloud/E"))
+        let expected = try source.merge().documentBytes()
+        let converted = scratch.appendingPathComponent("binary")
+        let report = try source.convert(to: converted.path, format: .v2Binary)
+        #expect(!report.files.isEmpty)
+        #expect(try Ensemble(at: converted).merge().documentBytes() == expected)
+        let rebased = scratch.appendingPathComponent("rebased")
+        let summary = try source.rebase(to: rebased)
+        #expect(summary.written)
+        #expect(try Ensemble(at: rebased).merge().documentBytes() == expected)
+    }
+}
