@@ -26,6 +26,8 @@ let package = Package(
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
         // Temporary paths to remove when a signal stops a command (no dependencies).
         .target(name: "TemporaryFiles", path: "Sources/Format/TemporaryFiles"),
+        // How far a long operation is, for a progress line on a terminal (no dependencies).
+        .target(name: "ProgressReporting", path: "Sources/Format/ProgressReporting"),
         .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
         // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
         .target(
@@ -65,7 +67,10 @@ let package = Package(
         .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Merge/SQLiteConnection"),
         .target(
             name: "MergeEngine",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", "ProgressReporting",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Sources/Merge/MergeEngine"
         ),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
@@ -74,7 +79,7 @@ let package = Package(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
-                "SQLiteConnection", "CFileSystem", "TemporaryFiles", .product(name: "Crypto", package: "swift-crypto"),
+                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
         ),
@@ -85,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "SyntheticHistory",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "ProgressReporting"],
             path: "Sources/Folder/SyntheticHistory"
         ),
         .target(
@@ -96,7 +101,7 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"

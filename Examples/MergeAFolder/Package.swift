@@ -12,6 +12,6 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [.package(path: toolkit.path)],
     targets: [
-        .executableTarget(name: "MergeAFolder", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)]),
+        .executableTarget(name: "MergeAFolder", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)])
     ]
 )

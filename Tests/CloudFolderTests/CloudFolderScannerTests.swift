@@ -31,10 +31,10 @@ func event(store: String, revision: Int64, globalCount: Int64) -> String {
 }
 
 let registration = """
-<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0"><dict><key>storeIdentifier</key><string>A</string><key>leechDate</key><date>2024-01-02T03:04:05Z</date></dict></plist>
-"""
+    <?xml version="1.0" encoding="UTF-8"?>
+    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+    <plist version="1.0"><dict><key>storeIdentifier</key><string>A</string><key>leechDate</key><date>2024-01-02T03:04:05Z</date></dict></plist>
+    """
 
 @Suite("Cloud-folder scanner")
 struct CloudFolderScannerTests {
@@ -43,10 +43,12 @@ struct CloudFolderScannerTests {
         let scratch = try ScratchFolder()
         try scratch.write("outside/1_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 1))
         try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
-        try FileManager.default.createSymbolicLink(atPath: scratch.url.appendingPathComponent("E/events/1_A_1.cdeevent").path,
-                                                   withDestinationPath: scratch.url.appendingPathComponent("outside/1_A_0.cdeevent").path)
-        try FileManager.default.createSymbolicLink(atPath: scratch.url.appendingPathComponent("E/data").path,
-                                                   withDestinationPath: scratch.url.appendingPathComponent("outside").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.url.appendingPathComponent("E/events/1_A_1.cdeevent").path,
+            withDestinationPath: scratch.url.appendingPathComponent("outside/1_A_0.cdeevent").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.url.appendingPathComponent("E/data").path,
+            withDestinationPath: scratch.url.appendingPathComponent("outside").path)
         let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
         let contents = EnsembleContents.read(try #require(listings.first))
         #expect(contents.events.map(\.entry.file) == ["events/0_A_0.cdeevent"])

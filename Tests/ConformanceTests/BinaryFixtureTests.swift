@@ -80,8 +80,9 @@ struct BinaryFixtureTests {
 
     @Test("the intact containers give their content")
     func intactBlobs() throws {
-        #expect(try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container")) == Array("hello".utf8) ||
-                (try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container"))) == (try Fixtures.bytes("v2-binary/blobs/hello.raw")))
+        #expect(
+            try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container")) == Array("hello".utf8)
+                || (try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/hello.container"))) == (try Fixtures.bytes("v2-binary/blobs/hello.raw")))
         #expect(try DataBlob.content(of: try Fixtures.bytes("v2-binary/blobs/a1000.deflated.container")).count == 1000)
     }
 }

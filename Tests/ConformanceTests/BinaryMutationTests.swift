@@ -14,9 +14,10 @@ enum SpecErrorCodes {
         guard let start = readme.range(of: "\n## 7. Error codes") else { return [] }
         let tail = readme[start.upperBound...]
         let body = tail.range(of: "\n## 8.").map { tail[..<$0.lowerBound] } ?? tail
-        return Set(body.split(separator: "`", omittingEmptySubsequences: false).enumerated()
-            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
-            .filter { $0.range(of: #"^[a-z0-9]+\.[a-zA-Z0-9-]+$"#, options: .regularExpression) != nil })
+        return Set(
+            body.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                .filter { $0.range(of: #"^[a-z0-9]+\.[a-zA-Z0-9-]+$"#, options: .regularExpression) != nil })
     }()
 }
 
@@ -139,7 +140,8 @@ struct BinaryMutationTests {
         #expect(Self.readerCodes.subtracting(listed).isEmpty, "not in Spec/README.md section 7: \(Self.readerCodes.subtracting(listed).sorted())")
         let binaryCodes = listed.filter { $0.hasPrefix("binary.") }
         #expect(binaryCodes.count == 16)
-        #expect(binaryCodes.subtracting(Self.readerCodes).isEmpty, "binary.* codes the test would refuse: \(binaryCodes.subtracting(Self.readerCodes).sorted())")
+        #expect(
+            binaryCodes.subtracting(Self.readerCodes).isEmpty, "binary.* codes the test would refuse: \(binaryCodes.subtracting(Self.readerCodes).sorted())")
     }
 
     @Test("flipping bits and truncating never crashes", arguments: files)

@@ -52,7 +52,7 @@ struct BinaryTests {
             #expect(error.code == .binaryTruncated)
         }
         var overlong = Array(binary.prefix(10))
-        overlong += [0x81, 0x00]   // section type 1 written in two bytes
+        overlong += [0x81, 0x00]  // section type 1 written in two bytes
         do throws(FormatError) {
             _ = try V2BinaryDecoder().decode(overlong)
         } catch {

@@ -13,13 +13,18 @@ struct FileNameFixtureTests {
         }
         switch entry {
         case .event(let name):
-            return .object(JSONObject([("kind", .string("event")), ("globalCount", JSONValue(name.globalCount)),
-                                       ("store", .string(name.storeIdentifier)), ("revision", JSONValue(name.revision)),
-                                       ("part", part(name.part))]))
+            return .object(
+                JSONObject([
+                    ("kind", .string("event")), ("globalCount", JSONValue(name.globalCount)),
+                    ("store", .string(name.storeIdentifier)), ("revision", JSONValue(name.revision)),
+                    ("part", part(name.part)),
+                ]))
         case .baseline(let name):
-            var members: [(String, JSONValue)] = [("kind", .string(name.isLegacyName ? "legacyBaseline" : "baseline")),
-                                                  ("globalCount", JSONValue(name.globalCount)),
-                                                  ("uniqueIdentifier", .string(name.uniqueIdentifier)), ("part", part(name.part))]
+            var members: [(String, JSONValue)] = [
+                ("kind", .string(name.isLegacyName ? "legacyBaseline" : "baseline")),
+                ("globalCount", JSONValue(name.globalCount)),
+                ("uniqueIdentifier", .string(name.uniqueIdentifier)), ("part", part(name.part)),
+            ]
             if let prefix = name.storePrefix { members.append(("storePrefix", .string(prefix))) }
             return .object(JSONObject(members))
         case .storeRegistration(let store):

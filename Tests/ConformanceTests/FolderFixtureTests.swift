@@ -21,11 +21,12 @@ struct FolderFixtureTests {
         let expected = try Fixtures.json("folders/\(caseName)/expected/inspect.json")
         let actual = withoutProse(report)
         if actual != withoutProse(expected) {
-            Issue.record("""
-            \(caseName): inspect output differs from expected/inspect.json.
-            actual:
-            \(JSONWriter(layout: .pretty).string(actual))
-            """)
+            Issue.record(
+                """
+                \(caseName): inspect output differs from expected/inspect.json.
+                actual:
+                \(JSONWriter(layout: .pretty).string(actual))
+                """)
         }
     }
 }

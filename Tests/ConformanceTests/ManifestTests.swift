@@ -38,7 +38,9 @@ struct ManifestTests {
         let listed = try #require(try Self.manifest()["files"]?.objectValue)
         let present = Self.fixtureFiles()
         #expect(present.count > 400)
-        #expect(Set(listed.keys) == Set(present), "unlisted: \(Set(present).subtracting(listed.keys).sorted().prefix(5)); missing: \(Set(listed.keys).subtracting(present).sorted().prefix(5))")
+        #expect(
+            Set(listed.keys) == Set(present),
+            "unlisted: \(Set(present).subtracting(listed.keys).sorted().prefix(5)); missing: \(Set(listed.keys).subtracting(present).sorted().prefix(5))")
         for path in present {
             let digest = SHA256.hash(data: try Data(contentsOf: Fixtures.url(path))).map { String(format: "%02x", $0) }.joined()
             #expect(listed[path]?.stringValue == digest, "\(path): changed without scripts/update-manifest")

@@ -26,12 +26,14 @@ private func files(below url: URL) -> [String] {
 
 @Suite("Model fixtures")
 struct ModelFixtureTests {
-    @Test("each model's description has the hand-derived canonical bytes and hash", arguments: [
-        ("Fixtures/models/Inheritance.xcdatamodeld", nil, "Inheritance"),
-        ("Fixtures/models/Inheritance.xcdatamodeld", "Inheritance_1", "Inheritance_1"),
-        ("Fixtures/models/Single.xcdatamodeld", nil, "Single"),
-        ("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld", nil, "CDEStoreModificationEventTestsModel"),
-    ] as [(String, String?, String)])
+    @Test(
+        "each model's description has the hand-derived canonical bytes and hash",
+        arguments: [
+            ("Fixtures/models/Inheritance.xcdatamodeld", nil, "Inheritance"),
+            ("Fixtures/models/Inheritance.xcdatamodeld", "Inheritance_1", "Inheritance_1"),
+            ("Fixtures/models/Single.xcdatamodeld", nil, "Single"),
+            ("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld", nil, "CDEStoreModificationEventTestsModel"),
+        ] as [(String, String?, String)])
     func description(path: String, version: String?, expected: String) throws {
         let model = try ModelBundle(path: atRoot(path).path).load(version: version)
         let bytes = try Fixtures.bytes("models/expected/\(expected).description.json")
@@ -104,12 +106,14 @@ final class V1FixtureTests {
         let (v2, v2Result) = try convert(source, to: .v2, lenient: lenient, model: Self.model)
         let summary = try v2Result.get()
         #expect(summary.movedToDataFiles == Int(testCase["movedToDataFiles"]?.numberValue?.int64Value ?? -1))
-        try compare(v2, expected: Fixtures.url("v1-json/valid/\(testCase["expected"]?.stringValue ?? "")"), kind: kind,
-                    names: testCase["files"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        try compare(
+            v2, expected: Fixtures.url("v1-json/valid/\(testCase["expected"]?.stringValue ?? "")"), kind: kind,
+            names: testCase["files"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         let (v1, v1Result) = try convert(source, to: .v1, lenient: lenient, model: Self.model)
         _ = try v1Result.get()
-        try compare(v1, expected: Fixtures.url("v1-json/valid/\(testCase["expectedV1"]?.stringValue ?? "")"), kind: kind,
-                    names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        try compare(
+            v1, expected: Fixtures.url("v1-json/valid/\(testCase["expectedV1"]?.stringValue ?? "")"), kind: kind,
+            names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
     @Test("v1 -> v2 -> v1 is lossless: the expected v2 output converts back to the expected v1 output", arguments: validCases)
@@ -122,8 +126,9 @@ final class V1FixtureTests {
         if kind == "event" { source.appendPathComponent(testCase["files"]?.arrayValue?.first?.stringValue ?? "") }
         let (v1, result) = try convert(source, to: .v1, lenient: false, model: Self.model)
         _ = try result.get()
-        try compare(v1, expected: Fixtures.url("v1-json/valid/\(testCase["expectedV1"]?.stringValue ?? "")"), kind: kind,
-                    names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        try compare(
+            v1, expected: Fixtures.url("v1-json/valid/\(testCase["expectedV1"]?.stringValue ?? "")"), kind: kind,
+            names: testCase["filesV1"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
     @Test("each invalid v1 file is refused with its code and pointer", arguments: invalidCases)
@@ -134,10 +139,11 @@ final class V1FixtureTests {
         let code = testCase["code"]?.stringValue, pointer = testCase["pointer"]?.stringValue
         let offset = testCase["offset"]?.numberValue?.int64Value
         #expect(result.events.isEmpty)
-        #expect(result.errors.contains { error in
-            error.code.rawValue == code && (pointer == nil || error.location.pointer?.description == pointer)
-                && (offset == nil || error.location.offset.map(Int64.init) == offset)
-        }, "\(file): expected \(code ?? "-") at \(pointer ?? "-"), got \(result.errors)")
+        #expect(
+            result.errors.contains { error in
+                error.code.rawValue == code && (pointer == nil || error.location.pointer?.description == pointer)
+                    && (offset == nil || error.location.offset.map(Int64.init) == offset)
+            }, "\(file): expected \(code ?? "-") at \(pointer ?? "-"), got \(result.errors)")
     }
 
     @Test("each refused conversion fails with its code and source pointer, writing nothing", arguments: refusedCases)
@@ -148,8 +154,11 @@ final class V1FixtureTests {
             Issue.record("\(file) converted")
             return
         }
-        #expect(failure.errors.contains { $0.code.rawValue == testCase["code"]?.stringValue && $0.location.pointer?.description == testCase["pointer"]?.stringValue },
-                "\(file): \(failure.errors)")
+        #expect(
+            failure.errors.contains {
+                $0.code.rawValue == testCase["code"]?.stringValue && $0.location.pointer?.description == testCase["pointer"]?.stringValue
+            },
+            "\(file): \(failure.errors)")
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path).isEmpty)
     }
@@ -181,7 +190,10 @@ struct ModelValidationFixtureTests {
         let model = try loadModel(manifest[JSONPointer(["model"])]?.stringValue ?? "")
         let result = EventFileReader(model: model).readFile(at: Fixtures.url("v2-json/model-invalid/\(file)"), displayName: file)
         #expect(result.events.isEmpty)
-        #expect(result.errors.contains { $0.code.rawValue == testCase["code"]?.stringValue && $0.location.pointer?.description == testCase["pointer"]?.stringValue },
-                "\(file): \(result.errors)")
+        #expect(
+            result.errors.contains {
+                $0.code.rawValue == testCase["code"]?.stringValue && $0.location.pointer?.description == testCase["pointer"]?.stringValue
+            },
+            "\(file): \(result.errors)")
     }
 }

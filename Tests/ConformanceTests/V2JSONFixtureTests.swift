@@ -24,8 +24,9 @@ struct V2JSONFixtureTests {
         #expect(Self.invalidCases.count >= 20)
     }
 
-    @Test("each valid event reads; read, write, read gives an equal event; writing twice gives identical bytes",
-          arguments: validFiles)
+    @Test(
+        "each valid event reads; read, write, read gives an equal event; writing twice gives identical bytes",
+        arguments: validFiles)
     func validRoundTrip(file: String) throws {
         let result = read("v2-json/valid/\(file)")
         #expect(result.errors.isEmpty, "\(result.errors)")
@@ -74,16 +75,18 @@ struct V2JSONFixtureTests {
     }
 
     static func reported(_ error: FormatError) -> Reported {
-        Reported(code: error.code.rawValue, pointer: error.location.pointer?.description,
-                 offset: error.location.offset.map(Int64.init))
+        Reported(
+            code: error.code.rawValue, pointer: error.location.pointer?.description,
+            offset: error.location.offset.map(Int64.init))
     }
 
     @Test("each invalid file is refused, and its first error is the case's code, pointer and offset", arguments: invalidFiles)
     func invalid(file: String) throws {
         let testCase = try #require(Self.invalidCases.first { $0["file"]?.stringValue == file })
-        let expected = Reported(code: try #require(testCase["code"]?.stringValue),
-                                pointer: testCase["pointer"]?.stringValue,
-                                offset: testCase["offset"]?.numberValue?.int64Value)
+        let expected = Reported(
+            code: try #require(testCase["code"]?.stringValue),
+            pointer: testCase["pointer"]?.stringValue,
+            offset: testCase["offset"]?.numberValue?.int64Value)
         let result = read("v2-json/invalid/\(file)")
         #expect(result.part == nil, "\(file) was read")
         let first = try #require(result.errors.first, "\(file): no error reported")

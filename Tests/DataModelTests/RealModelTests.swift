@@ -38,7 +38,8 @@ struct RealModelTests {
     func currentVersion() throws {
         #expect(try ModelBundle(path: RealModels.path("CDEEventStoreModel.xcdatamodeld")).currentVersion == "CDEEventStoreModel_2")
         #expect(try ModelBundle(path: RealModels.path("Idiomatic/Model.xcdatamodeld")).currentVersion == "Model_1")
-        #expect(try ModelBundle(path: RealModels.path("CDEStoreModificationEventTestsModel.xcdatamodeld")).currentVersion
+        #expect(
+            try ModelBundle(path: RealModels.path("CDEStoreModificationEventTestsModel.xcdatamodeld")).currentVersion
                 == "CDEStoreModificationEventTestsModel")
     }
 

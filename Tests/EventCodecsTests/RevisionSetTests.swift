@@ -5,25 +5,28 @@ import EventCodecs
 
 @Suite("Revision sets")
 struct RevisionSetTests {
-    @Test("comparison treats a missing store as knowing no revision, below revision 0", arguments: [
-        ([:], [:], RevisionSet.Ordering.equal),
-        (["A": 1], ["A": 1], .equal),
-        (["A": 2], ["A": 1], .dominates),
-        (["A": 1], ["A": 2], .isDominated),
-        (["A": 0], [:], .dominates),
-        ([:], ["A": 0], .isDominated),
-        (["A": 1, "B": 0], ["A": 1], .dominates),
-        (["A": 2], ["A": 1, "B": 0], .concurrent),
-        (["A": 1, "B": 2], ["A": 2, "B": 1], .concurrent),
-        (["A": 3, "B": 3], ["A": 3, "C": 0], .concurrent),
-    ] as [([String: Int64], [String: Int64], RevisionSet.Ordering)])
+    @Test(
+        "comparison treats a missing store as knowing no revision, below revision 0",
+        arguments: [
+            ([:], [:], RevisionSet.Ordering.equal),
+            (["A": 1], ["A": 1], .equal),
+            (["A": 2], ["A": 1], .dominates),
+            (["A": 1], ["A": 2], .isDominated),
+            (["A": 0], [:], .dominates),
+            ([:], ["A": 0], .isDominated),
+            (["A": 1, "B": 0], ["A": 1], .dominates),
+            (["A": 2], ["A": 1, "B": 0], .concurrent),
+            (["A": 1, "B": 2], ["A": 2, "B": 1], .concurrent),
+            (["A": 3, "B": 3], ["A": 3, "C": 0], .concurrent),
+        ] as [([String: Int64], [String: Int64], RevisionSet.Ordering)])
     func compare(lhs: [String: Int64], rhs: [String: Int64], expected: RevisionSet.Ordering) {
         #expect(RevisionSet(lhs).compare(RevisionSet(rhs)) == expected)
-        let mirrored: RevisionSet.Ordering = switch expected {
-        case .dominates: .isDominated
-        case .isDominated: .dominates
-        default: expected
-        }
+        let mirrored: RevisionSet.Ordering =
+            switch expected {
+            case .dominates: .isDominated
+            case .isDominated: .dominates
+            default: expected
+            }
         #expect(RevisionSet(rhs).compare(RevisionSet(lhs)) == mirrored)
     }
 
@@ -65,7 +68,8 @@ struct ExactIdentifierTests {
 
     @Test("a v2 event naming both spellings decodes with two stores")
     func decodedRevisionSet() throws {
-        let text = #"{"globalCount":1,"revisionsByStoreIdentifier":{"cafe\u0301":1,"caf\u00e9":0},"storeIdentifier":"cafe\u0301","timestamp":"1.0","type":200,"uniqueIdentifier":"U"}"#
+        let text =
+            #"{"globalCount":1,"revisionsByStoreIdentifier":{"cafe\u0301":1,"caf\u00e9":0},"storeIdentifier":"cafe\u0301","timestamp":"1.0","type":200,"uniqueIdentifier":"U"}"#
         let (event, _) = try V2JSONDecoder().decodeEvent(try JSONParser.parse(Array(text.utf8)))
         #expect(event.revision == 1)
         #expect(event.revisionSet.count == 2)
@@ -75,9 +79,13 @@ struct ExactIdentifierTests {
     @Test("events, changes and values that differ only in normalisation are not equal")
     func equality() {
         func event(store: String, id: String, value: String) -> Event {
-            Event(uniqueIdentifier: "U", type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 1,
-                  objectChanges: [ObjectChange(entity: "Item", globalIdentifier: id, type: .insert,
-                                               propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(value)))])])
+            Event(
+                uniqueIdentifier: "U", type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 1,
+                objectChanges: [
+                    ObjectChange(
+                        entity: "Item", globalIdentifier: id, type: .insert,
+                        propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(value)))])
+                ])
         }
         let base = event(store: Self.composed, id: "x", value: "v")
         #expect(base == event(store: Self.composed, id: "x", value: "v"))

@@ -66,29 +66,35 @@ struct V1JSONCodecTests {
         }
     }
 
-    @Test("v1 dates are seconds since 2001, converted exactly to milliseconds since 1970", arguments: [
-        ("58472395723.0", 59_450_702_923_000.0), ("10.0", 978_307_210_000.0), ("-1.5", 978_307_198_500.0),
-        ("0.001", 978_307_200_001.0),
-    ])
+    @Test(
+        "v1 dates are seconds since 2001, converted exactly to milliseconds since 1970",
+        arguments: [
+            ("58472395723.0", 59_450_702_923_000.0), ("10.0", 978_307_210_000.0), ("-1.5", 978_307_198_500.0),
+            ("0.001", 978_307_200_001.0),
+        ])
     func dates(seconds: String, milliseconds: Double) throws {
         let model = try OriginalLogs.model()
-        let json = try JSONParser.parse(#"{"store":"S","revision":0,"timestamp":1,"changes":[{"entity":"Parent","id":"p","type":"update","properties":{"date":\#(seconds)}}]}"#)
+        let json = try JSONParser.parse(
+            #"{"store":"S","revision":0,"timestamp":1,"changes":[{"entity":"Parent","id":"p","type":"update","properties":{"date":\#(seconds)}}]}"#)
         let event = try #require(try V1JSONDecoder(model: model).decode(json).events.first)
         #expect(event.objectChanges.first?.propertyChanges.first?.value == .attribute(.date(millisecondsSince1970: milliseconds)))
         let written = String(decoding: try V1JSONEncoder().encode([event], asLog: false), as: UTF8.self)
         #expect(written.contains(#""date":\#(seconds)"#))
     }
 
-    @Test("values that do not fit the model are refused with a pointer into the v1 document", arguments: [
-        (#"{"name":5}"#, "model.wrong-value-type", "/0/changes/0/properties/name"),
-        (#"{"invalidatingAttribute":32768}"#, "model.integer-out-of-range", "/0/changes/0/properties/invalidatingAttribute"),
-        (#"{"friends":"c1"}"#, "model.wrong-kind", "/0/changes/0/properties/friends"),
-        (#"{"colour":"red"}"#, "model.unknown-property", "/0/changes/0/properties/colour"),
-        (#"{"child":{"add":[]}}"#, "model.wrong-kind", "/0/changes/0/properties/child"),
-        (#"{"friends":{"add":["a"],"moved":{"0":"a"}}}"#, "model.wrong-kind", "/0/changes/0/properties/friends/moved"),
-    ])
+    @Test(
+        "values that do not fit the model are refused with a pointer into the v1 document",
+        arguments: [
+            (#"{"name":5}"#, "model.wrong-value-type", "/0/changes/0/properties/name"),
+            (#"{"invalidatingAttribute":32768}"#, "model.integer-out-of-range", "/0/changes/0/properties/invalidatingAttribute"),
+            (#"{"friends":"c1"}"#, "model.wrong-kind", "/0/changes/0/properties/friends"),
+            (#"{"colour":"red"}"#, "model.unknown-property", "/0/changes/0/properties/colour"),
+            (#"{"child":{"add":[]}}"#, "model.wrong-kind", "/0/changes/0/properties/child"),
+            (#"{"friends":{"add":["a"],"moved":{"0":"a"}}}"#, "model.wrong-kind", "/0/changes/0/properties/friends/moved"),
+        ])
     func modelViolations(properties: String, code: String, pointer: String) throws {
-        let json = try JSONParser.parse(#"[{"store":"S","revision":0,"timestamp":1,"changes":[{"entity":"Parent","id":"p","type":"insert","properties":\#(properties)}]}]"#)
+        let json = try JSONParser.parse(
+            #"[{"store":"S","revision":0,"timestamp":1,"changes":[{"entity":"Parent","id":"p","type":"insert","properties":\#(properties)}]}]"#)
         let model = try OriginalLogs.model()
         do throws(FormatError) {
             _ = try V1JSONDecoder(model: model).decode(json)
@@ -102,13 +108,17 @@ struct V1JSONCodecTests {
     @Test("our optional keys are read, and written only when they differ from their defaults")
     func optionalKeys() throws {
         let model = try OriginalLogs.model()
-        let text = #"{"store":"S","revision":2,"globalCount":5,"timestamp":1.5,"otherstores":[{"store":"R","revision":1}],"type":"merge","uniqueIdentifier":"U","modelVersion":"M","x-extra":[1.50],"changes":[{"entity":"Parent","id":"p","type":"update","dataFiles":["F"],"properties":{"data":{"dataFile":"F"},"orderedChildren":{"add":["c"],"moved":{"0":"c"}}}}]}"#
+        let text =
+            #"{"store":"S","revision":2,"globalCount":5,"timestamp":1.5,"otherstores":[{"store":"R","revision":1}],"type":"merge","uniqueIdentifier":"U","modelVersion":"M","x-extra":[1.50],"changes":[{"entity":"Parent","id":"p","type":"update","dataFiles":["F"],"properties":{"data":{"dataFile":"F"},"orderedChildren":{"add":["c"],"moved":{"0":"c"}}}}]}"#
         let event = try #require(try V1JSONDecoder(model: model).decode(try JSONParser.parse(text)).events.first)
         #expect(event.type == .merge && event.uniqueIdentifier == "U" && event.modelVersion == "M")
         #expect(event.revisionSet == RevisionSet(["S": 2, "R": 1]))
         #expect(event.unknownFields["x-extra"] != nil)
         let written = String(decoding: try V1JSONEncoder().encode([event], asLog: false), as: UTF8.self)
-        #expect(written == #"{"changes":[{"dataFiles":["F"],"entity":"Parent","id":"p","properties":{"data":{"dataFile":"F"},"orderedChildren":{"add":["c"],"moved":{"0":"c"},"remove":[]}},"type":"update"}],"globalCount":5,"modelVersion":"M","otherstores":[{"revision":1,"store":"R"}],"revision":2,"store":"S","timestamp":1.5,"type":"merge","uniqueIdentifier":"U","x-extra":[1.50]}"#)
+        #expect(
+            written
+                == #"{"changes":[{"dataFiles":["F"],"entity":"Parent","id":"p","properties":{"data":{"dataFile":"F"},"orderedChildren":{"add":["c"],"moved":{"0":"c"},"remove":[]}},"type":"update"}],"globalCount":5,"modelVersion":"M","otherstores":[{"revision":1,"store":"R"}],"revision":2,"store":"S","timestamp":1.5,"type":"merge","uniqueIdentifier":"U","x-extra":[1.50]}"#
+        )
         var plain = event
         plain.uniqueIdentifier = "S-2-5"
         plain.type = .save

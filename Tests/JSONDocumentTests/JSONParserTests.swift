@@ -12,23 +12,25 @@ struct JSONParserTests {
         #expect(JSONWriter().string(value) == "[9007199254740993,-9223372036854775808,9223372036854775807,12345678901234567890123]")
     }
 
-    @Test("each syntax error has its code and the byte offset where reading stopped", arguments: [
-        ("{\"a\":1", "json.unexpected-end", 6),
-        ("", "json.unexpected-end", 0),
-        ("{\"a\" 1}", "json.syntax", 5),
-        ("[01]", "json.syntax", 1),
-        ("[1.]", "json.syntax", 3),
-        ("[NaN]", "json.syntax", 1),
-        ("[tru]", "json.syntax", 4),
-        ("{\"a\":1,}", "json.trailing-comma", 7),
-        ("[1,2,]", "json.trailing-comma", 5),
-        ("{\"a\":1,\"a\":2}", "json.duplicate-key", 7),
-        ("[\"\\x\"]", "json.syntax", 2),
-        ("[\"\\ud800\"]", "json.syntax", 2),
-        ("[\"a\u{01}\"]", "json.syntax", 3),
-        ("[1] 2", "json.syntax", 4),
-        ("\u{FEFF}[1]", "json.syntax", 0),
-    ])
+    @Test(
+        "each syntax error has its code and the byte offset where reading stopped",
+        arguments: [
+            ("{\"a\":1", "json.unexpected-end", 6),
+            ("", "json.unexpected-end", 0),
+            ("{\"a\" 1}", "json.syntax", 5),
+            ("[01]", "json.syntax", 1),
+            ("[1.]", "json.syntax", 3),
+            ("[NaN]", "json.syntax", 1),
+            ("[tru]", "json.syntax", 4),
+            ("{\"a\":1,}", "json.trailing-comma", 7),
+            ("[1,2,]", "json.trailing-comma", 5),
+            ("{\"a\":1,\"a\":2}", "json.duplicate-key", 7),
+            ("[\"\\x\"]", "json.syntax", 2),
+            ("[\"\\ud800\"]", "json.syntax", 2),
+            ("[\"a\u{01}\"]", "json.syntax", 3),
+            ("[1] 2", "json.syntax", 4),
+            ("\u{FEFF}[1]", "json.syntax", 0),
+        ])
     func syntaxErrors(input: String, code: String, offset: Int) {
         #expect(throws: FormatError.self) { try JSONParser.parse(input) }
         do {
@@ -39,12 +41,14 @@ struct JSONParserTests {
         }
     }
 
-    @Test("invalid UTF-8 is reported at the offending byte", arguments: [
-        ([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D] as [UInt8], 3),  // bad continuation
-        ([0x5B, 0x22, 0xC0, 0x80, 0x22, 0x5D], 2),             // overlong NUL
-        ([0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D], 3),       // encoded surrogate
-        ([0x5B, 0x22, 0xFF, 0x22, 0x5D], 2),
-    ])
+    @Test(
+        "invalid UTF-8 is reported at the offending byte",
+        arguments: [
+            ([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D] as [UInt8], 3),  // bad continuation
+            ([0x5B, 0x22, 0xC0, 0x80, 0x22, 0x5D], 2),  // overlong NUL
+            ([0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D], 3),  // encoded surrogate
+            ([0x5B, 0x22, 0xFF, 0x22, 0x5D], 2),
+        ])
     func invalidUTF8(bytes: [UInt8], offset: Int) {
         do {
             _ = try JSONParser.parse(bytes)
@@ -143,11 +147,13 @@ struct ExactStringTests {
 
 @Suite("Exact decimal arithmetic")
 struct ExactDecimalTests {
-    @Test("sums and shifts are exact and print in plain notation", arguments: [
-        ("1.5", "-2.25", 0, "-0.75"), ("999", "1", 0, "1000"), ("0.001", "0", 3, "1"), ("-1.5", "1.5", 0, "0"),
-        ("58472395723.0", "978307200", 3, "59450702923000"), ("1e-20", "1", 0, "1.00000000000000000001"),
-        ("-978307200000", "978307198500", -3, "-1.5"), ("12345678901234567890123456789.5", "0.5", 0, "12345678901234567890123456790"),
-    ])
+    @Test(
+        "sums and shifts are exact and print in plain notation",
+        arguments: [
+            ("1.5", "-2.25", 0, "-0.75"), ("999", "1", 0, "1000"), ("0.001", "0", 3, "1"), ("-1.5", "1.5", 0, "0"),
+            ("58472395723.0", "978307200", 3, "59450702923000"), ("1e-20", "1", 0, "1.00000000000000000001"),
+            ("-978307200000", "978307198500", -3, "-1.5"), ("12345678901234567890123456789.5", "0.5", 0, "12345678901234567890123456790"),
+        ])
     func arithmetic(a: String, b: String, shift: Int, expected: String) {
         #expect(ExactDecimal(a).adding(ExactDecimal(b)).shifted(byPowerOfTen: shift).plainText == expected)
     }

@@ -23,21 +23,25 @@ struct JSONWriterTests {
 
     /// Expected texts are what ECMAScript's Number.prototype.toString prints (checked with
     /// node), the independent reference RFC 8785 also uses.
-    @Test("doubles use the ECMAScript layout of the shortest round-trip digits", arguments: [
-        (1.0, "1"), (0.1, "0.1"), (-0.5, "-0.5"), (1e21, "1e+21"), (1e-7, "1e-7"),
-        (123456789012345680000.0, "123456789012345680000"), (Double.leastNonzeroMagnitude, "5e-324"),
-        (1.7976931348623157e308, "1.7976931348623157e+308"), (0.000001, "0.000001"), (100.0, "100"),
-        (1234.5678, "1234.5678"), (-1e-300, "-1e-300"), (9007199254740994.0, "9007199254740994"),
-        (1.0 / 3.0, "0.3333333333333333"), (4.35, "4.35"), (0.3 + 0.6, "0.8999999999999999"),
-        (1e20, "100000000000000000000"), (123e-20, "1.23e-18"), (0.0, "0"), (-0.0, "0"),
-    ])
+    @Test(
+        "doubles use the ECMAScript layout of the shortest round-trip digits",
+        arguments: [
+            (1.0, "1"), (0.1, "0.1"), (-0.5, "-0.5"), (1e21, "1e+21"), (1e-7, "1e-7"),
+            (123456789012345680000.0, "123456789012345680000"), (Double.leastNonzeroMagnitude, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"), (0.000001, "0.000001"), (100.0, "100"),
+            (1234.5678, "1234.5678"), (-1e-300, "-1e-300"), (9007199254740994.0, "9007199254740994"),
+            (1.0 / 3.0, "0.3333333333333333"), (4.35, "4.35"), (0.3 + 0.6, "0.8999999999999999"),
+            (1e20, "100000000000000000000"), (123e-20, "1.23e-18"), (0.0, "0"), (-0.0, "0"),
+        ])
     func ecmaScriptLayout(value: Double, expected: String) {
         #expect(CanonicalNumberFormat.ecmaScript(value) == expected)
     }
 
-    @Test("a canonical double always reads back as a double and round-trips", arguments: [
-        (1.0, "1.0"), (-0.0, "-0.0"), (1e21, "1e+21"), (100.0, "100.0"), (0.5, "0.5"), (1e-7, "1e-7"),
-    ])
+    @Test(
+        "a canonical double always reads back as a double and round-trips",
+        arguments: [
+            (1.0, "1.0"), (-0.0, "-0.0"), (1e21, "1e+21"), (100.0, "100.0"), (0.5, "0.5"), (1e-7, "1e-7"),
+        ])
     func canonicalDouble(value: Double, expected: String) {
         let text = CanonicalNumberFormat.double(value)
         #expect(text == expected)

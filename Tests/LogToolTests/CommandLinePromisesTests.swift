@@ -46,11 +46,13 @@ struct CommandLinePromisesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
     }
 
-    @Test("a failed write to standard output is a message and exit 1, for every command that prints", arguments: [
-        ["inspect", "Fixtures/folders/example/cloud"], ["verify", "Fixtures/folders/example/cloud"],
-        ["merge", folder], ["validate", "--schema", "v2-event", "Fixtures/v2-json/valid/01-attribute-kinds.json"],
-        ["history", "--entity", "Item", "--id", "i1", folder], ["inspect", "--json", "Fixtures/folders/example/cloud"],
-    ])
+    @Test(
+        "a failed write to standard output is a message and exit 1, for every command that prints",
+        arguments: [
+            ["inspect", "Fixtures/folders/example/cloud"], ["verify", "Fixtures/folders/example/cloud"],
+            ["merge", folder], ["validate", "--schema", "v2-event", "Fixtures/v2-json/valid/01-attribute-kinds.json"],
+            ["history", "--entity", "Item", "--id", "i1", folder], ["inspect", "--json", "Fixtures/folders/example/cloud"],
+        ])
     func fullDevice(arguments: [String]) throws {
         let process = Process()
         process.executableURL = Run.binary
@@ -87,7 +89,11 @@ struct CommandLinePromisesTests {
         let model = Run.packageRoot.appendingPathComponent("Fixtures/external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld").path
         let merged = try run(["merge", "--model", model, "-"], input: log)
         #expect(merged.status == 0, "\(merged.stderr)")
-        #expect(merged.stdout + "" == (try String(contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/merge/original-IntegratorMergeTestsFixture/expected/state.json"), encoding: .utf8)) + "\n")
+        #expect(
+            merged.stdout + ""
+                == (try String(
+                    contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/merge/original-IntegratorMergeTestsFixture/expected/state.json"),
+                    encoding: .utf8)) + "\n")
         let cut = Run.packageRoot.appendingPathComponent("Fixtures/merge/json-bad-escape/extra/bad-escape.cdeevent")
         let failed = try run(["merge", "-"], input: cut)
         #expect(failed.status == 1)

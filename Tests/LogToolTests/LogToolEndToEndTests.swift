@@ -14,8 +14,10 @@ struct Run {
 
     /// The products folder holds both the test bundle and `logtool`.
     static var binary: URL {
-        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        let candidates = [
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
         return candidates.map { $0.appendingPathComponent("logtool") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0].appendingPathComponent("logtool")
     }
@@ -54,11 +56,13 @@ struct LogToolEndToEndTests {
         #expect(run.stdout.contains("Summary: 1 ensembles, 3 stores, 31 events, 2 baselines, 1 data files, 4 debris, 0 unreadable"))
     }
 
-    @Test("inspect --json prints a document valid against Spec/schemas/inspect.schema.json", arguments: [
-        "Fixtures/folders/example/cloud", "Fixtures/folders/damaged/cloud",
-        "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/multipart/7_STORE-A_3_2of2.cdeevent",
-        "Fixtures/v2-json/invalid/json-trailing-comma.json",
-    ])
+    @Test(
+        "inspect --json prints a document valid against Spec/schemas/inspect.schema.json",
+        arguments: [
+            "Fixtures/folders/example/cloud", "Fixtures/folders/damaged/cloud",
+            "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/multipart/7_STORE-A_3_2of2.cdeevent",
+            "Fixtures/v2-json/invalid/json-trailing-comma.json",
+        ])
     func inspectJSON(path: String) throws {
         let run = try Run("inspect", "--json", path)
         let document = try JSONParser.parse(run.stdout)
@@ -74,14 +78,16 @@ struct LogToolEndToEndTests {
         #expect(run.stdout.contains("--lenient"))
     }
 
-    @Test("usage errors exit 2 with a message on stderr and nothing on stdout", arguments: [
-        ["inspect", "Fixtures/does-not-exist"],
-        ["inspect", "Sources"],
-        ["inspect", "--bogus", "Fixtures"],
-        ["inspect"],
-        ["validate", "--schema", "nope", "Package.swift"],
-        ["frobnicate"],
-    ])
+    @Test(
+        "usage errors exit 2 with a message on stderr and nothing on stdout",
+        arguments: [
+            ["inspect", "Fixtures/does-not-exist"],
+            ["inspect", "Sources"],
+            ["inspect", "--bogus", "Fixtures"],
+            ["inspect"],
+            ["validate", "--schema", "nope", "Package.swift"],
+            ["frobnicate"],
+        ])
     func usageErrors(arguments: [String]) throws {
         let run = try Run(arguments)
         #expect(run.status == 2)
@@ -98,9 +104,10 @@ struct LogToolEndToEndTests {
 
     @Test("validate reports schema verdicts per file as JSON")
     func validate() throws {
-        let run = try Run("validate", "--json", "--schema", "v2-event",
-                          "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/invalid/schema-event-type-150.json",
-                          "Fixtures/v2-json/invalid/json-unexpected-end.json")
+        let run = try Run(
+            "validate", "--json", "--schema", "v2-event",
+            "Fixtures/v2-json/valid/01-attribute-kinds.json", "Fixtures/v2-json/invalid/schema-event-type-150.json",
+            "Fixtures/v2-json/invalid/json-unexpected-end.json")
         #expect(run.status == 1)
         let verdicts = try JSONParser.parse(run.stdout)[JSONPointer(["files"])]?.arrayValue ?? []
         #expect(verdicts.map { $0[JSONPointer(["verdict"])] } == [.string("valid"), .string("invalid"), .string("unparseable")])

@@ -55,20 +55,20 @@ struct MergeFixtureTests {
     /// `mangle` applied to every file name of a finding: with the identity it passes every case.
     static func replayingEngine(mangle: String) -> String {
         let script = """
-        import json, os, sys
-        if os.path.exists('expected/state.json'):
-            sys.stdout.write(open('expected/state.json').read() + '\\n'); sys.exit(0)
-        if not os.path.exists('expected/error.json'): sys.exit(2)
-        def field(s): return json.dumps(s) if any(c in s for c in ',:[]="\\\\\\n') or s.startswith(('(', ' ')) or s.endswith(' ') else s
-        for e in json.load(open('expected/error.json'))['errors']:
-            files = [\(mangle) for f in e['files']]
-            line = e['code'] + ('' if e['number'] is None else ' (%d)' % e['number'])
-            line += ' ' + ', '.join(field(f) for f in files)
-            d = e.get('details', {})
-            if d: line += ' [' + ', '.join('%s=%s' % (k, field(str(v))) for k, v in d.items()) + ']'
-            sys.stderr.write(line + ': replayed\\n')
-        sys.exit(1)
-        """
+            import json, os, sys
+            if os.path.exists('expected/state.json'):
+                sys.stdout.write(open('expected/state.json').read() + '\\n'); sys.exit(0)
+            if not os.path.exists('expected/error.json'): sys.exit(2)
+            def field(s): return json.dumps(s) if any(c in s for c in ',:[]="\\\\\\n') or s.startswith(('(', ' ')) or s.endswith(' ') else s
+            for e in json.load(open('expected/error.json'))['errors']:
+                files = [\(mangle) for f in e['files']]
+                line = e['code'] + ('' if e['number'] is None else ' (%d)' % e['number'])
+                line += ' ' + ', '.join(field(f) for f in files)
+                d = e.get('details', {})
+                if d: line += ' [' + ', '.join('%s=%s' % (k, field(str(v))) for k, v in d.items()) + ']'
+                sys.stderr.write(line + ': replayed\\n')
+            sys.exit(1)
+            """
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("replaying-engine-\(UUID().uuidString).py")
         _ = FileManager.default.createFile(atPath: file.path, contents: Data(script.utf8))
         return "python3 '\(file.path)'"
@@ -96,7 +96,8 @@ struct MergeFixtureTests {
         #expect(run.stdout.contains("FAIL original-IntegratorMergeTestsFixture\n  at /entities/Parent: missing"))
         #expect(run.stdout.contains("PASS original-DeleteUninserted\n"))
         let spaced = try Run("conformance", "--engine", "echo '{ \"entities\": {} }' #")
-        #expect(spaced.stdout.contains("FAIL original-DeleteUninserted\n  the state is right but its bytes differ from expected/state.json + LF, first at byte 1"))
+        #expect(
+            spaced.stdout.contains("FAIL original-DeleteUninserted\n  the state is right but its bytes differ from expected/state.json + LF, first at byte 1"))
     }
 
     @Test("--expected-failures: listed failures pass the run, a listed pass or an unknown name fails it")
@@ -108,7 +109,9 @@ struct MergeFixtureTests {
         let listed = try Run("conformance", "--engine", engine, "--expected-failures", list.path)
         #expect(listed.status == 0, "\(listed.stdout)")
         #expect(listed.stdout.contains("XFAIL \(Self.errorCases[0])\n"))
-        #expect(listed.stdout.hasSuffix("\(Self.errorCases.count) failed as expected (--expected-failures)\n\(Self.cases.count - Self.errorCases.count) passed, 0 failed\n"))
+        #expect(
+            listed.stdout.hasSuffix(
+                "\(Self.errorCases.count) failed as expected (--expected-failures)\n\(Self.cases.count - Self.errorCases.count) passed, 0 failed\n"))
 
         let unexpectedPass = try Run("conformance", "--expected-failures", list.path, "--json")
         #expect(unexpectedPass.status == 1)

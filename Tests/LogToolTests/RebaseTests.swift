@@ -55,8 +55,9 @@ struct RebaseTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("g"), rebased = scratch.appendingPathComponent("r")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        let generate = try Run("generate", source.path, "--stores", "4", "--objects", "150", "--changes", "1500", "--changes-per-event", "20",
-                               "--blob-bytes", "12000", "--concurrency", "0.5", "--seed", "11")
+        let generate = try Run(
+            "generate", source.path, "--stores", "4", "--objects", "150", "--changes", "1500", "--changes-per-event", "20",
+            "--blob-bytes", "12000", "--concurrency", "0.5", "--seed", "11")
         #expect(generate.status == 0, "\(generate.stderr)")
         let model = source.appendingPathComponent("Model.xcdatamodeld").path
         let rebase = try Run("rebase", source.appendingPathComponent("cloud").path, "--out", rebased.path, "--model", model, "--encoding", "binary")

@@ -14,9 +14,10 @@ struct SQLiteOutputTests {
         defer { sqlite3_finalize(statement) }
         var result: [[String?]] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            result.append((0..<sqlite3_column_count(statement)).map { column in
-                sqlite3_column_text(statement, column).map { String(cString: $0) }
-            })
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { column in
+                    sqlite3_column_text(statement, column).map { String(cString: $0) }
+                })
         }
         return result
     }
@@ -29,7 +30,10 @@ struct SQLiteOutputTests {
         let log = "\(Originals.folder)/IntegratorUpdateTestsFixture1.json"
         let run = try Run("merge", "--lenient", "--model", Originals.model, "--sqlite", database, log)
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(try Self.rows(database, #"SELECT "globalIdentifier", "name", "child" FROM "Parent" ORDER BY 1"#) == [["parent1", "parent1", "child1"], ["parent2", "parent2", nil]])
+        #expect(
+            try Self.rows(database, #"SELECT "globalIdentifier", "name", "child" FROM "Parent" ORDER BY 1"#) == [
+                ["parent1", "parent1", "child1"], ["parent2", "parent2", nil],
+            ])
         #expect(try Self.rows(database, #"SELECT "owner", "member" FROM "Parent_children""#) == [["parent1", "child1"]])
         #expect(try Self.rows(database, #"SELECT "date" FROM "Parent" WHERE "globalIdentifier" = 'parent1'"#) == [["59450702923000.0"]])
         let again = try Run("merge", "--lenient", "--model", Originals.model, "--sqlite", database, log)

@@ -3,13 +3,18 @@ import JSONDocument
 import EnsembleModel
 import MergeEngine
 
-private func event(_ store: String, _ revision: Int64, _ globalCount: Int64, _ name: String, insert: Bool = false,
-                   others: [String: Int64] = [:]) -> SourcedEvent {
-    let change = ObjectChange(entity: "P", globalIdentifier: "p", type: insert ? .insert : .update,
-                              propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(name)))])
-    return SourcedEvent(event: Event(uniqueIdentifier: "\(store)\(revision)", type: .save, storeIdentifier: store, revision: revision,
-                                     globalCount: globalCount, timestamp: 0, otherStoreRevisions: others, objectChanges: [change]),
-                        file: "\(globalCount)_\(store)_\(revision).cdeevent")
+private func event(
+    _ store: String, _ revision: Int64, _ globalCount: Int64, _ name: String, insert: Bool = false,
+    others: [String: Int64] = [:]
+) -> SourcedEvent {
+    let change = ObjectChange(
+        entity: "P", globalIdentifier: "p", type: insert ? .insert : .update,
+        propertyChanges: [PropertyChange(name: "name", value: .attribute(.string(name)))])
+    return SourcedEvent(
+        event: Event(
+            uniqueIdentifier: "\(store)\(revision)", type: .save, storeIdentifier: store, revision: revision,
+            globalCount: globalCount, timestamp: 0, otherStoreRevisions: others, objectChanges: [change]),
+        file: "\(globalCount)_\(store)_\(revision).cdeevent")
 }
 
 @Suite("Event store and early replay")
@@ -18,11 +23,13 @@ struct EventStoreTests {
     func roundTrip() throws {
         var unknown = JSONObject()
         unknown["x-note"] = .string("kept")
-        let whole = SourcedEvent(event: Event(uniqueIdentifier: "u1", type: .merge, storeIdentifier: "Store\u{0}é", revision: 3, globalCount: 9,
-                                              timestamp: 1.5, modelVersion: "sha256:ab", otherStoreRevisions: ["B": 2, "C": .max],
-                                              objectChanges: [ObjectChange(entity: "P", globalIdentifier: "p", type: .insert, dataFiles: ["F1"])],
-                                              unknownFields: unknown),
-                                 file: "dir/9_S_3.cdeevent", parts: ["dir/a_1of2.cdeevent", "dir/a_2of2.cdeevent"])
+        let whole = SourcedEvent(
+            event: Event(
+                uniqueIdentifier: "u1", type: .merge, storeIdentifier: "Store\u{0}é", revision: 3, globalCount: 9,
+                timestamp: 1.5, modelVersion: "sha256:ab", otherStoreRevisions: ["B": 2, "C": .max],
+                objectChanges: [ObjectChange(entity: "P", globalIdentifier: "p", type: .insert, dataFiles: ["F1"])],
+                unknownFields: unknown),
+            file: "dir/9_S_3.cdeevent", parts: ["dir/a_1of2.cdeevent", "dir/a_2of2.cdeevent"])
         var summary = whole.summary()
         summary.contentDigest = .max
         let store = try EventStore()
@@ -40,8 +47,10 @@ struct EventStoreTests {
 
     @Test("a merge through the event store equals the merge of the same events in memory, duplicates and all")
     func storeAndMemoryAgree() throws {
-        let events = [event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0]),
-                      event("A", 1, 2, "three", others: ["B": 0])]
+        let events = [
+            event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0]),
+            event("A", 1, 2, "three", others: ["B": 0]),
+        ]
         var memory = MergeInput()
         memory.events = events
         var stored = MergeInput()

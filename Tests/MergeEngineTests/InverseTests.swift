@@ -20,8 +20,10 @@ struct InverseTests {
         var input = MergeInput()
         input.model = try model()
         input.events = changes.enumerated().map { index, list in
-            SourcedEvent(event: Event(uniqueIdentifier: "e\(index)", type: .save, storeIdentifier: "S", revision: Int64(index),
-                                      globalCount: Int64(index), timestamp: 0, objectChanges: list), file: "e\(index)")
+            SourcedEvent(
+                event: Event(
+                    uniqueIdentifier: "e\(index)", type: .save, storeIdentifier: "S", revision: Int64(index),
+                    globalCount: Int64(index), timestamp: 0, objectChanges: list), file: "e\(index)")
         }
         return JSONWriter().string(try MergeEngine.merge(input).document())
     }
@@ -32,18 +34,22 @@ struct InverseTests {
 
     @Test("setting a to-one adds the object to the inverse to-many")
     func toOneToMany() throws {
-        let result = try Self.merge([[
-            Self.change(.insert, "Parent", "p"),
-            Self.change(.insert, "Child", "c", [PropertyChange(name: "parentWithSiblings", value: .toOne(relatedIdentifier: "p"))]),
-        ]])
+        let result = try Self.merge([
+            [
+                Self.change(.insert, "Parent", "p"),
+                Self.change(.insert, "Child", "c", [PropertyChange(name: "parentWithSiblings", value: .toOne(relatedIdentifier: "p"))]),
+            ]
+        ])
         #expect(result == #"{"entities":{"Child":{"c":{"parentWithSiblings":"p"}},"Parent":{"p":{"children":["c"]}}}}"#)
     }
 
     @Test("a one-to-one moved to another object leaves the previous partner with null")
     func oneToOneSteal() throws {
         let result = try Self.merge([
-            [Self.change(.insert, "Child", "c"),
-             Self.change(.insert, "Parent", "p1", [PropertyChange(name: "child", value: .toOne(relatedIdentifier: "c"))])],
+            [
+                Self.change(.insert, "Child", "c"),
+                Self.change(.insert, "Parent", "p1", [PropertyChange(name: "child", value: .toOne(relatedIdentifier: "c"))]),
+            ],
             [Self.change(.insert, "Parent", "p2", [PropertyChange(name: "child", value: .toOne(relatedIdentifier: "c"))])],
         ])
         #expect(result == #"{"entities":{"Child":{"c":{"parent":"p2"}},"Parent":{"p1":{"child":null},"p2":{"child":"c"}}}}"#)
@@ -52,8 +58,10 @@ struct InverseTests {
     @Test("many-to-many adds and removes reach the other side")
     func manyToMany() throws {
         let result = try Self.merge([
-            [Self.change(.insert, "Child", "c1"), Self.change(.insert, "Child", "c2"),
-             Self.change(.insert, "Parent", "p", [PropertyChange(name: "friends", value: .toMany(added: ["c1", "c2"], removed: []))])],
+            [
+                Self.change(.insert, "Child", "c1"), Self.change(.insert, "Child", "c2"),
+                Self.change(.insert, "Parent", "p", [PropertyChange(name: "friends", value: .toMany(added: ["c1", "c2"], removed: []))]),
+            ],
             [Self.change(.update, "Parent", "p", [PropertyChange(name: "friends", value: .toMany(added: [], removed: ["c1"]))])],
         ])
         #expect(result == #"{"entities":{"Child":{"c1":{"testFriends":[]},"c2":{"testFriends":["p"]}},"Parent":{"p":{"friends":["c2"]}}}}"#)

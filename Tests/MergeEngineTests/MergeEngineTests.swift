@@ -4,11 +4,15 @@ import EnsembleModel
 import MergeEngine
 
 /// Small events written out by hand; the expected states follow Spec/merge.md rule by rule.
-private func event(_ store: String, _ revision: Int64, _ globalCount: Int64, _ changes: [ObjectChange],
-                   others: [String: Int64] = [:], timestamp: Double = 0) -> SourcedEvent {
-    SourcedEvent(event: Event(uniqueIdentifier: "\(store)\(revision)", type: .save, storeIdentifier: store, revision: revision,
-                              globalCount: globalCount, timestamp: timestamp, otherStoreRevisions: others, objectChanges: changes),
-                 file: "\(globalCount)_\(store)_\(revision).cdeevent")
+private func event(
+    _ store: String, _ revision: Int64, _ globalCount: Int64, _ changes: [ObjectChange],
+    others: [String: Int64] = [:], timestamp: Double = 0
+) -> SourcedEvent {
+    SourcedEvent(
+        event: Event(
+            uniqueIdentifier: "\(store)\(revision)", type: .save, storeIdentifier: store, revision: revision,
+            globalCount: globalCount, timestamp: timestamp, otherStoreRevisions: others, objectChanges: changes),
+        file: "\(globalCount)_\(store)_\(revision).cdeevent")
 }
 
 private func insert(_ entity: String, _ id: String, _ properties: [PropertyChange] = []) -> ObjectChange {
@@ -67,11 +71,27 @@ struct MergeEngineTests {
     @Test("to-many: an update removes then adds; unresolved ids are skipped; a to-one to a missing object is ignored")
     func relationships() throws {
         let result = try state([
-            event("A", 0, 0, [insert("C", "c1"), insert("C", "c2"),
-                              insert("P", "p", [PropertyChange(name: "kids", value: .toMany(added: ["c1", "ghost"], removed: [])),
-                                                PropertyChange(name: "best", value: .toOne(relatedIdentifier: "c1"))])]),
-            event("A", 1, 1, [update("P", "p", [PropertyChange(name: "kids", value: .toMany(added: ["c2", "c1"], removed: ["c1"])),
-                                                PropertyChange(name: "best", value: .toOne(relatedIdentifier: "ghost"))])]),
+            event(
+                "A", 0, 0,
+                [
+                    insert("C", "c1"), insert("C", "c2"),
+                    insert(
+                        "P", "p",
+                        [
+                            PropertyChange(name: "kids", value: .toMany(added: ["c1", "ghost"], removed: [])),
+                            PropertyChange(name: "best", value: .toOne(relatedIdentifier: "c1")),
+                        ]),
+                ]),
+            event(
+                "A", 1, 1,
+                [
+                    update(
+                        "P", "p",
+                        [
+                            PropertyChange(name: "kids", value: .toMany(added: ["c2", "c1"], removed: ["c1"])),
+                            PropertyChange(name: "best", value: .toOne(relatedIdentifier: "ghost")),
+                        ])
+                ]),
         ])
         #expect(result == #"{"entities":{"C":{"c1":{},"c2":{}},"P":{"p":{"best":"c1","kids":["c1","c2"]}}}}"#)
     }
@@ -79,9 +99,15 @@ struct MergeEngineTests {
     @Test("ordered to-many: remove, append added ids in byte order, then the moved positions lead")
     func ordered() throws {
         let result = try state([
-            event("A", 0, 0, [insert("C", "a"), insert("C", "b"), insert("C", "c"), insert("C", "d"),
-                              insert("P", "p", [PropertyChange(name: "list", value: .orderedToMany(added: ["c", "a", "b"], removed: [], movedByIndex: [:]))])]),
-            event("A", 1, 1, [update("P", "p", [PropertyChange(name: "list", value: .orderedToMany(added: ["d"], removed: ["a"], movedByIndex: [0: "d", 5: "zzz"]))])]),
+            event(
+                "A", 0, 0,
+                [
+                    insert("C", "a"), insert("C", "b"), insert("C", "c"), insert("C", "d"),
+                    insert("P", "p", [PropertyChange(name: "list", value: .orderedToMany(added: ["c", "a", "b"], removed: [], movedByIndex: [:]))]),
+                ]),
+            event(
+                "A", 1, 1,
+                [update("P", "p", [PropertyChange(name: "list", value: .orderedToMany(added: ["d"], removed: ["a"], movedByIndex: [0: "d", 5: "zzz"]))])]),
         ])
         // After event 0: a b c. Event 1: remove a -> b c, append d -> b c d, d leads -> d b c.
         #expect(result == #"{"entities":{"C":{"a":{},"b":{},"c":{},"d":{}},"P":{"p":{"list":["d","b","c"]}}}}"#)
@@ -90,8 +116,17 @@ struct MergeEngineTests {
     @Test("a delete detaches the object from every relationship that holds it")
     func deleteDetaches() throws {
         let result = try state([
-            event("A", 0, 0, [insert("C", "c"), insert("P", "p", [PropertyChange(name: "kids", value: .toMany(added: ["c"], removed: [])),
-                                                                  PropertyChange(name: "best", value: .toOne(relatedIdentifier: "c"))])]),
+            event(
+                "A", 0, 0,
+                [
+                    insert("C", "c"),
+                    insert(
+                        "P", "p",
+                        [
+                            PropertyChange(name: "kids", value: .toMany(added: ["c"], removed: [])),
+                            PropertyChange(name: "best", value: .toOne(relatedIdentifier: "c")),
+                        ]),
+                ]),
             event("A", 1, 1, [delete("C", "c")]),
         ])
         #expect(result == #"{"entities":{"P":{"p":{"best":null,"kids":[]}}}}"#)
@@ -122,9 +157,11 @@ struct MergeEngineTests {
 @Suite("Merge with baselines")
 struct BaselineTests {
     static func baseline(_ store: String, _ globalCount: Int64, _ revisions: [String: Int64], _ changes: [ObjectChange]) -> SourcedEvent {
-        SourcedEvent(event: Event(uniqueIdentifier: "B\(globalCount)\(store)", type: .baseline, storeIdentifier: store,
-                                  globalCount: globalCount, timestamp: 0, modelVersion: nil, revisionSet: RevisionSet(revisions),
-                                  objectChanges: changes), file: "baselines/\(globalCount)_\(store)")
+        SourcedEvent(
+            event: Event(
+                uniqueIdentifier: "B\(globalCount)\(store)", type: .baseline, storeIdentifier: store,
+                globalCount: globalCount, timestamp: 0, modelVersion: nil, revisionSet: RevisionSet(revisions),
+                objectChanges: changes), file: "baselines/\(globalCount)_\(store)")
     }
 
     static func merged(_ baselines: [SourcedEvent], _ events: [SourcedEvent] = []) throws -> String {

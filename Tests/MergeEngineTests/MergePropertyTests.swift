@@ -15,8 +15,8 @@ struct MergePropertyTests {
     static func history(seed: UInt64) -> [SourcedEvent] {
         var random = Generator(seed: seed)
         let stores = ["S1", "S2", "S3", "S4"].prefix(Int.random(in: 2...4, using: &random))
-        var seen: [String: [String: Int64]] = [:]      // store -> latest revision known per store
-        var counts: [String: Int64] = [:]              // store -> highest global count known
+        var seen: [String: [String: Int64]] = [:]  // store -> latest revision known per store
+        var counts: [String: Int64] = [:]  // store -> highest global count known
         var published: [SourcedEvent] = []
         let ids = ["a", "b", "c", "d", "e"]
         for _ in 0..<Int.random(in: 3...12, using: &random) {
@@ -36,25 +36,35 @@ struct MergePropertyTests {
                 let id = ids.randomElement(using: &random) ?? "a"
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0..<4:
-                    changes.append(ObjectChange(entity: entity, globalIdentifier: id, type: .insert, propertyChanges: [
-                        PropertyChange(name: "title", value: .attribute(.string("\(store)-\(revision)"))),
-                        PropertyChange(name: "links", value: .toMany(added: Array(ids.shuffled(using: &random).prefix(2)), removed: [])),
-                    ]))
+                    changes.append(
+                        ObjectChange(
+                            entity: entity, globalIdentifier: id, type: .insert,
+                            propertyChanges: [
+                                PropertyChange(name: "title", value: .attribute(.string("\(store)-\(revision)"))),
+                                PropertyChange(name: "links", value: .toMany(added: Array(ids.shuffled(using: &random).prefix(2)), removed: [])),
+                            ]))
                 case 4..<8:
-                    changes.append(ObjectChange(entity: entity, globalIdentifier: id, type: .update, propertyChanges: [
-                        PropertyChange(name: "count", value: .attribute(.integer(Int64.random(in: -5...5, using: &random)))),
-                        PropertyChange(name: "best", value: .toOne(relatedIdentifier: ids.randomElement(using: &random))),
-                        PropertyChange(name: "order", value: .orderedToMany(added: Array(ids.shuffled(using: &random).prefix(2)),
-                                                                           removed: Array(ids.shuffled(using: &random).prefix(1)),
-                                                                           movedByIndex: [0: ids.randomElement(using: &random) ?? "a"])),
-                    ]))
+                    changes.append(
+                        ObjectChange(
+                            entity: entity, globalIdentifier: id, type: .update,
+                            propertyChanges: [
+                                PropertyChange(name: "count", value: .attribute(.integer(Int64.random(in: -5...5, using: &random)))),
+                                PropertyChange(name: "best", value: .toOne(relatedIdentifier: ids.randomElement(using: &random))),
+                                PropertyChange(
+                                    name: "order",
+                                    value: .orderedToMany(
+                                        added: Array(ids.shuffled(using: &random).prefix(2)),
+                                        removed: Array(ids.shuffled(using: &random).prefix(1)),
+                                        movedByIndex: [0: ids.randomElement(using: &random) ?? "a"])),
+                            ]))
                 default:
                     changes.append(ObjectChange(entity: entity, globalIdentifier: id, type: .delete))
                 }
             }
-            let event = Event(uniqueIdentifier: "\(store)-\(revision)", type: .save, storeIdentifier: store, revision: revision,
-                              globalCount: globalCount, timestamp: Double(Int.random(in: 0...3, using: &random)),
-                              otherStoreRevisions: (seen[store] ?? [:]).filter { $0.key != store }, objectChanges: changes)
+            let event = Event(
+                uniqueIdentifier: "\(store)-\(revision)", type: .save, storeIdentifier: store, revision: revision,
+                globalCount: globalCount, timestamp: Double(Int.random(in: 0...3, using: &random)),
+                otherStoreRevisions: (seen[store] ?? [:]).filter { $0.key != store }, objectChanges: changes)
             seen[store, default: [:]][store] = revision
             counts[store] = globalCount
             published.append(SourcedEvent(event: event, file: "\(globalCount)_\(store)_\(revision).cdeevent"))
@@ -95,7 +105,8 @@ struct MergePropertyTests {
                 let cut = Int.random(in: 1...events.count, using: &random)
                 let early = Array(events.prefix(cut))
                 let seen = early.shuffled(using: &random)
-                #expect(try Self.merged(seen) == Self.merged(early), "seed \(seed), replica \(replica): the prefix of \(cut) merged differently in another order")
+                #expect(
+                    try Self.merged(seen) == Self.merged(early), "seed \(seed), replica \(replica): the prefix of \(cut) merged differently in another order")
                 // Then the rest arrives (in another order) and is listed before what the replica
                 // had; some of the files it had are delivered twice.
                 let rest = Array(events.dropFirst(cut)).shuffled(using: &random)

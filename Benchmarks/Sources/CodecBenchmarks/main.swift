@@ -19,7 +19,9 @@ func history(events: Int, changesPerEvent: Int) -> [Event] {
         return z ^ (z >> 31)
     }
     let stores = (0..<10).map { "7C1F3A2B-\($0)-STORE-\(String(format: "%04X", $0 * 4099))" }
-    let ids = (0..<20_000).map { i in String(format: "%08X-%04X-4%03X-A%03X-%012X", i * 2_654_435_761 % 0xFFFF_FFFF, i % 0xFFFF, i % 0xFFF, (i * 7) % 0xFFF, i * 104_729) }
+    let ids = (0..<20_000).map { i in
+        String(format: "%08X-%04X-4%03X-A%03X-%012X", i * 2_654_435_761 % 0xFFFF_FFFF, i % 0xFFFF, i % 0xFFF, (i * 7) % 0xFFF, i * 104_729)
+    }
     var revisions = [String: Int64]()
     return (0..<events).map { index in
         let store = stores[index % stores.count]
@@ -38,8 +40,9 @@ func history(events: Int, changesPerEvent: Int) -> [Event] {
             ]
             return ObjectChange(entity: entity, globalIdentifier: id, type: next() % 3 == 0 ? .insert : .update, propertyChanges: properties)
         }
-        return Event(uniqueIdentifier: "E-\(index)", type: .save, storeIdentifier: store, revision: revision,
-                     globalCount: Int64(index), timestamp: 6.3e8 + Double(index), otherStoreRevisions: [:], objectChanges: changes)
+        return Event(
+            uniqueIdentifier: "E-\(index)", type: .save, storeIdentifier: store, revision: revision,
+            globalCount: Int64(index), timestamp: 6.3e8 + Double(index), otherStoreRevisions: [:], objectChanges: changes)
     }
 }
 
@@ -67,7 +70,11 @@ let jsonBytes = json.reduce(0) { $0 + $1.count }, binaryBytes = binary.reduce(0)
 var decoded = 0
 let jsonDecode = try seconds { for bytes in json { decoded += try V2JSONDecoder().decodeEvent(try JSONParser.parse(bytes)).event.objectChanges.count } }
 let validator = try BundledSchema.v2Event.validator()
-let jsonDecodeSchema = try seconds { for bytes in json { let value = try JSONParser.parse(bytes); _ = validator.validate(value); decoded += try V2JSONDecoder().decodeEvent(value).event.objectChanges.count } }
+let jsonDecodeSchema = try seconds {
+    for bytes in json {
+        let value = try JSONParser.parse(bytes); _ = validator.validate(value); decoded += try V2JSONDecoder().decodeEvent(value).event.objectChanges.count
+    }
+}
 let binaryDecode = try seconds { for bytes in binary { decoded += try V2BinaryDecoder().decode(bytes).objectChanges.count } }
 let binaryDeflatedDecode = try seconds { for bytes in binaryDeflated { decoded += try V2BinaryDecoder().decode(bytes).objectChanges.count } }
 let jsonEncode = try seconds { for event in events { _ = try V2JSONEncoder().encode(event) } }
@@ -88,6 +95,8 @@ row("v2 JSON + schema check", jsonBytes, jsonDecodeSchema, nil)
 row("v2 JSON deflated", jsonDeflated.reduce(0, +), nil, nil)
 row("v2 binary", binaryBytes, binaryDecode, binaryEncode)
 row("v2 binary deflated", binaryDeflated.reduce(0) { $0 + $1.count }, binaryDeflatedDecode, nil)
-print(String(format: "binary / JSON size: %.1f%%   binary decode speed-up: %.1fx (%.1fx against JSON with the schema check)",
-             100 * Double(binaryBytes) / Double(jsonBytes), jsonDecode / binaryDecode, jsonDecodeSchema / binaryDecode))
+print(
+    String(
+        format: "binary / JSON size: %.1f%%   binary decode speed-up: %.1fx (%.1fx against JSON with the schema check)",
+        100 * Double(binaryBytes) / Double(jsonBytes), jsonDecode / binaryDecode, jsonDecodeSchema / binaryDecode))
 print(String(format: "peak resident memory: %.0f MB", peakMemoryMB()))

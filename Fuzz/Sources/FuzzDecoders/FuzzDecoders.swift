@@ -19,9 +19,11 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 }
 
 @_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>,
-                     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 /// SwiftPM links an executable's entry point as `<target>_main`; hand control to libFuzzer.
 @_cdecl("FuzzDecoders_main")

@@ -78,13 +78,16 @@ package enum CloudFileName {
     public static func duplicateFolderOriginal(_ name: String) -> EnsembleSubfolder? {
         let parts = name.split(separator: " ")
         guard parts.count == 2, let folder = EnsembleSubfolder(rawValue: String(parts[0])),
-              parts[1].count == 1, let digit = parts[1].first?.wholeNumberValue, (2...9).contains(digit) else { return nil }
+            parts[1].count == 1, let digit = parts[1].first?.wholeNumberValue, (2...9).contains(digit)
+        else { return nil }
         return folder
     }
 
     /// Classifies an entry of `folder`. Debris rules come first; then the folder's grammar.
-    public static func classify(name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
-                                isSymlink: Bool = false, size: Int64? = nil) -> CloudEntry {
+    public static func classify(
+        name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
+        isSymlink: Bool = false, size: Int64? = nil
+    ) -> CloudEntry {
         if let debris = debris(name: name, isSymlink: isSymlink, isDirectory: isDirectory, size: size) { return debris }
         if isDirectory {
             return .debris(.unknownName, reason: "a folder inside \(folder.rawValue)/, where only files belong")
@@ -110,7 +113,8 @@ package enum CloudFileName {
     /// follow the grammar.
     public static func parseEvent(_ name: String) -> EventFileName? {
         guard let fields = stem(name), fields.count == 3 || fields.count == 4,
-              let globalCount = counter(fields[0]), let revision = counter(fields[2]), !fields[1].isEmpty else { return nil }
+            let globalCount = counter(fields[0]), let revision = counter(fields[2]), !fields[1].isEmpty
+        else { return nil }
         var part: PartNumber?
         if fields.count == 4 {
             guard let suffix = partSuffix(fields[3]) else { return nil }
@@ -124,7 +128,8 @@ package enum CloudFileName {
     /// always a store prefix, never a part suffix.
     public static func parseBaseline(_ name: String) -> BaselineFileName? {
         guard let fields = stem(name), (2...4).contains(fields.count),
-              let globalCount = counter(fields[0]), !fields[1].isEmpty else { return nil }
+            let globalCount = counter(fields[0]), !fields[1].isEmpty
+        else { return nil }
         func baseline(prefix: String?, part: PartNumber?) -> BaselineFileName {
             BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: prefix, part: part)
         }

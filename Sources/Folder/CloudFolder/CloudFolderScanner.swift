@@ -59,7 +59,9 @@ package struct CloudFolderScanner: Sendable {
             return listEnsemble(child, displayPath: name, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
-            throw FormatError(.folderNotCloudFolder, "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/", location: .init(file: path))
+            throw FormatError(
+                .folderNotCloudFolder, "not a cloud folder: neither it nor any folder in it has stores/, events/, baselines/ or data/",
+                location: .init(file: path))
         }
         return ensembles
     }

@@ -5,6 +5,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import ProgressReporting
 
 extension FormatError.Code {
     public static let convertDestinationExists = Self("convert.destination-exists")
@@ -68,9 +69,12 @@ package struct Converter: Sendable {
     private func checkLossless(_ unknownKeys: [UnknownKey]) throws(ConversionFailure) {
         let lost = unknownKeys.filter { DialectKeys.unknownMemberIsLost(at: $0.pointer, writingV1: target == .v1) }
         guard lost.isEmpty else {
-            throw ConversionFailure(errors: lost.map { key in
-                FormatError(.convertLossy, "this unknown member has no place in \(target.rawValue) and would be lost", location: .init(file: key.file, pointer: key.pointer))
-            })
+            throw ConversionFailure(
+                errors: lost.map { key in
+                    FormatError(
+                        .convertLossy, "this unknown member has no place in \(target.rawValue) and would be lost",
+                        location: .init(file: key.file, pointer: key.pointer))
+                })
         }
     }
 
@@ -90,7 +94,12 @@ package struct Converter: Sendable {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ConversionFailure(usage: true, errors: [FormatError(.fileParentMissing, "the folder \(url.deletingLastPathComponent().path) does not exist; it is not created", location: .init(file: path))])
+            throw ConversionFailure(
+                usage: true,
+                errors: [
+                    FormatError(
+                        .fileParentMissing, "the folder \(url.deletingLastPathComponent().path) does not exist; it is not created", location: .init(file: path))
+                ])
         }
         guard replacing || !exists(url) else {
             throw ConversionFailure(usage: true, errors: [FormatError(existsCode, "already exists; give --force to replace it", location: .init(file: path))])
@@ -108,7 +117,13 @@ package struct Converter: Sendable {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
         try Self.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
         if target == .v1 && reader.model == nil {
-            throw ConversionFailure(usage: true, errors: [FormatError(.v1ModelRequired, "writing v1 needs the data model (--model PATH): the result is read back to check it", location: .init(file: destination))])
+            throw ConversionFailure(
+                usage: true,
+                errors: [
+                    FormatError(
+                        .v1ModelRequired, "writing v1 needs the data model (--model PATH): the result is read back to check it",
+                        location: .init(file: destination))
+                ])
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
@@ -127,8 +142,9 @@ package struct Converter: Sendable {
             }
             for listing in listings {
                 let inside = listing.displayPath == "." ? "" : listing.displayPath
-                try convertEnsemble(listing, into: staging.url.appendingPathComponent(inside),
-                                    sourceBase: Self.join(source, inside), destinationBase: Self.join(destination, inside), summary: &summary)
+                try convertEnsemble(
+                    listing, into: staging.url.appendingPathComponent(inside),
+                    sourceBase: Self.join(source, inside), destinationBase: Self.join(destination, inside), summary: &summary)
             }
         } else {
             try convertFile(URL(fileURLWithPath: source), displayName: source, destination: destination, staging: staging, summary: &summary)
@@ -139,8 +155,10 @@ package struct Converter: Sendable {
 
     // MARK: - Files
 
-    private func convertFile(_ url: URL, displayName: String, destination: String, staging: StagingArea,
-                             summary: inout ConversionSummary) throws(ConversionFailure) {
+    private func convertFile(
+        _ url: URL, displayName: String, destination: String, staging: StagingArea,
+        summary: inout ConversionSummary
+    ) throws(ConversionFailure) {
         let result = reader.readFile(at: url, displayName: displayName)
         guard result.errors.isEmpty else { throw ConversionFailure(errors: result.errors) }
         try checkLossless(result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) })
@@ -149,9 +167,13 @@ package struct Converter: Sendable {
             var writer = FolderWriter(root: staging.url, target: target, binary: binary, reader: reader)
             writer.blobContainers = blobContainers
             for (index, event) in result.events.enumerated() {
-                try writer.write(event, kind: .event(EventFileName(globalCount: event.globalCount, storeIdentifier: event.storeIdentifier,
-                                                                   revision: event.revision, part: nil)),
-                                 source: displayName, sourcePointer: .root / index)
+                try writer.write(
+                    event,
+                    kind: .event(
+                        EventFileName(
+                            globalCount: event.globalCount, storeIdentifier: event.storeIdentifier,
+                            revision: event.revision, part: nil)),
+                    source: displayName, sourcePointer: .root / index)
             }
             try writer.verify()
             summary.movedToDataFiles += writer.movedValues
@@ -165,19 +187,25 @@ package struct Converter: Sendable {
         try staging.writeFile(bytes)
         let check = reader.readFile(at: staging.url, displayName: displayName)
         guard check.errors.isEmpty, check.events == [event] else {
-            throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))] + check.errors)
+            throw ConversionFailure(
+                errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))]
+                    + check.errors)
         }
         summary.files.append(.init(source: displayName, destination: destination, events: 1))
     }
 
     // MARK: - Folders
 
-    private func convertEnsemble(_ listing: EnsembleListing, into root: URL, sourceBase: String, destinationBase: String,
-                                 summary: inout ConversionSummary) throws(ConversionFailure) {
+    private func convertEnsemble(
+        _ listing: EnsembleListing, into root: URL, sourceBase: String, destinationBase: String,
+        summary: inout ConversionSummary
+    ) throws(ConversionFailure) {
         let contents = EnsembleContents.read(listing, reader: reader)
         var problems = contents.problems.map { $0.inFile(Self.join(sourceBase, $0.location.file ?? "")) }
         for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) where !entry.isComplete {
-            problems.append(FormatError(.convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: Self.join(sourceBase, entry.file))))
+            problems.append(
+                FormatError(
+                    .convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: Self.join(sourceBase, entry.file))))
         }
         guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
         try checkLossless(contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) })
@@ -195,7 +223,9 @@ package struct Converter: Sendable {
         for data in contents.dataFiles {
             try writer.copyDataFile(listing.url.appendingPathComponent("data").appendingPathComponent(data.name), name: data.name)
         }
-        for file in contents.events {
+        let total = contents.events.count + contents.baselines.count
+        for (index, file) in contents.events.enumerated() {
+            if index % 64 == 0 { ProgressReport.report("events converted", done: index, total: total) }
             guard let event = file.entry.event else { continue }
             try writer.write(event, kind: .event(file.name), source: Self.join(sourceBase, file.entry.file), sourcePointer: nil)
             summary.files.append(.init(source: Self.join(sourceBase, file.entry.file), destination: Self.join(destinationBase, writer.lastWritten), events: 1))
@@ -257,8 +287,11 @@ struct FolderWriter {
             name = "baselines/" + [String(file.globalCount), file.uniqueIdentifier, file.storePrefix].compactMap { $0 }.joined(separator: "_") + ".cdeevent"
         }
         guard !written.contains(where: { $0.path == name }) else {
-            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "two events of the source map to the same file name \(name)",
-                                                         location: .init(file: source, pointer: sourcePointer))])
+            throw ConversionFailure(errors: [
+                FormatError(
+                    .convertUnconvertible, "two events of the source map to the same file name \(name)",
+                    location: .init(file: source, pointer: sourcePointer))
+            ])
         }
         let event = target == .v2 ? try moveBlobs(sourceEvent) : sourceEvent
         try StagingArea.write(try Self.encode(event, target: target, binary: binary, at: name, reader: reader), to: root.appendingPathComponent(name))
@@ -276,13 +309,21 @@ struct FolderWriter {
             case .v1: bytes = try V1JSONEncoder().encode([event], asLog: false)
             }
         } catch {
-            throw ConversionFailure(errors: [FormatError(.convertLossy, "converting to \(target.rawValue) would lose information: \(error.message)",
-                                                         location: .init(file: name, pointer: error.location.pointer))])
+            throw ConversionFailure(errors: [
+                FormatError(
+                    .convertLossy, "converting to \(target.rawValue) would lose information: \(error.message)",
+                    location: .init(file: name, pointer: error.location.pointer))
+            ])
         }
         let decoded = reader.decodePart(bytes, position: .single, displayName: name)
         guard let part = decoded.part, (try? V2JSONDecoder.join([part])) == event else {
-            throw ConversionFailure(errors: [FormatError(.convertLossy, "converting to \(target.rawValue) would change the event: a value reads back differently (for example an integer stored in a Double attribute)",
-                                                         location: .init(file: name))] + decoded.errors)
+            throw ConversionFailure(
+                errors: [
+                    FormatError(
+                        .convertLossy,
+                        "converting to \(target.rawValue) would change the event: a value reads back differently (for example an integer stored in a Double attribute)",
+                        location: .init(file: name))
+                ] + decoded.errors)
         }
         return bytes
     }
@@ -328,19 +369,28 @@ struct FolderWriter {
                     let url = root.appendingPathComponent("data").appendingPathComponent(name)
                     // A data file of the same name copied from the source must hold the same bytes.
                     if FileManager.default.fileExists(atPath: url.path) {
-                        throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there", location: .init(file: "data/\(name)"))])
+                        throw ConversionFailure(errors: [
+                            FormatError(
+                                .convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there",
+                                location: .init(file: "data/\(name)"))
+                        ])
                     }
                     try StagingArea.write(blobContainers ? DataBlob.container(Array(data), deflate: true) : Array(data), to: url)
                     blobs[name] = data
                 } else if blobs[name] != data {
-                    throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there", location: .init(file: "data/\(name)"))])
+                    throw ConversionFailure(errors: [
+                        FormatError(
+                            .convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there",
+                            location: .init(file: "data/\(name)"))
+                    ])
                 }
                 movedValues += 1
                 properties[p] = PropertyChange(name: property.name, value: .attributeInDataFile(filename: name), unknownFields: property.unknownFields)
                 files.append(name)
             }
-            result.objectChanges[c] = ObjectChange(entity: change.entity, globalIdentifier: change.globalIdentifier, type: change.type,
-                                                   propertyChanges: properties, dataFiles: files, unknownFields: change.unknownFields)
+            result.objectChanges[c] = ObjectChange(
+                entity: change.entity, globalIdentifier: change.globalIdentifier, type: change.type,
+                propertyChanges: properties, dataFiles: files, unknownFields: change.unknownFields)
         }
         return result
     }
@@ -350,12 +400,19 @@ struct FolderWriter {
         for (path, expected) in written {
             let check = reader.readFile(at: root.appendingPathComponent(path), displayName: path)
             guard check.errors.isEmpty, check.events == [expected] else {
-                throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: path))] + check.errors)
+                throw ConversionFailure(
+                    errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: path))]
+                        + check.errors)
             }
         }
-        for (name, data) in blobs where (FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path)
-                                            .flatMap { try? DataBlob.content(of: Array($0)) }).map({ Data($0) }) != data {
-            throw ConversionFailure(errors: [FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))])
+        for (name, data) in blobs
+        where
+            (FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path)
+            .flatMap { try? DataBlob.content(of: Array($0)) }).map({ Data($0) }) != data
+        {
+            throw ConversionFailure(errors: [
+                FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))
+            ])
         }
     }
 }
@@ -383,7 +440,9 @@ package struct StagingArea {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
-            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not create a folder: \(error.localizedDescription)", location: .init(file: url.path))])
+            throw ConversionFailure(errors: [
+                FormatError(.convertWriteFailed, "could not create a folder: \(error.localizedDescription)", location: .init(file: url.path))
+            ])
         }
     }
 
@@ -406,7 +465,9 @@ package struct StagingArea {
             try handle.write(contentsOf: bytes)
             if durable { try handle.synchronize() }
         } catch {
-            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)", location: .init(file: url.path))])
+            throw ConversionFailure(errors: [
+                FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)", location: .init(file: url.path))
+            ])
         }
     }
 
@@ -416,7 +477,8 @@ package struct StagingArea {
 
     public mutating func commit() throws(ConversionFailure) {
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))])
+            throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))]
+            )
         }
         if replacing && Converter.exists(destination) {
             try replaceDestination()
@@ -429,7 +491,11 @@ package struct StagingArea {
             status = rename(url.path, destination.path)
         }
         guard status == 0 else {
-            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
+            throw ConversionFailure(errors: [
+                FormatError(
+                    .convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))",
+                    location: .init(file: destination.path))
+            ])
         }
         committed = true
         TemporaryFiles.unregister(url.path)
@@ -438,7 +504,11 @@ package struct StagingArea {
     /// Puts the staged result where the destination is, then removes what was there.
     private mutating func replaceDestination() throws(ConversionFailure) {
         func failure(_ what: String) -> ConversionFailure {
-            ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not replace the destination: \(what): \(String(cString: strerror(errno)))", location: .init(file: destination.path))])
+            ConversionFailure(errors: [
+                FormatError(
+                    .convertWriteFailed, "could not replace the destination: \(what): \(String(cString: strerror(errno)))",
+                    location: .init(file: destination.path))
+            ])
         }
         if cfs_rename_exchange(url.path, destination.path) == 0 {
             // The staging name now holds the old content, still registered for removal.

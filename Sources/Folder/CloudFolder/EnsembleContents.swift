@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import ProgressReporting
 
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).
@@ -106,8 +107,10 @@ package struct EnsembleContents: Sendable {
     /// events of `events/` are handed to the sink as they are read instead of being kept in
     /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
     /// not grow with the length of the history.
-    public static func read(_ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
-                            sink: EnsembleReadingSink? = nil) -> EnsembleContents {
+    public static func read(
+        _ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
+        sink: EnsembleReadingSink? = nil
+    ) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -137,6 +140,7 @@ package struct EnsembleContents: Sendable {
         listing.entries.forEach(take)
         // A folder listed without its events: they are found one by one and indexed in SQLite.
         var indexedEvents: EventFileIndex.Groups?
+        var eventFileCount = eventGroups.values.reduce(0) { $0 + $1.files.count }
         if !listing.eventsListed {
             do throws(FormatError) {
                 let index = try EventFileIndex()
@@ -144,7 +148,10 @@ package struct EnsembleContents: Sendable {
                 CloudFolderScanner.forEachEntry(of: .events, in: listing.url) { listed in
                     guard case .event(let name) = listed.entry else { return take(listed) }
                     do throws(FormatError) {
-                        if failure == nil { try index.add(name, listed) }
+                        if failure == nil {
+                            try index.add(name, listed)
+                            eventFileCount += 1
+                        }
                     } catch {
                         failure = error
                     }
@@ -169,7 +176,9 @@ package struct EnsembleContents: Sendable {
         sink?.read(baselines: baselines)
         var events: [EventFileEntry] = []
         // For a sink, in the order the names give, a global count never split between chunks.
-        let order = sink == nil ? nil : { (a: EventFileName, b: EventFileName) in (a.globalCount, a.storeIdentifier, a.revision) <~ (b.globalCount, b.storeIdentifier, b.revision) }
+        let order =
+            sink == nil
+            ? nil : { (a: EventFileName, b: EventFileName) in (a.globalCount, a.storeIdentifier, a.revision) <~ (b.globalCount, b.storeIdentifier, b.revision) }
         var groupFailure: FormatError?
         let eventSupply: () -> (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])?
         if let indexedEvents {
@@ -184,8 +193,10 @@ package struct EnsembleContents: Sendable {
         } else {
             eventSupply = Self.supply(eventGroups, order: order)
         }
-        readGroups(eventSupply, listing: listing, reader: reader, summarize: summarize, into: &contents, together: { $0.globalCount == $1.globalCount },
-                   intern: sink == nil) { chunk in
+        readGroups(
+            eventSupply, listing: listing, reader: reader, summarize: summarize, into: &contents, together: { $0.globalCount == $1.globalCount },
+            intern: sink == nil, progress: ("event files read", eventFileCount)
+        ) { chunk in
             let entries = chunk.map { name, entry, body in
                 var name = name
                 name.part = nil
@@ -198,7 +209,8 @@ package struct EnsembleContents: Sendable {
         }
         contents.events = events
         if let groupFailure {
-            contents.problems.append(FormatError(groupFailure.code, "the index of the event files failed: \(groupFailure.message)", location: .init(file: "events")))
+            contents.problems.append(
+                FormatError(groupFailure.code, "the index of the event files failed: \(groupFailure.message)", location: .init(file: "events")))
         }
         contents.events.sort {
             ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) <~ ($1.name.globalCount, $1.name.storeIdentifier, $1.name.revision)
@@ -215,19 +227,24 @@ package struct EnsembleContents: Sendable {
     /// With `order`, groups are read in that order, and a chunk ends only between two groups
     /// that are not `together`. Each entry comes with its whole event when it was summarized.
     /// The groups of `groups`, one per call, in `order` when one is given.
-    private static func supply<Name>(_ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
-                                     order: ((Name, Name) -> Bool)? = nil) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
+    private static func supply<Name>(
+        _ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
+        order: ((Name, Name) -> Bool)? = nil
+    ) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
         var all = Array(groups.values)
         if let order { all.sort { order($0.name, $1.name) } }
         var iterator = all.makeIterator()
         return { iterator.next() }
     }
 
-    private static func readGroups<Name>(_ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
-                                         listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
-                                         into contents: inout EnsembleContents,
-                                         together: (Name, Name) -> Bool = { _, _ in false },
-                                         intern: Bool = true, chunk: ([(Name, EventEntry, Event?)]) -> Void) {
+    private static func readGroups<Name>(
+        _ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
+        listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
+        into contents: inout EnsembleContents,
+        together: (Name, Name) -> Bool = { _, _ in false },
+        intern: Bool = true, progress: (step: String, total: Int)? = nil, chunk: ([(Name, EventEntry, Event?)]) -> Void
+    ) {
+        var filesRead = 0
         // In chunks, so that only one chunk of whole events is in memory when summarizing.
         var next = supply()
         while next != nil {
@@ -243,12 +260,15 @@ package struct EnsembleContents: Sendable {
             // Each set is read, decoded, joined and summarized on whichever core is free.
             let built = ResultSlots<BuiltEntry>(count: sets.count)
             let files = sets.map { (count: $0.count, files: $0.files) }
+            filesRead += groups.reduce(0) { $0 + $1.files.count }
+            if let progress { ProgressReport.report(progress.step, done: filesRead, total: progress.total) }
             DispatchQueue.concurrentPerform(iterations: files.count) { index in
                 let set = files[index]
                 let results = set.files.keys.sorted().compactMap { part in
                     set.files[part].map { listed in
-                        reader.readPart(at: listing.url.appendingPathComponent(listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
-                                        displayName: listed.path)
+                        reader.readPart(
+                            at: listing.url.appendingPathComponent(listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
+                            displayName: listed.path)
                     }
                 }
                 built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize))
@@ -289,8 +309,10 @@ package struct EnsembleContents: Sendable {
         var parts: [EventPart] = []
         var digests: [UInt64] = []
         var readable = true
-        var built = BuiltEntry(entry: EventEntry(file: first?.path ?? "", files: files.mapValues(\.path),
-                                                 bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil))
+        var built = BuiltEntry(
+            entry: EventEntry(
+                file: first?.path ?? "", files: files.mapValues(\.path),
+                bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil))
         for (index, result) in zip(indices, results) {
             guard let listed = files[index] else { continue }
             built.problems += result.errors
@@ -318,8 +340,10 @@ package struct EnsembleContents: Sendable {
     /// A group of one base name as a single file (count nil) or one multipart set, keyed by
     /// part index; nil, with `v2.duplicate-part` for each file, when it is neither
     /// (Spec/cloud-layout.md section 4.4).
-    private static func partSet(_ files: [(part: PartNumber?, entry: ListedEntry)],
-                                into contents: inout EnsembleContents) -> (Int?, [Int: ListedEntry])? {
+    private static func partSet(
+        _ files: [(part: PartNumber?, entry: ListedEntry)],
+        into contents: inout EnsembleContents
+    ) -> (Int?, [Int: ListedEntry])? {
         let counts = Set(files.map { $0.part?.count ?? 0 })
         if files.count == 1, files[0].part == nil { return (nil, [1: files[0].entry]) }
         if counts.count == 1, let count = counts.first, count > 0 {
@@ -327,7 +351,11 @@ package struct EnsembleContents: Sendable {
         }
         let names = files.map(\.entry.path).sorted(by: utf8Precedes)
         for file in files {
-            contents.problems.append(FormatError(.v2DuplicatePart, "the files \(names.joined(separator: ", ")) share a base name but do not form one event (a whole file beside parts, or parts of different counts)", location: .init(file: file.entry.path)))
+            contents.problems.append(
+                FormatError(
+                    .v2DuplicatePart,
+                    "the files \(names.joined(separator: ", ")) share a base name but do not form one event (a whole file beside parts, or parts of different counts)",
+                    location: .init(file: file.entry.path)))
         }
         return nil
     }

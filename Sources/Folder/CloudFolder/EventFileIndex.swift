@@ -10,7 +10,8 @@ final class EventFileIndex {
 
     init() throws(FormatError) {
         database = try Connection.scratch()
-        try database.execute("""
+        try database.execute(
+            """
             CREATE TABLE file(global_count INTEGER NOT NULL, store TEXT NOT NULL, revision INTEGER NOT NULL,
                               part_index INTEGER, part_count INTEGER, path TEXT NOT NULL, size INTEGER);
             BEGIN;
@@ -56,7 +57,8 @@ final class EventFileIndex {
             var files = [(first.name.part, first.listed)]
             while let another = try row() {
                 guard another.name.globalCount == first.name.globalCount, another.name.revision == first.name.revision,
-                      ExactString(another.name.storeIdentifier) == ExactString(first.name.storeIdentifier) else {
+                    ExactString(another.name.storeIdentifier) == ExactString(first.name.storeIdentifier)
+                else {
                     pending = another
                     break
                 }

@@ -50,7 +50,8 @@ package struct EventFileReader: Sendable {
     public func readFile(at url: URL, displayName: String) -> FileResult {
         let bytes: [UInt8]
         do {
-            bytes = displayName == Self.standardInputName
+            bytes =
+                displayName == Self.standardInputName
                 ? try Self.readStandardInput(limit: jsonOptions.maximumBytes)
                 : try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
         } catch {
@@ -67,15 +68,17 @@ package struct EventFileReader: Sendable {
         guard Self.dialect(of: json) == .v1JSON else {
             let part = decodePart(json, bytes: bytes, position: .single, displayName: displayName)
             let events = part.part.flatMap { try? V2JSONDecoder.join([$0]) }.map { [$0] } ?? []
-            return FileResult(encoding: part.encoding, events: events, isLog: false,
-                              unknownKeys: part.part?.unknownKeys ?? [], errors: part.errors)
+            return FileResult(
+                encoding: part.encoding, events: events, isLog: false,
+                unknownKeys: part.part?.unknownKeys ?? [], errors: part.errors)
         }
         switch decodeV1(json) {
         case .success(let document):
             return FileResult(encoding: .v1JSON, events: document.events, isLog: document.isLog, unknownKeys: document.unknownKeys, errors: [])
         case .failure(let failure):
-            return FileResult(encoding: .v1JSON, events: [], isLog: json.arrayValue != nil, unknownKeys: [],
-                              errors: failure.errors.map { $0.inFile(displayName) })
+            return FileResult(
+                encoding: .v1JSON, events: [], isLog: json.arrayValue != nil, unknownKeys: [],
+                errors: failure.errors.map { $0.inFile(displayName) })
         }
     }
 
@@ -161,10 +164,15 @@ package struct EventFileReader: Sendable {
             let decoded = decodeBinary(bytes, displayName: displayName)
             guard let event = decoded.event else { return PartResult(encoding: .v2Binary, part: nil, errors: decoded.errors) }
             guard position == .single else {
-                return PartResult(encoding: .v2Binary, part: nil, errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName, offset: 0))])
+                return PartResult(
+                    encoding: .v2Binary, part: nil,
+                    errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName, offset: 0))])
             }
-            return PartResult(encoding: .v2Binary, part: EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
-                                                                   unknownFields: event.unknownFields, unknownKeys: []), errors: [])
+            return PartResult(
+                encoding: .v2Binary,
+                part: EventPart(
+                    position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                    unknownFields: event.unknownFields, unknownKeys: []), errors: [])
         }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
@@ -187,8 +195,11 @@ package struct EventFileReader: Sendable {
                 guard !document.isLog, let event = document.events.first, position == .single else {
                     throw FormatError(.v1Structure, "a v1 file in a cloud folder holds exactly one event object, not a log or a part", at: .root)
                 }
-                return PartResult(encoding: .v1JSON, part: EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
-                                                                     unknownFields: event.unknownFields, unknownKeys: document.unknownKeys), errors: [])
+                return PartResult(
+                    encoding: .v1JSON,
+                    part: EventPart(
+                        position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                        unknownFields: event.unknownFields, unknownKeys: document.unknownKeys), errors: [])
             } catch {
                 return failure([error], .v1JSON)
             }

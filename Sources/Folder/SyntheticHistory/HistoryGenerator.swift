@@ -4,6 +4,7 @@ import EnsembleModel
 import DataModel
 import EventCodecs
 import CloudFolder
+import ProgressReporting
 
 /// What `logtool generate` makes: the size and shape of a synthetic history.
 package struct GeneratorSettings: Sendable {
@@ -84,30 +85,30 @@ package struct HistoryGenerator {
 
     /// The model every generated event follows.
     public static let modelXML = """
-    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
-        <entity name="Folder" representedClassName="Folder" syncable="YES">
-            <attribute name="name" optional="YES" attributeType="String"/>
-            <relationship name="notes" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
-        </entity>
-        <entity name="Note" representedClassName="Note" syncable="YES">
-            <attribute name="attachment" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
-            <attribute name="body" optional="YES" attributeType="String"/>
-            <attribute name="flagged" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>
-            <attribute name="modified" optional="YES" attributeType="Date" usesScalarValueType="NO"/>
-            <attribute name="rank" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
-            <attribute name="score" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
-            <attribute name="title" optional="YES" attributeType="String"/>
-            <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
-            <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="notes" inverseEntity="Tag"/>
-        </entity>
-        <entity name="Tag" representedClassName="Tag" syncable="YES">
-            <attribute name="name" optional="YES" attributeType="String"/>
-            <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tags" inverseEntity="Note"/>
-        </entity>
-    </model>
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+            <entity name="Folder" representedClassName="Folder" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+            </entity>
+            <entity name="Note" representedClassName="Note" syncable="YES">
+                <attribute name="attachment" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+                <attribute name="body" optional="YES" attributeType="String"/>
+                <attribute name="flagged" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>
+                <attribute name="modified" optional="YES" attributeType="Date" usesScalarValueType="NO"/>
+                <attribute name="rank" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
+                <attribute name="score" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+                <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="notes" inverseEntity="Tag"/>
+            </entity>
+            <entity name="Tag" representedClassName="Tag" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tags" inverseEntity="Note"/>
+            </entity>
+        </model>
 
-    """
+        """
 
     /// Writes the whole folder into `destination`, which must not exist; nothing is left there
     /// on failure.
@@ -158,6 +159,7 @@ package struct HistoryGenerator {
             summary.events += 1
             summary.bytes += Int64(bytes.count)
             eventIndex += 1
+            if eventIndex % 256 == 0 { ProgressReport.report("object changes written", done: summary.objectChanges, total: settings.changes) }
         }
         // One flush for all files instead of one per file: the folder appears only after it.
         sync()
@@ -212,8 +214,9 @@ package struct HistoryGenerator {
         knownRevisions[store][store] = revision
         knownGlobalCount[store] = globalCount
         latestGlobalCount = max(latestGlobalCount, globalCount)
-        let event = Event(uniqueIdentifier: random.uuidString(), type: .save, storeIdentifier: storeIdentifiers[store], revision: revision,
-                          globalCount: globalCount, timestamp: 800_000_000 + Double(index), otherStoreRevisions: others, objectChanges: changes)
+        let event = Event(
+            uniqueIdentifier: random.uuidString(), type: .save, storeIdentifier: storeIdentifiers[store], revision: revision,
+            globalCount: globalCount, timestamp: 800_000_000 + Double(index), otherStoreRevisions: others, objectChanges: changes)
         return (event, blobs)
     }
 

@@ -65,25 +65,33 @@ public struct ModelBundle: Sendable {
             return try ModelXMLReader.read(contentsOf: root, displayPath: displayPath, versionName: nil)
         case .versionFolder:
             if let version, version != versions.first {
-                throw FormatError(.dataModelVersionNotFound, "this version folder holds \"\(versions.first ?? "")\", not \"\(version)\"", location: .init(file: displayPath))
+                throw FormatError(
+                    .dataModelVersionNotFound, "this version folder holds \"\(versions.first ?? "")\", not \"\(version)\"", location: .init(file: displayPath))
             }
-            return try ModelXMLReader.read(contentsOf: root.appendingPathComponent("contents"),
-                                           displayPath: displayPath + "/contents", versionName: versions.first)
+            return try ModelXMLReader.read(
+                contentsOf: root.appendingPathComponent("contents"),
+                displayPath: displayPath + "/contents", versionName: versions.first)
         case .bundle:
             if version == nil, let currentVersionError { throw currentVersionError }
             guard let chosen = version ?? currentVersion else {
-                throw FormatError(.dataModelNoCurrentVersion, "the bundle has \(versions.count) versions and no .xccurrentversion naming one; choose a version", location: .init(file: displayPath))
+                throw FormatError(
+                    .dataModelNoCurrentVersion, "the bundle has \(versions.count) versions and no .xccurrentversion naming one; choose a version",
+                    location: .init(file: displayPath))
             }
             guard versions.contains(chosen) else {
-                throw FormatError(.dataModelVersionNotFound, "the bundle has no version \"\(chosen)\" (it has \(versions.joined(separator: ", ")))", location: .init(file: displayPath))
+                throw FormatError(
+                    .dataModelVersionNotFound, "the bundle has no version \"\(chosen)\" (it has \(versions.joined(separator: ", ")))",
+                    location: .init(file: displayPath))
             }
             let folder = "\(chosen).xcdatamodel"
             let type = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(folder).path))?[.type] as? FileAttributeType
             guard type != .typeSymbolicLink else {
-                throw FormatError(.dataModelUnreadable, "the version folder is a symbolic link, which is never followed", location: .init(file: "\(displayPath)/\(folder)"))
+                throw FormatError(
+                    .dataModelUnreadable, "the version folder is a symbolic link, which is never followed", location: .init(file: "\(displayPath)/\(folder)"))
             }
-            return try ModelXMLReader.read(contentsOf: root.appendingPathComponent(folder).appendingPathComponent("contents"),
-                                           displayPath: "\(displayPath)/\(folder)/contents", versionName: chosen)
+            return try ModelXMLReader.read(
+                contentsOf: root.appendingPathComponent(folder).appendingPathComponent("contents"),
+                displayPath: "\(displayPath)/\(folder)/contents", versionName: chosen)
         }
     }
 
@@ -94,13 +102,15 @@ public struct ModelBundle: Sendable {
         }
         let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         guard let name = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String else {
-            throw FormatError(.dataModelUnreadable, ".xccurrentversion is not a property list with a string _XCCurrentVersionName",
-                              location: .init(file: displayPath + "/.xccurrentversion"))
+            throw FormatError(
+                .dataModelUnreadable, ".xccurrentversion is not a property list with a string _XCCurrentVersionName",
+                location: .init(file: displayPath + "/.xccurrentversion"))
         }
         let version = name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
         guard versions.contains(version) else {
-            throw FormatError(.dataModelVersionNotFound, ".xccurrentversion names \"\(name)\", which the bundle does not contain",
-                              location: .init(file: displayPath + "/.xccurrentversion"))
+            throw FormatError(
+                .dataModelVersionNotFound, ".xccurrentversion names \"\(name)\", which the bundle does not contain",
+                location: .init(file: displayPath + "/.xccurrentversion"))
         }
         return version
     }

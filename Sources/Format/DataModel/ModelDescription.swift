@@ -11,39 +11,52 @@ extension DataModel {
         for name in entityNames {
             guard let entity = entities[name] else { continue }
             let attributes = entity.attributes.values.map { attribute in
-                (attribute.name, JSONValue.object(JSONObject([
-                    ("type", .string(attribute.type.rawValue)),
-                    ("optional", .bool(attribute.isOptional)),
-                    ("transient", .bool(attribute.isTransient)),
-                    ("default", optional(attribute.defaultValue)),
-                    ("min", optional(attribute.minimumValue)),
-                    ("max", optional(attribute.maximumValue)),
-                    ("externalStorage", .bool(attribute.allowsExternalBinaryDataStorage)),
-                    ("versionHashModifier", optional(attribute.versionHashModifier)),
-                ])))
+                (
+                    attribute.name,
+                    JSONValue.object(
+                        JSONObject([
+                            ("type", .string(attribute.type.rawValue)),
+                            ("optional", .bool(attribute.isOptional)),
+                            ("transient", .bool(attribute.isTransient)),
+                            ("default", optional(attribute.defaultValue)),
+                            ("min", optional(attribute.minimumValue)),
+                            ("max", optional(attribute.maximumValue)),
+                            ("externalStorage", .bool(attribute.allowsExternalBinaryDataStorage)),
+                            ("versionHashModifier", optional(attribute.versionHashModifier)),
+                        ]))
+                )
             }
             let relationships = entity.relationships.values.map { relationship in
-                (relationship.name, JSONValue.object(JSONObject([
-                    ("destination", .string(relationship.destinationEntity)),
-                    ("inverse", optional(relationship.inverseName)),
-                    ("inverseEntity", optional(relationship.inverseEntity)),
-                    ("toMany", .bool(relationship.isToMany)),
-                    ("ordered", .bool(relationship.isOrdered)),
-                    ("minCount", relationship.minimumCount.map(JSONValue.init) ?? .null),
-                    ("maxCount", relationship.maximumCount.map(JSONValue.init) ?? .null),
-                    ("optional", .bool(relationship.isOptional)),
-                    ("deletionRule", .string(relationship.deletionRule)),
-                    ("transient", .bool(relationship.isTransient)),
-                    ("versionHashModifier", optional(relationship.versionHashModifier)),
-                ])))
+                (
+                    relationship.name,
+                    JSONValue.object(
+                        JSONObject([
+                            ("destination", .string(relationship.destinationEntity)),
+                            ("inverse", optional(relationship.inverseName)),
+                            ("inverseEntity", optional(relationship.inverseEntity)),
+                            ("toMany", .bool(relationship.isToMany)),
+                            ("ordered", .bool(relationship.isOrdered)),
+                            ("minCount", relationship.minimumCount.map(JSONValue.init) ?? .null),
+                            ("maxCount", relationship.maximumCount.map(JSONValue.init) ?? .null),
+                            ("optional", .bool(relationship.isOptional)),
+                            ("deletionRule", .string(relationship.deletionRule)),
+                            ("transient", .bool(relationship.isTransient)),
+                            ("versionHashModifier", optional(relationship.versionHashModifier)),
+                        ]))
+                )
             }
-            entityMembers.append((name, .object(JSONObject([
-                ("parent", optional(entity.parentName)),
-                ("abstract", .bool(entity.isAbstract)),
-                ("versionHashModifier", optional(entity.versionHashModifier)),
-                ("attributes", .object(JSONObject(attributes))),
-                ("relationships", .object(JSONObject(relationships))),
-            ]))))
+            entityMembers.append(
+                (
+                    name,
+                    .object(
+                        JSONObject([
+                            ("parent", optional(entity.parentName)),
+                            ("abstract", .bool(entity.isAbstract)),
+                            ("versionHashModifier", optional(entity.versionHashModifier)),
+                            ("attributes", .object(JSONObject(attributes))),
+                            ("relationships", .object(JSONObject(relationships))),
+                        ]))
+                ))
         }
         return .object(JSONObject([("entities", .object(JSONObject(entityMembers)))]))
     }

@@ -37,12 +37,14 @@ package enum ModelXMLReader {
         let succeeded = parser.parse()
         if let failure = collector.failure ?? (succeeded ? nil : (parser.parserError, parser.lineNumber, parser.columnNumber)) {
             let reason = failure.error.map { ($0 as NSError).localizedDescription } ?? "malformed XML"
-            throw FormatError(.dataModelXMLSyntax, "the model XML is malformed: \(reason)",
-                              location: .init(file: displayPath, line: failure.line, column: failure.column))
+            throw FormatError(
+                .dataModelXMLSyntax, "the model XML is malformed: \(reason)",
+                location: .init(file: displayPath, line: failure.line, column: failure.column))
         }
         if collector.doctypeWithEntities {
-            throw FormatError(.dataModelXMLSyntax, "the model XML declares entities in a DTD, which model files never do",
-                              location: .init(file: displayPath, line: 1, column: 1))
+            throw FormatError(
+                .dataModelXMLSyntax, "the model XML declares entities in a DTD, which model files never do",
+                location: .init(file: displayPath, line: 1, column: 1))
         }
         return try build(collector.root, displayPath: displayPath, versionName: versionName)
     }
@@ -81,8 +83,10 @@ package enum ModelXMLReader {
             doctypeWithEntities = true
         }
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+        ) {
             stack.append(Element(name: elementName, attributes: attributeDict, line: parser.lineNumber, column: parser.columnNumber))
         }
 
@@ -116,9 +120,10 @@ package enum ModelXMLReader {
             guard entities[name] == nil else {
                 throw error(.dataModelDuplicateEntity, "the entity \"\(name)\" is defined twice", element)
             }
-            var entity = Entity(name: name, parentName: element.attributes["parentEntity"], isAbstract: element.flag("isAbstract"),
-                                representedClassName: element.attributes["representedClassName"],
-                                versionHashModifier: element.attributes["versionHashModifier"], attributes: [:], relationships: [:])
+            var entity = Entity(
+                name: name, parentName: element.attributes["parentEntity"], isAbstract: element.flag("isAbstract"),
+                representedClassName: element.attributes["representedClassName"],
+                versionHashModifier: element.attributes["versionHashModifier"], attributes: [:], relationships: [:])
             for child in element.children {
                 switch child.name {
                 case "attribute":
@@ -166,8 +171,10 @@ package enum ModelXMLReader {
 
     /// Parents, destinations and inverses must name what exists; inheritance must not loop;
     /// a sub-entity must not redefine an inherited property.
-    private static func checkReferences(_ model: DataModel, positions: [String: Element],
-                                        error: (FormatError.Code, String, Element) -> FormatError) throws(FormatError) {
+    private static func checkReferences(
+        _ model: DataModel, positions: [String: Element],
+        error: (FormatError.Code, String, Element) -> FormatError
+    ) throws(FormatError) {
         let fallback = Element(name: "model", attributes: [:], line: 0, column: 0)
         for name in model.entityNames {
             guard let entity = model.entities[name] else { continue }
@@ -188,23 +195,30 @@ package enum ModelXMLReader {
                 let own = (Array(entity.attributes.keys) + Array(entity.relationships.keys)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                 for property in own {
                     if let owner = inherited.first(where: { $0.attributes[property] != nil || $0.relationships[property] != nil }) {
-                        throw error(.dataModelDuplicateProperty, "\(name) redefines \"\(property)\", which it inherits from \(owner.name)",
-                                    positions["\(name).\(property)"] ?? position)
+                        throw error(
+                            .dataModelDuplicateProperty, "\(name) redefines \"\(property)\", which it inherits from \(owner.name)",
+                            positions["\(name).\(property)"] ?? position)
                     }
                 }
             }
             for relationship in entity.relationships.values.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 let place = positions["\(name).\(relationship.name)"] ?? position
                 guard model.entities[relationship.destinationEntity] != nil else {
-                    throw error(.dataModelUnknownEntity, "relationship \(name).\(relationship.name) points to \"\(relationship.destinationEntity)\", which the model does not define", place)
+                    throw error(
+                        .dataModelUnknownEntity,
+                        "relationship \(name).\(relationship.name) points to \"\(relationship.destinationEntity)\", which the model does not define", place)
                 }
                 if let inverseEntity = relationship.inverseEntity, model.entities[inverseEntity] == nil {
-                    throw error(.dataModelUnknownEntity, "relationship \(name).\(relationship.name) names the inverse entity \"\(inverseEntity)\", which the model does not define", place)
+                    throw error(
+                        .dataModelUnknownEntity,
+                        "relationship \(name).\(relationship.name) names the inverse entity \"\(inverseEntity)\", which the model does not define", place)
                 }
                 if let inverse = relationship.inverseName {
                     let owner = relationship.inverseEntity ?? relationship.destinationEntity
                     guard case .relationship? = model.property(inverse, of: owner) else {
-                        throw error(.dataModelUnknownInverse, "relationship \(name).\(relationship.name) names the inverse \"\(inverse)\", which is not a relationship of \(owner)", place)
+                        throw error(
+                            .dataModelUnknownInverse,
+                            "relationship \(name).\(relationship.name) names the inverse \"\(inverse)\", which is not a relationship of \(owner)", place)
                     }
                 }
             }

@@ -33,21 +33,26 @@ public struct Event: Hashable, Sendable {
     /// Top-level keys this toolkit does not know, kept so a rewrite loses nothing.
     public var unknownFields: JSONObject
 
-    public init(uniqueIdentifier: String, type: EventType, storeIdentifier: String, revision: Int64,
-                globalCount: Int64, timestamp: Double, modelVersion: String? = nil,
-                otherStoreRevisions: [String: Int64] = [:], objectChanges: [ObjectChange] = [],
-                unknownFields: JSONObject = JSONObject()) {
+    public init(
+        uniqueIdentifier: String, type: EventType, storeIdentifier: String, revision: Int64,
+        globalCount: Int64, timestamp: Double, modelVersion: String? = nil,
+        otherStoreRevisions: [String: Int64] = [:], objectChanges: [ObjectChange] = [],
+        unknownFields: JSONObject = JSONObject()
+    ) {
         var revisions = RevisionSet(otherStoreRevisions)
         revisions[storeIdentifier] = revision
-        self.init(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier,
-                  globalCount: globalCount, timestamp: timestamp, modelVersion: modelVersion,
-                  revisionSet: revisions, objectChanges: objectChanges, unknownFields: unknownFields)
+        self.init(
+            uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier,
+            globalCount: globalCount, timestamp: timestamp, modelVersion: modelVersion,
+            revisionSet: revisions, objectChanges: objectChanges, unknownFields: unknownFields)
     }
 
     /// Takes the revision from `revisionSet`, which must contain `storeIdentifier`.
-    public init(uniqueIdentifier: String, type: EventType, storeIdentifier: String,
-                globalCount: Int64, timestamp: Double, modelVersion: String?,
-                revisionSet: RevisionSet, objectChanges: [ObjectChange], unknownFields: JSONObject = JSONObject()) {
+    public init(
+        uniqueIdentifier: String, type: EventType, storeIdentifier: String,
+        globalCount: Int64, timestamp: Double, modelVersion: String?,
+        revisionSet: RevisionSet, objectChanges: [ObjectChange], unknownFields: JSONObject = JSONObject()
+    ) {
         self.uniqueIdentifier = uniqueIdentifier
         self.type = type
         self.storeIdentifier = storeIdentifier

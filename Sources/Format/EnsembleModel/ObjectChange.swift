@@ -20,9 +20,11 @@ public struct ObjectChange: Hashable, Sendable {
     public var dataFiles: [String]
     public var unknownFields: JSONObject
 
-    public init(entity: String, globalIdentifier: String, type: ChangeType,
-                propertyChanges: [PropertyChange] = [], dataFiles: [String] = [],
-                unknownFields: JSONObject = JSONObject()) {
+    public init(
+        entity: String, globalIdentifier: String, type: ChangeType,
+        propertyChanges: [PropertyChange] = [], dataFiles: [String] = [],
+        unknownFields: JSONObject = JSONObject()
+    ) {
         self.entity = entity
         self.globalIdentifier = globalIdentifier
         self.type = type

@@ -53,7 +53,8 @@ public enum DataBlob {
         var content: [UInt8]
         if bytes[9] & 1 == 1 {
             guard length <= UInt64(max(1, stored.count) * maximumInflateRatio) else {
-                throw FormatError(.blobTooLarge, "a content of \(length) bytes is more than \(maximumInflateRatio) times the stored bytes", location: .init(offset: 10))
+                throw FormatError(
+                    .blobTooLarge, "a content of \(length) bytes is more than \(maximumInflateRatio) times the stored bytes", location: .init(offset: 10))
             }
             let limit = Int(length) + 1
             do {

@@ -31,7 +31,8 @@ enum TaggedValue {
         case V2ValueTag.data:
             let base64 = try text()
             guard let data = Data(base64Encoded: base64), data.base64EncodedString() == base64 else {
-                throw FormatError(.v2InvalidBase64, "the data value is not canonical base64 (standard alphabet, '=' padding, no line breaks, unused bits zero)", at: pointer)
+                throw FormatError(
+                    .v2InvalidBase64, "the data value is not canonical base64 (standard alphabet, '=' padding, no line breaks, unused bits zero)", at: pointer)
             }
             return .binary(data)
         case V2ValueTag.number:

@@ -66,9 +66,10 @@ public struct V1JSONDecoder: Sendable {
         let object = try V1Read.object(json, at: pointer)
         let store = try V1Read.string(object[V1Key.store], at: pointer / V1Key.store)
         let revision = try V1Read.counter(object[V1Key.revision], at: pointer / V1Key.revision)
-        let globalCount = try object[V1Key.globalCount].map { value throws(FormatError) in
-            try V1Read.counter(value, at: pointer / V1Key.globalCount)
-        } ?? 0
+        let globalCount =
+            try object[V1Key.globalCount].map { value throws(FormatError) in
+                try V1Read.counter(value, at: pointer / V1Key.globalCount)
+            } ?? 0
         guard case .number(let timestampNumber)? = object[V1Key.timestamp] else {
             throw FormatError(.v1Structure, "the event needs a number \"timestamp\" (seconds since 2001)", at: pointer / V1Key.timestamp)
         }
@@ -95,9 +96,10 @@ public struct V1JSONDecoder: Sendable {
             }
             type = known
         }
-        let uniqueIdentifier = try object[V1Key.uniqueIdentifier].map { value throws(FormatError) in
-            try V1Read.string(value, at: pointer / V1Key.uniqueIdentifier)
-        } ?? V1Key.derivedIdentifier(store: store, revision: revision, globalCount: globalCount)
+        let uniqueIdentifier =
+            try object[V1Key.uniqueIdentifier].map { value throws(FormatError) in
+                try V1Read.string(value, at: pointer / V1Key.uniqueIdentifier)
+            } ?? V1Key.derivedIdentifier(store: store, revision: revision, globalCount: globalCount)
         var modelVersion: String?
         if let value = object[V1Key.modelVersion], value != .null {
             modelVersion = try V1Read.string(value, at: pointer / V1Key.modelVersion)
@@ -113,9 +115,10 @@ public struct V1JSONDecoder: Sendable {
             unknown[key] = value
             unknownKeys.append(pointer / key)
         }
-        return Event(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                     timestamp: timestampNumber.doubleValue, modelVersion: modelVersion, revisionSet: revisions,
-                     objectChanges: changes, unknownFields: unknown)
+        return Event(
+            uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
+            timestamp: timestampNumber.doubleValue, modelVersion: modelVersion, revisionSet: revisions,
+            objectChanges: changes, unknownFields: unknown)
     }
 
     private func decodeChange(_ json: JSONValue, at pointer: JSONPointer, unknownKeys: inout [JSONPointer]) throws(FormatError) -> ObjectChange {
@@ -153,8 +156,9 @@ public struct V1JSONDecoder: Sendable {
             unknown[key] = value
             unknownKeys.append(pointer / key)
         }
-        return ObjectChange(entity: entityName, globalIdentifier: id, type: type, propertyChanges: properties,
-                            dataFiles: dataFiles, unknownFields: unknown)
+        return ObjectChange(
+            entity: entityName, globalIdentifier: id, type: type, propertyChanges: properties,
+            dataFiles: dataFiles, unknownFields: unknown)
     }
 
     private func decodeProperty(_ name: String, _ value: JSONValue, entity: String, at pointer: JSONPointer) throws(FormatError) -> PropertyChange {
@@ -166,9 +170,12 @@ public struct V1JSONDecoder: Sendable {
                 throw FormatError(.modelTransientProperty, "\(entity).\(name) is transient and never synced", at: pointer)
             }
             if case .object(let object) = value, object.keys == [V1Key.dataFile],
-               attribute.type == .binary || attribute.type == .transformable {
+                attribute.type == .binary || attribute.type == .transformable
+            {
                 guard let filename = object[V1Key.dataFile]?.stringValue, DataFileName.isValid(filename) else {
-                    throw FormatError(.modelWrongValueType, "a data file reference names a file in data/: 1 to 255 characters, no '/', '\\' or NUL, not '.' or '..'", at: pointer / V1Key.dataFile)
+                    throw FormatError(
+                        .modelWrongValueType, "a data file reference names a file in data/: 1 to 255 characters, no '/', '\\' or NUL, not '.' or '..'",
+                        at: pointer / V1Key.dataFile)
                 }
                 return PropertyChange(name: name, value: .attributeInDataFile(filename: filename))
             }

@@ -25,9 +25,10 @@ public struct V1JSONEncoder: Sendable {
             throw FormatError(.v1UnencodableValue, "the event's timestamp is not finite", at: pointer / V1Key.timestamp)
         }
         object[V1Key.timestamp] = JSONValue(event.timestamp)
-        object[V1Key.otherStores] = .array(event.revisionSet.stores.filter { $0 != event.storeIdentifier }.map { store in
-            .object(JSONObject([(V1Key.store, .string(store)), (V1Key.revision, JSONValue(event.revisionSet[store] ?? 0))]))
-        })
+        object[V1Key.otherStores] = .array(
+            event.revisionSet.stores.filter { $0 != event.storeIdentifier }.map { store in
+                .object(JSONObject([(V1Key.store, .string(store)), (V1Key.revision, JSONValue(event.revisionSet[store] ?? 0))]))
+            })
         if event.type != .save, let name = V1Key.eventTypes.first(where: { $0.value == event.type })?.key {
             object[V1Key.type] = .string(name)
         }
@@ -54,7 +55,9 @@ public struct V1JSONEncoder: Sendable {
         for property in change.propertyChanges {
             let propertyPointer = pointer / V1Key.properties / property.name
             if let key = property.unknownFields.keys.first {
-                throw FormatError(.v1UnencodableValue, "the property change carries the unknown member \"\(key)\", which the v1 dialect has no place for", at: propertyPointer)
+                throw FormatError(
+                    .v1UnencodableValue, "the property change carries the unknown member \"\(key)\", which the v1 dialect has no place for", at: propertyPointer
+                )
             }
             properties[property.name] = try propertyValue(property.value, at: propertyPointer)
         }
@@ -67,7 +70,8 @@ public struct V1JSONEncoder: Sendable {
         switch value {
         case .attribute(.date(let milliseconds)):
             guard let seconds = V1Date.secondsText(milliseconds: milliseconds) else {
-                throw FormatError(.v1UnencodableValue, "the date \(milliseconds) ms since 1970 has no seconds-since-2001 text that reads back to the same value", at: pointer)
+                throw FormatError(
+                    .v1UnencodableValue, "the date \(milliseconds) ms since 1970 has no seconds-since-2001 text that reads back to the same value", at: pointer)
             }
             return .number(JSONNumber(text: seconds))
         case .attribute(let attribute):
@@ -83,10 +87,11 @@ public struct V1JSONEncoder: Sendable {
         case .toMany(let added, let removed):
             return .object(JSONObject([(V1Key.add, ids(added)), (V1Key.remove, ids(removed))]))
         case .orderedToMany(let added, let removed, let moved):
-            return .object(JSONObject([
-                (V1Key.add, ids(added)), (V1Key.remove, ids(removed)),
-                (V1Key.moved, .object(JSONObject(moved.map { (String($0.key), .string($0.value)) }))),
-            ]))
+            return .object(
+                JSONObject([
+                    (V1Key.add, ids(added)), (V1Key.remove, ids(removed)),
+                    (V1Key.moved, .object(JSONObject(moved.map { (String($0.key), .string($0.value)) }))),
+                ]))
         }
     }
 }

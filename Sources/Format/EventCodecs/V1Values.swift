@@ -68,7 +68,8 @@ enum V1Values {
             throw FormatError(.modelWrongValueType, "this value does not fit an attribute of type \(type.rawValue)", at: pointer)
         }
         if case .integer(let int) = value, let range = type.integerRange, !range.contains(int) {
-            throw FormatError(.modelIntegerOutOfRange, "\(int) is outside the range of \(type.rawValue) (\(range.lowerBound)...\(range.upperBound))", at: pointer)
+            throw FormatError(
+                .modelIntegerOutOfRange, "\(int) is outside the range of \(type.rawValue) (\(range.lowerBound)...\(range.upperBound))", at: pointer)
         }
         return value
     }
@@ -84,11 +85,14 @@ enum V1Values {
         }
         guard case .object(let object) = json else {
             let what = json.stringValue != nil ? "a to-many given as a single id" : "a \(json.typeName)"
-            throw FormatError(.modelWrongKind, "\(relationship.name) is a to-many relationship: its value is {\"add\": [...], \"remove\": [...]}, not \(what)", at: pointer)
+            throw FormatError(
+                .modelWrongKind, "\(relationship.name) is a to-many relationship: its value is {\"add\": [...], \"remove\": [...]}, not \(what)", at: pointer)
         }
         let allowed: Set<String> = relationship.isOrdered ? [V1Key.add, V1Key.remove, V1Key.moved] : [V1Key.add, V1Key.remove]
         if let extra = object.keys.first(where: { !allowed.contains($0) }) {
-            throw FormatError(.modelWrongKind, "\"\(extra)\" does not belong to the value of \(relationship.isOrdered ? "an ordered" : "an unordered") to-many relationship", at: pointer / extra)
+            throw FormatError(
+                .modelWrongKind, "\"\(extra)\" does not belong to the value of \(relationship.isOrdered ? "an ordered" : "an unordered") to-many relationship",
+                at: pointer / extra)
         }
         func ids(_ key: String) throws(FormatError) -> [String] {
             guard let list = object[key] else { return [] }
@@ -116,7 +120,9 @@ enum V1Values {
             }
             for (key, id) in movedObject {
                 guard let index = OrderedIndex.parse(key) else {
-                    throw FormatError(.v2InvalidIndex, "\"\(key)\" is not a position (0 or a decimal number without leading zeros, at most 9 digits)", at: pointer / V1Key.moved / key)
+                    throw FormatError(
+                        .v2InvalidIndex, "\"\(key)\" is not a position (0 or a decimal number without leading zeros, at most 9 digits)",
+                        at: pointer / V1Key.moved / key)
                 }
                 guard case .string(let movedID) = id else {
                     throw FormatError(.modelWrongKind, "\"moved\" maps positions to global identifiers (strings)", at: pointer / V1Key.moved / key)
@@ -142,7 +148,8 @@ enum OrderedIndex {
     static func parse(_ key: String) -> Int? {
         let bytes = Array(key.utf8)
         guard (1...9).contains(bytes.count), bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              bytes.count == 1 || bytes[0] != UInt8(ascii: "0") else { return nil }
+            bytes.count == 1 || bytes[0] != UInt8(ascii: "0")
+        else { return nil }
         return Int(key)
     }
 }

@@ -33,7 +33,8 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(.binaryTruncated, "the file ends inside its header", location: .init(offset: bytes.count))
         }
         guard bytes[8] == V2Binary.majorVersion else {
-            throw FormatError(.binaryUnsupportedVersion, "major version \(bytes[8]) is not \(V2Binary.majorVersion); this reader cannot read it", location: .init(offset: 8))
+            throw FormatError(
+                .binaryUnsupportedVersion, "major version \(bytes[8]) is not \(V2Binary.majorVersion); this reader cannot read it", location: .init(offset: 8))
         }
         var reader = ByteReader(bytes: bytes[...], limits: limits)
         reader.position = 10
@@ -105,18 +106,22 @@ public struct V2BinaryDecoder: Sendable {
         let typeStart = header.offset
         let rawType = try header.varint()
         guard let type = EventType(rawValue: Int64(clamping: rawType)) else {
-            throw FormatError(.v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(["type"])))
+            throw FormatError(
+                .v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(["type"])))
         }
         let globalCount = try pointing(JSONPointer(["globalCount"])) { () throws(FormatError) in try header.counter() }
         let timestampStart = header.offset
         let timestamp = try header.double()
         guard timestamp.isFinite else {
-            throw FormatError(.v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart, pointer: JSONPointer(["timestamp"])))
+            throw FormatError(
+                .v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart, pointer: JSONPointer(["timestamp"])))
         }
         let storeStart = header.offset
         let store = try header.string(strings)
         guard Self.isStoreIdentifier(store) else {
-            throw FormatError(.binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)", location: .init(offset: storeStart))
+            throw FormatError(
+                .binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)",
+                location: .init(offset: storeStart))
         }
         let modelStart = header.offset
         let model = try header.varint()
@@ -134,14 +139,17 @@ public struct V2BinaryDecoder: Sendable {
         }
         try header.end()
         guard revisions[store] != nil else {
-            throw FormatError(.v2MissingOwnRevision, "the revision set has no entry for the event's own store", location: .init(offset: headerSection.offset, pointer: JSONPointer(["revisionsByStoreIdentifier"])))
+            throw FormatError(
+                .v2MissingOwnRevision, "the revision set has no entry for the event's own store",
+                location: .init(offset: headerSection.offset, pointer: JSONPointer(["revisionsByStoreIdentifier"])))
         }
         var changes: [ObjectChange] = []
         if let section = payloads[.changes] {
             changes = try readChanges(section, strings)
         }
-        var event = Event(uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                          timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: changes)
+        var event = Event(
+            uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
+            timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: changes)
         if let section = payloads[.extensions] {
             try applyExtensions(section, to: &event)
         }
@@ -194,7 +202,9 @@ public struct V2BinaryDecoder: Sendable {
                 let typeStart = reader.offset
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
-                    throw FormatError(.v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300", location: .init(offset: typeStart, pointer: changePointer("type")))
+                    throw FormatError(
+                        .v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300",
+                        location: .init(offset: typeStart, pointer: changePointer("type")))
                 }
                 let idStart = reader.offset
                 let id = try reader.string(strings)
@@ -213,7 +223,10 @@ public struct V2BinaryDecoder: Sendable {
                     let kind = try reader.varint()
                     let value: PropertyChange.Value
                     switch kind {
-                    case 0: value = try pointing(changePointer("properties", String(propertyIndex), "value")) { () throws(FormatError) in try reader.attribute(strings) }
+                    case 0:
+                        value = try pointing(changePointer("properties", String(propertyIndex), "value")) { () throws(FormatError) in
+                            try reader.attribute(strings)
+                        }
                     case 1:
                         let relatedStart = reader.offset
                         let related = try reader.varint()
@@ -227,7 +240,8 @@ public struct V2BinaryDecoder: Sendable {
                             let positionStart = reader.offset
                             let position = try reader.varint()
                             guard position <= 999_999_999, Int(position) > last else {
-                                throw FormatError(.binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: positionStart))
+                                throw FormatError(
+                                    .binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: positionStart))
                             }
                             last = Int(position)
                             moved[last] = try reader.string(strings)
@@ -255,7 +269,8 @@ public struct V2BinaryDecoder: Sendable {
             func invalid(_ why: String) -> FormatError { FormatError(.binaryInvalidValue, why, location: .init(offset: start)) }
             let pointerBytes = try reader.blob(limit: limits.maximumStringBytes)
             guard let text = String(validating: pointerBytes, as: UTF8.self),
-                  let pointer = JSONPointer(parsing: text), let key = pointer.tokens.last else { throw invalid("an extension has no valid JSON pointer") }
+                let pointer = JSONPointer(parsing: text), let key = pointer.tokens.last
+            else { throw invalid("an extension has no valid JSON pointer") }
             if let previousPointer, !previousPointer.lexicographicallyPrecedes(pointerBytes) {
                 throw invalid("extension pointers are not sorted and unique")
             }
@@ -263,7 +278,9 @@ public struct V2BinaryDecoder: Sendable {
             let tokens = pointer.tokens
             // Positions are written without leading zeros, as in the canonical JSON form.
             for position in [2, 4] where tokens.count > position && tokens.count >= 4 {
-                guard OrderedIndex.parse(tokens[position]) != nil || tokens[position] == "0" else { throw invalid("an extension pointer has a position with a leading zero") }
+                guard OrderedIndex.parse(tokens[position]) != nil || tokens[position] == "0" else {
+                    throw invalid("an extension pointer has a position with a leading zero")
+                }
             }
             let valueBytes = try reader.blob(limit: limits.maximumSectionBytes)
             var options = JSONReadingOptions()
@@ -289,8 +306,9 @@ public struct V2BinaryDecoder: Sendable {
                     event.objectChanges[position].unknownFields[key] = value
                 } else {
                     guard tokens[3] == V2Key.properties, let property = Int(tokens[4]),
-                          event.objectChanges[position].propertyChanges.indices.contains(property),
-                          !V2Key.allPropertyKeys.contains(key) else { throw invalid("an extension pointer names no property change") }
+                        event.objectChanges[position].propertyChanges.indices.contains(property),
+                        !V2Key.allPropertyKeys.contains(key)
+                    else { throw invalid("an extension pointer names no property change") }
                     event.objectChanges[position].propertyChanges[property].unknownFields[key] = value
                 }
             default:
@@ -501,8 +519,11 @@ struct ByteReader {
         case 9:
             var raw = [UInt8]()
             for _ in 0..<16 { raw.append(try byte()) }
-            let uuid = UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                                   raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+            let uuid = UUID(
+                uuid: (
+                    raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                    raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]
+                ))
             return .attribute(.uuid(uuid))
         case 10: return .attribute(.url(try string(table)))
         case 11:

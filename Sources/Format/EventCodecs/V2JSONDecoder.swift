@@ -27,8 +27,10 @@ package struct EventHeader: Hashable, Sendable {
     public var modelVersion: String?
     public var revisionSet: RevisionSet
 
-    public init(uniqueIdentifier: String, type: EventType, globalCount: Int64, timestamp: Double, storeIdentifier: String,
-                modelVersion: String?, revisionSet: RevisionSet) {
+    public init(
+        uniqueIdentifier: String, type: EventType, globalCount: Int64, timestamp: Double, storeIdentifier: String,
+        modelVersion: String?, revisionSet: RevisionSet
+    ) {
         self.uniqueIdentifier = uniqueIdentifier
         self.type = type
         self.globalCount = globalCount
@@ -40,9 +42,10 @@ package struct EventHeader: Hashable, Sendable {
 
     /// The header of an event.
     public init(of event: Event) {
-        self.init(uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
-                  timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
-                  modelVersion: event.modelVersion, revisionSet: event.revisionSet)
+        self.init(
+            uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
+            timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
+            modelVersion: event.modelVersion, revisionSet: event.revisionSet)
     }
 }
 
@@ -57,8 +60,10 @@ public struct EventPart: Hashable, Sendable {
     /// Every unknown key at any level, as pointers into this file.
     public var unknownKeys: [JSONPointer]
 
-    package init(position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],
-                unknownFields: JSONObject, unknownKeys: [JSONPointer]) {
+    package init(
+        position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],
+        unknownFields: JSONObject, unknownKeys: [JSONPointer]
+    ) {
         self.position = position
         self.header = header
         self.objectChanges = objectChanges
@@ -89,7 +94,8 @@ public struct V2JSONDecoder: Sendable {
         if position.carriesHeader {
             header = try context.header(object)
         } else if let key = V2Key.header.first(where: { object.contains($0) }) {
-            throw FormatError(.v2HeaderInContinuation, "continuation part \(position) carries the header key \"\(key)\"; only part 1 may", at: JSONPointer.root / key)
+            throw FormatError(
+                .v2HeaderInContinuation, "continuation part \(position) carries the header key \"\(key)\"; only part 1 may", at: JSONPointer.root / key)
         } else if !object.contains(V2Key.changesByEntity) {
             throw FormatError(.v2Structure, "a continuation part must have \"changesByEntity\"", at: .root)
         } else {
@@ -100,8 +106,9 @@ public struct V2JSONDecoder: Sendable {
             changes = try context.changesByEntity(byEntity, at: JSONPointer.root / V2Key.changesByEntity)
         }
         let unknown = context.unknownMembers(of: object, known: V2Key.event, at: .root)
-        return EventPart(position: position, header: header, objectChanges: changes,
-                           unknownFields: unknown, unknownKeys: context.unknownKeys)
+        return EventPart(
+            position: position, header: header, objectChanges: changes,
+            unknownFields: unknown, unknownKeys: context.unknownKeys)
     }
 
     /// Joins the parts of one event, given in any order; all of 1...n must be present.
@@ -109,7 +116,8 @@ public struct V2JSONDecoder: Sendable {
         let sorted = parts.sorted { $0.index < $1.index }
         let expected = sorted.first?.count ?? 1
         guard sorted.map(\.index) == Array(1...max(1, expected)), sorted.allSatisfy({ $0.count == expected }),
-              let header = sorted.first?.header else {
+            let header = sorted.first?.header
+        else {
             let present = sorted.map { String($0.index) }.joined(separator: ", ")
             throw FormatError(.v2IncompleteParts, "the event has parts [\(present)] of \(expected); all parts are needed to join it")
         }
@@ -118,9 +126,10 @@ public struct V2JSONDecoder: Sendable {
         for part in sorted {
             for (key, value) in part.unknownFields where !unknown.contains(key) { unknown[key] = value }
         }
-        return Event(uniqueIdentifier: header.uniqueIdentifier, type: header.type, storeIdentifier: header.storeIdentifier,
-                     globalCount: header.globalCount, timestamp: header.timestamp, modelVersion: header.modelVersion,
-                     revisionSet: header.revisionSet, objectChanges: sorted.flatMap(\.objectChanges), unknownFields: unknown)
+        return Event(
+            uniqueIdentifier: header.uniqueIdentifier, type: header.type, storeIdentifier: header.storeIdentifier,
+            globalCount: header.globalCount, timestamp: header.timestamp, modelVersion: header.modelVersion,
+            revisionSet: header.revisionSet, objectChanges: sorted.flatMap(\.objectChanges), unknownFields: unknown)
     }
 }
 
@@ -277,15 +286,17 @@ private struct Context {
                 let propertyPointer = pointer / V2Key.properties / i
                 let name = try propertyName(try self.object(element, at: propertyPointer), at: propertyPointer)
                 if let first = names[ExactString(name)] {
-                    throw FormatError(.v2DuplicateProperty, "property \"\(name)\" is changed twice in one object change (also at index \(first))", at: propertyPointer)
+                    throw FormatError(
+                        .v2DuplicateProperty, "property \"\(name)\" is changed twice in one object change (also at index \(first))", at: propertyPointer)
                 }
                 names[ExactString(name)] = i
                 properties.append(try propertyChange(element, at: propertyPointer))
             }
         }
         let unknown = unknownMembers(of: object, known: V2Key.objectChange, at: pointer)
-        return ObjectChange(entity: entity, globalIdentifier: globalIdentifier, type: type,
-                            propertyChanges: properties, dataFiles: dataFiles, unknownFields: unknown)
+        return ObjectChange(
+            entity: entity, globalIdentifier: globalIdentifier, type: type,
+            propertyChanges: properties, dataFiles: dataFiles, unknownFields: unknown)
     }
 
     func propertyName(_ object: JSONObject, at pointer: JSONPointer) throws(FormatError) -> String {
@@ -336,22 +347,26 @@ private struct Context {
             let related = object[V2Key.relatedIdentifier] ?? .null
             changeValue = .toOne(relatedIdentifier: related == .null ? nil : try string(related, at: pointer / V2Key.relatedIdentifier))
         case .toMany:
-            changeValue = .toMany(added: try identifierSet(object[V2Key.addedIdentifiers], at: pointer / V2Key.addedIdentifiers),
-                                  removed: try identifierSet(object[V2Key.removedIdentifiers], at: pointer / V2Key.removedIdentifiers))
+            changeValue = .toMany(
+                added: try identifierSet(object[V2Key.addedIdentifiers], at: pointer / V2Key.addedIdentifiers),
+                removed: try identifierSet(object[V2Key.removedIdentifiers], at: pointer / V2Key.removedIdentifiers))
         case .orderedToMany:
             var moved: [Int: String] = [:]
             let movedPointer = pointer / V2Key.movedIdentifiersByIndex
             if let movedValue = object[V2Key.movedIdentifiersByIndex], movedValue != .null {
                 for (key, id) in try self.object(movedValue, at: movedPointer) {
                     guard let index = OrderedIndex.parse(key) else {
-                        throw FormatError(.v2InvalidIndex, "\"\(key)\" is not an index (0 or a decimal number without leading zeros, at most 9 digits)", at: movedPointer / key)
+                        throw FormatError(
+                            .v2InvalidIndex, "\"\(key)\" is not an index (0 or a decimal number without leading zeros, at most 9 digits)",
+                            at: movedPointer / key)
                     }
                     moved[index] = try string(id, at: movedPointer / key)
                 }
             }
-            changeValue = .orderedToMany(added: try identifierSet(object[V2Key.addedIdentifiers], at: pointer / V2Key.addedIdentifiers),
-                                         removed: try identifierSet(object[V2Key.removedIdentifiers], at: pointer / V2Key.removedIdentifiers),
-                                         movedByIndex: moved)
+            changeValue = .orderedToMany(
+                added: try identifierSet(object[V2Key.addedIdentifiers], at: pointer / V2Key.addedIdentifiers),
+                removed: try identifierSet(object[V2Key.removedIdentifiers], at: pointer / V2Key.removedIdentifiers),
+                movedByIndex: moved)
         }
         let unknown = unknownMembers(of: object, known: V2Key.allPropertyKeys, at: pointer)
         return PropertyChange(name: name, value: changeValue, unknownFields: unknown)
@@ -365,7 +380,8 @@ private struct Context {
         case .number(let number):
             if number.isIntegerLiteral {
                 guard let int = number.int64Value else {
-                    throw FormatError(.v2IntegerOutOfRange, "integer \(number.text) does not fit in 64 bits; write it as [\"decimal\", \"\(number.text)\"]", at: pointer)
+                    throw FormatError(
+                        .v2IntegerOutOfRange, "integer \(number.text) does not fit in 64 bits; write it as [\"decimal\", \"\(number.text)\"]", at: pointer)
                 }
                 return .integer(int)
             }

@@ -45,8 +45,9 @@ public struct V2JSONEncoder: Sendable {
     }
 
     private func jsonValue(_ event: Event, changes: ArraySlice<ObjectChange>, withHeader: Bool) throws(FormatError) -> JSONValue {
-        return try jsonValue(header: withHeader ? EventHeader(of: event) : nil, unknownFields: withHeader ? event.unknownFields : JSONObject(),
-                             changes: changes)
+        return try jsonValue(
+            header: withHeader ? EventHeader(of: event) : nil, unknownFields: withHeader ? event.unknownFields : JSONObject(),
+            changes: changes)
     }
 
     private func jsonValue(header: EventHeader?, unknownFields: JSONObject, changes: ArraySlice<ObjectChange>) throws(FormatError) -> JSONValue {

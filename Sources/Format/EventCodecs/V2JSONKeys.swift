@@ -26,8 +26,10 @@ enum V2Key {
     static let movedIdentifiersByIndex = "movedIdentifiersByIndex"
 
     /// Keys only part 1 (or a single-file event) may carry.
-    static let header: [String] = [uniqueIdentifier, type, globalCount, timestamp, storeIdentifier,
-                                   modelVersion, revisionsByStoreIdentifier]
+    static let header: [String] = [
+        uniqueIdentifier, type, globalCount, timestamp, storeIdentifier,
+        modelVersion, revisionsByStoreIdentifier,
+    ]
     /// Header keys a single-file event or part 1 must carry.
     static let requiredHeader: [String] = header.filter { $0 != modelVersion }
     static let event: Set<String> = Set(header + [changesByEntity])
@@ -100,8 +102,10 @@ func isDecimalText(_ text: String) -> Bool {
 
 /// An unknown member kept from another dialect must not collide with a key the writing dialect
 /// uses at that level: it would be read back as that key, or lost.
-func checkNoClash(_ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer,
-                  code: FormatError.Code, dialect: String) throws(FormatError) {
+func checkNoClash(
+    _ unknown: JSONObject, with keys: Set<String>, at pointer: JSONPointer,
+    code: FormatError.Code, dialect: String
+) throws(FormatError) {
     if let key = unknown.keys.first(where: keys.contains) {
         throw FormatError(code, "the unknown member \"\(key)\" has the name of a \(dialect) key and would be lost", at: pointer / key)
     }

@@ -40,7 +40,7 @@ package enum CanonicalNumberFormat {
     /// The shortest round-trip significant digits of a positive finite value and the
     /// position of the decimal point: value = 0.DIGITS × 10^position.
     static func shortestDigits(_ value: Double) -> (digits: String, pointPosition: Int) {
-        let description = value.description // e.g. "1.2345e-07", "123.0", "5e-324"
+        let description = value.description  // e.g. "1.2345e-07", "123.0", "5e-324"
         var mantissa = Substring(description)
         var exponent = 0
         if let e = description.firstIndex(where: { $0 == "e" || $0 == "E" }) {

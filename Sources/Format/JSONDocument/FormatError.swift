@@ -24,8 +24,10 @@ public struct FormatError: Error, Hashable, Sendable, CustomStringConvertible {
         public var column: Int?
         public var pointer: JSONPointer?
 
-        public init(file: String? = nil, offset: Int? = nil, line: Int? = nil, column: Int? = nil,
-                    pointer: JSONPointer? = nil) {
+        public init(
+            file: String? = nil, offset: Int? = nil, line: Int? = nil, column: Int? = nil,
+            pointer: JSONPointer? = nil
+        ) {
             self.file = file
             self.offset = offset
             self.line = line

@@ -33,7 +33,8 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         guard decimal.isInteger else { return nil }
         if decimal.digits.isEmpty { return 0 }
         guard decimal.digits.count + decimal.exponent <= 19 else { return nil }
-        let digits = String(decoding: decimal.digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self)
+        let digits =
+            String(decoding: decimal.digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self)
             + String(repeating: "0", count: decimal.exponent)
         return Int64((decimal.negative ? "-" : "") + digits)
     }
@@ -106,7 +107,8 @@ public struct ExactDecimal: Sendable, Hashable {
             // Exponents beyond this range cannot come from the parser's length limit in practice;
             // clamping keeps comparison total without overflow.
             let exponentText = String(decoding: bytes[(e + 1)...], as: UTF8.self)
-            exponentPart = Int(exponentText).map { max(-1_000_000, min(1_000_000, $0)) }
+            exponentPart =
+                Int(exponentText).map { max(-1_000_000, min(1_000_000, $0)) }
                 ?? (exponentText.hasPrefix("-") ? -1_000_000 : 1_000_000)
             bytes = Array(bytes[..<e])
         }

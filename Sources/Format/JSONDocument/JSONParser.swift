@@ -173,7 +173,10 @@ public struct JSONParser {
     }
 
     private func trailingComma() -> FormatError {
-        error(.jsonTrailingComma, "a comma before '\(Character(Unicode.Scalar(bytes[position])))' is not allowed in strict JSON; the 1.x dialect's lenient mode (--lenient) accepts it", at: position)
+        error(
+            .jsonTrailingComma,
+            "a comma before '\(Character(Unicode.Scalar(bytes[position])))' is not allowed in strict JSON; the 1.x dialect's lenient mode (--lenient) accepts it",
+            at: position)
     }
 
     private mutating func parseLiteral(_ literal: String) throws(FormatError) {

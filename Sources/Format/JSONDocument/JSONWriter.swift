@@ -73,8 +73,10 @@ public struct JSONWriter: Sendable {
             case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x00..<0x20:
-                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                           hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                output.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                ])
             default: output.append(byte)
             }
         }

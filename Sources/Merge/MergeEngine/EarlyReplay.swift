@@ -30,7 +30,9 @@ package final class EarlyReplay: @unchecked Sendable {
         state = StoreState(model: input.model)
         let chosen = MergeAnalysis.chooseBaselines(baselines.filter { $0.event.type == .baseline }, input)
         baselineFiles = chosen.baselines.map(\.file)
-        known = chosen.baselines.isEmpty ? nil : chosen.baselines.dropFirst().reduce(chosen.baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
+        known =
+            chosen.baselines.isEmpty
+            ? nil : chosen.baselines.dropFirst().reduce(chosen.baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
         guard chosen.problems.isEmpty else {
             abandoned = true
             return

@@ -33,11 +33,13 @@ package final class EventStore: @unchecked Sendable {
     private var held: [SourcedEvent] = []
     public private(set) var count = 0
 
-    static let columns = "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
+    static let columns =
+        "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
 
     public init() throws(FormatError) {
         database = try Connection.scratch()
-        try database.execute("""
+        try database.execute(
+            """
             CREATE TABLE event(
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, held INTEGER,
                 store TEXT NOT NULL, revision INTEGER NOT NULL, global_count INTEGER NOT NULL, timestamp REAL NOT NULL, type INTEGER NOT NULL,
@@ -204,14 +206,16 @@ package final class EventStore: @unchecked Sendable {
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
         guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
-        let event = Event(uniqueIdentifier: row.text(8), type: type, storeIdentifier: row.text(3), globalCount: row.int64(5),
-                          timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: revisions,
-                          objectChanges: [], unknownFields: unknown)
+        let event = Event(
+            uniqueIdentifier: row.text(8), type: type, storeIdentifier: row.text(3), globalCount: row.int64(5),
+            timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: revisions,
+            objectChanges: [], unknownFields: unknown)
         var counts = SourcedEvent.ChangeCounts()
         counts.inserts = Int(row.int64(13))
         counts.updates = Int(row.int64(14))
         counts.deletes = Int(row.int64(15))
-        return SourcedEvent(summary: event, file: row.text(1), parts: try strings(11), dataFileReferences: try strings(12),
-                            changeCounts: counts, contentDigest: row.isNull(16) ? nil : UInt64(bitPattern: row.int64(16)))
+        return SourcedEvent(
+            summary: event, file: row.text(1), parts: try strings(11), dataFileReferences: try strings(12),
+            changeCounts: counts, contentDigest: row.isNull(16) ? nil : UInt64(bitPattern: row.int64(16)))
     }
 }

@@ -24,7 +24,9 @@ public enum FindingLine {
         let code = String(rest[..<space])
         // A code is dotted lowercase words (`merge.revision-gap`, `json.syntax`), README section 6.
         let parts = code.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" } }) else { return nil }
+        guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" } }) else {
+            return nil
+        }
         rest = rest[space...]
         var number: Int?
         if rest.hasPrefix(" ("), let close = rest.firstIndex(of: ")") {
@@ -74,7 +76,8 @@ public enum FindingLine {
     /// `value` bare when no reader could misread it, else quoted.
     static func field(_ value: String) -> String {
         let scalars = value.unicodeScalars
-        let bare = !value.isEmpty && !value.hasPrefix(" ") && !value.hasSuffix(" ") && !value.hasPrefix("(")
+        let bare =
+            !value.isEmpty && !value.hasPrefix(" ") && !value.hasSuffix(" ") && !value.hasPrefix("(")
             && !scalars.contains { needsQuoting($0) || "\"\\,:[]=".unicodeScalars.contains($0) }
         return bare ? value : quoted(value)
     }

@@ -1,6 +1,7 @@
 import JSONDocument
 import EnsembleModel
 import DataModel
+import ProgressReporting
 
 extension FormatError.Code {
     public static let mergeUnregisteredStore = Self("merge.unregistered-store")
@@ -51,7 +52,8 @@ package struct MergeInput: Sendable {
     public func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
         guard sourced.isSummary else { return sourced.event }
         guard let loadBody else {
-            throw FormatError(.mergeIncompleteData, "the object changes of this event were dropped and cannot be read again", location: .init(file: sourced.file))
+            throw FormatError(
+                .mergeIncompleteData, "the object changes of this event were dropped and cannot be read again", location: .init(file: sourced.file))
         }
         return try loadBody(sourced)
     }
@@ -90,7 +92,12 @@ package enum MergeEngine {
         try replay(analysis.baselines, into: &state, input)
         // A page of summaries at a time, so that the replay order is never all in memory.
         do {
-            try analysis.replayPages { page in try replay(page, into: &state, input) }
+            var done = 0
+            try analysis.replayPages { page in
+                try replay(page, into: &state, input)
+                done += page.count
+                ProgressReport.report("events replayed", done: done, total: analysis.replayCount)
+            }
         } catch let failure as MergeFailure {
             throw failure
         } catch {
@@ -109,7 +116,9 @@ package enum MergeEngine {
             do {
                 state.apply(try prefetcher.take(index))
             } catch {
-                throw MergeFailure(problems: [IntegrityProblem(code: error.code, number: nil, files: [sourced.file], message: "could not be read again for the replay: \(error.message)")])
+                throw MergeFailure(problems: [
+                    IntegrityProblem(code: error.code, number: nil, files: [sourced.file], message: "could not be read again for the replay: \(error.message)")
+                ])
             }
         }
     }
@@ -193,7 +202,8 @@ package struct MergeAnalysis: Sendable {
 
     private mutating func analyze(_ input: MergeInput) throws(FormatError) {
         for files in input.incompleteSets {
-            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
+            problems.append(
+                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
         }
         let store: EventStore
         if let given = input.eventStore {
@@ -208,10 +218,12 @@ package struct MergeAnalysis: Sendable {
         // Type 0 events never take part, covered or not (Spec/merge.md 4.1).
         let incomplete = try store.cursor(where: "type = \(EventType.incomplete.rawValue)", orderBy: "id")
         while let sourced = try incomplete.next() {
-            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
+            problems.append(
+                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
         for sourced in input.baselines where sourced.event.type == .incomplete {
-            problems.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
+            problems.append(
+                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
         let chosen = Self.chooseBaselines(input.baselines.filter { $0.event.type == .baseline }, input)
         baselines = chosen.baselines
@@ -229,9 +241,11 @@ package struct MergeAnalysis: Sendable {
                 let conflicting = copies.count > 1 && copies.contains(where: { !Self.same($0.sourced, first.sourced, input) })
                 if conflicting {
                     let event = first.sourced.event
-                    problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.sourced.file)),
-                                                     message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
-                                                     details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
+                    problems.append(
+                        IntegrityProblem(
+                            code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.sourced.file)),
+                            message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
+                            details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
                 }
                 if let known = baselineRevisions?[first.sourced.event.storeIdentifier], first.sourced.event.revision <= known {
                     for copy in copies.dropFirst() { try store.setRole(.copy, of: copy.id) }
@@ -252,7 +266,8 @@ package struct MergeAnalysis: Sendable {
             }
             while let row = try candidates.row() {
                 if let first = copies.first?.sourced.event,
-                   !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision) {
+                    !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision)
+                {
                     try decide()
                 }
                 copies.append(row)
@@ -276,7 +291,9 @@ package struct MergeAnalysis: Sendable {
     /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
     /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
     /// unique identifier by UTF-8 bytes).
-    static func chooseBaselines(_ candidates: [SourcedEvent], _ input: MergeInput) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
+    static func chooseBaselines(
+        _ candidates: [SourcedEvent], _ input: MergeInput
+    ) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
         func newer(_ a: Event, _ b: Event) -> Bool {
             if a.globalCount != b.globalCount { return a.globalCount > b.globalCount }
             if a.timestamp != b.timestamp { return a.timestamp > b.timestamp }
@@ -296,9 +313,11 @@ package struct MergeAnalysis: Sendable {
             } else if ties.contains(where: { !same($0, candidate, input) }) {
                 // Named by the baseline whose file comes first (Spec/merge.md 4.4 step 3).
                 let tied = (ties + [candidate]).min { utf8Precedes($0.file, $1.file) }?.event ?? candidate.event
-                problems.append(IntegrityProblem(code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
-                                                 message: "different baselines tie for store \(tied.storeIdentifier) revision \(tied.revision)",
-                                                 details: JSONObject([("store", .string(tied.storeIdentifier)), ("revision", JSONValue(tied.revision))])))
+                problems.append(
+                    IntegrityProblem(
+                        code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
+                        message: "different baselines tie for store \(tied.storeIdentifier) revision \(tied.revision)",
+                        details: JSONObject([("store", .string(tied.storeIdentifier)), ("revision", JSONValue(tied.revision))])))
             }
         }
         func makesRedundant(_ other: SourcedEvent, _ candidate: SourcedEvent) -> Bool {
@@ -348,9 +367,13 @@ private struct IntegrityCheck {
         guard var current = store else { return }
         current.files?.append(sourced.file)
         if event.revision > current.expected {
-            problems.append(IntegrityProblem(code: .mergeRevisionGap, number: 200, files: [sourced.file],
-                                             message: "store \(current.identifier) misses revisions \(current.expected)...\(event.revision - 1)",
-                                             details: JSONObject([("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(event.revision - 1))])))
+            problems.append(
+                IntegrityProblem(
+                    code: .mergeRevisionGap, number: 200, files: [sourced.file],
+                    message: "store \(current.identifier) misses revisions \(current.expected)...\(event.revision - 1)",
+                    details: JSONObject([
+                        ("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(event.revision - 1)),
+                    ])))
         }
         current.expected = max(current.expected, event.revision + 1)
         store = current
@@ -365,9 +388,11 @@ private struct IntegrityCheck {
 
     private mutating func finishStore() {
         guard let finished = store, let files = finished.files else { return }
-        problems.append(IntegrityProblem(code: .mergeUnregisteredStore, number: 205, files: sortedUnique(files),
-                                         message: "store \(finished.identifier) has events but no stores/\(finished.identifier) registration",
-                                         details: JSONObject([("store", .string(finished.identifier))])))
+        problems.append(
+            IntegrityProblem(
+                code: .mergeUnregisteredStore, number: 205, files: sortedUnique(files),
+                message: "store \(finished.identifier) has events but no stores/\(finished.identifier) registration",
+                details: JSONObject([("store", .string(finished.identifier))])))
     }
 
     /// The problems found while adding events.
@@ -383,16 +408,19 @@ private struct IntegrityCheck {
     func dependencies(_ store: EventStore, baselines: [SourcedEvent]) throws(FormatError) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
         for sourced in baselines { problems += modelVersion(sourced) }
-        let replayed = try store.cursor(where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
+        let replayed = try store.cursor(
+            where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
         while let sourced = try replayed.next() {
             for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
                 guard let needed = sourced.event.revisionSet[other] else { continue }
                 let present = latestByStore[other] ?? -1
                 let covered = known?[other] ?? -1
                 if needed > max(present, covered) {
-                    problems.append(IntegrityProblem(code: .mergeMissingDependency, number: 201, files: [sourced.file],
-                                                     message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline",
-                                                     details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
+                    problems.append(
+                        IntegrityProblem(
+                            code: .mergeMissingDependency, number: 201, files: [sourced.file],
+                            message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline",
+                            details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
                 }
             }
             problems += modelVersion(sourced)
@@ -404,15 +432,19 @@ private struct IntegrityCheck {
 
     private func modelVersion(_ sourced: SourcedEvent) -> [IntegrityProblem] {
         guard let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash else { return [] }
-        return [IntegrityProblem(code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                                 message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))]))]
+        return [
+            IntegrityProblem(
+                code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
+                message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))]))
+        ]
     }
 
     private func missingDataFiles(_ sourced: SourcedEvent) -> [IntegrityProblem] {
         guard let present = input.dataFiles else { return [] }
         return sourced.dataFileReferences.filter { !present.contains(ExactString($0)) }.map { name in
-            IntegrityProblem(code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",
-                             details: JSONObject([("dataFile", .string(name))]))
+            IntegrityProblem(
+                code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",
+                details: JSONObject([("dataFile", .string(name))]))
         }
     }
 }

@@ -1,5 +1,6 @@
 import JSONDocument
 import EnsembleModel
+import ProgressReporting
 
 extension FormatError.Code {
     public static let rebaseUnsafeCutoff = Self("rebase.unsafe-cutoff")
@@ -58,7 +59,10 @@ package struct RebasePlan: Sendable {
         }
         for sourced in kept {
             if let highest = highestFolded[sourced.event.storeIdentifier], sourced.event.revision <= highest {
-                throw FormatError(.rebaseUnsafeCutoff, "store \(sourced.event.storeIdentifier): revision \(sourced.event.revision) has a global count above the cutoff \(cutoff), but revision \(highest) is folded; the new baseline would cover it", location: .init(file: sourced.file))
+                throw FormatError(
+                    .rebaseUnsafeCutoff,
+                    "store \(sourced.event.storeIdentifier): revision \(sourced.event.revision) has a global count above the cutoff \(cutoff), but revision \(highest) is folded; the new baseline would cover it",
+                    location: .init(file: sourced.file))
             }
         }
         var revisions = analysis.baselineRevisions ?? RevisionSet()
@@ -68,6 +72,11 @@ package struct RebasePlan: Sendable {
 
     /// Calls `body` with the folded events in replay order, a page at a time.
     public func forEachFoldedPage(_ body: ([SourcedEvent]) throws -> Void) throws {
-        try analysis.replayPages(through: cutoff, body)
+        var done = 0
+        try analysis.replayPages(through: cutoff) { page in
+            try body(page)
+            done += page.count
+            ProgressReport.report("events folded", done: done, total: foldedCount)
+        }
     }
 }

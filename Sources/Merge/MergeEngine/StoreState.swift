@@ -226,7 +226,8 @@ public struct StoreState: Sendable {
             for id in added {
                 let exact = ExactString(id)
                 guard !members.contains(where: { ExactString(slots[Int($0)].id) == exact }),
-                      let target = resolve(id, from: entity, relationship: property) else { continue }
+                    let target = resolve(id, from: entity, relationship: property)
+                else { continue }
                 members.insert(target)
             }
             value = .toMany(members)
@@ -244,7 +245,8 @@ public struct StoreState: Sendable {
                 var front: [Int32] = []
                 for index in moved.keys.sorted() {
                     guard let id = moved[index], let member = order.first(where: { ExactString(slots[Int($0)].id) == ExactString(id) }),
-                          !front.contains(member) else { continue }
+                        !front.contains(member)
+                    else { continue }
                     front.append(member)
                 }
                 order = front + order.filter { !front.contains($0) }
@@ -344,8 +346,10 @@ public struct StoreState: Sendable {
     /// Changes one relationship of a live object in place (the collection is taken out of the
     /// state first, so adding one member does not copy all the others) and records that it now
     /// holds `added` and no longer holds `removed`.
-    private mutating func modify(_ property: Int32, of object: Int32, adding added: Int32? = nil, removing removed: Int32? = nil,
-                                 _ change: (inout Stored?) -> Stored) {
+    private mutating func modify(
+        _ property: Int32, of object: Int32, adding added: Int32? = nil, removing removed: Int32? = nil,
+        _ change: (inout Stored?) -> Stored
+    ) {
         guard slots[Int(object)].isLive else { return }
         var current = slots[Int(object)].properties.removeValue(forKey: property)
         slots[Int(object)].properties[property] = change(&current)
@@ -358,12 +362,13 @@ public struct StoreState: Sendable {
     private mutating func detach(_ member: Int32, from relationship: Int32, of object: Int32) {
         enum Holding { case none, toOne, toMany, ordered }
         // Decided first, so that no reference to the collection is alive while it is changed.
-        let holding: Holding = switch slots[Int(object)].properties[relationship] {
-        case .toOne(let target?)? where target == member: .toOne
-        case .toMany(let members)? where members.contains(member): .toMany
-        case .ordered(let order)? where order.contains(member): .ordered
-        default: .none
-        }
+        let holding: Holding =
+            switch slots[Int(object)].properties[relationship] {
+            case .toOne(let target?)? where target == member: .toOne
+            case .toMany(let members)? where members.contains(member): .toMany
+            case .ordered(let order)? where order.contains(member): .ordered
+            default: .none
+            }
         switch holding {
         case .toOne:
             store(.toOne(nil), as: relationship, of: object)
@@ -456,8 +461,10 @@ public struct StoreState: Sendable {
     /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
     /// entity then identifier order, with one property change per set property. Applied to an
     /// empty state as a baseline, it rebuilds this state.
-    public func baseline(uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
-                         modelVersion: String?, revisionSet: RevisionSet) -> Event {
+    public func baseline(
+        uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
+        modelVersion: String?, revisionSet: RevisionSet
+    ) -> Event {
         let changes = objectsInOrder.map { object in
             var dataFiles: [String] = []
             let properties = object.properties.map { name, value -> PropertyChange in
@@ -473,14 +480,18 @@ public struct StoreState: Sendable {
                     return PropertyChange(name: name, value: .toMany(added: sortedUnique(members.map(\.id.value)), removed: []))
                 case .ordered(let order):
                     let ids = order.map(\.id.value)
-                    return PropertyChange(name: name, value: .orderedToMany(added: sortedUnique(ids), removed: [],
-                                                                            movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
+                    return PropertyChange(
+                        name: name,
+                        value: .orderedToMany(
+                            added: sortedUnique(ids), removed: [],
+                            movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
                 }
             }
             return ObjectChange(entity: object.entity, globalIdentifier: object.id, type: .insert, propertyChanges: properties, dataFiles: dataFiles)
         }
-        return Event(uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
-                     timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
+        return Event(
+            uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
+            timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
     }
 
     /// The number of live objects.

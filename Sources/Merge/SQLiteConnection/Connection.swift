@@ -57,7 +57,9 @@ package final class Connection {
     func failure(_ sql: String) -> FormatError {
         guard let handle else { return FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): the connection is closed") }
         let code = sqlite3_extended_errcode(handle)
-        return FormatError(.sqliteFailed, "SQLite refused \(sql.prefix(200)): \(String(cString: sqlite3_errmsg(handle))) (result code \(code): \(String(cString: sqlite3_errstr(code))))")
+        return FormatError(
+            .sqliteFailed,
+            "SQLite refused \(sql.prefix(200)): \(String(cString: sqlite3_errmsg(handle))) (result code \(code): \(String(cString: sqlite3_errstr(code))))")
     }
 
     /// A prepared statement; bind, then `run` or `step` through the rows.
@@ -89,12 +91,15 @@ package final class Connection {
                 status = text.withUTF8 { bytes in
                     bytes.withMemoryRebound(to: CChar.self) { characters in
                         // SQLite wants a pointer even for an empty string.
-                        sqlite3_bind_text64(statement, index, characters.baseAddress ?? UnsafePointer(bitPattern: 1), sqlite3_uint64(characters.count),
-                                            csqlite_transient(), UInt8(SQLITE_UTF8))
+                        sqlite3_bind_text64(
+                            statement, index, characters.baseAddress ?? UnsafePointer(bitPattern: 1), sqlite3_uint64(characters.count),
+                            csqlite_transient(), UInt8(SQLITE_UTF8))
                     }
                 }
             case .blob(let bytes):
-                status = bytes.withUnsafeBytes { sqlite3_bind_blob64(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), csqlite_transient()) }
+                status = bytes.withUnsafeBytes {
+                    sqlite3_bind_blob64(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), csqlite_transient())
+                }
             }
             guard status == SQLITE_OK else { throw connection.failure(sql) }
         }

@@ -30,15 +30,18 @@ extension Ensemble {
     /// which must not exist unless `replacing`; everything is written under a temporary name,
     /// read back and compared, then renamed into place, and a conversion that would lose
     /// information is refused (Spec/convert.md).
-    public func convert(to destination: String, format: Format = .v2JSON, blobContainers: Bool = false,
-                        replacing: Bool = false) throws(EnsembleError) -> ConversionReport {
+    public func convert(
+        to destination: String, format: Format = .v2JSON, blobContainers: Bool = false,
+        replacing: Bool = false
+    ) throws(EnsembleError) -> ConversionReport {
         guard let source = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no source given")) }
         var converter = Converter(reader: reader, target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
         converter.blobContainers = blobContainers
         do {
             let summary = try converter.convert(source: source, destination: destination, replacing: replacing)
-            return ConversionReport(files: summary.files.map { ($0.source, $0.destination, $0.events) }, movedToDataFiles: summary.movedToDataFiles,
-                                    skipped: summary.skipped, notes: summary.notes)
+            return ConversionReport(
+                files: summary.files.map { ($0.source, $0.destination, $0.events) }, movedToDataFiles: summary.movedToDataFiles,
+                skipped: summary.skipped, notes: summary.notes)
         } catch {
             throw EnsembleError(kind: error.usage ? .usage : .unreadable, problems: error.errors.map(IntegrityProblem.init(readError:)))
         }

@@ -80,7 +80,12 @@ public struct Ensemble: Sendable {
         guard versions.count > 0, let example = versions.example else { return [] }
         let flat = example.unicodeScalars.map { $0.value < 0x20 ? " " : String($0) }.joined()
         let shown = flat.hasPrefix("<?xml") ? "an Ensembles 1 property list of entity hashes" : flat.count > 60 ? String(flat.prefix(60)) + "…" : flat
-        return [FormatError(.mergeModelNotGiven, "\(versions.count) events name the model that wrote them (\(shown)), but no model was given: related identifiers resolve in any entity, inverse relationships are not kept and model versions are not checked, so the state can differ from a device's (Spec/merge.md 8.5, 8.8, 5.7); give the app's model")]
+        return [
+            FormatError(
+                .mergeModelNotGiven,
+                "\(versions.count) events name the model that wrote them (\(shown)), but no model was given: related identifiers resolve in any entity, inverse relationships are not kept and model versions are not checked, so the state can differ from a device's (Spec/merge.md 8.5, 8.8, 5.7); give the app's model"
+            )
+        ]
     }
 
     /// What a merge would do, without replaying: the events that take part and every finding.
@@ -136,8 +141,13 @@ public struct EnsembleError: Error, Sendable, CustomStringConvertible {
     }
 
     init(_ kind: Kind, _ error: FormatError) {
-        self.init(kind: kind, problems: [IntegrityProblem(code: error.code, number: nil, files: error.location.file.map { [$0] } ?? [],
-                                                          message: error.message)])
+        self.init(
+            kind: kind,
+            problems: [
+                IntegrityProblem(
+                    code: error.code, number: nil, files: error.location.file.map { [$0] } ?? [],
+                    message: error.message)
+            ])
     }
 
     /// One finding line per problem (Spec/merge.md 5.9).

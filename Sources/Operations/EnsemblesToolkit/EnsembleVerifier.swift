@@ -66,10 +66,14 @@ package enum EnsembleVerifier {
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
         var diagnostics: [Diagnostic] = []
-        func add(_ code: FormatError.Code, _ severity: Diagnostic.Severity, _ number: Int?, _ files: [String],
-                 _ reason: String, _ consequence: String, _ details: [(String, JSONValue)] = []) {
-            diagnostics.append(Diagnostic(code: code, severity: severity, number: number, files: sortedUnique(files),
-                                          reason: reason, consequence: consequence, details: JSONObject(details)))
+        func add(
+            _ code: FormatError.Code, _ severity: Diagnostic.Severity, _ number: Int?, _ files: [String],
+            _ reason: String, _ consequence: String, _ details: [(String, JSONValue)] = []
+        ) {
+            diagnostics.append(
+                Diagnostic(
+                    code: code, severity: severity, number: number, files: sortedUnique(files),
+                    reason: reason, consequence: consequence, details: JSONObject(details)))
         }
 
         // Files that do not read.
@@ -78,21 +82,26 @@ package enum EnsembleVerifier {
             let file = problem.location.file ?? ""
             switch problem.code {
             case .storeInvalid:
-                add(.verifyInvalidRegistration, .error, nil, [file], problem.message,
+                add(
+                    .verifyInvalidRegistration, .error, nil, [file], problem.message,
                     "the store counts as registered, but its leech date is unknown to tools",
                     [("store", .string(String(file.split(separator: "/").last ?? "")))])
             case .v2DuplicatePart:
                 duplicateParts[partBase(file), default: []].append(file)
             default:
-                add(.verifyUnreadableFile, .error, nil, [file], problem.message,
+                add(
+                    .verifyUnreadableFile, .error, nil, [file], problem.message,
                     "devices will refuse to merge until this file is replaced by a readable copy or removed",
-                    [("cause", .string(problem.code.rawValue)),
-                     ("pointer", problem.location.pointer.map { .string($0.description) } ?? .null),
-                     ("offset", problem.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
+                    [
+                        ("cause", .string(problem.code.rawValue)),
+                        ("pointer", problem.location.pointer.map { .string($0.description) } ?? .null),
+                        ("offset", problem.location.offset.map { JSONValue(Int64($0)) } ?? .null),
+                    ])
             }
         }
         for files in duplicateParts.values {
-            add(.verifyDuplicatePart, .error, nil, files, "these files share a base name but form neither one file nor one multipart set",
+            add(
+                .verifyDuplicatePart, .error, nil, files, "these files share a base name but form neither one file nor one multipart set",
                 "the event cannot be read until the stray files are removed")
         }
 
@@ -103,8 +112,9 @@ package enum EnsembleVerifier {
         input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
         input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
         input.loadBody = { sourced throws(FormatError) in
-            try reader.readEvent(file: listing.url.appendingPathComponent(sourced.file).path,
-                                 parts: sourced.parts.map { listing.url.appendingPathComponent($0).path }, digest: sourced.contentDigest)
+            try reader.readEvent(
+                file: listing.url.appendingPathComponent(sourced.file).path,
+                parts: sourced.parts.map { listing.url.appendingPathComponent($0).path }, digest: sourced.contentDigest)
         }
         var referenced = Set<String>()
         for file in contents.events {
@@ -112,11 +122,16 @@ package enum EnsembleVerifier {
                 if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
                 continue
             }
-            nameMismatches(file.entry.file, [("globalCount", String(file.name.globalCount), String(event.globalCount)),
-                                             ("storeIdentifier", file.name.storeIdentifier, event.storeIdentifier),
-                                             ("revision", String(file.name.revision), String(event.revision))], into: &diagnostics)
+            nameMismatches(
+                file.entry.file,
+                [
+                    ("globalCount", String(file.name.globalCount), String(event.globalCount)),
+                    ("storeIdentifier", file.name.storeIdentifier, event.storeIdentifier),
+                    ("revision", String(file.name.revision), String(event.revision)),
+                ], into: &diagnostics)
             if event.type == .baseline {
-                add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a baseline (type 100) in events/",
+                add(
+                    .verifyWrongFolder, .warning, nil, [file.entry.file], "a baseline (type 100) in events/",
                     "it is merged as a baseline, but other tools may not find it", [("type", JSONValue(event.type.rawValue))])
             }
             collect(file.entry.summary ?? SourcedEvent(event: event, file: file.entry.file), into: &input, referenced: &referenced)
@@ -126,14 +141,17 @@ package enum EnsembleVerifier {
                 if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
                 continue
             }
-            var fields = [("globalCount", String(file.name.globalCount), String(event.globalCount)),
-                          ("uniqueIdentifier", file.name.uniqueIdentifier, event.uniqueIdentifier)]
+            var fields = [
+                ("globalCount", String(file.name.globalCount), String(event.globalCount)),
+                ("uniqueIdentifier", file.name.uniqueIdentifier, event.uniqueIdentifier),
+            ]
             if let prefix = file.name.storePrefix {
                 fields.append(("storePrefix", prefix, String(decoding: Array(event.storeIdentifier.utf16.prefix(8)), as: UTF16.self)))
             }
             nameMismatches(file.entry.file, fields, into: &diagnostics)
             if event.type == .save || event.type == .merge {
-                add(.verifyWrongFolder, .warning, nil, [file.entry.file], "a save or merge event (type \(event.type.rawValue)) in baselines/",
+                add(
+                    .verifyWrongFolder, .warning, nil, [file.entry.file], "a save or merge event (type \(event.type.rawValue)) in baselines/",
                     "it is merged as an event, but other tools may take it for a baseline", [("type", JSONValue(event.type.rawValue))])
             }
             collect(file.entry.summary ?? SourcedEvent(event: event, file: file.entry.file), into: &input, referenced: &referenced)
@@ -174,20 +192,24 @@ package enum EnsembleVerifier {
             add(code, .error, problem.number, problem.files, problem.message, consequence, problem.details.members.map { ($0.key, $0.value) })
         }
         for sourced in covered {
-            add(.verifyCoveredEvent, .warning, nil, [sourced.file], "the baseline already holds this event's effect",
+            add(
+                .verifyCoveredEvent, .warning, nil, [sourced.file], "the baseline already holds this event's effect",
                 "it only takes space; a rebase would remove it",
                 [("store", .string(sourced.event.storeIdentifier)), ("revision", JSONValue(sourced.event.revision))])
         }
         for (baseline, by) in analysis.redundantBaselines {
-            add(.verifyRedundantBaseline, .warning, nil, [baseline.file], "another baseline knows everything this one does",
+            add(
+                .verifyRedundantBaseline, .warning, nil, [baseline.file], "another baseline knows everything this one does",
                 "it only takes space; a rebase would remove it", [("by", .string(by.file))])
         }
         if analysis.baselines.count > 1 {
-            add(.verifyConcurrentBaselines, .warning, nil, analysis.baselines.map(\.file), "the baselines are concurrent",
+            add(
+                .verifyConcurrentBaselines, .warning, nil, analysis.baselines.map(\.file), "the baselines are concurrent",
                 "every merge consolidates them again; a rebase would write one baseline")
         }
         for debris in contents.debris {
-            add(.verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
+            add(
+                .verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
                 [("kind", .string(debris.kind.rawValue))])
         }
         // Data files in the blob container are checked against their SHA-256.
@@ -200,26 +222,30 @@ package enum EnsembleVerifier {
             do throws(FormatError) {
                 _ = try DataBlob.content(of: Array(bytes))
             } catch {
-                add(.verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,
+                add(
+                    .verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,
                     "the value it holds is lost until an intact copy arrives",
                     [("cause", .string(error.code.rawValue)), ("pointer", .null), ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
             }
         }
         for data in contents.dataFiles where !referenced.contains(data.name) {
-            add(.verifyOrphanDataFile, .info, nil, ["data/\(data.name)"], "no readable event or baseline references this data file",
+            add(
+                .verifyOrphanDataFile, .info, nil, ["data/\(data.name)"], "no readable event or baseline references this data file",
                 "it only takes space, unless an unreadable or missing event needs it")
         }
         var unknownByFile: [String: [String]] = [:]
         for key in contents.unknownKeys { unknownByFile[key.file, default: []].append(key.pointer.description) }
         for (file, pointers) in unknownByFile {
-            add(.verifyUnknownKeys, .info, nil, [file], "the file has members this toolkit does not know",
+            add(
+                .verifyUnknownKeys, .info, nil, [file], "the file has members this toolkit does not know",
                 "they are kept by every rewrite; a newer writer may have added them",
                 [("pointers", .array(pointers.sorted(by: utf8Precedes).map(JSONValue.string)))])
         }
 
-        return EnsembleVerification(identifier: contents.identifier, displayPath: contents.displayPath,
-                                    diagnostics: unique(diagnostics.sorted(by: order)),
-                                    growth: growth(listing, input, analysis, replayed: replayed, covered: covered))
+        return EnsembleVerification(
+            identifier: contents.identifier, displayPath: contents.displayPath,
+            diagnostics: unique(diagnostics.sorted(by: order)),
+            growth: growth(listing, input, analysis, replayed: replayed, covered: covered))
     }
 
     /// What the growth figures need of the events to replay, read in one pass over the event
@@ -247,20 +273,26 @@ package enum EnsembleVerifier {
     }
 
     private static func incomplete(_ entry: EventEntry, into diagnostics: inout [Diagnostic]) {
-        diagnostics.append(Diagnostic(code: .verifyIncompleteMultipart, severity: .warning, number: 203,
-                                      files: sortedUnique(Array(entry.files.values)),
-                                      reason: "parts of a multipart event are missing (it may still be uploading)",
-                                      consequence: "devices will not merge it until every part has arrived",
-                                      details: JSONObject([("count", JSONValue(Int64(entry.partCount ?? 0))),
-                                                           ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) }))])))
+        diagnostics.append(
+            Diagnostic(
+                code: .verifyIncompleteMultipart, severity: .warning, number: 203,
+                files: sortedUnique(Array(entry.files.values)),
+                reason: "parts of a multipart event are missing (it may still be uploading)",
+                consequence: "devices will not merge it until every part has arrived",
+                details: JSONObject([
+                    ("count", JSONValue(Int64(entry.partCount ?? 0))),
+                    ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
+                ])))
     }
 
     private static func nameMismatches(_ file: String, _ fields: [(String, String, String)], into diagnostics: inout [Diagnostic]) {
         for (field, name, content) in fields where !name.utf8.elementsEqual(content.utf8) {
-            diagnostics.append(Diagnostic(code: .verifyNameMismatch, severity: .error, number: nil, files: [file],
-                                          reason: "the file name says \(field) \(name), the content says \(content)",
-                                          consequence: "tools that trust the name (as the original framework does) will misplace this event",
-                                          details: JSONObject([("field", .string(field)), ("name", .string(name)), ("content", .string(content))])))
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyNameMismatch, severity: .error, number: nil, files: [file],
+                    reason: "the file name says \(field) \(name), the content says \(content)",
+                    consequence: "tools that trust the name (as the original framework does) will misplace this event",
+                    details: JSONObject([("field", .string(field)), ("name", .string(name)), ("content", .string(content))])))
         }
     }
 
@@ -285,8 +317,10 @@ package enum EnsembleVerifier {
     }
 
     /// Bytes and files per category, and what a rebase would achieve (Spec/diagnostics.md, growth).
-    private static func growth(_ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
-                               replayed: ReplayedTotals, covered: [SourcedEvent]) -> JSONValue {
+    private static func growth(
+        _ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
+        replayed: ReplayedTotals, covered: [SourcedEvent]
+    ) -> JSONValue {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         for entry in listing.entries {
@@ -314,18 +348,19 @@ package enum EnsembleVerifier {
         func object(_ values: [String: Int64]) -> JSONValue {
             .object(JSONObject(values.map { ($0.key, JSONValue($0.value)) }))
         }
-        return .object(JSONObject([
-            ("bytes", object(bytes)),
-            ("files", object(files)),
-            // Every readable save or merge event, duplicates and conflicting copies included.
-            ("events", JSONValue(Int64(input.events.filter { $0.event.type == .save || $0.event.type == .merge }.count))),
-            ("coveredEvents", JSONValue(Int64(covered.count))),
-            ("baselineChanges", JSONValue(Int64(baselineChanges))),
-            ("inserts", JSONValue(Int64(inserts))),
-            ("updates", JSONValue(Int64(updates))),
-            ("deletes", JSONValue(Int64(deletes))),
-            ("compaction", JSONValue(compaction)),
-            ("rebaseRecommended", .bool(recommended)),
-        ]))
+        return .object(
+            JSONObject([
+                ("bytes", object(bytes)),
+                ("files", object(files)),
+                // Every readable save or merge event, duplicates and conflicting copies included.
+                ("events", JSONValue(Int64(input.events.filter { $0.event.type == .save || $0.event.type == .merge }.count))),
+                ("coveredEvents", JSONValue(Int64(covered.count))),
+                ("baselineChanges", JSONValue(Int64(baselineChanges))),
+                ("inserts", JSONValue(Int64(inserts))),
+                ("updates", JSONValue(Int64(updates))),
+                ("deletes", JSONValue(Int64(deletes))),
+                ("compaction", JSONValue(compaction)),
+                ("rebaseRecommended", .bool(recommended)),
+            ]))
     }
 }

@@ -39,18 +39,23 @@ enum HistoryReport {
             for change in mine.filter({ $0.type != .delete }) + mine.filter({ $0.type == .delete }) {
                 var properties = JSONObject()
                 for property in change.propertyChanges { properties[property.name] = try Self.json(property.value) }
-                changes.append((sourced, .object(JSONObject([
-                    ("file", .string(sourced.file)),
-                    ("store", .string(sourced.event.storeIdentifier)),
-                    ("revision", JSONValue(sourced.event.revision)),
-                    ("globalCount", JSONValue(sourced.event.globalCount)),
-                    ("timestamp", JSONValue(sourced.event.timestamp)),
-                    ("eventType", JSONValue(sourced.event.type.rawValue)),
-                    ("baseline", .bool(baselineFiles.contains(sourced.file))),
-                    ("change", .string(change.type == .insert ? "insert" : change.type == .update ? "update" : "delete")),
-                    ("applied", .bool(liveInEvent)),
-                    ("properties", .object(properties)),
-                ]))))
+                changes.append(
+                    (
+                        sourced,
+                        .object(
+                            JSONObject([
+                                ("file", .string(sourced.file)),
+                                ("store", .string(sourced.event.storeIdentifier)),
+                                ("revision", JSONValue(sourced.event.revision)),
+                                ("globalCount", JSONValue(sourced.event.globalCount)),
+                                ("timestamp", JSONValue(sourced.event.timestamp)),
+                                ("eventType", JSONValue(sourced.event.type.rawValue)),
+                                ("baseline", .bool(baselineFiles.contains(sourced.file))),
+                                ("change", .string(change.type == .insert ? "insert" : change.type == .update ? "update" : "delete")),
+                                ("applied", .bool(liveInEvent)),
+                                ("properties", .object(properties)),
+                            ]))
+                    ))
             }
         }
         let listed = changes.map { entry -> JSONValue in
@@ -63,19 +68,21 @@ enum HistoryReport {
         }
         var final = JSONObject()
         for property in try state.properties(entity: entity, id: id) ?? [] {
-            final[property.name] = .object(JSONObject([
-                ("value", property.value),
-                ("setBy", (state.provenance[property.name] ?? nil).map(JSONValue.string) ?? .null),
-            ]))
+            final[property.name] = .object(
+                JSONObject([
+                    ("value", property.value),
+                    ("setBy", (state.provenance[property.name] ?? nil).map(JSONValue.string) ?? .null),
+                ]))
         }
-        return .object(JSONObject([
-            ("historyVersion", JSONValue(Int64(1))),
-            ("kind", .string("history")),
-            ("entity", .string(entity)),
-            ("id", .string(id)),
-            ("changes", .array(listed)),
-            ("final", .object(JSONObject([("live", .bool(state.isLive(entity: entity, id: id))), ("properties", .object(final))]))),
-        ]))
+        return .object(
+            JSONObject([
+                ("historyVersion", JSONValue(Int64(1))),
+                ("kind", .string("history")),
+                ("entity", .string(entity)),
+                ("id", .string(id)),
+                ("changes", .array(listed)),
+                ("final", .object(JSONObject([("live", .bool(state.isLive(entity: entity, id: id))), ("properties", .object(final))]))),
+            ]))
     }
 
     /// A property change as the history shows it: attribute values as in the state document,
@@ -88,8 +95,11 @@ enum HistoryReport {
         case .toOne(let related): return related.map(JSONValue.string) ?? .null
         case .toMany(let added, let removed): return .object(JSONObject([("added", ids(added)), ("removed", ids(removed))]))
         case .orderedToMany(let added, let removed, let moved):
-            return .object(JSONObject([("added", ids(added)), ("removed", ids(removed)),
-                                       ("moved", .object(JSONObject(moved.map { (String($0.key), .string($0.value)) })))]))
+            return .object(
+                JSONObject([
+                    ("added", ids(added)), ("removed", ids(removed)),
+                    ("moved", .object(JSONObject(moved.map { (String($0.key), .string($0.value)) }))),
+                ]))
         }
     }
 

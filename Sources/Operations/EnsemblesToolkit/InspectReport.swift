@@ -27,11 +27,13 @@ enum InspectReport {
         let result = reader.readFile(at: url, displayName: path)
         if result.isLog { return log(displayName: path, result: result) }
         let part = result.events.first.map { event in
-            EventPart(position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
-                      unknownFields: event.unknownFields, unknownKeys: result.unknownKeys)
+            EventPart(
+                position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
+                unknownFields: event.unknownFields, unknownKeys: result.unknownKeys)
         }
-        return file(displayName: path, position: .single,
-                    result: EventFileReader.PartResult(encoding: result.encoding, part: part, errors: result.errors))
+        return file(
+            displayName: path, position: .single,
+            result: EventFileReader.PartResult(encoding: result.encoding, part: part, errors: result.errors))
     }
 
     /// The report for a v1 log: every event, in canonical v2 JSON.
@@ -45,15 +47,16 @@ enum InspectReport {
                 errors.append(error.inFile(displayName))
             }
         }
-        return .object(JSONObject([
-            ("inspectVersion", JSONValue(version)),
-            ("kind", .string("log")),
-            ("file", .string(displayName)),
-            ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
-            ("events", .array(events)),
-            ("unreadable", .array(problems(errors))),
-            ("unknownKeys", .array(result.unknownKeys.map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
-        ]))
+        return .object(
+            JSONObject([
+                ("inspectVersion", JSONValue(version)),
+                ("kind", .string("log")),
+                ("file", .string(displayName)),
+                ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+                ("events", .array(events)),
+                ("unreadable", .array(problems(errors))),
+                ("unknownKeys", .array(result.unknownKeys.map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+            ]))
     }
 
     /// Which part of a multipart event a lone file is, from its name (`_<i>of<n>`).
@@ -82,29 +85,38 @@ enum InspectReport {
             ("debris", JSONValue(total("debris"))),
             ("unreadable", JSONValue(total("unreadable"))),
         ])
-        return .object(JSONObject([
-            ("inspectVersion", JSONValue(version)),
-            ("kind", .string("folder")),
-            ("ensembles", .array(ensembleValues)),
-            ("summary", .object(summary)),
-        ]))
+        return .object(
+            JSONObject([
+                ("inspectVersion", JSONValue(version)),
+                ("kind", .string("folder")),
+                ("ensembles", .array(ensembleValues)),
+                ("summary", .object(summary)),
+            ]))
     }
 
     static func ensemble(_ contents: EnsembleContents) -> JSONValue {
-        .object(JSONObject([
-            ("identifier", .string(contents.identifier)),
-            ("path", .string(contents.displayPath)),
-            ("stores", .array(stores(contents))),
-            ("events", .array(contents.events.map(event))),
-            ("baselines", .array(contents.baselines.map(baseline))),
-            ("dataFiles", dataFiles(contents.dataFiles)),
-            ("debris", .array(contents.debris.sorted { utf8Precedes($0.path, $1.path) }.map { debris in
-                .object(JSONObject([("path", .string(debris.path)), ("kind", .string(debris.kind.rawValue)),
-                                    ("reason", .string(debris.reason))]))
-            })),
-            ("unreadable", .array(problems(contents.problems))),
-            ("unknownKeys", .array(contents.unknownKeys.map(unknownKey))),
-        ]))
+        .object(
+            JSONObject([
+                ("identifier", .string(contents.identifier)),
+                ("path", .string(contents.displayPath)),
+                ("stores", .array(stores(contents))),
+                ("events", .array(contents.events.map(event))),
+                ("baselines", .array(contents.baselines.map(baseline))),
+                ("dataFiles", dataFiles(contents.dataFiles)),
+                (
+                    "debris",
+                    .array(
+                        contents.debris.sorted { utf8Precedes($0.path, $1.path) }.map { debris in
+                            .object(
+                                JSONObject([
+                                    ("path", .string(debris.path)), ("kind", .string(debris.kind.rawValue)),
+                                    ("reason", .string(debris.reason)),
+                                ]))
+                        })
+                ),
+                ("unreadable", .array(problems(contents.problems))),
+                ("unknownKeys", .array(contents.unknownKeys.map(unknownKey))),
+            ]))
     }
 
     /// Registered stores plus stores seen only in event names, by identifier.
@@ -116,15 +128,16 @@ enum InspectReport {
         let identifiers = sortedUnique(Array(registrations.keys) + Array(revisions.keys))
         return identifiers.map { identifier in
             let list = (revisions[identifier] ?? []).sorted()
-            return .object(JSONObject([
-                ("identifier", .string(identifier)),
-                ("registered", .bool(registrations[identifier] != nil)),
-                ("leechDate", registrations[identifier]?.leechDate.map { .string(isoDate($0)) } ?? .null),
-                ("events", JSONValue(Int64(list.count))),
-                ("firstRevision", list.first.map(JSONValue.init) ?? .null),
-                ("lastRevision", list.last.map(JSONValue.init) ?? .null),
-                ("gaps", .array(gaps(list).map { .object(JSONObject([("first", JSONValue($0.lowerBound)), ("last", JSONValue($0.upperBound))])) })),
-            ]))
+            return .object(
+                JSONObject([
+                    ("identifier", .string(identifier)),
+                    ("registered", .bool(registrations[identifier] != nil)),
+                    ("leechDate", registrations[identifier]?.leechDate.map { .string(isoDate($0)) } ?? .null),
+                    ("events", JSONValue(Int64(list.count))),
+                    ("firstRevision", list.first.map(JSONValue.init) ?? .null),
+                    ("lastRevision", list.last.map(JSONValue.init) ?? .null),
+                    ("gaps", .array(gaps(list).map { .object(JSONObject([("first", JSONValue($0.lowerBound)), ("last", JSONValue($0.upperBound))])) })),
+                ]))
         }
     }
 
@@ -135,42 +148,45 @@ enum InspectReport {
 
     static func event(_ file: EventFileEntry) -> JSONValue {
         let event = file.entry.event
-        return .object(JSONObject([
-            ("file", .string(file.entry.file)),
-            ("globalCount", JSONValue(file.name.globalCount)),
-            ("store", .string(file.name.storeIdentifier)),
-            ("revision", JSONValue(file.name.revision)),
-            ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
-            ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
-            ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-            ("bytes", JSONValue(file.entry.bytes)),
-            ("parts", parts(file.entry)),
-        ]))
+        return .object(
+            JSONObject([
+                ("file", .string(file.entry.file)),
+                ("globalCount", JSONValue(file.name.globalCount)),
+                ("store", .string(file.name.storeIdentifier)),
+                ("revision", JSONValue(file.name.revision)),
+                ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
+                ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
+                ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+                ("bytes", JSONValue(file.entry.bytes)),
+                ("parts", parts(file.entry)),
+            ]))
     }
 
     static func baseline(_ file: BaselineFileEntry) -> JSONValue {
         let event = file.entry.event
-        return .object(JSONObject([
-            ("file", .string(file.entry.file)),
-            ("legacyName", .bool(file.name.isLegacyName)),
-            ("globalCount", JSONValue(file.name.globalCount)),
-            ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
-            ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
-            ("store", event.map { .string($0.storeIdentifier) } ?? .null),
-            ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
-            ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-            ("bytes", JSONValue(file.entry.bytes)),
-            ("parts", parts(file.entry)),
-        ]))
+        return .object(
+            JSONObject([
+                ("file", .string(file.entry.file)),
+                ("legacyName", .bool(file.name.isLegacyName)),
+                ("globalCount", JSONValue(file.name.globalCount)),
+                ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
+                ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
+                ("store", event.map { .string($0.storeIdentifier) } ?? .null),
+                ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
+                ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+                ("bytes", JSONValue(file.entry.bytes)),
+                ("parts", parts(file.entry)),
+            ]))
     }
 
     static func parts(_ entry: EventEntry) -> JSONValue {
         guard let count = entry.partCount else { return .null }
-        return .object(JSONObject([
-            ("count", JSONValue(Int64(count))),
-            ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
-            ("complete", .bool(entry.isComplete)),
-        ]))
+        return .object(
+            JSONObject([
+                ("count", JSONValue(Int64(count))),
+                ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
+                ("complete", .bool(entry.isComplete)),
+            ]))
     }
 
     static func revisionSet(_ set: RevisionSet) -> JSONValue {
@@ -179,11 +195,12 @@ enum InspectReport {
 
     static func dataFiles(_ files: [DataFileEntry]) -> JSONValue {
         let sorted = files.sorted { utf8Precedes($0.name, $1.name) }
-        return .object(JSONObject([
-            ("count", JSONValue(Int64(sorted.count))),
-            ("bytes", JSONValue(sorted.reduce(Int64(0)) { $0 + $1.bytes })),
-            ("files", .array(sorted.map { .object(JSONObject([("name", .string($0.name)), ("bytes", JSONValue($0.bytes))])) })),
-        ]))
+        return .object(
+            JSONObject([
+                ("count", JSONValue(Int64(sorted.count))),
+                ("bytes", JSONValue(sorted.reduce(Int64(0)) { $0 + $1.bytes })),
+                ("files", .array(sorted.map { .object(JSONObject([("name", .string($0.name)), ("bytes", JSONValue($0.bytes))])) })),
+            ]))
     }
 
     /// Sorted by (file, offset, pointer, code), null first; one entry per (file, code, pointer, offset).
@@ -200,7 +217,8 @@ enum InspectReport {
             }
             return a.code < b.code
         }.filter { error in
-            seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)").inserted
+            seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)")
+                .inserted
         }.map(\.jsonValue)
     }
 
@@ -225,16 +243,17 @@ enum InspectReport {
         if case .part(let index, let count) = position {
             partValue = .object(JSONObject([("index", JSONValue(Int64(index))), ("count", JSONValue(Int64(count)))]))
         }
-        return .object(JSONObject([
-            ("inspectVersion", JSONValue(version)),
-            ("kind", .string("event")),
-            ("file", .string(displayName)),
-            ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
-            ("part", partValue),
-            ("event", eventValue),
-            ("unreadable", .array(problems(errors))),
-            ("unknownKeys", .array((result.part?.unknownKeys ?? []).map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
-        ]))
+        return .object(
+            JSONObject([
+                ("inspectVersion", JSONValue(version)),
+                ("kind", .string("event")),
+                ("file", .string(displayName)),
+                ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+                ("part", partValue),
+                ("event", eventValue),
+                ("unreadable", .array(problems(errors))),
+                ("unknownKeys", .array((result.part?.unknownKeys ?? []).map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+            ]))
     }
 
     // MARK: - Formatting
@@ -256,13 +275,14 @@ enum InspectReport {
 extension FormatError {
     /// The error as the Unreadable / Error objects of Spec/inspect.md and Spec/convert.md.
     package var jsonValue: JSONValue {
-        .object(JSONObject([
-            ("file", .string(location.file ?? "")),
-            ("code", .string(code.rawValue)),
-            ("pointer", location.pointer.map { .string($0.description) } ?? .null),
-            ("offset", location.offset.map { JSONValue(Int64($0)) } ?? .null),
-            ("message", .string(message)),
-        ]))
+        .object(
+            JSONObject([
+                ("file", .string(location.file ?? "")),
+                ("code", .string(code.rawValue)),
+                ("pointer", location.pointer.map { .string($0.description) } ?? .null),
+                ("offset", location.offset.map { JSONValue(Int64($0)) } ?? .null),
+                ("message", .string(message)),
+            ]))
     }
 }
 

@@ -16,8 +16,10 @@ enum MergeInputs {
     ///
     /// With `replayEarly` and a single folder as input, the events are also replayed as they are
     /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
-    static func gather(_ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
-                       warnings: inout [FormatError]) throws(EnsembleError) -> MergeInput {
+    static func gather(
+        _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
+        warnings: inout [FormatError]
+    ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
         do {
@@ -93,7 +95,9 @@ enum MergeInputs {
             let group = Self.distinctParts(partGroups[base] ?? [])
             let counts = Set(group.map(\.count))
             guard counts.count == 1, let count = counts.first, Set(group.map(\.index)).count == group.count else {
-                unreadable += group.map { FormatError(.v2DuplicatePart, "these files share the base name \(base) but do not form one event", location: .init(file: $0.path)) }
+                unreadable += group.map {
+                    FormatError(.v2DuplicatePart, "these files share the base name \(base) but do not form one event", location: .init(file: $0.path))
+                }
                 continue
             }
             guard Set(group.map(\.index)) == Set(1...count) else {
@@ -102,7 +106,8 @@ enum MergeInputs {
             }
             var parts: [EventPart] = []
             for member in group.sorted(by: { $0.index < $1.index }) {
-                let result = reader.readPart(at: URL(fileURLWithPath: member.path), position: .part(index: member.index, count: count), displayName: member.path)
+                let result = reader.readPart(
+                    at: URL(fileURLWithPath: member.path), position: .part(index: member.index, count: count), displayName: member.path)
                 unreadable += result.errors
                 if let part = result.part { parts.append(part) }
             }

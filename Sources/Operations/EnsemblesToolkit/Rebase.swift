@@ -36,11 +36,15 @@ extension Ensemble {
         do {
             try Converter.checkDestination(out.path, replacing: replacing, existsCode: .rebaseDestinationExists)
         } catch {
-            throw EnsembleError(kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
+            throw EnsembleError(
+                kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
         }
         guard outURL.path != pathURL.path, !outURL.path.hasPrefix(pathURL.path + "/"), !pathURL.path.hasPrefix(outURL.path + "/") else {
-            throw EnsembleError(.usage, FormatError(.rebaseInvalidDestination, "the new folder must not be \(path), be inside it or contain it",
-                                                    location: .init(file: out.path)))
+            throw EnsembleError(
+                .usage,
+                FormatError(
+                    .rebaseInvalidDestination, "the new folder must not be \(path), be inside it or contain it",
+                    location: .init(file: out.path)))
         }
         let listings: [EnsembleListing]
         do {
@@ -68,7 +72,10 @@ extension Ensemble {
         }
         let owner = store ?? lastFoldedStore
         guard plan.revisionSet[owner] != nil else {
-            throw EnsembleError(.usage, FormatError(.rebaseUnknownStore, "--store \(owner) is not in the new baseline's revision set (\(plan.revisionSet.stores.joined(separator: ", ")))"))
+            throw EnsembleError(
+                .usage,
+                FormatError(
+                    .rebaseUnknownStore, "--store \(owner) is not in the new baseline's revision set (\(plan.revisionSet.stores.joined(separator: ", ")))"))
         }
         do {
             try plan.forEachFoldedPage { page in try Self.replay(page, into: &state, input) }
@@ -98,8 +105,9 @@ extension Ensemble {
         } catch {
             throw EnsembleError(.failure, FormatError(.rebaseWriteFailed, "\(error)"))
         }
-        return RebaseSummary(baseline: inside + "baselines/" + name, cutoffGlobalCount: plan.cutoff, foldedEvents: plan.foldedCount,
-                             keptEvents: plan.kept.count, liveObjects: state.liveObjectCount)
+        return RebaseSummary(
+            baseline: inside + "baselines/" + name, cutoffGlobalCount: plan.cutoff, foldedEvents: plan.foldedCount,
+            keptEvents: plan.kept.count, liveObjects: state.liveObjectCount)
     }
 
     private static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(EnsembleError) {
@@ -134,7 +142,8 @@ private struct RebaseWriter {
         var copies: [String] = []
         var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
         // Copies of a kept event claim the same revision, so they have its global count, above the cutoff.
-        for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
+        for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events
+        where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
             copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
             dataFiles.formUnion(sourced.dataFileReferences)
         }
@@ -160,7 +169,8 @@ private struct RebaseWriter {
         var warnings: [FormatError] = []
         let after = try mergedDocument(try MergeInputs.gather([staging.url.path], reader: reader, summarize: true, warnings: &warnings))
         guard before == after else {
-            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new folder merges to another state than \(path); nothing was written")])
+            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new folder merges to another state than \(path); nothing was written")]
+            )
         }
         try staging.commit()
     }
@@ -177,7 +187,9 @@ private struct RebaseWriter {
         do {
             return try MergeEngine.merge(input).documentBytes()
         } catch let failure as MergeFailure {
-            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "a merge for the verification failed: \(failure.problems.map(\.message).joined(separator: "; "))")])
+            throw ConversionFailure(errors: [
+                FormatError(.rebaseVerificationFailed, "a merge for the verification failed: \(failure.problems.map(\.message).joined(separator: "; "))")
+            ])
         }
     }
 }

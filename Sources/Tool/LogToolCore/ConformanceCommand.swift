@@ -8,33 +8,36 @@ struct Conformance: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the golden merge cases against this engine or an external one.",
         discussion: """
-        Every folder inside FIXTURES is one case: its case.json command (["merge", ARGS...]) runs \
-        in the case folder. Exit code 0: standard output must be expected/state.json byte for \
-        byte, plus one LF. Exit code 1: standard output must be empty and the finding lines on \
-        standard error (Spec/merge.md 5.9) must be exactly the entries of expected/error.json \
-        (code, number, files, details). Without --fixtures, the Fixtures/merge folder of the \
-        source tree this logtool was built in is used.
+            Every folder inside FIXTURES is one case: its case.json command (["merge", ARGS...]) runs \
+            in the case folder. Exit code 0: standard output must be expected/state.json byte for \
+            byte, plus one LF. Exit code 1: standard output must be empty and the finding lines on \
+            standard error (Spec/merge.md 5.9) must be exactly the entries of expected/error.json \
+            (code, number, files, details). Without --fixtures, the Fixtures/merge folder of the \
+            source tree this logtool was built in is used.
 
-        Prints PASS, FAIL (with the differences), XFAIL or XPASS per case and ends with \
-        `N passed, N failed`. Exit status: 0 every case as expected, 1 a case failed or passed \
-        unexpectedly, or no case ran, 2 usage error.
+            Prints PASS, FAIL (with the differences), XFAIL or XPASS per case and ends with \
+            `N passed, N failed`. Exit status: 0 every case as expected, 1 a case failed or passed \
+            unexpectedly, or no case ran, 2 usage error.
 
-        Examples:
-          logtool conformance
-          logtool conformance --engine 'python3 merge.py' --expected-failures xfail
-          logtool conformance --fixtures kit/Fixtures/merge --json
-        """
+            Examples:
+              logtool conformance
+              logtool conformance --engine 'python3 merge.py' --expected-failures xfail
+              logtool conformance --fixtures kit/Fixtures/merge --json
+            """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The folder of cases (default: Fixtures/merge beside this logtool's source tree).", valueName: "DIR"),
-            completion: .directory)
+    @Option(
+        name: .long, help: ArgumentHelp("The folder of cases (default: Fixtures/merge beside this logtool's source tree).", valueName: "DIR"),
+        completion: .directory)
     var fixtures: String?
 
     @Option(name: .long, help: ArgumentHelp("A shell command that takes the arguments of `logtool merge` (default: this logtool).", valueName: "COMMAND"))
     var engine: String?
 
-    @Option(name: .long, help: ArgumentHelp("A file naming, one per line, the cases the engine is known to fail; the run passes only if exactly those fail.", valueName: "FILE"),
-            completion: .file())
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A file naming, one per line, the cases the engine is known to fail; the run passes only if exactly those fail.", valueName: "FILE"),
+        completion: .file())
     var expectedFailures: String?
 
     @Flag(name: .long, help: "Print one JSON report instead of text.")
@@ -74,8 +77,12 @@ struct Conformance: ParsableCommand {
             case (false, true): verdict = "expected-failure"; expected += 1
             case (true, true): verdict = "unexpected-pass"; failed += 1
             }
-            results.append(.object(JSONObject([("name", .string(testCase.name)), ("verdict", .string(verdict)),
-                                               ("differences", .array(differences.map(JSONValue.string)))])))
+            results.append(
+                .object(
+                    JSONObject([
+                        ("name", .string(testCase.name)), ("verdict", .string(verdict)),
+                        ("differences", .array(differences.map(JSONValue.string))),
+                    ])))
             if !json {
                 let tag = ["pass": "PASS", "fail": "FAIL", "expected-failure": "XFAIL", "unexpected-pass": "XPASS"][verdict] ?? verdict
                 writeStandardOutput("\(tag) \(testCase.name)\n" + differences.map { "  \($0)\n" }.joined())
@@ -83,11 +90,13 @@ struct Conformance: ParsableCommand {
         }
         failed += errors.count
         if json {
-            writeJSON(.object(JSONObject([
-                ("fixtures", .string(root.path)), ("cases", .array(results)), ("passed", JSONValue(Int64(passed))),
-                ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
-                ("errors", .array(errors.map(JSONValue.string))),
-            ])))
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("fixtures", .string(root.path)), ("cases", .array(results)), ("passed", JSONValue(Int64(passed))),
+                        ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
+                        ("errors", .array(errors.map(JSONValue.string))),
+                    ])))
         } else {
             for error in errors { writeStandardOutput("error: \(error)\n") }
             if !listed.isEmpty { writeStandardOutput("\(expected) failed as expected (--expected-failures)\n") }

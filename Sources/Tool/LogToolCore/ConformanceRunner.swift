@@ -149,7 +149,8 @@ package struct ConformanceRunner: Sendable {
         var want: [String] = []
         for entry in entries {
             guard let code = entry[JSONPointer(["code"])]?.stringValue,
-                  let files = entry[JSONPointer(["files"])]?.arrayValue?.compactMap(\.stringValue) else {
+                let files = entry[JSONPointer(["files"])]?.arrayValue?.compactMap(\.stringValue)
+            else {
                 return ["expected/error.json: an entry without code or files"]
             }
             let number = entry[JSONPointer(["number"])]?.numberValue?.int64Value.map(Int.init)
@@ -178,7 +179,8 @@ package struct ConformanceRunner: Sendable {
     /// One finding as a comparable line: fields as JSON strings, so that nothing is ambiguous.
     private static func normalized(code: String, number: Int?, files: [String], details: [(String, String)]) -> String {
         let quote = { (text: String) in JSONWriter().string(.string(text)) }
-        return "\(code) (\(number.map(String.init) ?? "none")) [\(files.map(quote).joined(separator: ", "))] {\(details.map { "\($0.0)=\(quote($0.1))" }.joined(separator: ", "))}"
+        return
+            "\(code) (\(number.map(String.init) ?? "none")) [\(files.map(quote).joined(separator: ", "))] {\(details.map { "\($0.0)=\(quote($0.1))" }.joined(separator: ", "))}"
     }
 
     /// Readable differences between two JSON values, by pointer.

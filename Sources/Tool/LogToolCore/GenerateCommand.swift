@@ -8,15 +8,15 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a synthetic cloud folder with its model, deterministically from a seed.",
         discussion: """
-        OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \
-        registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \
-        concurrent saves) and data files. The same options always give the same bytes. \
-        Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
-        
-        Examples:
-          logtool generate /tmp/g --stores 10 --objects 5000 --changes 100000
-          logtool generate /tmp/g --encoding binary --seed 7
-        """
+            OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \
+            registrations, events (inserts, updates, deletes, to-many and ordered to-many edits, \
+            concurrent saves) and data files. The same options always give the same bytes. \
+            Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
+
+            Examples:
+              logtool generate /tmp/g --stores 10 --objects 5000 --changes 100000
+              logtool generate /tmp/g --encoding binary --seed 7
+            """
     )
 
     @Argument(help: "The folder to create.", completion: .directory)
@@ -63,7 +63,9 @@ struct Generate: ParsableCommand {
         guard blobBytes >= 0 else { throw ValidationError("--blob-bytes must not be negative") }
         guard (0...1).contains(concurrency) else { throw ValidationError("--concurrency takes a number from 0 to 1") }
         guard format == .v2 || encoding == .json else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --format v1") }
-        guard format == .v2 || blobBytes <= 10_000 else { throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1") }
+        guard format == .v2 || blobBytes <= 10_000 else {
+            throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1")
+        }
     }
 
     func run() throws {
@@ -85,23 +87,26 @@ struct Generate: ParsableCommand {
             throw ToolExit(status: error.usage ? .usage : .problemsFound)
         }
         if json {
-            writeJSON(.object(JSONObject([
-                ("out", .string(out)),
-                ("events", JSONValue(Int64(summary.events))),
-                ("objectChanges", JSONValue(Int64(summary.objectChanges))),
-                ("inserts", JSONValue(Int64(summary.inserts))),
-                ("updates", JSONValue(Int64(summary.updates))),
-                ("deletes", JSONValue(Int64(summary.deletes))),
-                ("dataFiles", JSONValue(Int64(summary.dataFiles))),
-                ("bytes", JSONValue(summary.bytes)),
-                ("modelHash", .string(summary.modelHash)),
-            ])))
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("out", .string(out)),
+                        ("events", JSONValue(Int64(summary.events))),
+                        ("objectChanges", JSONValue(Int64(summary.objectChanges))),
+                        ("inserts", JSONValue(Int64(summary.inserts))),
+                        ("updates", JSONValue(Int64(summary.updates))),
+                        ("deletes", JSONValue(Int64(summary.deletes))),
+                        ("dataFiles", JSONValue(Int64(summary.dataFiles))),
+                        ("bytes", JSONValue(summary.bytes)),
+                        ("modelHash", .string(summary.modelHash)),
+                    ])))
         } else {
-            writeStandardOutput("""
-            Generated \(summary.events) events with \(summary.objectChanges) object changes (\(summary.inserts) inserts, \
-            \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(out).
+            writeStandardOutput(
+                """
+                Generated \(summary.events) events with \(summary.objectChanges) object changes (\(summary.inserts) inserts, \
+                \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(out).
 
-            """)
+                """)
         }
     }
 }

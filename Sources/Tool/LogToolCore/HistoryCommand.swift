@@ -13,15 +13,15 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show every change to one object in replay order, and which value won.",
         discussion: """
-        INPUT is what `merge` takes. Every change to the object (ENTITY, ID) is listed in replay \
-        order with its event, whether it applied, the values it set and the events it was \
-        concurrent with; then the final value of each property and the change that set it. Exit \
-        status: 0 shown, 1 the inputs do not merge (integrity failure or unreadable file), 2 usage error.
-        
-        Examples:
-          logtool history --entity Parent --id parent1 cloud/MainStore
-          logtool history --entity Parent --id p1 --json --model M.xcdatamodeld cloud
-        """
+            INPUT is what `merge` takes. Every change to the object (ENTITY, ID) is listed in replay \
+            order with its event, whether it applied, the values it set and the events it was \
+            concurrent with; then the final value of each property and the change that set it. Exit \
+            status: 0 shown, 1 the inputs do not merge (integrity failure or unreadable file), 2 usage error.
+
+            Examples:
+              logtool history --entity Parent --id parent1 cloud/MainStore
+              logtool history --entity Parent --id p1 --json --model M.xcdatamodeld cloud
+            """
     )
 
     @OptionGroup var options: ReadingOptions
@@ -63,7 +63,8 @@ struct History: ParsableCommand {
         for change in field(document, "changes")?.arrayValue ?? [] {
             var line = "  \(InspectText.text(field(change, "change")))"
             if field(change, "applied") == .bool(false) { line += " (ignored: the object was not live)" }
-            line += "  \(InspectText.text(field(change, "file")))  store \(InspectText.text(field(change, "store"))) revision \(InspectText.text(field(change, "revision"))) global count \(InspectText.text(field(change, "globalCount")))"
+            line +=
+                "  \(InspectText.text(field(change, "file")))  store \(InspectText.text(field(change, "store"))) revision \(InspectText.text(field(change, "revision"))) global count \(InspectText.text(field(change, "globalCount")))"
             lines.append(line)
             for (name, value) in field(change, "properties")?.objectValue ?? JSONObject() {
                 lines.append("      \(name) = \(JSONWriter().string(value))")

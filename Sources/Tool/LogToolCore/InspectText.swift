@@ -34,7 +34,8 @@ enum InspectText {
         lines.append("  Stores (\(list("stores").count))")
         for store in list("stores") {
             var line = "    \(text(field(store, "identifier")))"
-            line += field(store, "registered") == .bool(true)
+            line +=
+                field(store, "registered") == .bool(true)
                 ? "  registered, leeched \(text(field(store, "leechDate")))"
                 : "  NOT REGISTERED in stores/"
             line += "  \(text(field(store, "events"))) events"
@@ -43,10 +44,12 @@ enum InspectText {
             }
             let gaps = field(store, "gaps")?.arrayValue ?? []
             if !gaps.isEmpty {
-                line += ", gaps " + gaps.map { gap in
-                    let first = text(field(gap, "first")), last = text(field(gap, "last"))
-                    return first == last ? first : "\(first)-\(last)"
-                }.joined(separator: ", ")
+                line +=
+                    ", gaps "
+                    + gaps.map { gap in
+                        let first = text(field(gap, "first")), last = text(field(gap, "last"))
+                        return first == last ? first : "\(first)-\(last)"
+                    }.joined(separator: ", ")
             }
             lines.append(line)
         }
@@ -56,8 +59,9 @@ enum InspectText {
         for event in list("events") {
             var row = ["globalCount", "store", "revision", "type", "objectChanges", "bytes", "file"].map { text(field(event, $0)) }
             if let parts = field(event, "parts"), parts != .null {
-                row[row.count - 1] += "  [parts \(text(field(parts, "present"))) of \(text(field(parts, "count")))" +
-                    (field(parts, "complete") == .bool(true) ? "]" : ", INCOMPLETE]")
+                row[row.count - 1] +=
+                    "  [parts \(text(field(parts, "present"))) of \(text(field(parts, "count")))"
+                    + (field(parts, "complete") == .bool(true) ? "]" : ", INCOMPLETE]")
             }
             lines.append("    " + row.joined(separator: "\t"))
         }

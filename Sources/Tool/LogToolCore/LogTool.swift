@@ -9,6 +9,7 @@ import EnsembleModel
 import MergeEngine
 import EnsemblesToolkit
 import TemporaryFiles
+import ProgressReporting
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
 package enum ExitStatus: Int32, Sendable {
@@ -68,6 +69,8 @@ package struct LogTool: ParsableCommand {
     package static func runAsExecutable(arguments: [String]) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         Console.removeTemporaryFilesOnSignals()
+        if isatty(STDERR_FILENO) == 1 { ProgressReport.install(Console.progressLine) }
+        defer { Console.clearProgressLine() }
         return run(arguments: arguments)
     }
 }
@@ -100,7 +103,36 @@ enum Console {
     }
 
     static func err(_ bytes: Data) {
+        clearProgressLine()
         try? FileHandle.standardError.write(contentsOf: bytes)
+    }
+
+    private final class Line: @unchecked Sendable {
+        let lock = NSLock()
+        var shown = false
+        var last = Date.distantPast
+    }
+    private static let line = Line()
+
+    /// Draws `step: done/total` on one terminal line, at most ten times a second (only installed
+    /// when standard error is a terminal, so nothing reaches a pipe or a file).
+    static let progressLine: ProgressReport.Handler = { step, done, total in
+        line.lock.lock()
+        defer { line.lock.unlock() }
+        let now = Date()
+        guard now.timeIntervalSince(line.last) >= 0.1 || done >= total else { return }
+        line.last = now
+        line.shown = true
+        try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K\(step): \(done)/\(total)".utf8))
+    }
+
+    /// Removes the progress line, if one is shown, before other output to standard error.
+    static func clearProgressLine() {
+        line.lock.lock()
+        defer { line.lock.unlock() }
+        guard line.shown else { return }
+        line.shown = false
+        try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K".utf8))
     }
 
     static func removeTemporaryFilesOnSignals() {
@@ -149,15 +181,24 @@ func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleLis
 /// exit status that goes with them.
 func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
     if json {
-        writeJSON(.object(JSONObject([("errors", .array(error.problems.map { problem in
-            .object(JSONObject([
-                ("code", .string(problem.code.rawValue)),
-                ("details", .object(problem.details)),
-                ("files", .array(problem.files.map(JSONValue.string))),
-                ("message", .string(problem.message)),
-                ("number", problem.number.map { JSONValue(Int64($0)) } ?? .null),
-            ]))
-        }))])))
+        writeJSON(
+            .object(
+                JSONObject([
+                    (
+                        "errors",
+                        .array(
+                            error.problems.map { problem in
+                                .object(
+                                    JSONObject([
+                                        ("code", .string(problem.code.rawValue)),
+                                        ("details", .object(problem.details)),
+                                        ("files", .array(problem.files.map(JSONValue.string))),
+                                        ("message", .string(problem.message)),
+                                        ("number", problem.number.map { JSONValue(Int64($0)) } ?? .null),
+                                    ]))
+                            })
+                    )
+                ])))
     } else {
         for problem in error.problems { writeStandardError(FindingLine.render(problem)) }
     }
@@ -190,7 +231,11 @@ extension BundledSchema: ExpressibleByArgument {}
 
 /// Options every command that reads events shares: the data model and the 1.x leniency.
 struct ReadingOptions: ParsableArguments {
-    @Option(name: .long, help: "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.", completion: .file())
+    @Option(
+        name: .long,
+        help:
+            "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.",
+        completion: .file())
     var model: String?
 
     @Option(name: .long, help: "The model version to use (default: the bundle's current version).")
@@ -229,18 +274,18 @@ struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a cloud folder or an event file holds.",
         discussion: """
-        PATH is an ensemble folder, a folder holding ensembles, one event file (v2, or v1 with \
-        --model), or a data model (.xcdatamodeld, .xcdatamodel or contents). The folder is only \
-        read: nothing is written and symbolic links are not followed.
-        Exit status: 0 everything was read, 1 some file could not be read (the rest is still \
-        shown), 2 usage error or PATH is neither a cloud folder nor a file.
-        
-        Examples:
-          logtool inspect cloud/MainStore
-          logtool inspect --json cloud > report.json
-          logtool inspect --lenient --model Model.xcdatamodeld log.json
-          logtool inspect Model.xcdatamodeld
-        """
+            PATH is an ensemble folder, a folder holding ensembles, one event file (v2, or v1 with \
+            --model), or a data model (.xcdatamodeld, .xcdatamodel or contents). The folder is only \
+            read: nothing is written and symbolic links are not followed.
+            Exit status: 0 everything was read, 1 some file could not be read (the rest is still \
+            shown), 2 usage error or PATH is neither a cloud folder nor a file.
+
+            Examples:
+              logtool inspect cloud/MainStore
+              logtool inspect --json cloud > report.json
+              logtool inspect --lenient --model Model.xcdatamodeld log.json
+              logtool inspect Model.xcdatamodeld
+            """
     )
 
     @Argument(help: "A cloud folder, an ensemble folder, an event file or a data model.", completion: .file())
@@ -274,7 +319,8 @@ struct Inspect: ParsableCommand {
         } else {
             writeStandardOutput(InspectText.render(report))
         }
-        let unreadable = report[JSONPointer(["summary", "unreadable"])]?.numberValue?.int64Value
+        let unreadable =
+            report[JSONPointer(["summary", "unreadable"])]?.numberValue?.int64Value
             ?? Int64(report[JSONPointer(["unreadable"])]?.arrayValue?.count ?? 0)
         if unreadable > 0 { throw ToolExit(status: .problemsFound) }
     }
@@ -284,17 +330,17 @@ struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert event files and cloud folders between the v1 and v2 JSON dialects.",
         discussion: """
-        SOURCE is an event file, a v1 log or a cloud folder; DESTINATION must not exist. Everything \
-        is written under a hidden temporary name beside DESTINATION, read back and compared with \
-        the source, then renamed into place: a crash never leaves a partial DESTINATION and the \
-        source is never modified. Exit status: 0 converted, 1 a source file could not be read or \
-        the conversion would lose information (nothing written), 2 usage error.
-        
-        Examples:
-          logtool convert cloud converted
-          logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
-          logtool convert --encoding binary --blob-container cloud compact
-        """
+            SOURCE is an event file, a v1 log or a cloud folder; DESTINATION must not exist. Everything \
+            is written under a hidden temporary name beside DESTINATION, read back and compared with \
+            the source, then renamed into place: a crash never leaves a partial DESTINATION and the \
+            source is never modified. Exit status: 0 converted, 1 a source file could not be read or \
+            the conversion would lose information (nothing written), 2 usage error.
+
+            Examples:
+              logtool convert cloud converted
+              logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
+              logtool convert --encoding binary --blob-container cloud compact
+            """
     )
 
     @OptionGroup var options: ReadingOptions
@@ -344,27 +390,44 @@ struct Convert: ParsableCommand {
             let files = summary.files.sorted {
                 $0.source != $1.source ? utf8Precedes($0.source, $1.source) : utf8Precedes($0.destination, $1.destination)
             }
-            writeJSON(.object(JSONObject([
-                ("convertVersion", JSONValue(Int64(1))),
-                ("source", .string(source)),
-                ("destination", .string(destination)),
-                ("to", .string(to.rawValue)),
-                ("files", .array(files.map { file in
-                    .object(JSONObject([("source", .string(file.source)), ("destination", .string(file.destination)),
-                                        ("events", JSONValue(Int64(file.events)))]))
-                })),
-                ("movedToDataFiles", JSONValue(Int64(summary.movedToDataFiles))),
-                ("skipped", .array(summary.skipped.sorted { utf8Precedes($0.path, $1.path) }.map {
-                    .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))]))
-                })),
-                ("notes", .array(summary.notes.map(JSONValue.string))),
-                ("errors", .array(errors.sorted { a, b in
-                    let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
-                    if fileA != fileB { return utf8Precedes(fileA, fileB) }
-                    let pointerA = a.location.pointer?.description ?? "", pointerB = b.location.pointer?.description ?? ""
-                    return pointerA != pointerB ? utf8Precedes(pointerA, pointerB) : a.code < b.code
-                }.map(\.jsonValue))),
-            ])))
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("convertVersion", JSONValue(Int64(1))),
+                        ("source", .string(source)),
+                        ("destination", .string(destination)),
+                        ("to", .string(to.rawValue)),
+                        (
+                            "files",
+                            .array(
+                                files.map { file in
+                                    .object(
+                                        JSONObject([
+                                            ("source", .string(file.source)), ("destination", .string(file.destination)),
+                                            ("events", JSONValue(Int64(file.events))),
+                                        ]))
+                                })
+                        ),
+                        ("movedToDataFiles", JSONValue(Int64(summary.movedToDataFiles))),
+                        (
+                            "skipped",
+                            .array(
+                                summary.skipped.sorted { utf8Precedes($0.path, $1.path) }.map {
+                                    .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))]))
+                                })
+                        ),
+                        ("notes", .array(summary.notes.map(JSONValue.string))),
+                        (
+                            "errors",
+                            .array(
+                                errors.sorted { a, b in
+                                    let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
+                                    if fileA != fileB { return utf8Precedes(fileA, fileB) }
+                                    let pointerA = a.location.pointer?.description ?? "", pointerB = b.location.pointer?.description ?? ""
+                                    return pointerA != pointerB ? utf8Precedes(pointerA, pointerB) : a.code < b.code
+                                }.map(\.jsonValue))
+                        ),
+                    ])))
         } else if errors.isEmpty {
             var lines = ["Converted \(summary.files.count) files (\(events) events) from \(source) to \(destination) as \(to)."]
             if summary.movedToDataFiles > 0 { lines.append("Moved \(summary.movedToDataFiles) binary values over 10,000 bytes into data files.") }
@@ -383,13 +446,13 @@ struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check JSON files against one of the Spec's schemas.",
         discussion: """
-        Reports every schema violation with its JSON pointer. Only the schema is checked; \
-        `inspect` also decodes. Exit status: 0 all valid, 1 some file invalid or unparseable, 2 usage error.
-        
-        Examples:
-          logtool validate --schema v2-event events/*.cdeevent
-          logtool validate --schema state --json state.json
-        """
+            Reports every schema violation with its JSON pointer. Only the schema is checked; \
+            `inspect` also decodes. Exit status: 0 all valid, 1 some file invalid or unparseable, 2 usage error.
+
+            Examples:
+              logtool validate --schema v2-event events/*.cdeevent
+              logtool validate --schema state --json state.json
+            """
     )
 
     @Option(name: .long, help: "The schema to check against.")
@@ -433,11 +496,13 @@ struct Validate: ParsableCommand {
             }
             errors = errors.map { $0.inFile(file) }
             if verdict != "valid" { allValid = false }
-            verdicts.append(.object(JSONObject([
-                ("file", .string(file)),
-                ("verdict", .string(verdict)),
-                ("errors", .array(errors.map(\.jsonValue))),
-            ])))
+            verdicts.append(
+                .object(
+                    JSONObject([
+                        ("file", .string(file)),
+                        ("verdict", .string(verdict)),
+                        ("errors", .array(errors.map(\.jsonValue))),
+                    ])))
             if !json {
                 writeStandardOutput(errors.isEmpty ? "\(file): valid\n" : errors.map { "\($0)\n" }.joined())
             }

@@ -13,16 +13,16 @@ struct Merge: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replay events to the final store state, as every device must (Spec/merge.md).",
         discussion: """
-        INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \
-        The state is printed as canonical JSON. When an integrity check fails, nothing is printed \
-        on standard output and every failure goes to standard error with the original framework's \
-        number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
-        
-        Examples:
-          logtool merge cloud/MainStore > state.json
-          logtool merge --model Model.xcdatamodeld --out state.json cloud/MainStore
-          logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
-        """
+            INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \
+            The state is printed as canonical JSON. When an integrity check fails, nothing is printed \
+            on standard output and every failure goes to standard error with the original framework's \
+            number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
+
+            Examples:
+              logtool merge cloud/MainStore > state.json
+              logtool merge --model Model.xcdatamodeld --out state.json cloud/MainStore
+              logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
+            """
     )
 
     @OptionGroup var options: ReadingOptions
@@ -30,7 +30,10 @@ struct Merge: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the state to FILE (atomically) instead of standard output.", valueName: "FILE"), completion: .file())
     var out: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).", valueName: "FILE"), completion: .file())
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also write the state into a new SQLite database FILE (a table per entity, a join table per to-many).", valueName: "FILE"),
+        completion: .file())
     var sqlite: String?
 
     @Flag(name: .long, help: "Replace the --out or --sqlite FILE if it exists (only once the new one is complete).")

@@ -20,25 +20,31 @@ enum ModelReport {
         } catch {
             errors.append(error)
         }
-        return .object(JSONObject([
-            ("inspectVersion", JSONValue(Int64(1))),
-            ("kind", .string("model")),
-            ("path", .string(path)),
-            ("versions", .array(versions.map(JSONValue.string))),
-            ("currentVersion", current.map(JSONValue.string) ?? .null),
-            ("version", (model == nil ? nil : chosen).map(JSONValue.string) ?? .null),
-            ("modelHash", model.map { .string($0.modelHash) } ?? .null),
-            ("model", model?.descriptionDocument ?? .null),
-            ("errors", .array(errors.map { error in
-                .object(JSONObject([
-                    ("file", error.location.file.map(JSONValue.string) ?? .null),
-                    ("code", .string(error.code.rawValue)),
-                    ("line", error.location.line.map { JSONValue(Int64($0)) } ?? .null),
-                    ("column", error.location.column.map { JSONValue(Int64($0)) } ?? .null),
-                    ("message", .string(error.message)),
-                ]))
-            })),
-        ]))
+        return .object(
+            JSONObject([
+                ("inspectVersion", JSONValue(Int64(1))),
+                ("kind", .string("model")),
+                ("path", .string(path)),
+                ("versions", .array(versions.map(JSONValue.string))),
+                ("currentVersion", current.map(JSONValue.string) ?? .null),
+                ("version", (model == nil ? nil : chosen).map(JSONValue.string) ?? .null),
+                ("modelHash", model.map { .string($0.modelHash) } ?? .null),
+                ("model", model?.descriptionDocument ?? .null),
+                (
+                    "errors",
+                    .array(
+                        errors.map { error in
+                            .object(
+                                JSONObject([
+                                    ("file", error.location.file.map(JSONValue.string) ?? .null),
+                                    ("code", .string(error.code.rawValue)),
+                                    ("line", error.location.line.map { JSONValue(Int64($0)) } ?? .null),
+                                    ("column", error.location.column.map { JSONValue(Int64($0)) } ?? .null),
+                                    ("message", .string(error.message)),
+                                ]))
+                        })
+                ),
+            ]))
     }
 
     /// Entities with their properties, one line each, for people.
@@ -46,7 +52,9 @@ enum ModelReport {
         var lines: [String] = []
         func field(_ value: JSONValue?, _ key: String) -> JSONValue? { value?[JSONPointer([key])] }
         lines.append("Model \(InspectText.text(field(report, "path")))")
-        lines.append("  versions: \(InspectText.text(field(report, "versions")))  current: \(InspectText.text(field(report, "currentVersion")))  shown: \(InspectText.text(field(report, "version")))")
+        lines.append(
+            "  versions: \(InspectText.text(field(report, "versions")))  current: \(InspectText.text(field(report, "currentVersion")))  shown: \(InspectText.text(field(report, "version")))"
+        )
         lines.append("  model hash: \(InspectText.text(field(report, "modelHash")))")
         let entities = field(field(report, "model"), "entities")?.objectValue ?? JSONObject()
         for (name, entity) in entities.members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
@@ -54,17 +62,22 @@ enum ModelReport {
             if let parent = field(entity, "parent"), parent != .null { title += " : \(InspectText.text(parent))" }
             if field(entity, "abstract") == .bool(true) { title += " (abstract)" }
             lines.append(title)
-            for (attribute, details) in (field(entity, "attributes")?.objectValue ?? JSONObject()).members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            for (attribute, details) in (field(entity, "attributes")?.objectValue ?? JSONObject()).members.sorted(by: {
+                $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
+            }) {
                 var line = "    \(attribute): \(InspectText.text(field(details, "type")))"
                 if field(details, "optional") == .bool(true) { line += "?" }
                 if field(details, "transient") == .bool(true) { line += " transient" }
                 if field(details, "externalStorage") == .bool(true) { line += " external storage" }
                 lines.append(line)
             }
-            for (relationship, details) in (field(entity, "relationships")?.objectValue ?? JSONObject()).members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            for (relationship, details) in (field(entity, "relationships")?.objectValue ?? JSONObject()).members.sorted(by: {
+                $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
+            }) {
                 let toMany = field(details, "toMany") == .bool(true)
                 let ordered = field(details, "ordered") == .bool(true)
-                var line = "    \(relationship) -> \(toMany ? (ordered ? "ordered " : "") + "[" : "")\(InspectText.text(field(details, "destination")))\(toMany ? "]" : "")"
+                var line =
+                    "    \(relationship) -> \(toMany ? (ordered ? "ordered " : "") + "[" : "")\(InspectText.text(field(details, "destination")))\(toMany ? "]" : "")"
                 if let inverse = field(details, "inverse"), inverse != .null { line += " inverse \(InspectText.text(inverse))" }
                 line += " (\(InspectText.text(field(details, "deletionRule"))))"
                 lines.append(line)

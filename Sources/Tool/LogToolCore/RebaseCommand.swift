@@ -11,15 +11,15 @@ struct Rebase: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fold a cloud folder's events into one new baseline, written as a new folder (Spec/merge.md 13).",
         discussion: """
-        NEW (which must not exist) receives the store registrations, the new baseline, the events \
-        above the cutoff and the data files still referenced. Before anything is published, the new \
-        folder and PATH are both merged and must give the same state. PATH is never changed. \
-        Exit status: 0 written or nothing to fold, 1 refused, 2 usage error.
-        
-        Examples:
-          logtool rebase cloud/MainStore --out rebased --model Model.xcdatamodeld
-          logtool rebase cloud/MainStore --out rebased --encoding binary --json
-        """
+            NEW (which must not exist) receives the store registrations, the new baseline, the events \
+            above the cutoff and the data files still referenced. Before anything is published, the new \
+            folder and PATH are both merged and must give the same state. PATH is never changed. \
+            Exit status: 0 written or nothing to fold, 1 refused, 2 usage error.
+
+            Examples:
+              logtool rebase cloud/MainStore --out rebased --model Model.xcdatamodeld
+              logtool rebase cloud/MainStore --out rebased --encoding binary --json
+            """
     )
 
     @OptionGroup var options: ReadingOptions
@@ -59,16 +59,19 @@ struct Rebase: ParsableCommand {
 
     private func report(baseline: String?, cutoff: Int64?, folded: Int, kept: Int, live: Int) {
         if json {
-            writeJSON(.object(JSONObject([
-                ("baseline", baseline.map(JSONValue.string) ?? .null),
-                ("cutoffGlobalCount", cutoff.map { JSONValue($0) } ?? .null),
-                ("foldedEvents", JSONValue(Int64(folded))),
-                ("keptEvents", JSONValue(Int64(kept))),
-                ("liveObjects", JSONValue(Int64(live))),
-                ("written", .bool(baseline != nil)),
-            ])))
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("baseline", baseline.map(JSONValue.string) ?? .null),
+                        ("cutoffGlobalCount", cutoff.map { JSONValue($0) } ?? .null),
+                        ("foldedEvents", JSONValue(Int64(folded))),
+                        ("keptEvents", JSONValue(Int64(kept))),
+                        ("liveObjects", JSONValue(Int64(live))),
+                        ("written", .bool(baseline != nil)),
+                    ])))
         } else if let baseline, let cutoff {
-            writeStandardOutput("Folded \(folded) events (global count up to \(cutoff)) into \(baseline) with \(live) live objects; kept \(kept) events; wrote \(out).\n")
+            writeStandardOutput(
+                "Folded \(folded) events (global count up to \(cutoff)) into \(baseline) with \(live) live objects; kept \(kept) events; wrote \(out).\n")
         } else {
             writeStandardOutput("Nothing to fold: every event is covered by the baselines; nothing was written.\n")
         }

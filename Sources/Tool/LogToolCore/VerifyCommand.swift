@@ -10,15 +10,15 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a cloud folder and say what is wrong, where, and what it means.",
         discussion: """
-        Reads every file, checks the folder as a merge would see it, and reports diagnostics \
-        (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \
-        writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \
-        otherwise, 2 usage or I/O error.
-        
-        Examples:
-          logtool verify cloud/MainStore
-          logtool verify --strict --json cloud > verify.json
-        """
+            Reads every file, checks the folder as a merge would see it, and reports diagnostics \
+            (Spec/diagnostics.md) grouped by severity, with how much a rebase would save. Never \
+            writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \
+            otherwise, 2 usage or I/O error.
+
+            Examples:
+              logtool verify cloud/MainStore
+              logtool verify --strict --json cloud > verify.json
+            """
     )
 
     @OptionGroup var options: ReadingOptions
@@ -49,21 +49,32 @@ struct Verify: ParsableCommand {
         let all = results.flatMap(\.diagnostics)
         let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity }.count }
         if json {
-            writeJSON(.object(JSONObject([
-                ("verifyVersion", JSONValue(Int64(1))),
-                ("kind", .string("verify")),
-                ("ensembles", .array(results.map { result in
-                    .object(JSONObject([
-                        ("identifier", .string(result.identifier)),
-                        ("path", .string(result.displayPath)),
-                        ("diagnostics", .array(result.diagnostics.map(Self.json))),
-                        ("growth", result.growth),
-                    ]))
-                })),
-                ("summary", .object(JSONObject([
-                    ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))), ("infos", JSONValue(Int64(counts[2]))),
-                ]))),
-            ])))
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("verifyVersion", JSONValue(Int64(1))),
+                        ("kind", .string("verify")),
+                        (
+                            "ensembles",
+                            .array(
+                                results.map { result in
+                                    .object(
+                                        JSONObject([
+                                            ("identifier", .string(result.identifier)),
+                                            ("path", .string(result.displayPath)),
+                                            ("diagnostics", .array(result.diagnostics.map(Self.json))),
+                                            ("growth", result.growth),
+                                        ]))
+                                })
+                        ),
+                        (
+                            "summary",
+                            .object(
+                                JSONObject([
+                                    ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))), ("infos", JSONValue(Int64(counts[2]))),
+                                ]))
+                        ),
+                    ])))
         } else {
             writeStandardOutput(Self.text(results) + "\(counts[0]) errors, \(counts[1]) warnings, \(counts[2]) infos\n")
         }
@@ -71,15 +82,16 @@ struct Verify: ParsableCommand {
     }
 
     static func json(_ diagnostic: Diagnostic) -> JSONValue {
-        .object(JSONObject([
-            ("code", .string(diagnostic.code.rawValue)),
-            ("severity", .string(diagnostic.severity.rawValue)),
-            ("number", diagnostic.number.map { JSONValue(Int64($0)) } ?? .null),
-            ("files", .array(diagnostic.files.map(JSONValue.string))),
-            ("reason", .string(diagnostic.reason)),
-            ("consequence", .string(diagnostic.consequence)),
-            ("details", .object(diagnostic.details)),
-        ]))
+        .object(
+            JSONObject([
+                ("code", .string(diagnostic.code.rawValue)),
+                ("severity", .string(diagnostic.severity.rawValue)),
+                ("number", diagnostic.number.map { JSONValue(Int64($0)) } ?? .null),
+                ("files", .array(diagnostic.files.map(JSONValue.string))),
+                ("reason", .string(diagnostic.reason)),
+                ("consequence", .string(diagnostic.consequence)),
+                ("details", .object(diagnostic.details)),
+            ]))
     }
 
     static func text(_ results: [EnsembleVerification]) -> String {
@@ -99,8 +111,12 @@ struct Verify: ParsableCommand {
             }
             let growth = result.growth
             func value(_ path: [String]) -> String { InspectText.text(growth[JSONPointer(path)]) }
-            lines.append("  Growth: events \(value(["bytes", "events"])) bytes in \(value(["files", "events"])) files, baselines \(value(["bytes", "baselines"])), data \(value(["bytes", "data"])), debris \(value(["bytes", "debris"])) bytes")
-            lines.append("    \(value(["coveredEvents"])) covered events; rebase compaction \(value(["compaction"])); rebase recommended: \(value(["rebaseRecommended"]))")
+            lines.append(
+                "  Growth: events \(value(["bytes", "events"])) bytes in \(value(["files", "events"])) files, baselines \(value(["bytes", "baselines"])), data \(value(["bytes", "data"])), debris \(value(["bytes", "debris"])) bytes"
+            )
+            lines.append(
+                "    \(value(["coveredEvents"])) covered events; rebase compaction \(value(["compaction"])); rebase recommended: \(value(["rebaseRecommended"]))"
+            )
             lines.append("")
         }
         return lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")

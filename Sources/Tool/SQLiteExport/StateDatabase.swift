@@ -49,8 +49,8 @@ package enum StateDatabase {
     private static func fill(_ database: Connection, with state: StoreState) throws {
         let objects = state.objectsInOrder
         var columns: [String: [(name: String, type: String)]] = [:]
-        var joins: [String: Set<String>] = [:]      // entity -> to-many relationship names
-        var ordered: Set<String> = []                // "entity\0relationship" of ordered ones
+        var joins: [String: Set<String>] = [:]  // entity -> to-many relationship names
+        var ordered: Set<String> = []  // "entity\0relationship" of ordered ones
         if let model = state.dataModel {
             for entity in model.entityNames where !(model.entities[entity]?.isAbstract ?? false) {
                 var list: [(String, String)] = []
@@ -91,13 +91,19 @@ package enum StateDatabase {
         for (entity, relationships) in joins.sorted(by: { utf8Precedes($0.key, $1.key) }) {
             for relationship in relationships.sorted(by: utf8Precedes) {
                 let position = ordered.contains("\(entity)\u{0}\(relationship)") ? #", "position" INTEGER NOT NULL"# : ""
-                try database.execute("CREATE TABLE \(quote("\(entity)_\(relationship)")) (\"owner\" TEXT NOT NULL, \"member\" TEXT NOT NULL\(position), PRIMARY KEY (\"owner\", \"member\"))")
+                try database.execute(
+                    "CREATE TABLE \(quote("\(entity)_\(relationship)")) (\"owner\" TEXT NOT NULL, \"member\" TEXT NOT NULL\(position), PRIMARY KEY (\"owner\", \"member\"))"
+                )
             }
         }
         for object in objects {
-            let scalar = object.properties.filter { if case .toMany = $0.value { return false }; if case .ordered = $0.value { return false }; return true }
+            let scalar = object.properties.filter {
+                if case .toMany = $0.value { return false }; if case .ordered = $0.value { return false }; return true
+            }
             let names = ["globalIdentifier"] + scalar.map(\.name)
-            let statement = try database.prepare("INSERT INTO \(quote(object.entity)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))")
+            let statement = try database.prepare(
+                "INSERT INTO \(quote(object.entity)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            )
             try statement.bind(1, .text(object.id))
             for (index, property) in scalar.enumerated() { try statement.bind(Int32(index + 2), sqlValue(property.value)) }
             try statement.run()

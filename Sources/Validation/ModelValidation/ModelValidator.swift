@@ -54,19 +54,26 @@ public struct ModelValidator: Sendable {
             switch property.value {
             case .attribute(let value):
                 guard attribute.type.accepts(value) else {
-                    return FormatError(.modelWrongValueType, "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)", at: pointer() / "value")
+                    return FormatError(
+                        .modelWrongValueType, "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)", at: pointer() / "value")
                 }
                 if case .integer(let int) = value, let range = attribute.type.integerRange, !range.contains(int) {
-                    return FormatError(.modelIntegerOutOfRange, "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))", at: pointer() / "value")
+                    return FormatError(
+                        .modelIntegerOutOfRange, "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))",
+                        at: pointer() / "value")
                 }
                 return nil
             case .attributeInDataFile:
                 guard attribute.type == .binary || attribute.type == .transformable else {
-                    return FormatError(.modelWrongValueType, "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)", at: pointer() / "filename")
+                    return FormatError(
+                        .modelWrongValueType,
+                        "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)",
+                        at: pointer() / "filename")
                 }
                 return nil
             default:
-                return FormatError(.modelWrongKind, "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", at: pointer() / "type")
+                return FormatError(
+                    .modelWrongKind, "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", at: pointer() / "type")
             }
         case .relationship(let relationship)?:
             if relationship.isTransient {
@@ -74,7 +81,9 @@ public struct ModelValidator: Sendable {
             }
             let expected: PropertyKind = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             guard property.kind == expected else {
-                return FormatError(.modelWrongKind, "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)", at: pointer() / "type")
+                return FormatError(
+                    .modelWrongKind, "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
+                    at: pointer() / "type")
             }
             return nil
         }
@@ -92,11 +101,12 @@ public struct ModelValidator: Sendable {
     /// The property change's place in the file's `properties` array (decoding sorts them by name).
     private func propertyPointer(_ name: String, change: JSONPointer, document: JSONValue?) -> JSONPointer {
         guard let list = document?[change / "properties"]?.arrayValue,
-              let index = list.firstIndex(where: { element in
-                  let object = element.objectValue
-                  let elementName = object?["propertyName"]?.stringValue ?? object?["name"]?.stringValue
-                  return elementName.map { ExactString($0) == ExactString(name) } ?? false
-              }) else { return change }
+            let index = list.firstIndex(where: { element in
+                let object = element.objectValue
+                let elementName = object?["propertyName"]?.stringValue ?? object?["name"]?.stringValue
+                return elementName.map { ExactString($0) == ExactString(name) } ?? false
+            })
+        else { return change }
         return change / "properties" / index
     }
 }

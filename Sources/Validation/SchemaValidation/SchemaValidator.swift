@@ -95,9 +95,15 @@ final class SchemaNode: @unchecked Sendable {
         if alwaysFalse, fail("false", "no value is allowed here") { return false }
         if let reference, !reference.evaluate(instance, at: pointer, errors: &errors, stopAtFirst: stopAtFirst), stopAtFirst { return false }
         if let types, !types.contains(where: { Self.has(instance, type: $0) }),
-           fail("type", "expected \(types.joined(separator: " or ")), found \(instance.typeName)") { return false }
+            fail("type", "expected \(types.joined(separator: " or ")), found \(instance.typeName)")
+        {
+            return false
+        }
         if let enumValues, !enumValues.contains(instance),
-           fail("enum", "the value is not one of the allowed values \(JSONWriter().string(.array(enumValues)))") { return false }
+            fail("enum", "the value is not one of the allowed values \(JSONWriter().string(.array(enumValues)))")
+        {
+            return false
+        }
         if let constValue, constValue != instance, fail("const", "the value must be \(JSONWriter().string(constValue))") { return false }
         switch instance {
         case .object(let object):
@@ -109,7 +115,10 @@ final class SchemaNode: @unchecked Sendable {
             if let minLength, length < minLength, fail("minLength", "the string has \(length) characters, fewer than \(minLength)") { return false }
             if let maxLength, length > maxLength, fail("maxLength", "the string has \(length) characters, more than \(maxLength)") { return false }
             if let pattern, pattern.regex.firstMatch(in: string, range: NSRange(string.startIndex..., in: string)) == nil,
-               fail("pattern", "the string does not match the pattern \(pattern.text)") { return false }
+                fail("pattern", "the string does not match the pattern \(pattern.text)")
+            {
+                return false
+            }
         case .number(let number):
             if let minimum, number.compare(minimum) == .less, fail("minimum", "\(number.text) is less than the minimum \(minimum.text)") { return false }
             if let maximum, number.compare(maximum) == .greater, fail("maximum", "\(number.text) is greater than the maximum \(maximum.text)") { return false }
@@ -120,10 +129,17 @@ final class SchemaNode: @unchecked Sendable {
             return false
         }
         if !anyOf.isEmpty, !anyOf.contains(where: { $0.accepts(instance, at: pointer) }),
-           fail("anyOf", "the value matches none of the allowed forms") { return false }
+            fail("anyOf", "the value matches none of the allowed forms")
+        {
+            return false
+        }
         if !oneOf.isEmpty {
             let matches = oneOf.filter { $0.accepts(instance, at: pointer) }.count
-            if matches != 1, fail("oneOf", matches == 0 ? "the value matches none of the allowed forms" : "the value matches \(matches) forms where exactly one is allowed") { return false }
+            if matches != 1,
+                fail("oneOf", matches == 0 ? "the value matches none of the allowed forms" : "the value matches \(matches) forms where exactly one is allowed")
+            {
+                return false
+            }
         }
         if let not, not.accepts(instance, at: pointer), fail("not", "the value has a form that is not allowed here") { return false }
         if let condition {
@@ -153,9 +169,15 @@ final class SchemaNode: @unchecked Sendable {
             }
         }
         if let minProperties, object.count < minProperties,
-           fail("minProperties", "the object has \(object.count) members, fewer than \(minProperties)", at: pointer) { return false }
+            fail("minProperties", "the object has \(object.count) members, fewer than \(minProperties)", at: pointer)
+        {
+            return false
+        }
         if let maxProperties, object.count > maxProperties,
-           fail("maxProperties", "the object has \(object.count) members, more than \(maxProperties)", at: pointer) { return false }
+            fail("maxProperties", "the object has \(object.count) members, more than \(maxProperties)", at: pointer)
+        {
+            return false
+        }
         for (key, value) in object {
             let memberPointer = pointer / key
             var matched = false
@@ -216,7 +238,8 @@ final class SchemaNode: @unchecked Sendable {
     private static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string),
-             ("array", .array), ("object", .object): true
+            ("array", .array), ("object", .object):
+            true
         case ("integer", .number(let number)): number.isMathematicalInteger
         default: false
         }
@@ -281,8 +304,9 @@ struct SchemaCompiler {
                 }
             case "$ref":
                 guard case .string(let reference) = value, reference.hasPrefix("#/$defs/"),
-                      let pointer = JSONPointer(parsing: String(reference.dropFirst())), pointer.tokens.count == 2,
-                      document[pointer] != nil else {
+                    let pointer = JSONPointer(parsing: String(reference.dropFirst())), pointer.tokens.count == 2,
+                    document[pointer] != nil
+                else {
                     throw FormatError(.schemaUnsupported, "\"$ref\" must be a local reference of the form \"#/$defs/NAME\" that exists", at: here)
                 }
                 references.append((node, pointer.tokens[1], here))
@@ -336,7 +360,7 @@ struct SchemaCompiler {
             case "then": node.then = try compile(value, at: here)
             case "else": node.otherwise = try compile(value, at: here)
             default:
-                break // annotations: $schema, $id, $comment, title, description
+                break  // annotations: $schema, $id, $comment, title, description
             }
         }
         return node
