@@ -38,7 +38,7 @@ enum MergeInputs {
             var isDirectory: ObjCBool = false
             // `-` is one event file or log read from standard input (Spec/merge.md 2).
             guard path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw EnsembleError(.usage, FormatError(.fileUnreadable, "no such file or folder", location: .init(file: path)))
+                throw EnsembleError(.usage, FormatError(.folderNotFound, "no such file or folder", location: .init(file: path)))
             }
             if !isDirectory.boolValue {
                 let name = URL(fileURLWithPath: path).lastPathComponent

@@ -63,6 +63,14 @@ package struct LogTool: ParsableCommand {
         return status
     }
 
+    /// Runs the command line in process and returns its exit status and exactly what it wrote,
+    /// the way swift-argument-parser's command tests do; for tests.
+    package static func runCapturing(arguments: [String]) -> (status: Int32, stdout: String, stderr: String) {
+        let captured = Console.Captured()
+        let status = Console.$captured.withValue(captured) { run(arguments: arguments) }
+        return (status, String(decoding: captured.stdout, as: UTF8.self), String(decoding: captured.stderr, as: UTF8.self))
+    }
+
     /// What the `logtool` executable runs: a closed pipe is a write error rather than a
     /// SIGPIPE death, and SIGINT, SIGTERM or SIGHUP remove the command's temporary files
     /// before the process exits with 128 + the signal number.
@@ -91,7 +99,23 @@ enum Console {
         return state.failure
     }
 
+    /// Standard output and error of a command run in process by ``LogTool/runCapturing(arguments:)``.
+    package final class Captured: @unchecked Sendable {
+        let lock = NSLock()
+        var stdout = Data()
+        var stderr = Data()
+    }
+
+    /// Set while a command runs in process for a test: its output goes here, not to the streams.
+    @TaskLocal static var captured: Captured?
+
     static func out(_ bytes: Data) {
+        if let captured {
+            captured.lock.lock()
+            captured.stdout += bytes
+            captured.lock.unlock()
+            return
+        }
         state.lock.lock()
         defer { state.lock.unlock() }
         guard state.failure == nil else { return }
@@ -103,6 +127,12 @@ enum Console {
     }
 
     static func err(_ bytes: Data) {
+        if let captured {
+            captured.lock.lock()
+            captured.stderr += bytes
+            captured.lock.unlock()
+            return
+        }
         clearProgressLine()
         try? FileHandle.standardError.write(contentsOf: bytes)
     }

@@ -72,27 +72,29 @@ struct Merge: ParsableCommand {
         try write(state)
     }
 
-    /// Streams the state document to standard output, or to `--out` through a temporary file
-    /// beside it that replaces the destination only once it is complete.
+    /// Streams the state document to standard output (through the console, which turns a
+    /// failed write into exit 1), or to `--out` through a temporary file beside it that replaces
+    /// the destination only once it is complete.
     private func write(_ state: StoreState) throws {
-        let destination = out.map { URL(fileURLWithPath: $0).standardizedFileURL }
-        let temporary = destination.map { $0.deletingLastPathComponent().appendingPathComponent(".\($0.lastPathComponent).partial-\(UUID().uuidString)") }
-        if let temporary { TemporaryFiles.register(temporary.path) }
-        defer {
-            if let temporary {
-                try? FileManager.default.removeItem(at: temporary)
-                TemporaryFiles.unregister(temporary.path)
+        guard let out else {
+            do {
+                try state.writeDocument { Console.out(Data($0)) }
+            } catch {
+                writeStandardError("logtool: \(error)")
+                throw ToolExit(status: .problemsFound)
             }
+            return Console.out(Data([UInt8(ascii: "\n")]))
         }
-        let handle: FileHandle
-        if let temporary {
-            guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let opened = try? FileHandle(forWritingTo: temporary) else {
-                writeStandardError("logtool: \(out ?? ""): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)")
-                throw ToolExit(status: .usage)
-            }
-            handle = opened
-        } else {
-            handle = FileHandle.standardOutput
+        let destination = URL(fileURLWithPath: out).standardizedFileURL
+        let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+        TemporaryFiles.register(temporary.path)
+        defer {
+            try? FileManager.default.removeItem(at: temporary)
+            TemporaryFiles.unregister(temporary.path)
+        }
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = try? FileHandle(forWritingTo: temporary) else {
+            writeStandardError("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)")
+            throw ToolExit(status: .usage)
         }
         var failure: Error?
         do {
@@ -107,16 +109,14 @@ struct Merge: ParsableCommand {
         do {
             if let failure { throw failure }
             try handle.write(contentsOf: [UInt8(ascii: "\n")])
-            if let temporary, let destination {
-                try handle.synchronize()
-                try handle.close()
-                guard rename(temporary.path, destination.path) == 0 else {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
-                }
+            try handle.synchronize()
+            try handle.close()
+            guard rename(temporary.path, destination.path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
             }
         } catch {
-            writeStandardError("logtool: \(out ?? "standard output"): could not write the state: \(error.localizedDescription)")
-            throw ToolExit(status: out == nil ? .problemsFound : .usage)
+            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
+            throw ToolExit(status: .usage)
         }
     }
 }
