@@ -129,12 +129,7 @@ struct ConvertTests {
 
         for step in 1...8 {
             let destination = scratch.appendingPathComponent("killed-\(step)")
-            let process = Process()
-            process.executableURL = Run.binary
-            process.arguments = ["convert", "--model", model, log.path, destination.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Self.startConvert(model: model, log.path, destination.path)
             Thread.sleep(forTimeInterval: duration * Double(step) / 9)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -146,6 +141,17 @@ struct ConvertTests {
         }
     }
 
+    /// `logtool convert` started in the background, its output discarded.
+    static func startConvert(model: String, _ source: String, _ destination: String) throws -> Process {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = ["convert", "--model", model, source, destination]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @Test("SIGINT or SIGTERM during convert removes its staging folder: nothing is left behind", arguments: [SIGINT, SIGTERM])
     func interrupted(signalNumber: Int32) throws {
         let scratch = try scratchDirectory()
@@ -154,12 +160,7 @@ struct ConvertTests {
         try Self.largeLog(at: log, events: 3000)
         let model = Run.packageRoot.appendingPathComponent(Originals.model).path
         let destination = scratch.appendingPathComponent("out")
-        let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = ["convert", "--model", model, log.path, destination.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.startConvert(model: model, log.path, destination.path)
         // Wait until the staging folder exists, then interrupt.
         var staged = false
         for _ in 0..<2000 where process.isRunning {

@@ -104,18 +104,19 @@ enum Console {
         let lock = NSLock()
         var stdout = Data()
         var stderr = Data()
+
+        func append(_ bytes: Data, toStandardError: Bool) {
+            lock.lock()
+            defer { lock.unlock() }
+            if toStandardError { stderr += bytes } else { stdout += bytes }
+        }
     }
 
     /// Set while a command runs in process for a test: its output goes here, not to the streams.
     @TaskLocal static var captured: Captured?
 
     static func out(_ bytes: Data) {
-        if let captured {
-            captured.lock.lock()
-            captured.stdout += bytes
-            captured.lock.unlock()
-            return
-        }
+        if let captured { return captured.append(bytes, toStandardError: false) }
         state.lock.lock()
         defer { state.lock.unlock() }
         guard state.failure == nil else { return }
@@ -127,12 +128,7 @@ enum Console {
     }
 
     static func err(_ bytes: Data) {
-        if let captured {
-            captured.lock.lock()
-            captured.stderr += bytes
-            captured.lock.unlock()
-            return
-        }
+        if let captured { return captured.append(bytes, toStandardError: true) }
         clearProgressLine()
         try? FileHandle.standardError.write(contentsOf: bytes)
     }
