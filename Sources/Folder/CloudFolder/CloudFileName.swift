@@ -86,9 +86,15 @@ package enum CloudFileName {
     /// Classifies an entry of `folder`. Debris rules come first; then the folder's grammar.
     public static func classify(
         name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
-        isSymlink: Bool = false, size: Int64? = nil
+        isSymlink: Bool = false, isSpecial: Bool = false, size: Int64? = nil
     ) -> CloudEntry {
-        if let debris = debris(name: name, isSymlink: isSymlink, isDirectory: isDirectory, size: size) { return debris }
+        // Rule 4's empty event file is a regular file: a FIFO's size says nothing.
+        if let debris = debris(name: name, isSymlink: isSymlink, isDirectory: isDirectory, size: isSpecial ? nil : size) { return debris }
+        // A FIFO, socket or device is never opened: opening a FIFO for reading blocks forever
+        // (Spec/cloud-layout.md section 7, rule 7).
+        if isSpecial {
+            return .debris(.unknownEntry, reason: "a FIFO, socket or device, not a regular file; never opened")
+        }
         if isDirectory {
             return .debris(.unknownName, reason: "a folder inside \(folder.rawValue)/, where only files belong")
         }

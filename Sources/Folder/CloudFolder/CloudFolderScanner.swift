@@ -55,7 +55,7 @@ package struct CloudFolderScanner: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         let ensembles = names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).compactMap { name -> EnsembleListing? in
             let child = url.appendingPathComponent(name)
-            guard Self.isPlainDirectory(child), Self.isEnsembleFolder(child) else { return nil }
+            guard !Self.isStagingName(name), Self.isPlainDirectory(child), Self.isEnsembleFolder(child) else { return nil }
             return listEnsemble(child, displayPath: name, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
@@ -96,7 +96,8 @@ package struct CloudFolderScanner: Sendable {
     /// The file `name` of the subfolder `folder`, found at `folderPath`, classified.
     static func entry(_ name: String, in folder: EnsembleSubfolder, at folderPath: String) -> ListedEntry {
         let info = fileInfo(atPath: folderPath + "/" + name)
-        let entry = CloudFileName.classify(name: name, in: folder, isDirectory: info.isDirectory, isSymlink: info.isSymlink, size: info.size)
+        let entry = CloudFileName.classify(
+            name: name, in: folder, isDirectory: info.isDirectory, isSymlink: info.isSymlink, isSpecial: info.isSpecial, size: info.size)
         return ListedEntry(path: "\(folder.rawValue)/\(name)", entry: entry, size: info.isDirectory ? nil : info.size)
     }
 
@@ -115,6 +116,12 @@ package struct CloudFolderScanner: Sendable {
         }
     }
 
+    /// A writer's temporary folder (`.NAME.partial-UUID`, `.NAME.replaced-UUID`, README 6.1):
+    /// never an ensemble of a root, whatever it holds (Spec/cloud-layout.md section 3).
+    static func isStagingName(_ name: String) -> Bool {
+        name.hasPrefix(".") && (name.contains(".partial-") || name.contains(".replaced-"))
+    }
+
     static func sortedNames(_ url: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted(by: utf8Precedes)
     }
@@ -122,6 +129,8 @@ package struct CloudFolderScanner: Sendable {
     struct FileInfo {
         var isDirectory = false
         var isSymlink = false
+        /// Neither a regular file, a directory nor a link: a FIFO, socket or device.
+        var isSpecial = false
         var size: Int64?
     }
 
@@ -133,7 +142,9 @@ package struct CloudFolderScanner: Sendable {
         var status = stat()
         guard lstat(path, &status) == 0 else { return FileInfo() }
         let type = status.st_mode & S_IFMT
-        return FileInfo(isDirectory: type == S_IFDIR, isSymlink: type == S_IFLNK, size: Int64(status.st_size))
+        return FileInfo(
+            isDirectory: type == S_IFDIR, isSymlink: type == S_IFLNK, isSpecial: type != S_IFDIR && type != S_IFLNK && type != S_IFREG,
+            size: Int64(status.st_size))
     }
 
     static func isPlainDirectory(_ url: URL) -> Bool {

@@ -11,6 +11,8 @@ extension FormatError.Code {
     public static let convertDestinationExists = Self("convert.destination-exists")
     /// The parent folder of a path to create is missing (Spec/README.md 6).
     public static let fileParentMissing = Self("file.parent-missing")
+    /// A path to create is its source, lies inside it or contains it (Spec/README.md 6.1).
+    public static let fileDestinationInsideSource = Self("file.destination-inside-source")
     public static let convertLossy = Self("convert.lossy")
     public static let convertVerificationFailed = Self("convert.verification-failed")
     public static let convertUnconvertible = Self("convert.unconvertible")
@@ -106,6 +108,37 @@ package struct Converter: Sendable {
         }
     }
 
+    /// Refuses a destination inside `source` (or equal to it, or containing it), however it is
+    /// spelled: every existing ancestor of the destination is compared with the source by device
+    /// and inode, so `..`, and links anywhere in either path, cannot hide it (Spec/README.md 6.1).
+    package static func checkOutside(_ destination: String, source: String, code: FormatError.Code) throws(ConversionFailure) {
+        func identity(_ path: String) -> (dev_t, ino_t)? {
+            var status = stat()
+            return stat(path, &status) == 0 ? (status.st_dev, status.st_ino) : nil
+        }
+        guard let sourceIdentity = identity(source) else { return }
+        let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
+        var ancestor = destinationURL
+        while true {
+            if let current = identity(ancestor.path), current == sourceIdentity {
+                throw ConversionFailure(
+                    usage: true, errors: [FormatError(code, "the destination is \(source) or inside it", location: .init(file: destination))])
+            }
+            if ancestor.path == "/" { break }
+            ancestor = ancestor.deletingLastPathComponent()
+        }
+        // The destination must not contain the source either (replacing it would remove it).
+        var sourceAncestor = URL(fileURLWithPath: source).standardizedFileURL.resolvingSymlinksInPath()
+        let destinationIdentity = identity(destinationURL.path)
+        while let destinationIdentity, sourceAncestor.path != "/" {
+            sourceAncestor = sourceAncestor.deletingLastPathComponent()
+            if let current = identity(sourceAncestor.path), current == destinationIdentity {
+                throw ConversionFailure(
+                    usage: true, errors: [FormatError(code, "the destination contains \(source)", location: .init(file: destination))])
+            }
+        }
+    }
+
     /// Whether anything is at `url`, a dangling symbolic link included.
     public static func exists(_ url: URL) -> Bool {
         (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
@@ -116,6 +149,7 @@ package struct Converter: Sendable {
     public func convert(source: String, destination: String, replacing: Bool = false) throws(ConversionFailure) -> ConversionSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
         try Self.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
+        try Self.checkOutside(destination, source: source, code: .fileDestinationInsideSource)
         if target == .v1 && reader.model == nil {
             throw ConversionFailure(
                 usage: true,
@@ -329,19 +363,19 @@ struct FolderWriter {
     }
 
     mutating func copy(_ source: URL, to path: String) throws(ConversionFailure) {
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: source)
+            data = try EventFileReader.readBytes(at: source, limit: .max)
         } catch {
-            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read: \(error.localizedDescription)", location: .init(file: path))])
+            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read: \(error.message)", location: .init(file: path))])
         }
-        try StagingArea.write(Array(data), to: root.appendingPathComponent(path))
+        try StagingArea.write(data, to: root.appendingPathComponent(path))
     }
 
     /// A data file of the source: its value, raw or in a container as asked.
     mutating func copyDataFile(_ source: URL, name: String) throws(ConversionFailure) {
         let path = "data/\(name)"
-        guard let bytes = FileManager.default.contents(atPath: source.path).map(Array.init) else {
+        guard let bytes = try? EventFileReader.readBytes(at: source, limit: .max) else {
             throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read", location: .init(file: path))])
         }
         let content: [UInt8]
@@ -407,8 +441,8 @@ struct FolderWriter {
         }
         for (name, data) in blobs
         where
-            (FileManager.default.contents(atPath: root.appendingPathComponent("data").appendingPathComponent(name).path)
-            .flatMap { try? DataBlob.content(of: Array($0)) }).map({ Data($0) }) != data
+            (try? EventFileReader.readBytes(at: root.appendingPathComponent("data").appendingPathComponent(name), limit: .max))
+            .flatMap({ try? DataBlob.content(of: $0) }).map({ Data($0) }) != data
         {
             throw ConversionFailure(errors: [
                 FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))
@@ -484,11 +518,23 @@ package struct StagingArea {
             try replaceDestination()
             return
         }
+        // The staged folders' entries reach the disk before the rename publishes them.
+        Self.syncFolders(below: url)
         // Atomic, and never replaces what appeared at the destination meanwhile; plain rename(2)
         // only where the file system cannot do that.
         var status = cfs_rename_noreplace(url.path, destination.path)
         if status != 0 && (errno == ENOSYS || errno == EINVAL) && !Converter.exists(destination) {
             status = rename(url.path, destination.path)
+        }
+        if status != 0 && errno == EEXIST {
+            // Another writer published first: the same answer as if it had been there at the start.
+            throw ConversionFailure(
+                usage: true,
+                errors: [
+                    FormatError(
+                        .convertDestinationExists, "appeared while this was written; it is never replaced without --force",
+                        location: .init(file: destination.path))
+                ])
         }
         guard status == 0 else {
             throw ConversionFailure(errors: [
@@ -499,6 +545,7 @@ package struct StagingArea {
         }
         committed = true
         TemporaryFiles.unregister(url.path)
+        Self.syncFolder(destination.deletingLastPathComponent().path)
     }
 
     /// Puts the staged result where the destination is, then removes what was there.
@@ -510,6 +557,7 @@ package struct StagingArea {
                     location: .init(file: destination.path))
             ])
         }
+        Self.syncFolders(below: url)
         if cfs_rename_exchange(url.path, destination.path) == 0 {
             // The staging name now holds the old content, still registered for removal.
             try? FileManager.default.removeItem(at: url)
@@ -527,6 +575,30 @@ package struct StagingArea {
         }
         committed = true
         TemporaryFiles.unregister(url.path)
+        // And the rename itself.
+        Self.syncFolder(destination.deletingLastPathComponent().path)
+    }
+
+    /// `fsync` of a folder, so that its entries survive a power cut (best effort: a file system
+    /// that cannot sync a folder still has the files' own syncs).
+    static func syncFolder(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// ``syncFolder(_:)`` of `root` and of every folder below it (a staged ensemble has a handful).
+    static func syncFolders(below root: URL) {
+        guard CloudFolderScanner.fileInfo(atPath: root.path).isDirectory else { return }
+        var folders = [root.path]
+        while let folder = folders.popLast() {
+            syncFolder(folder)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                let child = folder + "/" + name
+                if CloudFolderScanner.fileInfo(atPath: child).isDirectory { folders.append(child) }
+            }
+        }
     }
 
     public func discard() {

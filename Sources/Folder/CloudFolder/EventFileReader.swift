@@ -306,20 +306,42 @@ package struct EventFileReader: Sendable {
         return bytes
     }
 
-    /// Reads at most `limit` bytes; a larger file is refused before it is loaded.
-    static func readBytes(at url: URL, limit: Int) throws(FormatError) -> [UInt8] {
-        do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            let data = try handle.read(upToCount: limit + 1) ?? Data()
-            if data.count > limit {
-                throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
-            }
-            return [UInt8](data)
-        } catch let error as FormatError {
-            throw error
-        } catch {
-            throw FormatError(.fileUnreadable, "the file could not be read: \(error.localizedDescription)")
+    /// Reads at most `limit` bytes of a regular file; a larger file is refused from its size,
+    /// before anything is loaded.
+    ///
+    /// The file is opened without following a link and without blocking, and checked with
+    /// `fstat` on the open descriptor, which is then the only thing read: a name swapped for a
+    /// link or a FIFO after the folder was listed is refused, never followed or waited on.
+    package static func readBytes(at url: URL, limit: Int) throws(FormatError) -> [UInt8] {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw FormatError(.fileUnreadable, "not a regular file (a link, FIFO, socket or device is never read)")
+        }
+        guard status.st_size <= Int64(limit) else {
+            throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
+        var count = 0
+        while count < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                Foundation.read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
+            }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { throw FormatError(.fileUnreadable, "the file could not be read: \(String(cString: strerror(errno)))") }
+            if read == 0 { break }
+            count += read
+            // A file that grew since fstat: still never more than the limit.
+            if count == bytes.count && count <= limit { bytes += [UInt8](repeating: 0, count: min(bytes.count, limit + 1 - bytes.count)) }
+        }
+        guard count <= limit else {
+            throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 }

@@ -218,17 +218,19 @@ public struct StoreState: Sendable {
             guard let target = resolve(related, from: entity, relationship: property) else { return }
             value = .toOne(target)
         case .toMany(let added, let removed):
+            // Member identifiers in a set: checking each added identifier against the members
+            // one by one made a large relationship quadratic.
             var members: Set<Int32> = []
             if !isInsert, case .toMany(let existing)? = current {
                 let removedIDs = Set(removed.map(ExactString.init))
                 members = existing.filter { !removedIDs.contains(ExactString(slots[Int($0)].id)) }
             }
+            var memberIDs = Set(members.map { ExactString(slots[Int($0)].id) })
             for id in added {
                 let exact = ExactString(id)
-                guard !members.contains(where: { ExactString(slots[Int($0)].id) == exact }),
-                    let target = resolve(id, from: entity, relationship: property)
-                else { continue }
+                guard !memberIDs.contains(exact), let target = resolve(id, from: entity, relationship: property) else { continue }
                 members.insert(target)
+                memberIDs.insert(exact)
             }
             value = .toMany(members)
         case .orderedToMany(let added, let removed, let moved):
@@ -236,20 +238,24 @@ public struct StoreState: Sendable {
             if !isInsert, case .ordered(let existing)? = current { order = existing }
             let removedIDs = Set(removed.map(ExactString.init))
             order.removeAll { removedIDs.contains(ExactString(slots[Int($0)].id)) }
+            // Members by identifier (the first with that identifier), for linear appends and moves.
+            var memberByID: [ExactString: Int32] = [:]
+            for member in order where memberByID[ExactString(slots[Int(member)].id)] == nil { memberByID[ExactString(slots[Int(member)].id)] = member }
             for id in added.sorted(by: utf8Precedes) {
                 let exact = ExactString(id)
-                guard !order.contains(where: { ExactString(slots[Int($0)].id) == exact }) else { continue }
-                if let target = resolve(id, from: entity, relationship: property) { order.append(target) }
+                guard memberByID[exact] == nil, let target = resolve(id, from: entity, relationship: property) else { continue }
+                order.append(target)
+                memberByID[exact] = target
             }
             if !moved.isEmpty {
                 var front: [Int32] = []
+                var inFront: Set<Int32> = []
                 for index in moved.keys.sorted() {
-                    guard let id = moved[index], let member = order.first(where: { ExactString(slots[Int($0)].id) == ExactString(id) }),
-                        !front.contains(member)
-                    else { continue }
+                    guard let id = moved[index], let member = memberByID[ExactString(id)], !inFront.contains(member) else { continue }
                     front.append(member)
+                    inFront.insert(member)
                 }
-                order = front + order.filter { !front.contains($0) }
+                order = front + order.filter { !inFront.contains($0) }
             }
             value = .ordered(order)
         }

@@ -215,12 +215,12 @@ package enum EnsembleVerifier {
         // Data files in the blob container are checked against their SHA-256.
         for data in contents.dataFiles {
             let url = listing.url.appendingPathComponent("data").appendingPathComponent(data.name)
-            guard let handle = try? FileHandle(forReadingFrom: url) else { continue }
-            let head = (try? handle.read(upToCount: DataBlob.magic.count)) ?? Data()
-            try? handle.close()
-            guard DataBlob.isContainer(head), let bytes = FileManager.default.contents(atPath: url.path) else { continue }
+            // Opened safely (no link, FIFO or device), read once.
+            guard let bytes = try? EventFileReader.readBytes(at: url, limit: .max), DataBlob.isContainer(Data(bytes.prefix(DataBlob.magic.count))) else {
+                continue
+            }
             do throws(FormatError) {
-                _ = try DataBlob.content(of: Array(bytes))
+                _ = try DataBlob.content(of: bytes)
             } catch {
                 add(
                     .verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,

@@ -138,7 +138,7 @@ enum MergeInputs {
         var bytes: [String: Data] = [:]
         func contents(_ path: String) -> Data? {
             if let known = bytes[path] { return known }
-            let read = FileManager.default.contents(atPath: path)
+            let read = (try? EventFileReader.readBytes(at: URL(fileURLWithPath: path), limit: .max)).map { Data($0) }
             bytes[path] = read
             return read
         }

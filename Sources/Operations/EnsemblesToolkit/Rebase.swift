@@ -32,19 +32,17 @@ extension Ensemble {
     public func rebase(to out: URL, store: String? = nil, binary: Bool = false, replacing: Bool = false) throws(EnsembleError) -> RebaseSummary {
         guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
         let outURL = out.standardizedFileURL
-        let pathURL = URL(fileURLWithPath: path).standardizedFileURL
         do {
             try Converter.checkDestination(out.path, replacing: replacing, existsCode: .rebaseDestinationExists)
         } catch {
             throw EnsembleError(
                 kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
         }
-        guard outURL.path != pathURL.path, !outURL.path.hasPrefix(pathURL.path + "/"), !pathURL.path.hasPrefix(outURL.path + "/") else {
+        do {
+            try Converter.checkOutside(out.path, source: path, code: .rebaseInvalidDestination)
+        } catch {
             throw EnsembleError(
-                .usage,
-                FormatError(
-                    .rebaseInvalidDestination, "the new folder must not be \(path), be inside it or contain it",
-                    location: .init(file: out.path)))
+                kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
         }
         let listings: [EnsembleListing]
         do {
@@ -96,7 +94,12 @@ extension Ensemble {
                 .write(baseline, named: name, plan: plan, listing: listing, input: input, to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
-                let code = problem.code == .rebaseVerificationFailed || problem.code == .rebaseDestinationExists ? problem.code : .rebaseWriteFailed
+                let code: FormatError.Code =
+                    switch problem.code {
+                    case .rebaseVerificationFailed, .rebaseDestinationExists: problem.code
+                    case .convertDestinationExists: .rebaseDestinationExists
+                    default: .rebaseWriteFailed
+                    }
                 return IntegrityProblem(code: code, number: nil, files: [], message: problem.message)
             }
             throw EnsembleError(kind: failure.usage ? .usage : .failure, problems: problems)
@@ -177,7 +180,7 @@ private struct RebaseWriter {
 
     private func readAll(_ url: URL) throws -> [UInt8] {
         do {
-            return Array(try Data(contentsOf: url))
+            return try EventFileReader.readBytes(at: url, limit: .max)
         } catch {
             throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "\(url.path): \(error.localizedDescription)")])
         }

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import JSONDocument
+
+/// Hostile folders (issue 14): special files, a file swapped for a link while the folder is
+/// read, destinations inside the source, temporary folders of interrupted writers.
+@Suite("Hostile folders")
+struct HostileFolderTests {
+    /// Runs `logtool` and stops it after `seconds`: a command that hangs fails the test instead
+    /// of the suite.
+    static func run(_ arguments: [String], in directory: URL = Run.packageRoot, seconds: Double = 30) throws -> (status: Int32, stdout: String, timedOut: Bool)
+    {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(seconds)
+        var timedOut = false
+        let reader = DispatchQueue.global()
+        nonisolated(unsafe) var data = Data()
+        let group = DispatchGroup()
+        reader.async(group: group) { data = out.fileHandleForReading.readDataToEndOfFile() }
+        while process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                process.terminate()
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        process.waitUntilExit()
+        group.wait()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), timedOut)
+    }
+
+    static func copyFixture(to scratch: URL) throws -> URL {
+        let ensemble = scratch.appendingPathComponent("E")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/merge/baseline-covers/cloud/E"), to: ensemble)
+        try FileManager.default.createDirectory(at: ensemble.appendingPathComponent("data"), withIntermediateDirectories: true)
+        return ensemble
+    }
+
+    @Test("FIFOs and sockets in every subfolder are debris, never opened: no command hangs")
+    func specialFiles() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        var special: [String] = []
+        for (folder, name) in [("stores", "FIFO-STORE"), ("events", "9_FIFO_0.cdeevent.x"), ("baselines", "7_FIFO_F1.cdeevent"), ("data", "FIFODATA")] {
+            #expect(mkfifo(ensemble.appendingPathComponent("\(folder)/\(name)").path, 0o644) == 0)
+            special.append("\(folder)/\(name)")
+        }
+        for (folder, name) in [("stores", "SOCKET"), ("data", "SOCKETDATA")] {
+            let path = ensemble.appendingPathComponent("\(folder)/\(name)").path
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(bound == 0)
+            close(fd)
+            special.append("\(folder)/\(name)")
+        }
+        for arguments in [
+            ["inspect", ensemble.path], ["verify", ensemble.path], ["merge", ensemble.path],
+            ["convert", ensemble.path, scratch.appendingPathComponent("converted").path],
+            ["rebase", ensemble.path, "--out", scratch.appendingPathComponent("rebased").path],
+        ] {
+            let result = try Self.run(arguments)
+            #expect(!result.timedOut, "\(arguments[0]) hung on a special file")
+            #expect(result.status == 0, "\(arguments[0]): \(result.status)")
+        }
+        let report = try JSONParser.parse(Array(try Self.run(["inspect", "--json", ensemble.path]).stdout.utf8))
+        let debris = report[JSONPointer(["ensembles", "0", "debris"])]?.arrayValue ?? []
+        for path in special {
+            let entry = debris.first { $0[JSONPointer(["path"])] == .string(path) }
+            #expect(entry?[JSONPointer(["kind"])] == .string("unknownEntry"), "\(path)")
+        }
+    }
+
+    @Test("an event file swapped for a link to an outside file while merging is never followed")
+    func symlinkSwap() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        let events = ensemble.appendingPathComponent("events")
+        let victim = try #require(try FileManager.default.contentsOfDirectory(atPath: events.path).filter { $0.hasSuffix(".cdeevent") }.sorted().last)
+        let original = try Data(contentsOf: events.appendingPathComponent(victim))
+        // The same event, with an object that exists only outside the folder.
+        let outsideText = String(decoding: original, as: UTF8.self)
+            .replacingOccurrences(of: #""changesByEntity":{"#, with: #""changesByEntity":{"Outside":[{"globalIdentifier":"OUTSIDE-OBJECT","type":100}],"#)
+        #expect(outsideText != String(decoding: original, as: UTF8.self))
+        let outside = scratch.appendingPathComponent("outside.cdeevent")
+        try Data(outsideText.utf8).write(to: outside)
+        let stop = ManagedAtomicFlag()
+        let swapper = Thread {
+            let target = events.appendingPathComponent(victim).path
+            let spare = events.appendingPathComponent(".spare").path
+            while !stop.isSet {
+                unlink(spare)
+                symlink(outside.path, spare)
+                rename(spare, target)
+                unlink(spare)
+                _ = FileManager.default.createFile(atPath: spare, contents: original)
+                rename(spare, target)
+            }
+        }
+        swapper.start()
+        defer { stop.set() }
+        for _ in 0..<40 {
+            let result = try Self.run(["merge", ensemble.path])
+            #expect(!result.stdout.contains("OUTSIDE-OBJECT"), "a merge printed an object from outside the folder")
+        }
+        stop.set()
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+
+    @Test("a destination inside the source is refused, by name, by .. and through a link", arguments: ["E/converted", "E/../E/converted", "link/converted"])
+    func destinationInsideSource(destination: String) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("link").path, withDestinationPath: ensemble.path)
+        let before = try FileManager.default.subpathsOfDirectory(atPath: ensemble.path).sorted()
+        let convert = try Self.run(["convert", "E", destination], in: scratch)
+        #expect(convert.status == 2)
+        let rebase = try Self.run(["rebase", "E", "--out", destination], in: scratch)
+        #expect(rebase.status == 2)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: ensemble.path).sorted() == before)
+    }
+
+    @Test("the temporary folder an interrupted writer leaves in a root is not a second ensemble")
+    func stagingFolderInRoot() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        try FileManager.default.copyItem(at: ensemble, to: scratch.appendingPathComponent(".converted.partial-0F8E6C3A"))
+        let result = try Self.run(["merge", scratch.path])
+        #expect(result.status == 0)
+    }
+}
+
+/// A flag one thread sets and another reads.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+}
