@@ -9,6 +9,9 @@ public struct BinaryReadingLimits: Sendable {
     public var maximumInflateRatio = 1_000
     public var maximumStrings = 16_777_216
     public var maximumStringBytes = 16 * 1024 * 1024
+    /// Object changes per byte of the file (Spec/v2-binary.md 11): a few kilobytes of deflated
+    /// changes must not decode into millions of changes and gigabytes of memory.
+    public var maximumChangesPerFileByte = 4
 
     public init() {}
 }
@@ -145,7 +148,8 @@ public struct V2BinaryDecoder: Sendable {
         }
         var changes: [ObjectChange] = []
         if let section = payloads[.changes] {
-            changes = try readChanges(section, strings)
+            let budget = max(1, bytes.count).multipliedReportingOverflow(by: max(0, limits.maximumChangesPerFileByte))
+            changes = try readChanges(section, strings, budget: budget.overflow ? .max : budget.partialValue)
         }
         var event = Event(
             uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
@@ -184,9 +188,10 @@ public struct V2BinaryDecoder: Sendable {
         return strings
     }
 
-    private func readChanges(_ section: Payload, _ strings: [String]) throws(FormatError) -> [ObjectChange] {
+    private func readChanges(_ section: Payload, _ strings: [String], budget: Int) throws(FormatError) -> [ObjectChange] {
         var reader = ByteReader(section, limits: limits)
         var changes: [ObjectChange] = []
+        var remaining = budget
         var previousEntity: String?
         for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
             let entityStart = reader.offset
@@ -196,7 +201,16 @@ public struct V2BinaryDecoder: Sendable {
             }
             guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
             previousEntity = entity
-            for changeIndex in 0..<(try reader.nonEmptyCount("an entity is listed without changes")) {
+            let countStart = reader.offset
+            let count = try reader.nonEmptyCount("an entity is listed without changes")
+            remaining -= count
+            guard remaining >= 0 else {
+                throw FormatError(
+                    .binaryTooLarge,
+                    "the file holds more object changes than \(limits.maximumChangesPerFileByte) per byte of the file (\(budget)); Spec/v2-binary.md 11",
+                    location: .init(offset: countStart))
+            }
+            for changeIndex in 0..<count {
                 // Built only for an error: most changes never need it.
                 func changePointer(_ rest: String...) -> JSONPointer { JSONPointer(["changesByEntity", entity, String(changeIndex)] + rest) }
                 let typeStart = reader.offset

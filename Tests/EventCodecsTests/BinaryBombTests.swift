@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+
+/// A small binary file must not decode into far more object changes than it has bytes
+/// (Spec/v2-binary.md 11): deflate makes millions of identical changes a few kilobytes.
+@Suite("Binary events: object changes bounded by the file's size")
+struct BinaryBombTests {
+    static func event(changes: Int, distinct: Bool = false) -> Event {
+        Event(
+            uniqueIdentifier: "U", type: .save, storeIdentifier: "A", revision: 0, globalCount: 1, timestamp: 1,
+            objectChanges: (0..<changes).map { index in
+                ObjectChange(entity: "Item", globalIdentifier: distinct ? "item-\(index)" : "x", type: .delete)
+            })
+    }
+
+    @Test("200,000 deflated changes in a file of a few kilobytes are refused with binary.too-large")
+    func bomb() throws {
+        let bytes = try V2BinaryEncoder(deflateSections: true).encode(Self.event(changes: 200_000))
+        #expect(bytes.count < 10_000, "the deflated file is \(bytes.count) bytes")
+        #expect(throws: FormatError.self) { try V2BinaryDecoder().decode(bytes) }
+        do {
+            _ = try V2BinaryDecoder().decode(bytes)
+        } catch {
+            #expect(error.code == .binaryTooLarge)
+            #expect((error.location.offset ?? -1) < bytes.count)
+        }
+    }
+
+    @Test("an event whose changes name distinct objects decodes, deflated or not, however many changes it has")
+    func withinTheLimit() throws {
+        for deflate in [false, true] {
+            for count in [1, 100, 50_000] {
+                let bytes = try V2BinaryEncoder(deflateSections: deflate).encode(Self.event(changes: count, distinct: true))
+                #expect(try V2BinaryDecoder().decode(bytes).objectChanges.count == count)
+            }
+        }
+    }
+
+    @Test("the limit is 4 changes per byte: one change more than that is refused, that many decode")
+    func boundary() throws {
+        let bytes = try V2BinaryEncoder(deflateSections: true).encode(Self.event(changes: 2_000))
+        var limits = BinaryReadingLimits()
+        limits.maximumChangesPerFileByte = (2_000 - 1) / bytes.count
+        #expect(throws: FormatError.self) { try V2BinaryDecoder(limits: limits).decode(bytes) }
+        limits.maximumChangesPerFileByte = (2_000 - 1) / bytes.count + 1
+        #expect(try V2BinaryDecoder(limits: limits).decode(bytes).objectChanges.count == 2_000)
+        #expect(BinaryReadingLimits().maximumChangesPerFileByte == 4)
+    }
+}
