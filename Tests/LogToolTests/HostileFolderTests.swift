@@ -138,6 +138,22 @@ struct HostileFolderTests {
         #expect(try FileManager.default.subpathsOfDirectory(atPath: ensemble.path).sorted() == before)
     }
 
+    @Test("a file over the size limit is refused from its size, with the code its first bytes call for", arguments: [true, false])
+    func hugeFile(binary: Bool) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("huge.cdeevent")
+        // Sparse: 300 MiB that take no space and must not be read.
+        try Data(binary ? [0x89, 0x45, 0x4E, 0x53, 0x0D, 0x0A, 0x1A, 0x0A] : Array("{".utf8)).write(to: file)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 300 * 1024 * 1024)
+        try handle.close()
+        let result = try Self.run(["inspect", "--json", file.path], seconds: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains(binary ? "binary.too-large" : "json.too-large"), "\(result.stdout.prefix(300))")
+    }
+
     @Test("the temporary folder an interrupted writer leaves in a root is not a second ensemble")
     func stagingFolderInRoot() throws {
         let scratch = try scratchDirectory()

@@ -323,7 +323,12 @@ package struct EventFileReader: Sendable {
             throw FormatError(.fileUnreadable, "not a regular file (a link, FIFO, socket or device is never read)")
         }
         guard status.st_size <= Int64(limit) else {
-            throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+            // Decided from the size and the first bytes alone: a binary event is binary.too-large
+            // (Spec/v2-binary.md 11), anything else json.too-large, and nothing more is read.
+            var head = [UInt8](repeating: 0, count: V2Binary.magic.count)
+            let read = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            let code: FormatError.Code = read == head.count && head == V2Binary.magic ? .binaryTooLarge : .jsonTooLarge
+            throw FormatError(code, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var count = 0
