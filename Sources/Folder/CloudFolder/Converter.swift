@@ -463,9 +463,7 @@ package struct StagingArea {
 
     public init(for destination: URL) throws(ConversionFailure) {
         self.destination = destination
-        url = destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        TemporaryFiles.register(url.path)
+        url = TemporaryFiles.reserveSibling(of: destination)
     }
 
     public static func createFolder(_ url: URL) throws(ConversionFailure) {
@@ -564,7 +562,7 @@ package struct StagingArea {
         } else {
             // Without an atomic swap: move the old content aside under a hidden name, never
             // deleting it before the new content is in place.
-            let aside = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).replaced-\(UUID().uuidString)")
+            let aside = TemporaryFiles.sibling(of: destination, kind: "replaced")
             guard rename(destination.path, aside.path) == 0 else { throw failure("moving it aside") }
             guard rename(url.path, destination.path) == 0 else {
                 let error = failure("moving the result into place")
@@ -602,7 +600,7 @@ package struct StagingArea {
     }
 
     public func discard() {
-        if !committed { try? FileManager.default.removeItem(at: url) }
-        TemporaryFiles.unregister(url.path)
+        // A committed area was unregistered when it was published.
+        if !committed { TemporaryFiles.release(url) }
     }
 }

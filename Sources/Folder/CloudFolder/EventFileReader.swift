@@ -313,16 +313,9 @@ package struct EventFileReader: Sendable {
     /// `fstat` on the open descriptor, which is then the only thing read: a name swapped for a
     /// link or a FIFO after the folder was listed is refused, never followed or waited on.
     package static func readBytes(at url: URL, limit: Int) throws(FormatError) -> [UInt8] {
-        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
-        }
+        let (descriptor, size) = try openRegularFile(url)
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw FormatError(.fileUnreadable, "not a regular file (a link, FIFO, socket or device is never read)")
-        }
-        guard status.st_size <= Int64(limit) else {
+        guard size <= Int64(limit) else {
             // Decided from the size and the first bytes alone: a binary event is binary.too-large
             // (Spec/v2-binary.md 11), anything else json.too-large, and nothing more is read.
             var head = [UInt8](repeating: 0, count: V2Binary.magic.count)
@@ -330,7 +323,7 @@ package struct EventFileReader: Sendable {
             let code: FormatError.Code = read == head.count && head == V2Binary.magic ? .binaryTooLarge : .jsonTooLarge
             throw FormatError(code, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
         }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
+        var bytes = [UInt8](repeating: 0, count: Int(size) + 1)
         var count = 0
         while count < bytes.count {
             let read = bytes.withUnsafeMutableBytes { buffer in
@@ -348,5 +341,32 @@ package struct EventFileReader: Sendable {
         }
         bytes.removeLast(bytes.count - count)
         return bytes
+    }
+
+    /// At most the first `count` bytes of a regular file, opened as ``readBytes(at:limit:)``
+    /// opens it; the rest is never read.
+    package static func readPrefix(at url: URL, count: Int) throws(FormatError) -> [UInt8] {
+        let (descriptor, _) = try openRegularFile(url)
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: count)
+        let read = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard read >= 0 else { throw FormatError(.fileUnreadable, "the file could not be read: \(String(cString: strerror(errno)))") }
+        return Array(head.prefix(read))
+    }
+
+    /// Opens `url` without following a link and without blocking, and checks on the open
+    /// descriptor that it is a regular file; returns the descriptor (the caller closes it) and
+    /// the size `fstat` gives.
+    private static func openRegularFile(_ url: URL) throws(FormatError) -> (descriptor: Int32, size: Int64) {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw FormatError(.fileUnreadable, "not a regular file (a link, FIFO, socket or device is never read)")
+        }
+        return (descriptor, Int64(status.st_size))
     }
 }

@@ -18,6 +18,26 @@ package enum TemporaryFiles {
 
     private static let registry = Registry()
 
+    /// A hidden name beside `destination`, `.NAME.<kind>-UUID`, under which it is written (kind
+    /// `partial`) or its old content set aside (kind `replaced`); the one naming rule that
+    /// readers recognise and never take for an ensemble (Spec/cloud-layout.md section 3).
+    package static func sibling(of destination: URL, kind: String = "partial") -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).\(kind)-\(UUID().uuidString)")
+    }
+
+    /// A ``sibling(of:kind:)`` to write `destination` under, registered for removal on a signal.
+    package static func reserveSibling(of destination: URL) -> URL {
+        let url = sibling(of: destination)
+        register(url.path)
+        return url
+    }
+
+    /// Removes a reserved sibling (if it is still there) and forgets it.
+    package static func release(_ url: URL) {
+        try? FileManager.default.removeItem(at: url)
+        unregister(url.path)
+    }
+
     /// `path` is being written; ``removeAll()`` deletes it unless it is unregistered first.
     package static func register(_ path: String) {
         registry.lock.lock()

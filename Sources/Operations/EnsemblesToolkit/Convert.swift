@@ -34,7 +34,7 @@ extension Ensemble {
         to destination: String, format: Format = .v2JSON, blobContainers: Bool = false,
         replacing: Bool = false
     ) throws(EnsembleError) -> ConversionReport {
-        guard let source = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no source given")) }
+        let source = try firstInput()
         var converter = Converter(reader: reader, target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
         converter.blobContainers = blobContainers
         do {

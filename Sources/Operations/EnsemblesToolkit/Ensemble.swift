@@ -48,6 +48,12 @@ public struct Ensemble: Sendable {
 
     var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model) }
 
+    /// The input an operation on one path works on: the first one.
+    func firstInput() throws(EnsembleError) -> String {
+        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no input given")) }
+        return path
+    }
+
     /// Replays every event to the final state (Spec/merge.md). Warnings that do not stop the
     /// merge (an invalid store registration) go to `warnings`.
     public func merge(warnings: inout [FormatError]) throws(EnsembleError) -> StoreState {
@@ -98,7 +104,7 @@ public struct Ensemble: Sendable {
     /// Checks every ensemble folder of the first input without changing it (Spec/verify.md).
     /// `progress` is called before each ensemble with its identifier and number of entries.
     public func verify(progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil) throws(EnsembleError) -> [EnsembleVerification] {
-        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
+        let path = try firstInput()
         let listings: [EnsembleListing]
         do {
             listings = try CloudFolderScanner().scan(path)
@@ -141,13 +147,12 @@ public struct EnsembleError: Error, Sendable, CustomStringConvertible {
     }
 
     init(_ kind: Kind, _ error: FormatError) {
-        self.init(
-            kind: kind,
-            problems: [
-                IntegrityProblem(
-                    code: error.code, number: nil, files: error.location.file.map { [$0] } ?? [],
-                    message: error.message)
-            ])
+        self.init(kind: kind, problems: [IntegrityProblem(readError: error)])
+    }
+
+    /// A usage error for a path the caller gave: each error names `path`.
+    init(usage errors: [FormatError], path: String) {
+        self.init(kind: .usage, problems: errors.map { IntegrityProblem(readError: $0.inFile(path)) })
     }
 
     /// One finding line per problem (Spec/merge.md 5.9).

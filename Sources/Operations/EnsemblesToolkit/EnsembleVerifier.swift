@@ -215,10 +215,10 @@ package enum EnsembleVerifier {
         // Data files in the blob container are checked against their SHA-256.
         for data in contents.dataFiles {
             let url = listing.url.appendingPathComponent("data").appendingPathComponent(data.name)
-            // Opened safely (no link, FIFO or device), read once.
-            guard let bytes = try? EventFileReader.readBytes(at: url, limit: .max), DataBlob.isContainer(Data(bytes.prefix(DataBlob.magic.count))) else {
-                continue
-            }
+            // Opened safely (no link, FIFO or device); only a container is read whole.
+            guard let head = try? EventFileReader.readPrefix(at: url, count: DataBlob.magic.count), DataBlob.isContainer(Data(head)),
+                let bytes = try? EventFileReader.readBytes(at: url, limit: .max)
+            else { continue }
             do throws(FormatError) {
                 _ = try DataBlob.content(of: bytes)
             } catch {

@@ -291,7 +291,7 @@ extension Ensemble {
     /// data file and piece of debris of a cloud folder, or one decoded event file or log, as the
     /// `inspect` document. Nothing is written.
     public func inspect() throws(EnsembleError) -> JSONValue {
-        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no path given")) }
+        let path = try firstInput()
         do {
             return try InspectReport.make(path: path, reader: reader)
         } catch {

@@ -30,19 +30,13 @@ extension Ensemble {
     /// changed, and nothing is published unless both merge alike (Spec/merge.md 13).
     /// With `replacing`, an existing `out` is replaced once the new folder is verified.
     public func rebase(to out: URL, store: String? = nil, binary: Bool = false, replacing: Bool = false) throws(EnsembleError) -> RebaseSummary {
-        guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no folder given")) }
+        let path = try firstInput()
         let outURL = out.standardizedFileURL
         do {
             try Converter.checkDestination(out.path, replacing: replacing, existsCode: .rebaseDestinationExists)
-        } catch {
-            throw EnsembleError(
-                kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
-        }
-        do {
             try Converter.checkOutside(out.path, source: path, code: .rebaseInvalidDestination)
         } catch {
-            throw EnsembleError(
-                kind: .usage, problems: error.errors.map { IntegrityProblem(code: $0.code, number: nil, files: [out.path], message: $0.message) })
+            throw EnsembleError(usage: error.errors, path: out.path)
         }
         let listings: [EnsembleListing]
         do {

@@ -86,12 +86,8 @@ struct Merge: ParsableCommand {
             return Console.out(Data([UInt8(ascii: "\n")]))
         }
         let destination = URL(fileURLWithPath: out).standardizedFileURL
-        let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        TemporaryFiles.register(temporary.path)
-        defer {
-            try? FileManager.default.removeItem(at: temporary)
-            TemporaryFiles.unregister(temporary.path)
-        }
+        let temporary = TemporaryFiles.reserveSibling(of: destination)
+        defer { TemporaryFiles.release(temporary) }
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = try? FileHandle(forWritingTo: temporary) else {
             writeStandardError("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)")
             throw ToolExit(status: .usage)

@@ -21,12 +21,8 @@ package enum StateDatabase {
         guard replacing || (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
             throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))
         }
-        let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        TemporaryFiles.register(temporary.path)
-        defer {
-            try? FileManager.default.removeItem(at: temporary)
-            TemporaryFiles.unregister(temporary.path)
-        }
+        let temporary = TemporaryFiles.reserveSibling(of: destination)
+        defer { TemporaryFiles.release(temporary) }
         do {
             let database = try Connection(path: temporary.path)
             try database.execute("PRAGMA journal_mode=DELETE")
