@@ -115,6 +115,30 @@ struct JSONParserTests {
         #expect(throws: FormatError.self) { try JSONParser.parse("[1234567]", options: options) }
     }
 
+    @Test("the string limit counts decoded UTF-8 bytes: exactly the limit is accepted, one more is not")
+    func stringLimitBoundary() throws {
+        var options = JSONReadingOptions()
+        options.maximumStringBytes = 4
+        #expect(try JSONParser.parse(#"["abcd"]"#, options: options).arrayValue?.first?.stringValue == "abcd")
+        // Six escapes decode to four bytes: accepted although the raw text is 24 bytes long.
+        #expect(try JSONParser.parse(#"["\u0041\u0042\u0043\u0044"]"#, options: options).arrayValue?.first?.stringValue == "ABCD")
+        #expect(try JSONParser.parse(#"["\u00e9\u00e9"]"#, options: options).arrayValue?.first?.stringValue == "éé")
+        for refused in [#"["abcde"]"#, #"["\u00e9\u00e9a"]"#, #"["éé\n"]"#] {
+            do {
+                _ = try JSONParser.parse(refused, options: options)
+                Issue.record("accepted \(refused)")
+            } catch {
+                #expect(error.code == .jsonTooLarge)
+                #expect(error.location.offset == 1, "the opening quote")
+            }
+        }
+        // The default limit, at its boundary (Spec/v2-json.md 3.2: 16,777,216 bytes is accepted).
+        let limit = JSONReadingOptions().maximumStringBytes
+        let exact = #"[""# + String(repeating: "x", count: limit) + #""]"#
+        #expect(try JSONParser.parse(exact).arrayValue?.first?.stringValue?.utf8.count == limit)
+        #expect(throws: FormatError.self) { try JSONParser.parse(#"[""# + String(repeating: "x", count: limit + 1) + #""]"#) }
+    }
+
     @Test("escapes decode, including surrogate pairs")
     func escapes() throws {
         let value = try JSONParser.parse(#"["\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00\u0000"]"#)

@@ -249,7 +249,9 @@ public struct JSONParser {
                 throw error(.jsonUnexpectedEnd, "the file ends inside a string", at: position)
             }
             let byte = bytes[position]
-            if position - start > options.maximumStringBytes {
+            // The limit is on the decoded bytes (Spec/v2-json.md 3.2): the decoded text so far
+            // plus the unescaped run being scanned, so escapes and the quotes are not counted.
+            if output.count + (position - runStart) > options.maximumStringBytes {
                 throw error(.jsonTooLarge, "a string longer than \(options.maximumStringBytes) bytes", at: start)
             }
             switch byte {

@@ -12,20 +12,27 @@ public struct ModelValidator: Sendable {
 
     public init(model: DataModel) { self.model = model }
 
-    /// Every violation in the changes of one v2 file. `document` is that file's JSON, used to
-    /// point at the offending member exactly; without it pointers stop at the object change.
-    public func validate(_ changes: [ObjectChange], v2Document document: JSONValue? = nil) -> [FormatError] {
-        var errors: [FormatError] = []
+    /// Every violation in the changes of one v2 file, in the order of Spec/model.md 9.3, within
+    /// the report bound of Spec/README.md section 6.2 (the first `limit`, then a count).
+    /// `document` is that file's JSON, used to point at the offending member exactly; without it
+    /// pointers stop at the object change.
+    public func validate(_ changes: [ObjectChange], v2Document document: JSONValue? = nil, limit: Int = 100) -> [FormatError] {
+        var errors = BoundedErrorList(limit: limit, order: .found)
         var indexInEntity: [ExactString: Int] = [:]
+        var unknownEntities = Set<ExactString>()
         // Fields are read in place: copying each change retains all its parts.
         for position in changes.indices {
             let entityName = changes[position].entity, type = changes[position].type, properties = changes[position].propertyChanges
-            let index = indexInEntity[ExactString(entityName), default: 0]
-            indexInEntity[ExactString(entityName)] = index + 1
-            // Pointers are built only for an error: most changes never need one.
+            let entityKey = ExactString(entityName)
+            let index = indexInEntity[entityKey, default: 0]
+            indexInEntity[entityKey] = index + 1
+            // Pointers are built only for an error that is kept: most changes never need one.
             func changePointer() -> JSONPointer { JSONPointer.root / "changesByEntity" / entityName / index }
             guard let entity = model.entities[entityName] else {
-                errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
+                // One error for the entity, not one per change: they would share code and pointer.
+                if unknownEntities.insert(entityKey).inserted {
+                    errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
+                }
                 continue
             }
             if type == .insert && entity.isAbstract {
@@ -35,55 +42,66 @@ public struct ModelValidator: Sendable {
                 errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer() / "properties"))
             }
             for property in properties {
-                if let error = check(property, entity: entityName, at: propertyPointer(property.name, change: changePointer(), document: document)) {
-                    errors.append(error)
-                }
+                guard let problem = check(property, entity: entityName) else { continue }
+                errors.append(
+                    FormatError(problem.code, problem.message, at: problem.pointer(below: propertyPointer(property.name, change: changePointer(), document: document))))
             }
         }
-        return errors
+        return errors.finish()
     }
 
-    private func check(_ property: PropertyChange, entity: String, at pointer: @autoclosure () -> JSONPointer) -> FormatError? {
+    /// What is wrong with one property change, and the member of it the pointer ends at (none:
+    /// the property change itself).
+    private struct Problem {
+        var code: FormatError.Code
+        var message: String
+        var member: String?
+
+        func pointer(below propertyChange: JSONPointer) -> JSONPointer { member.map { propertyChange / $0 } ?? propertyChange }
+    }
+
+    private func check(_ property: PropertyChange, entity: String) -> Problem? {
         switch model.property(property.name, of: entity) {
         case nil:
-            return FormatError(.modelUnknownProperty, "\(entity) has no property \"\(property.name)\" in the model", at: pointer())
+            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(property.name)\" in the model")
         case .attribute(let attribute)?:
             if attribute.isTransient {
-                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer())
+                return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
             }
             switch property.value {
             case .attribute(let value):
                 guard attribute.type.accepts(value) else {
-                    return FormatError(
-                        .modelWrongValueType, "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)", at: pointer() / "value")
+                    return Problem(
+                        code: .modelWrongValueType, message: "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)",
+                        member: "value")
                 }
                 if case .integer(let int) = value, let range = attribute.type.integerRange, !range.contains(int) {
-                    return FormatError(
-                        .modelIntegerOutOfRange, "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))",
-                        at: pointer() / "value")
+                    return Problem(
+                        code: .modelIntegerOutOfRange,
+                        message: "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))", member: "value")
                 }
                 return nil
             case .attributeInDataFile:
                 guard attribute.type == .binary || attribute.type == .transformable else {
-                    return FormatError(
-                        .modelWrongValueType,
-                        "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)",
-                        at: pointer() / "filename")
+                    return Problem(
+                        code: .modelWrongValueType,
+                        message: "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)",
+                        member: "filename")
                 }
                 return nil
             default:
-                return FormatError(
-                    .modelWrongKind, "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", at: pointer() / "type")
+                return Problem(
+                    code: .modelWrongKind, message: "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", member: "type")
             }
         case .relationship(let relationship)?:
             if relationship.isTransient {
-                return FormatError(.modelTransientProperty, "\(entity).\(property.name) is transient and never synced", at: pointer())
+                return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
             }
             let expected: PropertyKind = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             guard property.kind == expected else {
-                return FormatError(
-                    .modelWrongKind, "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
-                    at: pointer() / "type")
+                return Problem(
+                    code: .modelWrongKind, message: "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
+                    member: "type")
             }
             return nil
         }

@@ -38,19 +38,16 @@ public struct SchemaValidator: Sendable {
     }
 
     /// Every violation, one per (code, pointer), sorted by pointer then code (Spec/v2-json.md
-    /// section 4). Empty means valid.
-    public func validate(_ instance: JSONValue) -> [FormatError] {
-        var errors: [FormatError] = []
+    /// section 4), within the report bound of Spec/README.md section 6.2: the first `limit`, then
+    /// one `format.too-many-errors` entry counting the rest. Empty means valid.
+    public func validate(_ instance: JSONValue, limit: Int = 100) -> [FormatError] {
+        var errors = BoundedErrorList(limit: limit, order: .pointerThenCode)
         _ = root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: false)
-        var seen = Set<String>()
-        return errors.sorted { lhs, rhs in
-            let a = lhs.location.pointer ?? .root, b = rhs.location.pointer ?? .root
-            return a != b ? a < b : lhs.code < rhs.code
-        }.filter { seen.insert("\($0.code) \($0.location.pointer ?? .root)").inserted }
+        return errors.finish()
     }
 
     public func isValid(_ instance: JSONValue) -> Bool {
-        var errors: [FormatError] = []
+        var errors = BoundedErrorList(limit: 1, order: .found)
         return root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: true)
     }
 }
@@ -85,7 +82,7 @@ final class SchemaNode: @unchecked Sendable {
 
     /// Appends violations; returns whether there were none. With `stopAtFirst` it returns at
     /// the first violation (for branches of `anyOf`, `oneOf`, `not` and `if`).
-    func evaluate(_ instance: JSONValue, at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+    func evaluate(_ instance: JSONValue, at pointer: JSONPointer, errors: inout BoundedErrorList, stopAtFirst: Bool) -> Bool {
         let start = errors.count
         func fail(_ keyword: String, _ message: @autoclosure () -> String, at location: JSONPointer? = nil) -> Bool {
             errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: location ?? pointer))
@@ -150,11 +147,11 @@ final class SchemaNode: @unchecked Sendable {
     }
 
     func accepts(_ instance: JSONValue, at pointer: JSONPointer) -> Bool {
-        var ignored: [FormatError] = []
+        var ignored = BoundedErrorList(limit: 1, order: .found)
         return evaluate(instance, at: pointer, errors: &ignored, stopAtFirst: true)
     }
 
-    private func evaluateObject(_ object: JSONObject, at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+    private func evaluateObject(_ object: JSONObject, at pointer: JSONPointer, errors: inout BoundedErrorList, stopAtFirst: Bool) -> Bool {
         let start = errors.count
         func fail(_ keyword: String, _ message: @autoclosure () -> String, at location: JSONPointer) -> Bool {
             errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: location))
@@ -203,7 +200,7 @@ final class SchemaNode: @unchecked Sendable {
         return errors.count == start
     }
 
-    private func evaluateArray(_ array: [JSONValue], at pointer: JSONPointer, errors: inout [FormatError], stopAtFirst: Bool) -> Bool {
+    private func evaluateArray(_ array: [JSONValue], at pointer: JSONPointer, errors: inout BoundedErrorList, stopAtFirst: Bool) -> Bool {
         let start = errors.count
         func fail(_ keyword: String, _ message: @autoclosure () -> String) -> Bool {
             errors.append(FormatError(.schema(keyword), stopAtFirst ? "" : message(), at: pointer))
