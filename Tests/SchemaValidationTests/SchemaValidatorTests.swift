@@ -71,3 +71,39 @@ struct SchemaValidatorTests {
         }
     }
 }
+
+@Suite("Bounded error reports (Spec/README.md 6.2)")
+struct BoundedReportTests {
+    /// An object of `count` members that each violate `type`, and also twice the same `required`
+    /// violation through `allOf` (a duplicate the report lists once and counts once).
+    func instance(_ count: Int) throws -> (SchemaValidator, JSONValue) {
+        let schema = #"{"allOf":[{"required":["zz"]},{"required":["zz"]}],"additionalProperties":{"type":"string"}}"#
+        let members = (0..<count).map { #""m\#($0)":\#($0)"# }.joined(separator: ",")
+        return (try SchemaValidator(schema: try JSONParser.parse(schema)), try JSONParser.parse("{\(members)}"))
+    }
+
+    @Test("a report keeps the first 100 in report order and counts the distinct rest")
+    func firstHundredThenACount() throws {
+        let (validator, document) = try instance(5_000)
+        let everything = validator.validate(document, limit: 100_000)
+        // 5,000 type violations and one required violation (its duplicate removed).
+        #expect(everything.count == 5_001)
+        #expect(!everything.contains { $0.code == .formatTooManyErrors })
+        let bounded = validator.validate(document)
+        #expect(bounded.count == 101)
+        #expect(Array(bounded.prefix(100)) == Array(everything.prefix(100)))
+        let last = try #require(bounded.last)
+        #expect(last.code == .formatTooManyErrors)
+        #expect(last.location.pointer == nil)
+        #expect(last.message.contains("4901 more errors"), "5,001 distinct errors, 100 listed: \(last.message)")
+    }
+
+    @Test("exactly the limit needs no count; one more does", arguments: [(100, 100), (101, 101)])
+    func boundary(members: Int, reported: Int) throws {
+        // `members` type violations plus the required one: 101 or 102 errors in all.
+        let (validator, document) = try instance(members - 1)
+        let report = validator.validate(document)
+        #expect(report.count == reported)
+        #expect((report.last?.code == .formatTooManyErrors) == (members > 100))
+    }
+}

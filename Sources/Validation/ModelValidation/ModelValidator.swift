@@ -44,7 +44,8 @@ public struct ModelValidator: Sendable {
             for property in properties {
                 guard let problem = check(property, entity: entityName) else { continue }
                 errors.append(
-                    FormatError(problem.code, problem.message, at: problem.pointer(below: propertyPointer(property.name, change: changePointer(), document: document))))
+                    FormatError(
+                        problem.code, problem.message, at: problem.pointer(below: propertyPointer(property.name, change: changePointer(), document: document))))
             }
         }
         return errors.finish()
@@ -100,7 +101,8 @@ public struct ModelValidator: Sendable {
             let expected: PropertyKind = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             guard property.kind == expected else {
                 return Problem(
-                    code: .modelWrongKind, message: "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
+                    code: .modelWrongKind,
+                    message: "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
                     member: "type")
             }
             return nil
