@@ -78,6 +78,43 @@ struct BinaryFixtureTests {
         }
     }
 
+    @Test(
+        "the folder reader checks a data file in chunks with the same verdict as the whole-file check", arguments: blobFiles + ["hello.container", "hello.raw"])
+    func streamedBlob(file: String) throws {
+        let bytes = try Fixtures.bytes("v2-binary/blobs/\(file)")
+        let whole = Result { () throws(FormatError) in try DataBlob.content(of: bytes) }
+        var streamed: [UInt8] = []
+        let result = Result { () throws(FormatError) in
+            try DataFileReader.check(at: Fixtures.url("v2-binary/blobs/\(file)")) { streamed.append(contentsOf: $0) }
+        }
+        switch (result, whole) {
+        case (.success, .success(let expected)): #expect(streamed == expected, "\(file)")
+        case (.failure(let a), .failure(let b)): #expect(a.code == b.code, "\(file)")
+        default: Issue.record("\(file): streamed \(result), whole \(whole)")
+        }
+    }
+
+    @Test("a container of several chunks streams to its content; damage anywhere is found", arguments: [nil, 10, 1_500_000, 3_000_000] as [Int?])
+    func multiChunkContainer(damageAt: Int?) throws {
+        let content = (0..<3_145_728).map { UInt8(truncatingIfNeeded: $0 % 251 ^ $0 >> 12) }
+        for deflate in [false, true] {
+            var container = DataBlob.container(content, deflate: deflate)
+            if let damageAt { container[min(damageAt, container.count - 1)] ^= 0x40 }
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("multi-chunk-\(deflate)-\(damageAt ?? -1)")
+            try Data(container).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            var streamed: [UInt8] = []
+            let result = Result { () throws(FormatError) in try DataFileReader.check(at: file) { streamed.append(contentsOf: $0) } }
+            let whole = Result { () throws(FormatError) in try DataBlob.content(of: container) }
+            switch (result, whole) {
+            case (.success, .success(let expected)): #expect(streamed == expected && expected == content)
+            case (.failure(let a), .failure(let b)): #expect(a.code == b.code)
+            default: Issue.record("deflate \(deflate), damage at \(String(describing: damageAt)): streamed \(result), whole \(whole)")
+            }
+            #expect((damageAt == nil) == ((try? whole.get()) != nil))
+        }
+    }
+
     @Test("the intact containers give their content")
     func intactBlobs() throws {
         #expect(

@@ -154,6 +154,44 @@ struct HostileFolderTests {
         #expect(result.stdout.contains(binary ? "binary.too-large" : "json.too-large"), "\(result.stdout.prefix(300))")
     }
 
+    @Test(
+        "a data file over its size limit is blob.too-large from its size alone, never read (Spec/data-blobs.md 4)",
+        arguments: [(true, Int64(1 << 30) + 51), (false, Int64(1 << 30) + 1)])
+    func hugeDataFile(container: Bool, size: Int64) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        // Sparse: over a gigabyte that takes no space; reading it whole would take seconds and gigabytes.
+        let file = ensemble.appendingPathComponent("data/HUGE")
+        try Data(container ? [0x89, 0x45, 0x4E, 0x42, 0x0D, 0x0A, 0x1A, 0x0A, 1, 0] : Array("raw".utf8)).write(to: file)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(size))
+        try handle.close()
+        let result = try Self.run(["verify", "--json", ensemble.path], seconds: 10)
+        #expect(!result.timedOut)
+        let report = try JSONParser.parse(Array(result.stdout.utf8))
+        let diagnostics = report[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+        let finding = diagnostics.first {
+            $0[JSONPointer(["files"])] == .array([.string("data/HUGE")]) && $0[JSONPointer(["code"])] == .string("verify.unreadable-file")
+        }
+        #expect(finding?[JSONPointer(["details", "cause"])] == .string("blob.too-large"), "\(result.stdout.prefix(600))")
+    }
+
+    @Test("convert --blob-container of highly compressible content reads back: the writer keeps the reader's ratio rule")
+    func compressibleBlobConverts() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        // One MiB of zeros deflates to about a kilobyte: over the 1000x ratio a reader accepts.
+        try Data(count: 1 << 20).write(to: ensemble.appendingPathComponent("data/ZEROS"))
+        let destination = scratch.appendingPathComponent("converted")
+        let result = try Self.run(["convert", "--blob-container", ensemble.path, destination.path], seconds: 60)
+        #expect(result.status == 0, "\(result.stdout.prefix(600))")
+        let written = try Data(contentsOf: destination.appendingPathComponent("data/ZEROS"))
+        #expect(written.starts(with: [0x89, 0x45, 0x4E, 0x42]), "written in a container")
+        #expect(written[9] == 0, "stored, not deflated: deflating would exceed the ratio rule")
+    }
+
     @Test("the temporary folder an interrupted writer leaves in a root is not a second ensemble")
     func stagingFolderInRoot() throws {
         let scratch = try scratchDirectory()

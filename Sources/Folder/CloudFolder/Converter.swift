@@ -302,7 +302,11 @@ struct FolderWriter {
     var lastWritten = ""
     /// What each written event file must read back as.
     private var written: [(path: String, event: Event)] = []
-    private var blobs: [String: Data] = [:]
+    /// The SHA-256 of every data file written, by name: enough to compare contents (a moved
+    /// value with a copied file, the written file with what was meant) without keeping them.
+    private var blobs: [String: [UInt8]] = [:]
+    /// The SHA-256 of every file copied byte for byte, by path.
+    private var copied: [String: [UInt8]] = [:]
 
     init(root: URL, target: TargetDialect, binary: Bool, reader: EventFileReader) {
         self.root = root
@@ -362,32 +366,30 @@ struct FolderWriter {
         return bytes
     }
 
+    /// A file copied byte for byte (a store registration), in chunks; its digest is kept for
+    /// the read-back.
     mutating func copy(_ source: URL, to path: String) throws(ConversionFailure) {
-        let data: [UInt8]
         do {
-            data = try EventFileReader.readBytes(at: source, limit: .max)
+            copied[path] = try StagingArea.copy(source, to: root.appendingPathComponent(path))
         } catch {
-            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read: \(error.message)", location: .init(file: path))])
+            throw ConversionFailure(
+                errors: error.errors.map { FormatError($0.code, "could not be copied: \($0.message)", location: .init(file: path)) })
         }
-        try StagingArea.write(data, to: root.appendingPathComponent(path))
     }
 
     /// A data file of the source: its value, raw or in a container as asked.
     mutating func copyDataFile(_ source: URL, name: String) throws(ConversionFailure) {
         let path = "data/\(name)"
-        guard let bytes = try? EventFileReader.readBytes(at: source, limit: .max) else {
-            throw ConversionFailure(errors: [FormatError(.fileUnreadable, "could not be read", location: .init(file: path))])
-        }
         let content: [UInt8]
         do {
-            content = try DataBlob.content(of: bytes)
+            content = try DataFileReader.content(at: source)
         } catch {
             throw ConversionFailure(errors: [error.inFile(path)])
         }
         // Content that looks like a container must be written in one (Spec/data-blobs.md).
         let wrap = blobContainers || DataBlob.isContainer(content)
         try StagingArea.write(wrap ? DataBlob.container(content, deflate: true) : content, to: root.appendingPathComponent(path))
-        blobs[name] = Data(content)
+        blobs[name] = Array(SHA256.hash(data: content))
     }
 
     /// Binary values over the inline limit go to `data/<sha256>` (Spec/convert.md, "Blobs").
@@ -399,6 +401,7 @@ struct FolderWriter {
             for (p, property) in properties.enumerated() {
                 guard case .attribute(.binary(let data)) = property.value, data.count > Converter.inlineBinaryLimit else { continue }
                 let name = Converter.dataFileName(data)
+                let digest = Array(SHA256.hash(data: data))
                 if blobs[name] == nil {
                     let url = root.appendingPathComponent("data").appendingPathComponent(name)
                     // A data file of the same name copied from the source must hold the same bytes.
@@ -410,8 +413,8 @@ struct FolderWriter {
                         ])
                     }
                     try StagingArea.write(blobContainers ? DataBlob.container(Array(data), deflate: true) : Array(data), to: url)
-                    blobs[name] = data
-                } else if blobs[name] != data {
+                    blobs[name] = digest
+                } else if blobs[name] != digest {
                     throw ConversionFailure(errors: [
                         FormatError(
                             .convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there",
@@ -439,15 +442,23 @@ struct FolderWriter {
                         + check.errors)
             }
         }
-        for (name, data) in blobs
-        where
-            (try? EventFileReader.readBytes(at: root.appendingPathComponent("data").appendingPathComponent(name), limit: .max))
-            .flatMap({ try? DataBlob.content(of: $0) }).map({ Data($0) }) != data
-        {
+        for (path, digest) in copied where (try? DataFileReader.digest(of: root.appendingPathComponent(path))) != digest {
+            throw ConversionFailure(errors: [
+                FormatError(.convertVerificationFailed, "the copied file does not read back as its source", location: .init(file: path))
+            ])
+        }
+        for (name, digest) in blobs where Self.digest(ofDataFile: root.appendingPathComponent("data").appendingPathComponent(name)) != digest {
             throw ConversionFailure(errors: [
                 FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))
             ])
         }
+    }
+
+    /// The SHA-256 of a written data file's content, read back in chunks; nil when it does not read.
+    private static func digest(ofDataFile url: URL) -> [UInt8]? {
+        var hasher = SHA256()
+        guard (try? DataFileReader.check(at: url, content: { hasher.update(data: $0) })) != nil else { return nil }
+        return Array(hasher.finalize())
     }
 }
 
@@ -485,6 +496,36 @@ package struct StagingArea {
     /// Writes one file, creating its folder; flushed to disk unless `durable` is false (for callers
     /// that flush everything once before `commit`).
     public static func write(_ bytes: [UInt8], to url: URL, durable: Bool = true) throws(ConversionFailure) {
+        try write(to: url, durable: durable) { handle in try handle.write(contentsOf: bytes) }
+    }
+
+    /// Copies the regular file `source` to `url` in chunks and returns the SHA-256 of what was
+    /// copied, for the caller to compare with the copy read back (``DataFileReader/digest(of:)``).
+    package static func copy(_ source: URL, to url: URL) throws(ConversionFailure) -> [UInt8] {
+        var hasher = SHA256()
+        var readFailure: FormatError?
+        do {
+            try write(to: url) { handle in
+                do throws(FormatError) {
+                    try DataFileReader.forEachChunk(at: source) { (chunk) throws(FormatError) in
+                        hasher.update(data: chunk)
+                        do { try handle.write(contentsOf: chunk) } catch {
+                            throw FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)")
+                        }
+                    }
+                } catch {
+                    readFailure = error
+                    throw error
+                }
+            }
+        } catch {
+            // A source that cannot be read is reported as such, not as a failed write.
+            throw readFailure.map { ConversionFailure(errors: [$0]) } ?? error
+        }
+        return Array(hasher.finalize())
+    }
+
+    private static func write(to url: URL, durable: Bool = true, _ body: (FileHandle) throws -> Void) throws(ConversionFailure) {
         guard TemporaryFiles.beginWrite() else { throw Self.stopped(url) }
         defer { TemporaryFiles.endWrite() }
         do {
@@ -494,7 +535,7 @@ package struct StagingArea {
             }
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
-            try handle.write(contentsOf: bytes)
+            try body(handle)
             if durable { try handle.synchronize() }
         } catch {
             throw ConversionFailure(errors: [

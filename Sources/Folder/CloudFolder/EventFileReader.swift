@@ -343,21 +343,10 @@ package struct EventFileReader: Sendable {
         return bytes
     }
 
-    /// At most the first `count` bytes of a regular file, opened as ``readBytes(at:limit:)``
-    /// opens it; the rest is never read.
-    package static func readPrefix(at url: URL, count: Int) throws(FormatError) -> [UInt8] {
-        let (descriptor, _) = try openRegularFile(url)
-        defer { close(descriptor) }
-        var head = [UInt8](repeating: 0, count: count)
-        let read = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        guard read >= 0 else { throw FormatError(.fileUnreadable, "the file could not be read: \(String(cString: strerror(errno)))") }
-        return Array(head.prefix(read))
-    }
-
     /// Opens `url` without following a link and without blocking, and checks on the open
     /// descriptor that it is a regular file; returns the descriptor (the caller closes it) and
     /// the size `fstat` gives.
-    private static func openRegularFile(_ url: URL) throws(FormatError) -> (descriptor: Int32, size: Int64) {
+    static func openRegularFile(_ url: URL) throws(FormatError) -> (descriptor: Int32, size: Int64) {
         let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")

@@ -47,6 +47,21 @@ public struct V2BinaryEncoder: Sendable {
     public init(deflateSections: Bool = false) { self.deflateSections = deflateSections }
 
     public func encode(_ event: Event) throws(FormatError) -> [UInt8] {
+        let bytes = try encode(event, deflating: deflateSections, withinReaderLimits: true)
+        // The reader's limits hold for what the writer writes (Spec/v2-binary.md 11): deflated
+        // sections so small that the file would hold more object changes per byte than a reader
+        // accepts are written as they are.
+        guard deflateSections, event.objectChanges.count > BinaryReadingLimits().maximumChangesPerFileByte * bytes.count else { return bytes }
+        return try encode(event, deflating: false, withinReaderLimits: true)
+    }
+
+    /// Every section deflated, whatever the ratio and the changes per byte: the files a reader
+    /// must refuse, for the tests of its limits.
+    package func encodeBeyondReaderLimits(_ event: Event) throws(FormatError) -> [UInt8] {
+        try encode(event, deflating: true, withinReaderLimits: false)
+    }
+
+    private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool) throws(FormatError) -> [UInt8] {
         var strings = StringTable()
         strings.collect(event)
         var header = ByteWriter()
@@ -70,9 +85,13 @@ public struct V2BinaryEncoder: Sendable {
         output.bytes.append(contentsOf: V2Binary.magic)
         output.bytes.append(contentsOf: [V2Binary.majorVersion, V2Binary.minorVersion])
         for (type, payload) in sections {
-            let stored = deflateSections ? (Zlib.deflate(payload) ?? payload) : payload
+            // Deflated only within the ratio every reader accepts (Spec/v2-binary.md 5.2).
+            let deflated =
+                deflating
+                ? Zlib.deflate(payload).flatMap { !withinReaderLimits || Zlib.ratioAllows(stored: $0.count, inflated: payload.count) ? $0 : nil } : nil
+            let stored = deflated ?? payload
             output.varint(type.rawValue)
-            output.varint(deflateSections && stored != payload ? 1 : 0)
+            output.varint(deflated == nil ? 0 : 1)
             output.varint(UInt64(stored.count))
             output.uint32(Zlib.crc32(stored[...]))
             output.bytes.append(contentsOf: stored)

@@ -6,7 +6,7 @@ import EnsembleModel
 public struct BinaryReadingLimits: Sendable {
     public var maximumFileBytes = 256 * 1024 * 1024
     public var maximumSectionBytes = 256 * 1024 * 1024
-    public var maximumInflateRatio = 1_000
+    public var maximumInflateRatio = Zlib.maximumRatio
     public var maximumStrings = 16_777_216
     public var maximumStringBytes = 16 * 1024 * 1024
     /// Object changes per byte of the file (Spec/v2-binary.md 11): a few kilobytes of deflated

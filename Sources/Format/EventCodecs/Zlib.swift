@@ -29,6 +29,24 @@ enum Zlib {
         return Array(output.prefix(Int(stream.total_out)))
     }
 
+    /// The one compression-ratio rule of the Spec (v2-binary.md 8, data-blobs.md 4 and 5): a
+    /// reader refuses deflated bytes that inflate to more than this many times their stored
+    /// length, so a writer stores bytes raw rather than deflate them beyond it. Sharing the rule
+    /// is what makes every file the toolkit writes a file it reads.
+    static let maximumRatio = 1_000
+
+    /// Whether `stored` deflated bytes may stand for `inflated` bytes under ``maximumRatio``.
+    static func ratioAllows(stored: Int, inflated: Int) -> Bool { inflated <= max(1, stored) * maximumRatio }
+
+    /// `input` deflated when that is smaller and within the ratio rule; nil when it must be
+    /// stored as it is.
+    static func deflateForStorage(_ input: [UInt8]) -> [UInt8]? {
+        guard let deflated = deflate(input), deflated.count < input.count, ratioAllows(stored: deflated.count, inflated: input.count) else {
+            return nil
+        }
+        return deflated
+    }
+
     enum InflateFailure: Error {
         case corrupt
         case tooLarge
@@ -37,32 +55,68 @@ enum Zlib {
     /// Inflates raw DEFLATE, refusing output beyond `limit` bytes (a hostile stream can claim
     /// any size; it is never trusted).
     static func inflate(_ input: ArraySlice<UInt8>, limit: Int) throws(InflateFailure) -> [UInt8] {
-        var stream = z_stream()
-        guard czlib_inflate_init_raw(&stream) == Z_OK else { throw .corrupt }
-        defer { inflateEnd(&stream) }
+        let stream = try InflateStream(limit: limit)
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var mutableInput = Array(input)
-        var finished = false
-        var failure: InflateFailure?
-        mutableInput.withUnsafeMutableBufferPointer { source in
-            stream.next_in = source.baseAddress
-            stream.avail_in = uInt(source.count)
-            while !finished && failure == nil {
-                let produced: Int = chunk.withUnsafeMutableBufferPointer { destination in
-                    stream.next_out = destination.baseAddress
-                    stream.avail_out = uInt(destination.count)
-                    let status = CZlib.inflate(&stream, Z_NO_FLUSH)
-                    if status == Z_STREAM_END { finished = true } else if status != Z_OK { failure = .corrupt }
-                    return destination.count - Int(stream.avail_out)
-                }
-                if produced == 0 && !finished && failure == nil && stream.avail_in == 0 { failure = .corrupt }
-                output.append(contentsOf: chunk.prefix(produced))
-                if output.count > limit { failure = .tooLarge }
-            }
-        }
-        if let failure { throw failure }
-        guard stream.avail_in == 0 else { throw .corrupt }
+        try stream.feed(input) { output.append(contentsOf: $0) }
+        try stream.finish()
         return output
+    }
+
+    /// Raw DEFLATE inflated chunk by chunk, so that a large stream is never held whole: each
+    /// `feed` hands its output to a closure in pieces of at most 64 KiB.
+    final class InflateStream {
+        private var stream = z_stream()
+        private let limit: Int
+        private var produced = 0
+        private var ended = false
+        private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+
+        init(limit: Int) throws(InflateFailure) {
+            self.limit = limit
+            guard czlib_inflate_init_raw(&stream) == Z_OK else { throw .corrupt }
+        }
+
+        deinit { inflateEnd(&stream) }
+
+        /// Inflates the next stored bytes. Input after the end of the stream is `corrupt`, and so
+        /// is output beyond the limit `tooLarge`, both reported as soon as they are met.
+        func feed(_ input: ArraySlice<UInt8>, _ sink: (ArraySlice<UInt8>) -> Void) throws(InflateFailure) {
+            guard !input.isEmpty else { return }
+            guard !ended else { throw .corrupt }
+            var mutableInput = Array(input)
+            var failure: InflateFailure?
+            mutableInput.withUnsafeMutableBufferPointer { source in
+                stream.next_in = source.baseAddress
+                stream.avail_in = uInt(source.count)
+                while failure == nil && !ended {
+                    var stalled = false
+                    let count: Int = chunk.withUnsafeMutableBufferPointer { destination in
+                        stream.next_out = destination.baseAddress
+                        stream.avail_out = uInt(destination.count)
+                        switch CZlib.inflate(&stream, Z_NO_FLUSH) {
+                        case Z_STREAM_END: ended = true
+                        case Z_OK: break
+                        // No progress is possible without more input.
+                        case Z_BUF_ERROR: stalled = true
+                        default: failure = .corrupt
+                        }
+                        return destination.count - Int(stream.avail_out)
+                    }
+                    produced += count
+                    if produced > limit { failure = .tooLarge; break }
+                    if count > 0 { sink(chunk[..<count]) }
+                    // All input consumed and the output buffer not filled: zlib needs more input.
+                    if stalled || (stream.avail_in == 0 && stream.avail_out > 0) { break }
+                }
+                if failure == nil && ended && stream.avail_in > 0 { failure = .corrupt }
+                stream.next_in = nil
+            }
+            if let failure { throw failure }
+        }
+
+        /// The stream must have reached its final block.
+        func finish() throws(InflateFailure) {
+            guard ended else { throw .corrupt }
+        }
     }
 }

@@ -212,15 +212,12 @@ package enum EnsembleVerifier {
                 .verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
                 [("kind", .string(debris.kind.rawValue))])
         }
-        // Data files in the blob container are checked against their SHA-256.
+        // Data files are checked as Spec/data-blobs.md 4 says: sizes from fstat, a container
+        // against its SHA-256 in chunks; a raw file within its size limit is not read.
         for data in contents.dataFiles {
             let url = listing.url.appendingPathComponent("data").appendingPathComponent(data.name)
-            // Opened safely (no link, FIFO or device); only a container is read whole.
-            guard let head = try? EventFileReader.readPrefix(at: url, count: DataBlob.magic.count), DataBlob.isContainer(Data(head)),
-                let bytes = try? EventFileReader.readBytes(at: url, limit: .max)
-            else { continue }
             do throws(FormatError) {
-                _ = try DataBlob.content(of: bytes)
+                try DataFileReader.check(at: url)
             } catch {
                 add(
                     .verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,

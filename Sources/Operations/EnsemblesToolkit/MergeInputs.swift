@@ -135,12 +135,13 @@ enum MergeInputs {
     /// to report as an inconsistent group.
     private static func distinctParts(_ group: [(path: String, index: Int, count: Int)]) -> [(path: String, index: Int, count: Int)] {
         var kept: [(path: String, index: Int, count: Int)] = []
-        var bytes: [String: Data] = [:]
-        func contents(_ path: String) -> Data? {
-            if let known = bytes[path] { return known }
-            let read = (try? EventFileReader.readBytes(at: URL(fileURLWithPath: path), limit: .max)).map { Data($0) }
-            bytes[path] = read
-            return read
+        // Compared by SHA-256, read in chunks: parts are never held whole for this.
+        var digests: [String: [UInt8]] = [:]
+        func contents(_ path: String) -> [UInt8]? {
+            if let known = digests[path] { return known }
+            let digest = try? DataFileReader.digest(of: URL(fileURLWithPath: path))
+            digests[path] = digest
+            return digest
         }
         for member in group.sorted(by: { utf8Precedes($0.path, $1.path) }) {
             let same = kept.contains { other in

@@ -152,10 +152,8 @@ private struct RebaseWriter {
             }
         }
         for relative in copies {
-            let source = listing.url.appendingPathComponent(relative)
-            let content = try readAll(source)
-            try StagingArea.write(content, to: ensemble.appendingPathComponent(relative))
-            guard try readAll(ensemble.appendingPathComponent(relative)) == content else {
+            let digest = try StagingArea.copy(listing.url.appendingPathComponent(relative), to: ensemble.appendingPathComponent(relative))
+            guard (try? DataFileReader.digest(of: ensemble.appendingPathComponent(relative))) == digest else {
                 throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as the bytes copied")])
             }
         }
@@ -170,14 +168,6 @@ private struct RebaseWriter {
             )
         }
         try staging.commit()
-    }
-
-    private func readAll(_ url: URL) throws -> [UInt8] {
-        do {
-            return try EventFileReader.readBytes(at: url, limit: .max)
-        } catch {
-            throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "\(url.path): \(error.localizedDescription)")])
-        }
     }
 
     private func mergedDocument(_ input: MergeInput) throws -> [UInt8] {

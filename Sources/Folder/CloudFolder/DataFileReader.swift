@@ -1,0 +1,83 @@
+import Crypto
+import Foundation
+import JSONDocument
+import EventCodecs
+
+/// Data files read as Spec/data-blobs.md 4 says, from a descriptor opened like every other file
+/// (no link, FIFO or device): sizes are decided from `fstat` before anything is read, and a
+/// container is checked in chunks, so a data file of any size costs a fixed buffer.
+package enum DataFileReader {
+    /// Bytes read at once while checking a container.
+    static let chunkBytes = 1 << 20
+
+    /// Runs every check of Spec/data-blobs.md 4 on the file at `url`. `content`, when given,
+    /// receives the content in pieces (a caller must not use what it received when this throws);
+    /// without it a raw file, which has nothing to verify, is not read at all.
+    package static func check(at url: URL, content: ((ArraySlice<UInt8>) -> Void)? = nil) throws(FormatError) {
+        let (descriptor, size) = try EventFileReader.openRegularFile(url)
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: DataBlob.headerLength)
+        let headCount = try readFully(descriptor, into: &head, at: 0)
+        guard let header = try DataBlob.header(fileSize: size, prefix: head.prefix(headCount)) else {
+            if let content { try stream(descriptor, from: 0) { content($0) } }
+            return
+        }
+        let verifier = try DataBlob.ContentVerifier(header)
+        try stream(descriptor, from: Int64(DataBlob.headerLength)) { (stored) throws(FormatError) in
+            try verifier.feed(stored, content: content ?? { _ in })
+        }
+        try verifier.finish()
+    }
+
+    /// The whole content of a data file (at most 1 GiB, from Spec/data-blobs.md 4.1), checked.
+    package static func content(at url: URL) throws(FormatError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try check(at: url) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// Hands every byte of a regular file to `body`, a chunk at a time: copies of files of any
+    /// size (registrations, data files) cost a fixed buffer.
+    package static func forEachChunk(at url: URL, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
+        let (descriptor, _) = try EventFileReader.openRegularFile(url)
+        defer { close(descriptor) }
+        try stream(descriptor, from: 0, body)
+    }
+
+    /// The SHA-256 of a regular file's bytes, read in chunks.
+    package static func digest(of url: URL) throws(FormatError) -> [UInt8] {
+        var hasher = SHA256()
+        try forEachChunk(at: url) { hasher.update(data: $0) }
+        return Array(hasher.finalize())
+    }
+
+    /// Hands every chunk from `offset` to the end of the file to `body`.
+    private static func stream(
+        _ descriptor: Int32, from offset: Int64, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        var buffer = [UInt8](repeating: 0, count: chunkBytes)
+        var position = offset
+        while true {
+            let count = try readFully(descriptor, into: &buffer, at: position)
+            if count == 0 { return }
+            try body(buffer[..<count])
+            position += Int64(count)
+            if count < buffer.count { return }
+        }
+    }
+
+    /// Fills `buffer` from `offset` unless the file ends first; returns the bytes read.
+    private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8], at offset: Int64) throws(FormatError) -> Int {
+        var count = 0
+        while count < buffer.count {
+            let read = buffer.withUnsafeMutableBytes { bytes in
+                pread(descriptor, bytes.baseAddress.map { $0 + count }, bytes.count - count, off_t(offset) + off_t(count))
+            }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { throw FormatError(.fileUnreadable, "the file could not be read: \(String(cString: strerror(errno)))") }
+            if read == 0 { break }
+            count += read
+        }
+        return count
+    }
+}
