@@ -124,6 +124,75 @@ struct HostileFolderTests {
         Thread.sleep(forTimeInterval: 0.05)
     }
 
+    @Test("the events folder swapped for a link to an outside folder while merging is never followed")
+    func folderSwap() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        let events = ensemble.appendingPathComponent("events")
+        // An outside copy of events/ whose every event also inserts an object that exists only there.
+        let outside = scratch.appendingPathComponent("outside-events")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: events.path) where name.hasSuffix(".cdeevent") {
+            let text = String(decoding: try Data(contentsOf: events.appendingPathComponent(name)), as: UTF8.self)
+                .replacingOccurrences(of: #""changesByEntity":{"#, with: #""changesByEntity":{"Outside":[{"globalIdentifier":"OUTSIDE-\#(name)","type":100}],"#)
+            try Data(text.utf8).write(to: outside.appendingPathComponent(name))
+        }
+        let real = ensemble.appendingPathComponent(".events-real").path
+        let link = ensemble.appendingPathComponent(".events-link").path
+        let stop = ManagedAtomicFlag()
+        let swapper = Thread {
+            // events/ is the real folder or a link to the outside one, in turn, as fast as possible.
+            while !stop.isSet {
+                symlink(outside.path, link)
+                rename(events.path, real)
+                rename(link, events.path)
+                Thread.sleep(forTimeInterval: 0.0005)
+                rename(events.path, link)
+                rename(real, events.path)
+                unlink(link)
+                Thread.sleep(forTimeInterval: 0.0005)
+            }
+        }
+        swapper.start()
+        defer { stop.set() }
+        for _ in 0..<40 {
+            let result = try Self.run(["merge", ensemble.path])
+            #expect(!result.stdout.contains("OUTSIDE-"), "a merge printed an object from outside the folder")
+        }
+        stop.set()
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+
+    @Test("names that are not UTF-8 are debris shown byte for byte, never decoded lossily into one name")
+    func nonUTF8Names() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = try Self.copyFixture(to: scratch)
+        func create(_ relative: [UInt8]) {
+            let path = Array(ensemble.path.utf8) + [UInt8(ascii: "/")] + relative + [0]
+            let descriptor = path.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+            }
+            #expect(descriptor >= 0)
+            _ = write(descriptor, "x", 1)
+            close(descriptor)
+        }
+        // Two data files whose names differ only in a byte that is not UTF-8, and an event file.
+        create(Array("data/AB".utf8) + [0xFE])
+        create(Array("data/AB".utf8) + [0xFF])
+        create(Array("events/9_A_9".utf8) + [0xC3] + Array(".cdeevent".utf8))
+        let result = try Self.run(["inspect", "--json", ensemble.path])
+        #expect(result.status == 0)
+        let report = try JSONParser.parse(Array(result.stdout.utf8))
+        let debris = report[JSONPointer(["ensembles", "0", "debris"])]?.arrayValue ?? []
+        for path in [#"data/AB\xFE"#, #"data/AB\xFF"#, #"events/9_A_9\xC3.cdeevent"#] {
+            let entry = debris.first { $0[JSONPointer(["path"])] == .string(path) }
+            #expect(entry?[JSONPointer(["kind"])] == .string("unknownName"), "\(path) in \(result.stdout.prefix(800))")
+        }
+        #expect(!result.stdout.contains("\u{FFFD}"), "no name decoded with a replacement character")
+    }
+
     @Test("a destination inside the source is refused, by name, by .. and through a link", arguments: ["E/converted", "E/../E/converted", "link/converted"])
     func destinationInsideSource(destination: String) throws {
         let scratch = try scratchDirectory()

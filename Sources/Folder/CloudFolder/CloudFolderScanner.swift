@@ -29,34 +29,33 @@ package struct EnsembleListing: Sendable {
     /// False when the scan left out the files of `events/` (``CloudFolderScanner/scan(_:listsEvents:)``):
     /// ``EnsembleContents`` then reads that folder itself, a file at a time.
     public var eventsListed = true
+    /// The folder held open while the listing lives: every file below it is opened from this
+    /// descriptor (``DirectoryHandle``).
+    var folder: DirectoryHandle?
 }
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
 package struct CloudFolderScanner: Sendable {
     public init() {}
 
-    /// True when `url` is a directory holding at least one of the four ensemble folders.
-    public static func isEnsembleFolder(_ url: URL) -> Bool {
-        EnsembleSubfolder.allCases.contains { isPlainDirectory(url.appendingPathComponent($0.rawValue)) }
-    }
-
     /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles. Without
     /// `listsEvents`, the files of each `events/` are not listed (a long history is then never
     /// held as a list).
     public func scan(_ path: String, listsEvents: Bool = true) throws(FormatError) -> [EnsembleListing] {
         let url = URL(fileURLWithPath: path)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard let root = DirectoryHandle.open(url.path) else {
             throw FormatError(.folderNotFound, "no such folder", location: .init(file: path))
         }
-        if Self.isEnsembleFolder(url) {
-            return [listEnsemble(url, displayPath: ".", listsEvents: listsEvents)]
+        let entries = root.entries()
+        if Self.holdsEnsembleSubfolder(entries) {
+            return [listEnsemble(root, entries, url: url, displayPath: ".", listsEvents: listsEvents)]
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
-        let ensembles = names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).compactMap { name -> EnsembleListing? in
-            let child = url.appendingPathComponent(name)
-            guard !Self.isStagingName(name), Self.isPlainDirectory(child), Self.isEnsembleFolder(child) else { return nil }
-            return listEnsemble(child, displayPath: name, listsEvents: listsEvents)
+        // Ensembles of a root: folders (never links) with a UTF-8 name, opened from the root's descriptor.
+        let ensembles = entries.compactMap { name, info -> EnsembleListing? in
+            guard let text = name.text, !Self.isStagingName(text), info.isDirectory, !info.isSymlink, let child = root.subfolder(text) else { return nil }
+            let childEntries = child.entries()
+            guard Self.holdsEnsembleSubfolder(childEntries) else { return nil }
+            return listEnsemble(child, childEntries, url: url.appendingPathComponent(text), displayPath: text, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
             throw FormatError(
@@ -66,16 +65,26 @@ package struct CloudFolderScanner: Sendable {
         return ensembles
     }
 
-    private func listEnsemble(_ url: URL, displayPath: String, listsEvents: Bool) -> EnsembleListing {
+    private static func holdsEnsembleSubfolder(_ entries: [(name: EntryName, info: FileInfo)]) -> Bool {
+        entries.contains { name, info in info.isDirectory && !info.isSymlink && name.text.flatMap(EnsembleSubfolder.init(rawValue:)) != nil }
+    }
+
+    private func listEnsemble(
+        _ handle: DirectoryHandle, _ found: [(name: EntryName, info: FileInfo)], url: URL, displayPath: String, listsEvents: Bool
+    ) -> EnsembleListing {
         var entries: [ListedEntry] = []
-        for name in Self.sortedNames(url) {
-            let child = url.appendingPathComponent(name)
-            let info = Self.fileInfo(child)
+        var eventsFolder = false
+        for (entryName, info) in found {
+            guard let name = entryName.text else {
+                entries.append(Self.notUTF8(entryName, in: nil, info: info))
+                continue
+            }
             if let folder = EnsembleSubfolder(rawValue: name), info.isDirectory, !info.isSymlink {
-                if folder == .events && !listsEvents { continue }
-                // Paths joined as text: a URL per file was a visible share of listing a large folder.
-                let childPath = child.path
-                for inner in Self.sortedNames(child) { entries.append(Self.entry(inner, in: folder, at: childPath)) }
+                if folder == .events {
+                    eventsFolder = true
+                    if !listsEvents { continue }
+                }
+                for (inner, innerInfo) in handle.subfolder(name)?.entries() ?? [] { entries.append(Self.entry(inner, info: innerInfo, in: folder)) }
                 continue
             }
             let entry: CloudEntry
@@ -89,31 +98,31 @@ package struct CloudFolderScanner: Sendable {
             entries.append(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size))
         }
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
-        listing.eventsListed = listsEvents || !Self.isPlainDirectory(url.appendingPathComponent(EnsembleSubfolder.events.rawValue))
+        listing.eventsListed = listsEvents || !eventsFolder
+        listing.folder = handle.hold()
         return listing
     }
 
-    /// The file `name` of the subfolder `folder`, found at `folderPath`, classified.
-    static func entry(_ name: String, in folder: EnsembleSubfolder, at folderPath: String) -> ListedEntry {
-        let info = fileInfo(atPath: folderPath + "/" + name)
+    /// The entry `name` of the subfolder `folder`, classified.
+    static func entry(_ name: EntryName, info: FileInfo, in folder: EnsembleSubfolder) -> ListedEntry {
+        guard let text = name.text else { return notUTF8(name, in: folder, info: info) }
         let entry = CloudFileName.classify(
-            name: name, in: folder, isDirectory: info.isDirectory, isSymlink: info.isSymlink, isSpecial: info.isSpecial, size: info.size)
-        return ListedEntry(path: "\(folder.rawValue)/\(name)", entry: entry, size: info.isDirectory ? nil : info.size)
+            name: text, in: folder, isDirectory: info.isDirectory, isSymlink: info.isSymlink, isSpecial: info.isSpecial, size: info.size)
+        return ListedEntry(path: "\(folder.rawValue)/\(text)", entry: entry, size: info.isDirectory ? nil : info.size)
     }
 
-    /// Every entry of the subfolder `folder` of the ensemble at `url`, classified, in the order the
+    /// An entry whose name is not UTF-8: debris shown without loss, never opened (Spec/cloud-layout.md 7, rule 0).
+    private static func notUTF8(_ name: EntryName, in folder: EnsembleSubfolder?, info: FileInfo) -> ListedEntry {
+        ListedEntry(
+            path: (folder.map { "\($0.rawValue)/" } ?? "") + name.display,
+            entry: .debris(.unknownName, reason: "the name is not UTF-8 (its other bytes are shown as \\xHH); never opened"),
+            size: info.isDirectory ? nil : info.size)
+    }
+
+    /// Every entry of the subfolder `folder` of a listed ensemble, classified, in the order the
     /// directory gives them; one at a time, without a list of names.
-    static func forEachEntry(of folder: EnsembleSubfolder, in url: URL, _ body: (ListedEntry) -> Void) {
-        let folderPath = url.appendingPathComponent(folder.rawValue).path
-        guard let directory = opendir(folderPath) else { return }
-        defer { closedir(directory) }
-        while let item = readdir(directory) {
-            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            body(entry(name, in: folder, at: folderPath))
-        }
+    static func forEachEntry(of folder: EnsembleSubfolder, in listing: EnsembleListing, _ body: (ListedEntry) -> Void) {
+        listing.folder?.subfolder(folder.rawValue)?.forEachEntry { name, info in body(entry(name, info: info, in: folder)) }
     }
 
     /// A writer's temporary folder (`.NAME.partial-UUID`, `.NAME.replaced-UUID`, README 6.1):
@@ -122,16 +131,22 @@ package struct CloudFolderScanner: Sendable {
         name.hasPrefix(".") && (name.contains(".partial-") || name.contains(".replaced-"))
     }
 
-    static func sortedNames(_ url: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted(by: utf8Precedes)
-    }
-
     struct FileInfo {
         var isDirectory = false
         var isSymlink = false
         /// Neither a regular file, a directory nor a link: a FIFO, socket or device.
         var isSpecial = false
         var size: Int64?
+
+        init() {}
+
+        init(_ status: stat) {
+            let type = status.st_mode & S_IFMT
+            isDirectory = type == S_IFDIR
+            isSymlink = type == S_IFLNK
+            isSpecial = type != S_IFDIR && type != S_IFLNK && type != S_IFREG
+            size = Int64(status.st_size)
+        }
     }
 
     /// `lstat` facts: a link is reported as a link, never as what it points to. (`lstat` itself:
@@ -140,11 +155,7 @@ package struct CloudFolderScanner: Sendable {
 
     static func fileInfo(atPath path: String) -> FileInfo {
         var status = stat()
-        guard lstat(path, &status) == 0 else { return FileInfo() }
-        let type = status.st_mode & S_IFMT
-        return FileInfo(
-            isDirectory: type == S_IFDIR, isSymlink: type == S_IFLNK, isSpecial: type != S_IFDIR && type != S_IFLNK && type != S_IFREG,
-            size: Int64(status.st_size))
+        return lstat(path, &status) == 0 ? FileInfo(status) : FileInfo()
     }
 
     static func isPlainDirectory(_ url: URL) -> Bool {

@@ -145,7 +145,7 @@ package struct EnsembleContents: Sendable {
             do throws(FormatError) {
                 let index = try EventFileIndex()
                 var failure: FormatError?
-                CloudFolderScanner.forEachEntry(of: .events, in: listing.url) { listed in
+                CloudFolderScanner.forEachEntry(of: .events, in: listing) { listed in
                     guard case .event(let name) = listed.entry else { return take(listed) }
                     do throws(FormatError) {
                         if failure == nil {

@@ -347,7 +347,9 @@ package struct EventFileReader: Sendable {
     /// descriptor that it is a regular file; returns the descriptor (the caller closes it) and
     /// the size `fstat` gives.
     static func openRegularFile(_ url: URL) throws(FormatError) -> (descriptor: Int32, size: Int64) {
-        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        // Below a folder being read, the file is opened from the folder's descriptor, a name at a
+        // time (Spec/cloud-layout.md 7); a file given directly is opened by its path.
+        let descriptor = DirectoryHandle.opening(url.path) ?? open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }

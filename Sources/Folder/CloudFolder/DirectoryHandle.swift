@@ -1,0 +1,146 @@
+import Foundation
+import JSONDocument
+
+/// An ensemble folder (or one of its subfolders) held open by descriptor while it is read
+/// (Spec/cloud-layout.md 7): its entries are listed from the descriptor, with their names as the
+/// bytes the file system gives, and every file below it is opened from it one name at a time
+/// without following a link. Replacing a folder, or a subfolder, by a link after the listing
+/// cannot lead a reader outside the folder it listed.
+package final class DirectoryHandle: Sendable {
+    let descriptor: Int32
+    /// The path it was opened at: the prefix of the paths ``EventFileReader`` opens below it.
+    let path: String
+
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    /// Opens the folder the user named; links in that path are the user's choice and are followed.
+    package static func open(_ path: String) -> DirectoryHandle? {
+        let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return descriptor < 0 ? nil : DirectoryHandle(descriptor: descriptor, path: path)
+    }
+
+    /// The folder `name` inside this one, never through a link.
+    func subfolder(_ name: String) -> DirectoryHandle? {
+        let descriptor = openat(self.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        return descriptor < 0 ? nil : DirectoryHandle(descriptor: descriptor, path: path + "/" + name)
+    }
+
+    /// Every entry, in the order the directory gives them, with `lstat` facts; `.` and `..` left out.
+    func forEachEntry(_ body: (EntryName, CloudFolderScanner.FileInfo) -> Void) {
+        // fdopendir takes the descriptor it is given; a duplicate keeps this one open.
+        let copy = dup(descriptor)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return
+        }
+        defer { closedir(directory) }
+        while let item = readdir(directory) {
+            let bytes = withUnsafeBytes(of: item.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            body(EntryName(bytes: bytes), info(of: bytes))
+        }
+    }
+
+    /// Every entry, sorted by the bytes of their names.
+    func entries() -> [(name: EntryName, info: CloudFolderScanner.FileInfo)] {
+        var entries: [(name: EntryName, info: CloudFolderScanner.FileInfo)] = []
+        forEachEntry { entries.append(($0, $1)) }
+        return entries.sorted { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }
+    }
+
+    private func info(of name: [UInt8]) -> CloudFolderScanner.FileInfo {
+        var status = stat()
+        let found = (name + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { name in name.baseAddress.map { fstatat(descriptor, $0, &status, AT_SYMLINK_NOFOLLOW) } ?? -1 }
+        }
+        return found == 0 ? CloudFolderScanner.FileInfo(status) : CloudFolderScanner.FileInfo()
+    }
+
+    /// Opens the regular file at `relative` (`/`-separated, below this folder) one name at a
+    /// time, every name with `O_NOFOLLOW` (empty names and `.` stay where they are, as in any
+    /// path; `names` never holds `..`). Returns a descriptor or -1 with `errno` set.
+    private func openFile(_ names: [Substring]) -> Int32 {
+        guard !names.isEmpty else {
+            errno = ENOENT
+            return -1
+        }
+        var folder = descriptor
+        defer { if folder != descriptor { close(folder) } }
+        for name in names.dropLast() {
+            let next = openat(folder, String(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if folder != descriptor { close(folder) }
+            folder = next
+            guard next >= 0 else { return -1 }
+        }
+        return openat(folder, String(names[names.count - 1]), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    }
+
+    // MARK: Folders being read
+
+    /// The folders held open by a listing, by path: ``EventFileReader`` opens a file below one of
+    /// them from its descriptor. Weak, so a folder closes with the last listing that holds it.
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var held: [String: Weak] = [:]
+
+    private struct Weak {
+        weak var handle: DirectoryHandle?
+    }
+
+    /// Registers this folder for ``opening(_:)``; the listing that holds the handle keeps it.
+    func hold() -> DirectoryHandle {
+        Self.lock.withLock {
+            Self.held = Self.held.filter { $0.value.handle != nil }
+            Self.held[path] = Weak(handle: self)
+        }
+        return self
+    }
+
+    /// The descriptor of the file at `path` when it lies below a folder being read, opened from
+    /// that folder's descriptor; nil when no such folder holds it. Paths the readers build from a
+    /// listing never hold `..`; one that does was typed by the user and is theirs to resolve.
+    static func opening(_ path: String) -> Int32? {
+        let folder: DirectoryHandle? = lock.withLock {
+            held.values.compactMap(\.handle).filter { path.hasPrefix($0.path + "/") }.max { $0.path.utf8.count < $1.path.utf8.count }
+        }
+        guard let folder else { return nil }
+        let names = path.dropFirst(folder.path.count + 1).split(separator: "/").filter { $0 != "." }
+        return names.contains("..") ? nil : folder.openFile(names)
+    }
+}
+
+/// A directory entry's name as the file system gives it: bytes, not necessarily UTF-8.
+package struct EntryName: Hashable, Sendable {
+    package var bytes: [UInt8]
+
+    /// The name as text, nil when it is not well-formed UTF-8.
+    package var text: String? { String(validating: bytes, as: UTF8.self) }
+
+    /// The name for a report, without loss: a byte outside any well-formed UTF-8 sequence is shown
+    /// as `\xHH` (Spec/cloud-layout.md 7, rule 0), so two names never show as one.
+    package var display: String {
+        if let text { return text }
+        var shown = ""
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                shown.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                offset += encoded.count
+            case .error(let length):
+                for byte in bytes[offset..<(offset + length)] {
+                    shown += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+                offset += length
+            case .emptyInput:
+                return shown
+            }
+        }
+    }
+}
