@@ -164,6 +164,40 @@ struct HostileFolderTests {
         Thread.sleep(forTimeInterval: 0.05)
     }
 
+    @Test("a folder that cannot be read is a read error naming it, never an empty folder", arguments: ["events", "stores", "data", "baselines"])
+    func unreadableFolder(folder: String) throws {
+        let scratch = try scratchDirectory()
+        defer {
+            chmod(scratch.appendingPathComponent("E/\(folder)").path, 0o755)
+            try? FileManager.default.removeItem(at: scratch)
+        }
+        let ensemble = try Self.copyFixture(to: scratch)
+        // Root reads every folder, so the tool runs as an unprivileged user there (setpriv), from a
+        // copy of the binary that user may execute.
+        var command = [Run.binary.path]
+        if getuid() == 0 {
+            let binary = scratch.appendingPathComponent("logtool")
+            try FileManager.default.copyItem(at: Run.binary, to: binary)
+            chmod(scratch.path, 0o755)
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary.path]
+        }
+        #expect(chmod(ensemble.appendingPathComponent(folder).path, 0) == 0)
+        for subcommand in ["merge", "verify", "inspect"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst()) + [subcommand, ensemble.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "\(subcommand): \(text.prefix(400))")
+            #expect(text.contains("cannot be read"), "\(subcommand) names the reason: \(text.prefix(400))")
+            #expect(text.contains(folder), "\(subcommand) names the folder")
+        }
+    }
+
     @Test("names that are not UTF-8 are debris shown byte for byte, never decoded lossily into one name")
     func nonUTF8Names() throws {
         let scratch = try scratchDirectory()

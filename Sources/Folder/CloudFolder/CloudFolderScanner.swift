@@ -32,6 +32,9 @@ package struct EnsembleListing: Sendable {
     /// The folder held open while the listing lives: every file below it is opened from this
     /// descriptor (``DirectoryHandle``).
     var folder: DirectoryHandle?
+    /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
+    /// relative to the ensemble): read errors, never empty folders.
+    package var problems: [FormatError] = []
 }
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
@@ -43,18 +46,24 @@ package struct CloudFolderScanner: Sendable {
     /// held as a list).
     public func scan(_ path: String, listsEvents: Bool = true) throws(FormatError) -> [EnsembleListing] {
         let url = URL(fileURLWithPath: path)
-        guard let root = DirectoryHandle.open(url.path) else {
-            throw FormatError(.folderNotFound, "no such folder", location: .init(file: path))
+        let root: DirectoryHandle
+        let entries: [(name: EntryName, info: FileInfo)]
+        do {
+            root = try DirectoryHandle.open(url.path)
+            entries = try root.entries(displayPath: path)
+        } catch {
+            throw FormatError(error.code, error.message, location: .init(file: path))
         }
-        let entries = root.entries()
         if Self.holdsEnsembleSubfolder(entries) {
             return [listEnsemble(root, entries, url: url, displayPath: ".", listsEvents: listsEvents)]
         }
         // Ensembles of a root: folders (never links) with a UTF-8 name, opened from the root's descriptor.
         let ensembles = entries.compactMap { name, info -> EnsembleListing? in
-            guard let text = name.text, !Self.isStagingName(text), info.isDirectory, !info.isSymlink, let child = root.subfolder(text) else { return nil }
-            let childEntries = child.entries()
-            guard Self.holdsEnsembleSubfolder(childEntries) else { return nil }
+            // A folder of the root that cannot be read cannot be told to be an ensemble: left out.
+            guard let text = name.text, !Self.isStagingName(text), info.isDirectory, !info.isSymlink,
+                let child = try? root.subfolder(text, displayPath: text), let childEntries = try? child.entries(displayPath: text),
+                Self.holdsEnsembleSubfolder(childEntries)
+            else { return nil }
             return listEnsemble(child, childEntries, url: url.appendingPathComponent(text), displayPath: text, listsEvents: listsEvents)
         }
         guard !ensembles.isEmpty else {
@@ -73,6 +82,7 @@ package struct CloudFolderScanner: Sendable {
         _ handle: DirectoryHandle, _ found: [(name: EntryName, info: FileInfo)], url: URL, displayPath: String, listsEvents: Bool
     ) -> EnsembleListing {
         var entries: [ListedEntry] = []
+        var problems: [FormatError] = []
         var eventsFolder = false
         for (entryName, info) in found {
             guard let name = entryName.text else {
@@ -84,7 +94,13 @@ package struct CloudFolderScanner: Sendable {
                     eventsFolder = true
                     if !listsEvents { continue }
                 }
-                for (inner, innerInfo) in handle.subfolder(name)?.entries() ?? [] { entries.append(Self.entry(inner, info: innerInfo, in: folder)) }
+                do throws(FormatError) {
+                    for (inner, innerInfo) in try handle.subfolder(name, displayPath: name).entries(displayPath: name) {
+                        entries.append(Self.entry(inner, info: innerInfo, in: folder))
+                    }
+                } catch {
+                    problems.append(error)
+                }
                 continue
             }
             let entry: CloudEntry
@@ -100,6 +116,7 @@ package struct CloudFolderScanner: Sendable {
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
         listing.eventsListed = listsEvents || !eventsFolder
         listing.folder = handle.hold()
+        listing.problems = problems
         return listing
     }
 
@@ -121,8 +138,11 @@ package struct CloudFolderScanner: Sendable {
 
     /// Every entry of the subfolder `folder` of a listed ensemble, classified, in the order the
     /// directory gives them; one at a time, without a list of names.
-    static func forEachEntry(of folder: EnsembleSubfolder, in listing: EnsembleListing, _ body: (ListedEntry) -> Void) {
-        listing.folder?.subfolder(folder.rawValue)?.forEachEntry { name, info in body(entry(name, info: info, in: folder)) }
+    static func forEachEntry(of folder: EnsembleSubfolder, in listing: EnsembleListing, _ body: (ListedEntry) -> Void) throws(FormatError) {
+        guard let handle = listing.folder else { return }
+        try handle.subfolder(folder.rawValue, displayPath: folder.rawValue).forEachEntry(displayPath: folder.rawValue) { name, info in
+            body(entry(name, info: info, in: folder))
+        }
     }
 
     /// A writer's temporary folder (`.NAME.partial-UUID`, `.NAME.replaced-UUID`, README 6.1):

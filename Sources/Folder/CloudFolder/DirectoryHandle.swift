@@ -19,27 +19,45 @@ package final class DirectoryHandle: Sendable {
     deinit { close(descriptor) }
 
     /// Opens the folder the user named; links in that path are the user's choice and are followed.
-    package static func open(_ path: String) -> DirectoryHandle? {
+    /// A missing path, or one that is not a folder, is `folder.not-found`; a folder that cannot
+    /// be opened is `file.unreadable` with the system's reason.
+    package static func open(_ path: String) throws(FormatError) -> DirectoryHandle {
         let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        return descriptor < 0 ? nil : DirectoryHandle(descriptor: descriptor, path: path)
+        guard descriptor >= 0 else {
+            let reason = errno
+            throw FormatError(
+                reason == ENOENT || reason == ENOTDIR ? .folderNotFound : .fileUnreadable,
+                reason == ENOENT || reason == ENOTDIR ? "no such folder" : "the folder cannot be opened: \(String(cString: strerror(reason)))",
+                location: .init(file: path))
+        }
+        return DirectoryHandle(descriptor: descriptor, path: path)
     }
 
-    /// The folder `name` inside this one, never through a link.
-    func subfolder(_ name: String) -> DirectoryHandle? {
+    /// The folder `name` inside this one, never through a link; `file.unreadable` (located at
+    /// `displayPath`) when it cannot be opened (Spec/cloud-layout.md 8: never an empty folder).
+    func subfolder(_ name: String, displayPath: String) throws(FormatError) -> DirectoryHandle {
         let descriptor = openat(self.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        return descriptor < 0 ? nil : DirectoryHandle(descriptor: descriptor, path: path + "/" + name)
+        guard descriptor >= 0 else { throw Self.unreadable(displayPath, errno) }
+        return DirectoryHandle(descriptor: descriptor, path: path + "/" + name)
     }
 
-    /// Every entry, in the order the directory gives them, with `lstat` facts; `.` and `..` left out.
-    func forEachEntry(_ body: (EntryName, CloudFolderScanner.FileInfo) -> Void) {
+    /// Every entry, in the order the directory gives them, with `lstat` facts; `.` and `..` left
+    /// out. A folder that cannot be listed to its end is `file.unreadable` at `displayPath`.
+    func forEachEntry(displayPath: String, _ body: (EntryName, CloudFolderScanner.FileInfo) -> Void) throws(FormatError) {
         // fdopendir takes the descriptor it is given; a duplicate keeps this one open.
         let copy = dup(descriptor)
         guard copy >= 0, let directory = fdopendir(copy) else {
+            let reason = errno
             if copy >= 0 { close(copy) }
-            return
+            throw Self.unreadable(displayPath, reason)
         }
         defer { closedir(directory) }
-        while let item = readdir(directory) {
+        while true {
+            errno = 0
+            guard let item = readdir(directory) else {
+                if errno != 0 { throw Self.unreadable(displayPath, errno) }
+                return
+            }
             let bytes = withUnsafeBytes(of: item.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
             body(EntryName(bytes: bytes), info(of: bytes))
@@ -47,10 +65,14 @@ package final class DirectoryHandle: Sendable {
     }
 
     /// Every entry, sorted by the bytes of their names.
-    func entries() -> [(name: EntryName, info: CloudFolderScanner.FileInfo)] {
+    func entries(displayPath: String) throws(FormatError) -> [(name: EntryName, info: CloudFolderScanner.FileInfo)] {
         var entries: [(name: EntryName, info: CloudFolderScanner.FileInfo)] = []
-        forEachEntry { entries.append(($0, $1)) }
+        try forEachEntry(displayPath: displayPath) { entries.append(($0, $1)) }
         return entries.sorted { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }
+    }
+
+    private static func unreadable(_ displayPath: String, _ reason: Int32) -> FormatError {
+        FormatError(.fileUnreadable, "the folder cannot be read: \(String(cString: strerror(reason)))", location: .init(file: displayPath))
     }
 
     private func info(of name: [UInt8]) -> CloudFolderScanner.FileInfo {

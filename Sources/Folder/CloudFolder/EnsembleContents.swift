@@ -112,6 +112,7 @@ package struct EnsembleContents: Sendable {
         sink: EnsembleReadingSink? = nil
     ) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
+        contents.problems = listing.problems
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         var baselineGroups: [ExactString: (name: BaselineFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -145,7 +146,7 @@ package struct EnsembleContents: Sendable {
             do throws(FormatError) {
                 let index = try EventFileIndex()
                 var failure: FormatError?
-                CloudFolderScanner.forEachEntry(of: .events, in: listing) { listed in
+                try CloudFolderScanner.forEachEntry(of: .events, in: listing) { listed in
                     guard case .event(let name) = listed.entry else { return take(listed) }
                     do throws(FormatError) {
                         if failure == nil {
@@ -161,7 +162,9 @@ package struct EnsembleContents: Sendable {
                 // Found in directory order: sorted like a listing would be.
                 contents.debris.sort { utf8Precedes($0.path, $1.path) }
             } catch {
-                contents.problems.append(FormatError(error.code, "the index of the event files failed: \(error.message)", location: .init(file: "events")))
+                contents.problems.append(
+                    error.code == .fileUnreadable
+                        ? error : FormatError(error.code, "the index of the event files failed: \(error.message)", location: .init(file: "events")))
             }
         }
         var baselines: [BaselineFileEntry] = []
