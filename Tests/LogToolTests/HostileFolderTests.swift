@@ -8,15 +8,18 @@ import JSONDocument
 struct HostileFolderTests {
     /// Runs `logtool` and stops it after `seconds`: a command that hangs fails the test instead
     /// of the suite.
-    static func run(_ arguments: [String], in directory: URL = Run.packageRoot, seconds: Double = 30) throws -> (status: Int32, stdout: String, timedOut: Bool)
-    {
+    /// `launcher` runs the binary another way (as another user); `errorsToo` reads standard
+    /// error with standard output.
+    static func run(
+        _ arguments: [String], in directory: URL = Run.packageRoot, seconds: Double = 30, launcher: [String] = [Run.binary.path], errorsToo: Bool = false
+    ) throws -> (status: Int32, stdout: String, timedOut: Bool) {
         let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher[0])
+        process.arguments = Array(launcher.dropFirst()) + arguments
         process.currentDirectoryURL = directory
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errorsToo ? out : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(seconds)
@@ -183,16 +186,8 @@ struct HostileFolderTests {
         }
         #expect(chmod(ensemble.appendingPathComponent(folder).path, 0) == 0)
         for subcommand in ["merge", "verify", "inspect"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst()) + [subcommand, ensemble.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 1, "\(subcommand): \(text.prefix(400))")
+            let (status, text, _) = try Self.run([subcommand, ensemble.path], launcher: command, errorsToo: true)
+            #expect(status == 1, "\(subcommand): \(text.prefix(400))")
             #expect(text.contains("cannot be read"), "\(subcommand) names the reason: \(text.prefix(400))")
             #expect(text.contains(folder), "\(subcommand) names the folder")
         }
