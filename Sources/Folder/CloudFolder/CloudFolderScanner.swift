@@ -35,6 +35,30 @@ package struct EnsembleListing: Sendable {
     /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
     /// relative to the ensemble): read errors, never empty folders.
     package var problems: [FormatError] = []
+    /// The duplicate folders folded into this ensemble, in the order a device folds them
+    /// (Spec/cloud-layout.md 3.1); their files are entries whose paths start with the folder's.
+    package var duplicates: [DuplicateFolder] = []
+    var duplicateHandles: [DirectoryHandle] = []
+
+    /// The path a file of the listing has once the duplicate folders are folded in: `events/x`
+    /// for `../MainStore 2/events/x`; other paths are their own.
+    package func foldedPath(_ path: String) -> String {
+        for duplicate in duplicates where path.hasPrefix(duplicate.path + "/") { return String(path.dropFirst(duplicate.path.count + 1)) }
+        return path
+    }
+
+    mutating func hold(_ handles: [DirectoryHandle]) { duplicateHandles = handles.map { $0.hold() } }
+}
+
+/// A copy of an ensemble folder, or of the cloud root, that a sync service made beside the
+/// original (`MainStore 2`, `<root> 3`): a device folds it in before merging (Spec/cloud-layout.md 3.1).
+package struct DuplicateFolder: Hashable, Sendable {
+    /// Relative to the ensemble folder: `../MainStore 2`, or `../../<root> 2/MainStore`.
+    package var path: String
+    /// Files only this duplicate has, which a device would copy into the ensemble (folded paths).
+    package var copied: [String]
+    /// Files the ensemble (or an earlier duplicate) already has, which a device leaves as they are.
+    package var shared: [String]
 }
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
@@ -54,17 +78,29 @@ package struct CloudFolderScanner: Sendable {
         } catch {
             throw FormatError(error.code, error.message, location: .init(file: path))
         }
+        // The folder holding the one given: where a sync service puts its duplicates.
+        let parent = try? DirectoryHandle.open(url.deletingLastPathComponent().path)
         if Self.holdsEnsembleSubfolder(entries) {
-            return [listEnsemble(root, entries, url: url, displayPath: ".", listsEvents: listsEvents)]
+            let layers = Self.duplicateLayers(of: url.lastPathComponent, at: url.path, in: parent, rootDuplicates: [])
+            return [listEnsemble(root, entries, url: url, displayPath: ".", listsEvents: listsEvents, duplicates: layers)]
         }
+        // Duplicates of the root itself (`<root> 2` beside it), in the order a device folds them.
+        let rootDuplicates = Self.duplicateNames(of: url.lastPathComponent).compactMap { name in
+            (try? parent?.subfolder(name, displayPath: name)).map { (name: name, handle: $0) }
+        }
+        let names = Set(entries.compactMap { $0.name.text })
         // Ensembles of a root: folders (never links) with a UTF-8 name, opened from the root's descriptor.
         let ensembles = entries.compactMap { name, info -> EnsembleListing? in
-            // A folder of the root that cannot be read cannot be told to be an ensemble: left out.
+            // A folder of the root that cannot be read cannot be told to be an ensemble: left out;
+            // `MainStore 2` beside `MainStore` is a duplicate of it, not an ensemble of its own.
             guard let text = name.text, !Self.isStagingName(text), info.isDirectory, !info.isSymlink,
+                Self.duplicateOriginal(text).map({ !names.contains($0) }) ?? true,
                 let child = try? root.subfolder(text, displayPath: text), let childEntries = try? child.entries(displayPath: text),
                 Self.holdsEnsembleSubfolder(childEntries)
             else { return nil }
-            return listEnsemble(child, childEntries, url: url.appendingPathComponent(text), displayPath: text, listsEvents: listsEvents)
+            let childURL = url.appendingPathComponent(text)
+            let layers = Self.duplicateLayers(of: text, at: childURL.path, in: root, rootDuplicates: rootDuplicates)
+            return listEnsemble(child, childEntries, url: childURL, displayPath: text, listsEvents: listsEvents, duplicates: layers)
         }
         guard !ensembles.isEmpty else {
             throw FormatError(
@@ -78,15 +114,93 @@ package struct CloudFolderScanner: Sendable {
         entries.contains { name, info in info.isDirectory && !info.isSymlink && name.text.flatMap(EnsembleSubfolder.init(rawValue:)) != nil }
     }
 
+    /// `NAME 2` ... `NAME 9`: the names a sync service gives the duplicates of `NAME`.
+    static func duplicateNames(of name: String) -> [String] { (2...9).map { "\(name) \($0)" } }
+
+    /// `NAME` for `NAME 2` ... `NAME 9`.
+    static func duplicateOriginal(_ name: String) -> String? {
+        guard let space = name.lastIndex(of: " "), name.index(after: space) == name.index(before: name.endIndex),
+            let digit = name.last?.wholeNumberValue, (2...9).contains(digit), space > name.startIndex
+        else { return nil }
+        return String(name[..<space])
+    }
+
+    /// The duplicate folders of the ensemble `name` (whose path is `path`), in the order a device
+    /// folds them in (Spec/cloud-layout.md 3.1): first the root's duplicates, each holding its own
+    /// copy of the ensemble; then the ensemble's duplicates `NAME 2` ... `NAME 9` beside it, each
+    /// with the copies the root's duplicates hold of it.
+    private static func duplicateLayers(
+        of name: String, at path: String, in parent: DirectoryHandle?, rootDuplicates: [(name: String, handle: DirectoryHandle)]
+    ) -> [(path: String, handle: DirectoryHandle)] {
+        var layers: [(path: String, handle: DirectoryHandle)] = []
+        func add(_ relative: String, _ folder: DirectoryHandle?, _ inner: String) {
+            if let handle = try? folder?.subfolder(inner, displayPath: relative, heldAs: path + "/" + relative) { layers.append((relative, handle)) }
+        }
+        for root in rootDuplicates { add("../../\(root.name)/\(name)", root.handle, name) }
+        for duplicate in duplicateNames(of: name) {
+            add("../\(duplicate)", parent, duplicate)
+            for root in rootDuplicates { add("../../\(root.name)/\(duplicate)", root.handle, duplicate) }
+        }
+        return layers
+    }
+
     private func listEnsemble(
-        _ handle: DirectoryHandle, _ found: [(name: EntryName, info: FileInfo)], url: URL, displayPath: String, listsEvents: Bool
+        _ handle: DirectoryHandle, _ found: [(name: EntryName, info: FileInfo)], url: URL, displayPath: String, listsEvents: Bool,
+        duplicates: [(path: String, handle: DirectoryHandle)]
     ) -> EnsembleListing {
         var entries: [ListedEntry] = []
         var problems: [FormatError] = []
         var eventsFolder = false
+        // With duplicates, every event file is listed: folding compares names.
+        let listsEvents = listsEvents || !duplicates.isEmpty
+        Self.listLayer(handle, found, prefix: nil, listsEvents: listsEvents, into: &entries, problems: &problems, eventsFolder: &eventsFolder)
+        var present = Set(entries.map(\.path))
+        var folded: [DuplicateFolder] = []
+        for (path, duplicate) in duplicates {
+            var layer: [ListedEntry] = []
+            var ignored = false
+            do throws(FormatError) {
+                Self.listLayer(
+                    duplicate, try duplicate.entries(displayPath: path), prefix: path, listsEvents: true, into: &layer, problems: &problems,
+                    eventsFolder: &ignored)
+            } catch {
+                problems.append(error)
+            }
+            var record = DuplicateFolder(path: path, copied: [], shared: [])
+            for entry in layer {
+                let foldedPath = String(entry.path.dropFirst(path.count + 1))
+                if present.insert(foldedPath).inserted {
+                    record.copied.append(foldedPath)
+                    entries.append(entry)
+                } else {
+                    record.shared.append(foldedPath)
+                }
+            }
+            folded.append(record)
+        }
+        var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
+        listing.eventsListed = listsEvents || !eventsFolder
+        listing.folder = handle.hold()
+        listing.problems = problems
+        listing.duplicates = folded
+        listing.hold(duplicates.map(\.handle))
+        return listing
+    }
+
+    /// The entries of one folder tree of an ensemble (the ensemble's own, or a duplicate's with
+    /// `prefix`), classified.
+    private static func listLayer(
+        _ handle: DirectoryHandle, _ found: [(name: EntryName, info: FileInfo)], prefix: String?, listsEvents: Bool,
+        into entries: inout [ListedEntry], problems: inout [FormatError], eventsFolder: inout Bool
+    ) {
+        func prefixed(_ entry: ListedEntry) -> ListedEntry {
+            var entry = entry
+            if let prefix { entry.path = prefix + "/" + entry.path }
+            return entry
+        }
         for (entryName, info) in found {
             guard let name = entryName.text else {
-                entries.append(Self.notUTF8(entryName, in: nil, info: info))
+                entries.append(prefixed(Self.notUTF8(entryName, in: nil, info: info)))
                 continue
             }
             if let folder = EnsembleSubfolder(rawValue: name), info.isDirectory, !info.isSymlink {
@@ -94,9 +208,10 @@ package struct CloudFolderScanner: Sendable {
                     eventsFolder = true
                     if !listsEvents { continue }
                 }
+                let shown = prefix.map { $0 + "/" + name } ?? name
                 do throws(FormatError) {
-                    for (inner, innerInfo) in try handle.subfolder(name, displayPath: name).entries(displayPath: name) {
-                        entries.append(Self.entry(inner, info: innerInfo, in: folder))
+                    for (inner, innerInfo) in try handle.subfolder(name, displayPath: shown).entries(displayPath: shown) {
+                        entries.append(prefixed(Self.entry(inner, info: innerInfo, in: folder)))
                     }
                 } catch {
                     problems.append(error)
@@ -111,13 +226,8 @@ package struct CloudFolderScanner: Sendable {
             } else {
                 entry = .debris(.unknownEntry, reason: "not part of the ensemble layout (stores/, events/, baselines/, data/)")
             }
-            entries.append(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size))
+            entries.append(prefixed(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size)))
         }
-        var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
-        listing.eventsListed = listsEvents || !eventsFolder
-        listing.folder = handle.hold()
-        listing.problems = problems
-        return listing
     }
 
     /// The entry `name` of the subfolder `folder`, classified.

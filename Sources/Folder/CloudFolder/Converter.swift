@@ -252,10 +252,10 @@ package struct Converter: Sendable {
             summary.skipped.append((Self.join(sourceBase, debris.path), debris.kind.rawValue))
         }
         for store in contents.stores {
-            try writer.copy(listing.url.appendingPathComponent(store.file), to: store.file)
+            try writer.copy(listing.url.appendingPathComponent(store.file), to: listing.foldedPath(store.file))
         }
         for data in contents.dataFiles {
-            try writer.copyDataFile(listing.url.appendingPathComponent("data").appendingPathComponent(data.name), name: data.name)
+            try writer.copyDataFile(listing.url.appendingPathComponent(data.file), name: data.name)
         }
         let total = contents.events.count + contents.baselines.count
         for (index, file) in contents.events.enumerated() {

@@ -35,10 +35,12 @@ package final class DirectoryHandle: Sendable {
 
     /// The folder `name` inside this one, never through a link; `file.unreadable` (located at
     /// `displayPath`) when it cannot be opened (Spec/cloud-layout.md 8: never an empty folder).
-    func subfolder(_ name: String, displayPath: String) throws(FormatError) -> DirectoryHandle {
+    /// `heldAs` is the path readers will use for it, when another than this folder's path and
+    /// `name` (a duplicate folder, reached from its ensemble as `ENSEMBLE/../ENSEMBLE 2`).
+    func subfolder(_ name: String, displayPath: String, heldAs: String? = nil) throws(FormatError) -> DirectoryHandle {
         let descriptor = openat(self.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw Self.unreadable(displayPath, errno) }
-        return DirectoryHandle(descriptor: descriptor, path: path + "/" + name)
+        return DirectoryHandle(descriptor: descriptor, path: heldAs ?? path + "/" + name)
     }
 
     /// Every entry, in the order the directory gives them, with `lstat` facts; `.` and `..` left

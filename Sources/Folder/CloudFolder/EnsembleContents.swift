@@ -56,6 +56,8 @@ package struct DebrisEntry: Hashable, Sendable {
 package struct DataFileEntry: Hashable, Sendable {
     public var name: String
     public var bytes: Int64
+    /// Its path relative to the ensemble: `data/NAME`, or inside a duplicate folder.
+    public var file: String
 }
 
 /// An unknown key found in a file.
@@ -90,6 +92,8 @@ package struct EnsembleContents: Sendable {
     public var baselines: [BaselineFileEntry] = []
     public var dataFiles: [DataFileEntry] = []
     public var debris: [DebrisEntry] = []
+    /// The duplicate folders whose files were folded in (Spec/cloud-layout.md 3.1).
+    public var duplicates: [DuplicateFolder] = []
     /// Every problem that stopped a file from being read, attributed to the file.
     public var problems: [FormatError] = []
     public var unknownKeys: [UnknownKey] = []
@@ -113,6 +117,7 @@ package struct EnsembleContents: Sendable {
     ) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         contents.problems = listing.problems
+        contents.duplicates = listing.duplicates
         // Files grouped by base name (the stem without its part suffix), in listing order.
         var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         var baselineGroups: [ExactString: (name: BaselineFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
@@ -121,7 +126,7 @@ package struct EnsembleContents: Sendable {
             case .debris(let kind, let reason):
                 contents.debris.append(DebrisEntry(path: listed.path, kind: kind, reason: reason))
             case .dataFile(let name):
-                contents.dataFiles.append(DataFileEntry(name: name, bytes: listed.size ?? 0))
+                contents.dataFiles.append(DataFileEntry(name: name, bytes: listed.size ?? 0, file: listed.path))
             case .storeRegistration(let store):
                 var registration = StoreRegistration(storeIdentifier: store, leechDate: nil, file: listed.path)
                 do {

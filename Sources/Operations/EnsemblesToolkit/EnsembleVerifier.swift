@@ -43,6 +43,7 @@ extension FormatError.Code {
     public static let verifyRedundantBaseline = Self("verify.redundant-baseline")
     public static let verifyConcurrentBaselines = Self("verify.concurrent-baselines")
     public static let verifyDebris = Self("verify.debris")
+    public static let verifyDuplicateFolder = Self("verify.duplicate-folder")
     public static let verifyOrphanDataFile = Self("verify.orphan-data-file")
     public static let verifyUnknownKeys = Self("verify.unknown-keys")
 }
@@ -207,6 +208,24 @@ package enum EnsembleVerifier {
                 .verifyConcurrentBaselines, .warning, nil, analysis.baselines.map(\.file), "the baselines are concurrent",
                 "every merge consolidates them again; a rebase would write one baseline")
         }
+        // What a device does with each duplicate folder before it merges (Spec/cloud-layout.md 3.1).
+        let readFrom = Dictionary(listing.entries.map { (listing.foldedPath($0.path), $0.path) }, uniquingKeysWith: { first, _ in first })
+        for duplicate in listing.duplicates {
+            let differing = duplicate.shared.filter { folded in
+                guard let kept = readFrom[folded] else { return false }
+                let mine = try? DataFileReader.digest(of: listing.url.appendingPathComponent(duplicate.path + "/" + folded))
+                return mine != (try? DataFileReader.digest(of: listing.url.appendingPathComponent(kept)))
+            }
+            add(
+                .verifyDuplicateFolder, .warning, nil, [duplicate.path],
+                "a copy of the ensemble folder that a sync service made; \(duplicate.copied.count) of its files are not in the ensemble",
+                "a device copies those files into the ensemble and deletes the copy before it merges; files in both are read from the ensemble"
+                    + (differing.isEmpty ? "" : ", so the differing ones here are lost"),
+                [
+                    ("copied", .array(duplicate.copied.map(JSONValue.string))), ("shared", JSONValue(Int64(duplicate.shared.count))),
+                    ("differing", .array(differing.map(JSONValue.string))),
+                ])
+        }
         for debris in contents.debris {
             add(
                 .verifyDebris, .warning, nil, [debris.path], debris.reason, "it is never read; it can be removed once it is understood",
@@ -215,19 +234,19 @@ package enum EnsembleVerifier {
         // Data files are checked as Spec/data-blobs.md 4 says: sizes from fstat, a container
         // against its SHA-256 in chunks; a raw file within its size limit is not read.
         for data in contents.dataFiles {
-            let url = listing.url.appendingPathComponent("data").appendingPathComponent(data.name)
+            let url = listing.url.appendingPathComponent(data.file)
             do throws(FormatError) {
                 try DataFileReader.check(at: url)
             } catch {
                 add(
-                    .verifyUnreadableFile, .error, nil, ["data/\(data.name)"], error.message,
+                    .verifyUnreadableFile, .error, nil, [data.file], error.message,
                     "the value it holds is lost until an intact copy arrives",
                     [("cause", .string(error.code.rawValue)), ("pointer", .null), ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
             }
         }
         for data in contents.dataFiles where !referenced.contains(data.name) {
             add(
-                .verifyOrphanDataFile, .info, nil, ["data/\(data.name)"], "no readable event or baseline references this data file",
+                .verifyOrphanDataFile, .info, nil, [data.file], "no readable event or baseline references this data file",
                 "it only takes space, unless an unreadable or missing event needs it")
         }
         var unknownByFile: [String: [String]] = [:]

@@ -114,6 +114,17 @@ enum InspectReport {
                                 ]))
                         })
                 ),
+                (
+                    "duplicateFolders",
+                    .array(
+                        contents.duplicates.map { duplicate in
+                            .object(
+                                JSONObject([
+                                    ("path", .string(duplicate.path)), ("copied", .array(duplicate.copied.map(JSONValue.string))),
+                                    ("shared", JSONValue(Int64(duplicate.shared.count))),
+                                ]))
+                        })
+                ),
                 ("unreadable", .array(problems(contents.problems))),
                 ("unknownKeys", .array(contents.unknownKeys.map(unknownKey))),
             ]))

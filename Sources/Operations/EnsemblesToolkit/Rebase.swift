@@ -152,8 +152,10 @@ private struct RebaseWriter {
             }
         }
         for relative in copies {
-            let digest = try StagingArea.copy(listing.url.appendingPathComponent(relative), to: ensemble.appendingPathComponent(relative))
-            guard (try? DataFileReader.digest(of: ensemble.appendingPathComponent(relative))) == digest else {
+            // A file of a duplicate folder goes where a device folds it in.
+            let destination = ensemble.appendingPathComponent(listing.foldedPath(relative))
+            let digest = try StagingArea.copy(listing.url.appendingPathComponent(relative), to: destination)
+            guard (try? DataFileReader.digest(of: destination)) == digest else {
                 throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as the bytes copied")])
             }
         }

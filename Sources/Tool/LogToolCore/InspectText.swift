@@ -82,6 +82,13 @@ enum InspectText {
         for debris in list("debris") {
             lines.append("    \(text(field(debris, "path")))  [\(text(field(debris, "kind")))] \(text(field(debris, "reason")))")
         }
+        if !list("duplicateFolders").isEmpty {
+            lines.append("  Duplicate folders (\(list("duplicateFolders").count)), folded in as a device does")
+            for duplicate in list("duplicateFolders") {
+                let copied = field(duplicate, "copied")?.arrayValue?.count ?? 0
+                lines.append("    \(text(field(duplicate, "path")))  \(copied) files only there, \(text(field(duplicate, "shared"))) also in the ensemble")
+            }
+        }
         renderProblems(list("unreadable"), into: &lines)
         if !list("unknownKeys").isEmpty {
             lines.append("  Unknown keys (\(list("unknownKeys").count)), kept on rewrite")
