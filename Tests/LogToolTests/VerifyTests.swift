@@ -33,6 +33,59 @@ struct VerifyFixtureTests {
     }
 }
 
+@Suite("verify: pending or missing")
+struct DeliveryTests {
+    /// The fixture case copied, with `extra` files (path inside the ensemble, bytes) added.
+    func delivery(_ caseName: String, code: String, extra: [(String, String)]) throws -> JSONValue? {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cloud = scratch.appendingPathComponent("cloud")
+        try FileManager.default.copyItem(at: VerifyFixtureTests.root.appendingPathComponent("\(caseName)/cloud"), to: cloud)
+        for (path, text) in extra {
+            let url = cloud.appendingPathComponent("E/\(path)")
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let run = try Run(arguments: ["verify", "--json", cloud.path], in: scratch)
+        let report = try JSONParser.parse(run.stdout)
+        let diagnostics = report[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+        return diagnostics.first { $0[JSONPointer(["code"])] == .string(code) }?[JSONPointer(["details", "delivery"])]
+    }
+
+    @Test("an iCloud placeholder or a partial file of what is missing makes a finding pending")
+    func pending() throws {
+        #expect(
+            try delivery("revision-gap", code: "verify.revision-gap", extra: [("events/.3_ALPHA-STORE_3.cdeevent.icloud", "placeholder")]) == .string("pending")
+        )
+        #expect(
+            try delivery("missing-dependency", code: "verify.missing-dependency", extra: [("events/5_ALPHA-STORE_3.cdeevent.tmp", "half")])
+                == .string("pending"))
+        #expect(try delivery("missing-data-file", code: "verify.missing-data-file", extra: [("data/.PHOTO-9.icloud", "placeholder")]) == .string("pending"))
+        #expect(
+            try delivery("unregistered-store", code: "verify.unregistered-store", extra: [("stores/.BRAVO-STORE.icloud", "placeholder")]) == .string("pending"))
+        // A placeholder of another revision or name changes nothing.
+        #expect(try delivery("revision-gap", code: "verify.revision-gap", extra: [("events/.5_ALPHA-STORE_5.cdeevent.icloud", "x")]) == .string("missing"))
+        #expect(try delivery("missing-data-file", code: "verify.missing-data-file", extra: [("data/.PHOTO-8.icloud", "x")]) == .string("missing"))
+    }
+
+    @Test("an incomplete multipart set is missing once its store has later complete events and no part is arriving")
+    func incompleteMultipart() throws {
+        let later = try String(
+            contentsOf: VerifyFixtureTests.root.appendingPathComponent("incomplete-multipart/cloud/E/events/1_ALPHA-STORE_1.cdeevent"), encoding: .utf8
+        )
+        .replacingOccurrences(of: #""globalCount":1"#, with: #""globalCount":3"#)
+        .replacingOccurrences(of: #""ALPHA-STORE":1"#, with: #""ALPHA-STORE":3"#)
+        #expect(later.contains(#""ALPHA-STORE":3"#))
+        #expect(
+            try delivery("incomplete-multipart", code: "verify.incomplete-multipart", extra: [("events/3_ALPHA-STORE_3.cdeevent", later)]) == .string("missing")
+        )
+        #expect(
+            try delivery(
+                "incomplete-multipart", code: "verify.incomplete-multipart",
+                extra: [("events/3_ALPHA-STORE_3.cdeevent", later), ("events/.2_ALPHA-STORE_2_2of3.cdeevent.icloud", "x")]) == .string("pending"))
+    }
+}
+
 @Suite("history")
 struct HistoryTests {
     @Test("every change to one object in replay order, what applied, and who set each final value")

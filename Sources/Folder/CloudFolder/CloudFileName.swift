@@ -74,6 +74,15 @@ package enum CloudFileName {
         return nil
     }
 
+    /// The name of the file a placeholder or a partial file will become (`.7_A_3.cdeevent.icloud`
+    /// and `7_A_3.cdeevent.tmp` both give `7_A_3.cdeevent`); nil for any other name.
+    public static func arrivingName(_ name: String) -> String? {
+        if name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".count + 1 { return String(name.dropFirst().dropLast(7)) }
+        if let suffix = partialSuffixes.first(where: name.hasSuffix), name.count > suffix.count { return String(name.dropLast(suffix.count)) }
+        if name.hasPrefix(".~") && name.count > 2 { return String(name.dropFirst(2)) }
+        return nil
+    }
+
     /// A folder such as `events 2`: a sync service's duplicate of a known folder.
     public static func duplicateFolderOriginal(_ name: String) -> EnsembleSubfolder? {
         let parts = name.split(separator: " ")

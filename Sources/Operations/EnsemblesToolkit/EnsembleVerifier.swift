@@ -66,6 +66,7 @@ package enum EnsembleVerifier {
         // Summaries: verify needs each event's header, references and change counts, never all
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
+        let evidence = DeliveryEvidence(contents)
         var diagnostics: [Diagnostic] = []
         func add(
             _ code: FormatError.Code, _ severity: Diagnostic.Severity, _ number: Int?, _ files: [String],
@@ -120,7 +121,7 @@ package enum EnsembleVerifier {
         var referenced = Set<String>()
         for file in contents.events {
             guard let event = file.entry.event else {
-                if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
+                if !file.entry.isComplete { incomplete(file.entry, delivery: evidence.delivery(ofIncomplete: file), into: &diagnostics) }
                 continue
             }
             nameMismatches(
@@ -139,7 +140,8 @@ package enum EnsembleVerifier {
         }
         for file in contents.baselines {
             guard let event = file.entry.event else {
-                if !file.entry.isComplete { incomplete(file.entry, into: &diagnostics) }
+                // A baseline has no revision of its own to follow it: pending while incomplete.
+                if !file.entry.isComplete { incomplete(file.entry, delivery: .string("pending"), into: &diagnostics) }
                 continue
             }
             var fields = [
@@ -190,7 +192,9 @@ package enum EnsembleVerifier {
                 consequence = "devices with this model will pause merging until they update (original error 204)"
             default: continue
             }
-            add(code, .error, problem.number, problem.files, problem.message, consequence, problem.details.members.map { ($0.key, $0.value) })
+            var details = problem.details.members.map { ($0.key, $0.value) }
+            if let delivery = evidence.delivery(code, problem.details) { details.append(("delivery", delivery)) }
+            add(code, .error, problem.number, problem.files, problem.message, consequence, details)
         }
         for sourced in covered {
             add(
@@ -288,7 +292,7 @@ package enum EnsembleVerifier {
         referenced.formUnion(sourced.dataFileReferences)
     }
 
-    private static func incomplete(_ entry: EventEntry, into diagnostics: inout [Diagnostic]) {
+    private static func incomplete(_ entry: EventEntry, delivery: JSONValue, into diagnostics: inout [Diagnostic]) {
         diagnostics.append(
             Diagnostic(
                 code: .verifyIncompleteMultipart, severity: .warning, number: 203,
@@ -298,6 +302,7 @@ package enum EnsembleVerifier {
                 details: JSONObject([
                     ("count", JSONValue(Int64(entry.partCount ?? 0))),
                     ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
+                    ("delivery", delivery),
                 ])))
     }
 

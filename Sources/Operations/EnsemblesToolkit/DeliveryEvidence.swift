@@ -1,0 +1,70 @@
+import JSONDocument
+import EnsembleModel
+import CloudFolder
+
+/// Whether a sync service is visibly still delivering what a finding misses (Spec/diagnostics.md
+/// 2.4): an iCloud placeholder or a partial file of the missing file, or a part of the missing
+/// event already present. `pending` then, `missing` otherwise: the difference between waiting and
+/// repairing.
+struct DeliveryEvidence {
+    /// `folder/name` of every file a placeholder or a partial file stands for.
+    private var arriving = Set<String>()
+    /// By store, the revisions of every event with a file arriving or a part present.
+    private var arrivingRevisions: [String: [Int64]] = [:]
+    /// The highest revision of each store among the complete events.
+    private var highestComplete: [String: Int64] = [:]
+
+    init(_ contents: EnsembleContents) {
+        for debris in contents.debris where debris.kind == .iCloudPlaceholder || debris.kind == .partialFile {
+            let parts = debris.path.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let name = CloudFileName.arrivingName(parts[1]) ?? (debris.kind == .partialFile ? parts[1] : nil) else { continue }
+            arriving.insert(parts[0] + "/" + name)
+            if parts[0] == "events", let event = CloudFileName.parseEvent(name) {
+                arrivingRevisions[event.storeIdentifier, default: []].append(event.revision)
+            }
+        }
+        for file in contents.events {
+            if file.entry.isComplete {
+                highestComplete[file.name.storeIdentifier] = max(highestComplete[file.name.storeIdentifier] ?? .min, file.name.revision)
+            } else {
+                arrivingRevisions[file.name.storeIdentifier, default: []].append(file.name.revision)
+            }
+        }
+    }
+
+    /// `pending` or `missing` for a finding of `code` with `details`; nil for codes that miss nothing.
+    func delivery(_ code: FormatError.Code, _ details: JSONObject) -> JSONValue? {
+        let store = details["store"]?.stringValue
+        func revisionArriving(_ revisions: ClosedRange<Int64>) -> Bool {
+            store.flatMap { arrivingRevisions[$0] }?.contains(where: revisions.contains) ?? false
+        }
+        let pending: Bool
+        switch code {
+        case .verifyRevisionGap:
+            guard let first = details["first"]?.numberValue?.int64Value, let last = details["last"]?.numberValue?.int64Value, first <= last else { return nil }
+            pending = revisionArriving(first...last)
+        case .verifyMissingDependency:
+            guard let revision = details["revision"]?.numberValue?.int64Value else { return nil }
+            pending = revisionArriving(revision...revision)
+        case .verifyMissingDataFile:
+            pending = details["dataFile"]?.stringValue.map { arriving.contains("data/" + $0) } ?? false
+        case .verifyUnregisteredStore:
+            pending = store.map { arriving.contains("stores/" + $0) } ?? false
+        default:
+            return nil
+        }
+        return .string(pending ? "pending" : "missing")
+    }
+
+    /// An incomplete multipart set is pending while a missing part is arriving, or while its store
+    /// has no complete event after it (the upload may simply not be finished).
+    func delivery(ofIncomplete file: EventFileEntry) -> JSONValue {
+        let missingPartArriving = (1...max(1, file.entry.partCount ?? 1)).contains { part in
+            guard file.entry.files[part] == nil, let count = file.entry.partCount else { return false }
+            let name = "\(file.name.globalCount)_\(file.name.storeIdentifier)_\(file.name.revision)_\(part)of\(count)\(CloudFileName.eventExtension)"
+            return arriving.contains("events/" + name)
+        }
+        let later = (highestComplete[file.name.storeIdentifier] ?? .min) > file.name.revision
+        return .string(missingPartArriving || !later ? "pending" : "missing")
+    }
+}
