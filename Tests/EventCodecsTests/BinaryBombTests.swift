@@ -16,16 +16,20 @@ struct BinaryBombTests {
             })
     }
 
-    @Test("200,000 deflated changes in a file of a few kilobytes are refused with binary.too-large")
+    @Test("200,000 deflated changes in a file of a few kilobytes are refused: by the ratio, and without it by the changes per byte")
     func bomb() throws {
         let bytes = try V2BinaryEncoder().encodeBeyondReaderLimits(Self.event(changes: 200_000))
         #expect(bytes.count < 10_000, "the deflated file is \(bytes.count) bytes")
-        #expect(throws: FormatError.self) { try V2BinaryDecoder().decode(bytes) }
-        do {
-            _ = try V2BinaryDecoder().decode(bytes)
-        } catch {
-            #expect(error.code == .binaryTooLarge)
-            #expect((error.location.offset ?? -1) < bytes.count)
+        var withoutRatio = BinaryReadingLimits()
+        withoutRatio.maximumInflateRatio = 10_000
+        for (limits, code) in [(BinaryReadingLimits(), FormatError.Code.binaryInflateRatio), (withoutRatio, .binaryTooLarge)] {
+            do {
+                _ = try V2BinaryDecoder(limits: limits).decode(bytes)
+                Issue.record("decoded the bomb")
+            } catch {
+                #expect(error.code == code)
+                #expect((error.location.offset ?? -1) < bytes.count)
+            }
         }
     }
 
@@ -43,6 +47,8 @@ struct BinaryBombTests {
     func boundary() throws {
         let bytes = try V2BinaryEncoder().encodeBeyondReaderLimits(Self.event(changes: 2_000))
         var limits = BinaryReadingLimits()
+        // The counting rule alone: identical changes deflate beyond the default ratio.
+        limits.maximumInflateRatio = 10_000
         limits.maximumChangesPerFileByte = (2_000 - 1) / bytes.count
         #expect(throws: FormatError.self) { try V2BinaryDecoder(limits: limits).decode(bytes) }
         limits.maximumChangesPerFileByte = (2_000 - 1) / bytes.count + 1

@@ -376,6 +376,9 @@ package struct EnsembleContents: Sendable {
         } catch {
             throw error.inFile(file)
         }
+        if let problem = BinaryPropertyListShape.problem(bytes) {
+            throw FormatError(.storeInvalid, problem, location: .init(file: file))
+        }
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)

@@ -33,7 +33,8 @@ enum Zlib {
     /// reader refuses deflated bytes that inflate to more than this many times their stored
     /// length, so a writer stores bytes raw rather than deflate them beyond it. Sharing the rule
     /// is what makes every file the toolkit writes a file it reads.
-    static let maximumRatio = 1_000
+    /// 100, so that no file under 1 MB inflates to more than 100 MB (Spec/README.md 6.2).
+    static let maximumRatio = 100
 
     /// Whether `stored` deflated bytes may stand for `inflated` bytes under ``maximumRatio``.
     static func ratioAllows(stored: Int, inflated: Int) -> Bool { inflated <= max(1, stored) * maximumRatio }
