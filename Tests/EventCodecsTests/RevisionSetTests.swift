@@ -28,12 +28,17 @@ struct RevisionSetTests {
             default: expected
             }
         #expect(RevisionSet(rhs).compare(RevisionSet(lhs)) == mirrored)
+        #expect(RevisionSet(lhs).covers(RevisionSet(rhs)) == (expected == .dominates || expected == .equal))
+        #expect(RevisionSet(rhs).covers(RevisionSet(lhs)) == (mirrored == .dominates || mirrored == .equal))
     }
 
     @Test("merging takes the store-wise maximum")
     func merge() {
         let merged = RevisionSet(["A": 3, "B": 1]).merged(with: RevisionSet(["B": 4, "C": 0]))
         #expect(merged == RevisionSet(["A": 3, "B": 4, "C": 0]))
+        var inPlace = RevisionSet(["A": 3, "B": 1])
+        inPlace.merge(with: RevisionSet(["B": 4, "C": 0]))
+        #expect(inPlace == merged)
     }
 
     @Test("identifier sets are sorted by UTF-8 bytes and duplicate-free")

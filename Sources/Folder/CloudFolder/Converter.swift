@@ -302,6 +302,9 @@ struct FolderWriter {
     var lastWritten = ""
     /// What each written event file must read back as.
     private var written: [(path: String, event: Event)] = []
+    /// The paths of `written`: searching the list for each new file made a folder of N events
+    /// cost N^2 comparisons (two events of one name: Spec/convert.md 2).
+    private var writtenPaths: Set<String> = []
     /// The SHA-256 of every data file written, by name: enough to compare contents (a moved
     /// value with a copied file, the written file with what was meant) without keeping them.
     private var blobs: [String: [UInt8]] = [:]
@@ -324,7 +327,7 @@ struct FolderWriter {
         case .baseline(let file):
             name = "baselines/" + [String(file.globalCount), file.uniqueIdentifier, file.storePrefix].compactMap { $0 }.joined(separator: "_") + ".cdeevent"
         }
-        guard !written.contains(where: { $0.path == name }) else {
+        guard !writtenPaths.contains(name) else {
             throw ConversionFailure(errors: [
                 FormatError(
                     .convertUnconvertible, "two events of the source map to the same file name \(name)",
@@ -334,6 +337,7 @@ struct FolderWriter {
         let event = target == .v2 ? try moveBlobs(sourceEvent) : sourceEvent
         try StagingArea.write(try Self.encode(event, target: target, binary: binary, at: name, reader: reader), to: root.appendingPathComponent(name))
         written.append((name, event))
+        writtenPaths.insert(name)
         lastWritten = name
     }
 

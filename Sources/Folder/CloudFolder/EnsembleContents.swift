@@ -225,7 +225,10 @@ package struct EnsembleContents: Sendable {
         }
         contents.baselines.sort { ($0.name.globalCount, $0.entry.file) <~ ($1.name.globalCount, $1.entry.file) }
         contents.stores.sort { utf8Precedes($0.storeIdentifier, $1.storeIdentifier) }
-        contents.unknownKeys.sort { $0.file != $1.file ? utf8Precedes($0.file, $1.file) : $0.pointer < $1.pointer }
+        // Each pointer's text is made once, not at every comparison (JSONPointer's order).
+        contents.unknownKeys = contents.unknownKeys.map { ($0, $0.pointer.description) }.sorted { a, b in
+            a.0.file != b.0.file ? utf8Precedes(a.0.file, b.0.file) : utf8Precedes(a.1, b.1)
+        }.map(\.0)
         return contents
     }
 

@@ -48,23 +48,37 @@ public struct RevisionSet: Hashable, Sendable {
 
     public var count: Int { storage.count }
 
+    /// Walks each set once without building the union of their stores: merges compare
+    /// thousands of baselines and history compares every change with others (Spec/merge.md 4.3).
     public func compare(_ other: RevisionSet) -> Ordering {
         var selfNewer = false, otherNewer = false
-        for store in Set(storage.keys).union(other.storage.keys) {
-            switch (storage[store], other.storage[store]) {
-            case let (a?, b?):
-                if a > b { selfNewer = true } else if a < b { otherNewer = true }
-            case (_?, nil): selfNewer = true
-            case (nil, _?): otherNewer = true
-            case (nil, nil): break
+        var shared = 0
+        for (store, a) in storage {
+            guard let b = other.storage[store] else {
+                selfNewer = true
+                continue
             }
+            shared += 1
+            if a > b { selfNewer = true } else if a < b { otherNewer = true }
         }
+        // A store only the other set has makes it newer there.
+        if other.storage.count > shared { otherNewer = true }
         switch (selfNewer, otherNewer) {
         case (false, false): return .equal
         case (true, false): return .dominates
         case (false, true): return .isDominated
         case (true, true): return .concurrent
         }
+    }
+
+    /// Whether this set knows at least what `other` knows (`dominates` or `equal`, Spec/merge.md
+    /// 4.3), looking only at the stores of `other`.
+    public func covers(_ other: RevisionSet) -> Bool {
+        guard storage.count >= other.storage.count else { return false }
+        for (store, revision) in other.storage {
+            guard let own = storage[store], own >= revision else { return false }
+        }
+        return true
     }
 
     /// A total order on sets (Spec/merge.md 4.4 step 4): the (store, revision) pairs sorted by
@@ -80,7 +94,13 @@ public struct RevisionSet: Hashable, Sendable {
     /// The store-wise maximum: what a merged baseline knows.
     public func merged(with other: RevisionSet) -> RevisionSet {
         var result = self
-        result.storage.merge(other.storage, uniquingKeysWith: max)
+        result.merge(with: other)
         return result
+    }
+
+    /// ``merged(with:)`` in place: folding many sets with `merged` copied the growing result
+    /// once per set, quadratic in the number of concurrent baselines (Benchmarks/README.md).
+    public mutating func merge(with other: RevisionSet) {
+        storage.merge(other.storage, uniquingKeysWith: max)
     }
 }

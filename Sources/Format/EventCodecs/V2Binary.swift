@@ -102,12 +102,16 @@ public struct V2BinaryEncoder: Sendable {
     private func changes(_ event: Event, _ strings: StringTable) throws(FormatError) -> [UInt8] {
         var writer = ByteWriter()
         let entities = event.entities
+        // Grouped once: filtering all changes for each entity made N entities cost N^2
+        // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).
+        var changesOf: [ExactString: [Int]] = [:]
+        for index in event.objectChanges.indices { changesOf[ExactString(event.objectChanges[index].entity), default: []].append(index) }
         writer.varint(UInt64(entities.count))
         for entity in entities {
-            let list = event.objectChanges.filter { $0.entity.utf8.elementsEqual(entity.utf8) }
+            let list = changesOf[ExactString(entity)] ?? []
             writer.varint(strings.index(entity))
             writer.varint(UInt64(list.count))
-            for change in list {
+            for change in list.lazy.map({ event.objectChanges[$0] }) {
                 writer.varint(UInt64(change.type.rawValue))
                 writer.varint(strings.index(change.globalIdentifier))
                 writer.indexes(sortedUnique(change.dataFiles), strings)

@@ -32,7 +32,7 @@ package final class EarlyReplay: @unchecked Sendable {
         baselineFiles = chosen.baselines.map(\.file)
         known =
             chosen.baselines.isEmpty
-            ? nil : chosen.baselines.dropFirst().reduce(chosen.baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
+            ? nil : chosen.baselines.dropFirst().reduce(into: chosen.baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
         guard chosen.problems.isEmpty else {
             abandoned = true
             return

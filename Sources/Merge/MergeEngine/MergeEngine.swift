@@ -229,7 +229,8 @@ package struct MergeAnalysis: Sendable {
         baselines = chosen.baselines
         redundantBaselines = chosen.redundant
         problems += chosen.problems
-        baselineRevisions = baselines.isEmpty ? nil : baselines.dropFirst().reduce(baselines[0].event.revisionSet) { $0.merged(with: $1.event.revisionSet) }
+        baselineRevisions =
+            baselines.isEmpty ? nil : baselines.dropFirst().reduce(into: baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
         var integrity = IntegrityCheck(known: baselineRevisions, input: input)
         try store.transaction { () throws(FormatError) in
             // Copies of one (store, revision) are adjacent; the file first in UTF-8 order names
@@ -291,6 +292,9 @@ package struct MergeAnalysis: Sendable {
     /// another one dominates is dropped; of equal sets only the newest is kept; concurrent ones
     /// are all kept, to be applied oldest first. Newest = greatest (global count, timestamp,
     /// unique identifier by UTF-8 bytes).
+    ///
+    /// Ties are found by a key and dominance through a ``DominanceIndex``, never by comparing
+    /// every pair: 10,000 concurrent baselines took 152 s that way (Benchmarks/README.md).
     static func chooseBaselines(
         _ candidates: [SourcedEvent], _ input: MergeInput
     ) -> (baselines: [SourcedEvent], redundant: [(baseline: SourcedEvent, by: SourcedEvent)], problems: [IntegrityProblem]) {
@@ -302,41 +306,190 @@ package struct MergeAnalysis: Sendable {
             return b.revisionSet.listPrecedes(a.revisionSet)
         }
         // Baselines that tie on every part of the choice are one when equal, a conflict if not.
+        // Two baselines tie exactly when this key is equal (timestamps are finite: every
+        // decoder checks), so each candidate ties with at most one baseline kept before it.
+        struct TieKey: Hashable {
+            var revisionSet: RevisionSet
+            var globalCount: Int64
+            var timestamp: UInt64
+            var uniqueIdentifier: ExactString
+
+            init(_ event: Event) {
+                revisionSet = event.revisionSet
+                globalCount = event.globalCount
+                // 0.0 and -0.0 are the same time.
+                timestamp = event.timestamp == 0 ? 0 : event.timestamp.bitPattern
+                uniqueIdentifier = ExactString(event.uniqueIdentifier)
+            }
+        }
         var baselines: [SourcedEvent] = []
         var problems: [IntegrityProblem] = []
+        var kept: [TieKey: Int] = [:]
         for candidate in candidates {
-            let ties = baselines.filter { other in
-                other.event.revisionSet == candidate.event.revisionSet && !newer(other.event, candidate.event) && !newer(candidate.event, other.event)
-            }
-            if ties.isEmpty {
+            let key = TieKey(candidate.event)
+            guard let index = kept[key] else {
+                kept[key] = baselines.count
                 baselines.append(candidate)
-            } else if ties.contains(where: { !same($0, candidate, input) }) {
+                continue
+            }
+            let tie = baselines[index]
+            if !same(tie, candidate, input) {
                 // Named by the baseline whose file comes first (Spec/merge.md 4.4 step 3).
-                let tied = (ties + [candidate]).min { utf8Precedes($0.file, $1.file) }?.event ?? candidate.event
+                let tied = utf8Precedes(candidate.file, tie.file) ? candidate.event : tie.event
                 problems.append(
                     IntegrityProblem(
-                        code: .mergeConflictingRevision, number: nil, files: sortedUnique(ties.map(\.file) + [candidate.file]),
+                        code: .mergeConflictingRevision, number: nil, files: sortedUnique([tie.file, candidate.file]),
                         message: "different baselines tie for store \(tied.storeIdentifier) revision \(tied.revision)",
                         details: JSONObject([("store", .string(tied.storeIdentifier)), ("revision", JSONValue(tied.revision))])))
             }
         }
-        func makesRedundant(_ other: SourcedEvent, _ candidate: SourcedEvent) -> Bool {
-            switch other.event.revisionSet.compare(candidate.event.revisionSet) {
-            case .dominates: return true
-            case .equal: return newer(other.event, candidate.event)
-            default: return false
-            }
+        // A baseline is redundant when another one's set dominates its own, or is equal and the
+        // other is newer; it is named by the first such baseline by file (then by position).
+        func precedes(_ a: Int, _ b: Int) -> Bool {
+            let x = baselines[a].file, y = baselines[b].file
+            return utf8Precedes(x, y) || (ExactString(x) == ExactString(y) && a < b)
         }
-        var kept: [SourcedEvent] = []
-        var redundant: [(baseline: SourcedEvent, by: SourcedEvent)] = []
-        for candidate in baselines {
-            if let by = baselines.filter({ makesRedundant($0, candidate) }).min(by: { utf8Precedes($0.file, $1.file) }) {
-                redundant.append((candidate, by))
+        func firstByFile(_ a: Int?, _ b: Int?) -> Int? {
+            guard let a, let b else { return a ?? b }
+            return precedes(b, a) ? b : a
+        }
+        var groupOf: [RevisionSet: Int] = [:]
+        var groups: [[Int]] = []
+        for (position, baseline) in baselines.enumerated() {
+            if let group = groupOf[baseline.event.revisionSet] {
+                groups[group].append(position)
             } else {
-                kept.append(candidate)
+                groupOf[baseline.event.revisionSet] = groups.count
+                groups.append([position])
             }
         }
-        return (kept.sorted { newer($1.event, $0.event) }, redundant, problems)
+        // Each group is ranked by its first baseline by file.
+        let firstOfGroup = groups.map { $0.reduce(nil, firstByFile) ?? 0 }
+        var rank = [Int](repeating: 0, count: groups.count)
+        for (order, group) in groups.indices.sorted(by: { precedes(firstOfGroup[$0], firstOfGroup[$1]) }).enumerated() { rank[group] = order }
+        let dominance = DominanceIndex(groups.map { baselines[$0[0]].event.revisionSet }, rank: rank)
+        var redundantBy = [Int?](repeating: nil, count: baselines.count)
+        for (group, members) in groups.enumerated() {
+            let dominatedBy = dominance.lowestDominator(of: group).map { firstOfGroup[$0] }
+            // Newest first: each member is made redundant by the dominating sets and by the
+            // members before it.
+            var before: Int?
+            for position in members.sorted(by: { newer(baselines[$0].event, baselines[$1].event) }) {
+                redundantBy[position] = firstByFile(dominatedBy, before)
+                before = firstByFile(before, position)
+            }
+        }
+        var chosen: [SourcedEvent] = []
+        var redundant: [(baseline: SourcedEvent, by: SourcedEvent)] = []
+        for (position, candidate) in baselines.enumerated() {
+            if let by = redundantBy[position] {
+                redundant.append((candidate, baselines[by]))
+            } else {
+                chosen.append(candidate)
+            }
+        }
+        return (chosen.sorted { newer($1.event, $0.event) }, redundant, problems)
+    }
+}
+
+/// For each of many distinct revision sets, the set of lowest rank among those that dominate
+/// it (Spec/merge.md 4.3), found through the sets holding its most selective store instead of
+/// by comparing every pair.
+struct DominanceIndex {
+    private typealias Holder = (revision: Int64, set: Int, lowest: Int)
+    private let sets: [RevisionSet]
+    private let rank: [Int]
+    /// For each store, the sets holding it, by revision (highest first), then by number; with
+    /// each, the set of lowest rank up to it.
+    private var holders: [ExactString: [Holder]] = [:]
+    /// The sets by rank.
+    private let ranked: [Int]
+    /// The sum over a set's stores of (revision - lowest revision of that store + 1): a set
+    /// that dominates another has a strictly larger sum. Nil when a sum does not fit.
+    private var sums: [Int64]?
+
+    /// `sets` must be distinct; `rank` orders them (lower first) and has no ties.
+    init(_ sets: [RevisionSet], rank: [Int]) {
+        self.sets = sets
+        self.rank = rank
+        ranked = sets.indices.sorted { rank[$0] < rank[$1] }
+        var lists: [ExactString: [Holder]] = [:]
+        var lowest: [ExactString: Int64] = [:]
+        for (index, set) in sets.enumerated() {
+            for (store, revision) in set.revisions {
+                lists[ExactString(store), default: []].append((revision, index, index))
+                lowest[ExactString(store)] = min(lowest[ExactString(store)] ?? revision, revision)
+            }
+        }
+        holders = lists.mapValues { list in
+            var sorted = list.sorted { $0.revision != $1.revision ? $0.revision > $1.revision : $0.set < $1.set }
+            for position in sorted.indices.dropFirst() where rank[sorted[position - 1].lowest] < rank[sorted[position].set] {
+                sorted[position].lowest = sorted[position - 1].lowest
+            }
+            return sorted
+        }
+        var sums: [Int64] = []
+        sums.reserveCapacity(sets.count)
+        for set in sets {
+            var sum: Int64 = 0
+            for (store, revision) in set.revisions {
+                let (shifted, overflowA) = revision.subtractingReportingOverflow(lowest[ExactString(store)] ?? revision)
+                let (next, overflowB) = sum.addingReportingOverflow(shifted)
+                let (total, overflowC) = next.addingReportingOverflow(1)
+                guard !overflowA && !overflowB && !overflowC else {
+                    self.sums = nil
+                    return
+                }
+                sum = total
+            }
+            sums.append(sum)
+        }
+        self.sums = sums
+    }
+
+    /// Whether set `other` dominates set `index` (the sets are distinct).
+    private func dominates(_ other: Int, _ index: Int) -> Bool {
+        if let sums, sums[other] <= sums[index] { return false }
+        return sets[other].covers(sets[index])
+    }
+
+    /// The set of lowest rank that dominates set `index`, or nil when none does.
+    func lowestDominator(of index: Int) -> Int? {
+        let target = sets[index]
+        let pairs = target.revisions
+        // Every non-empty set dominates the empty set.
+        guard !pairs.isEmpty else { return ranked.first { $0 != index } }
+        // A dominating set holds every store of the target at a revision at least as high: only
+        // the holders of the store that fewest sets hold high enough are candidates, a prefix of
+        // its list, which holds the target too.
+        var best: (list: [Holder], count: Int, revision: Int64)?
+        for (store, revision) in pairs {
+            let list = holders[ExactString(store)] ?? []
+            let count = Self.partitionPoint(list.count) { list[$0].revision < revision }
+            if best.map({ count < $0.count }) ?? true { best = (list, count, revision) }
+        }
+        guard let (list, count, revision) = best else { return nil }
+        let own = Self.partitionPoint(count) { list[$0].revision == revision && list[$0].set >= index }
+        // The candidate of lowest rank: before the target in the list, or after it with the
+        // same revision. When it dominates, it is the answer (as it is in a chain of sets).
+        var lowest = own > 0 ? list[own - 1].lowest : nil
+        for holder in list[min(own + 1, count)..<count] where lowest.map({ rank[holder.set] < rank[$0] }) ?? true { lowest = holder.set }
+        if let lowest, dominates(lowest, index) { return lowest }
+        var result: Int?
+        for holder in list[..<count] where holder.set != index && (result.map { rank[holder.set] < rank[$0] } ?? true) && dominates(holder.set, index) {
+            result = holder.set
+        }
+        return result
+    }
+
+    /// The first position in 0..<count where `predicate` holds (it holds from there on).
+    private static func partitionPoint(_ count: Int, _ predicate: (Int) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(middle) { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 }
 

@@ -71,6 +71,10 @@ public struct StoreState: Sendable {
     /// Live objects by global identifier: (entity number, object number), usually one.
     private var live: [ExactString: [(entity: Int32, object: Int32)]] = [:]
     private var liveCount = 0
+    /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
+    /// taken out once at the end of the delete phase, so that deleting N members of one
+    /// ordered to-many does not search and shift it N times.
+    private var orderedRemovals: [Int64: [Int32]] = [:]
     private var entities = Numbering()
     private var propertyNames = Numbering()
     /// Model answers by (entity, property) and by (entity, ancestor), asked once each.
@@ -198,10 +202,54 @@ public struct StoreState: Sendable {
         for index in changes.indices where changes[index].type == .delete {
             if let number = object(entityNumbers[index], ExactString(changes[index].globalIdentifier)) { delete(number) }
         }
+        removeDeletedFromOrdered()
+    }
+
+    /// Takes the members deleted in this event out of the ordered to-manys that held them, one
+    /// pass per relationship (Spec/merge.md 8.4). A holder deleted meanwhile has nothing left to
+    /// change; nothing reads these orders before the event ends.
+    private mutating func removeDeletedFromOrdered() {
+        guard !orderedRemovals.isEmpty else { return }
+        for (referrer, members) in orderedRemovals {
+            let holder = Int(Int32(truncatingIfNeeded: referrer >> 32)), relationship = Int32(truncatingIfNeeded: referrer)
+            guard slots[holder].isLive, case .ordered? = slots[holder].properties[relationship],
+                case .ordered(var order)? = slots[holder].properties.removeValue(forKey: relationship)
+            else { continue }
+            let gone = Set(members)
+            order.removeAll { gone.contains($0) }
+            slots[holder].properties[relationship] = .ordered(order)
+        }
+        orderedRemovals = [:]
     }
 
     private mutating func set(_ change: PropertyChange, of object: Int32, isInsert: Bool) {
         let property = propertyNames.number(change.name)
+        // An update of a to-many or ordered to-many edits the current value in place (8.3.4,
+        // 8.3.5): rebuilding it made every event that touches a relationship cost its size.
+        if !isInsert {
+            enum Holding { case toMany, ordered, other }
+            // Decided first, so that no copy of the collection is alive while it is edited.
+            let holding: Holding =
+                switch slots[Int(object)].properties[property] {
+                case .toMany?: .toMany
+                case .ordered?: .ordered
+                default: .other
+                }
+            let edited: (lost: Set<Int32>, gained: Set<Int32>)?
+            switch (change.value, holding) {
+            case (.toMany(let added, let removed), .toMany):
+                edited = editToMany(property, of: object, adding: added, removing: removed)
+            case (.orderedToMany(let added, let removed, let moved), .ordered):
+                edited = editOrdered(property, of: object, adding: added, removing: removed, moving: moved)
+            default:
+                edited = nil
+            }
+            if let edited {
+                if isWatched(object) { provenance[change.name] = .some(currentSource) }
+                maintainInverse(of: property, on: object, lost: edited.lost, gained: edited.gained)
+                return
+            }
+        }
         let entity = slots[Int(object)].entity
         let current = slots[Int(object)].properties[property]
         let value: Stored
@@ -217,53 +265,112 @@ public struct StoreState: Sendable {
             }
             guard let target = resolve(related, from: entity, relationship: property) else { return }
             value = .toOne(target)
-        case .toMany(let added, let removed):
-            // Member identifiers in a set: checking each added identifier against the members
-            // one by one made a large relationship quadratic.
+        case .toMany(let added, _):
+            // An insert, or a value of another kind: the set starts empty (8.3.6).
             var members: Set<Int32> = []
-            if !isInsert, case .toMany(let existing)? = current {
-                let removedIDs = Set(removed.map(ExactString.init))
-                members = existing.filter { !removedIDs.contains(ExactString(slots[Int($0)].id)) }
-            }
-            var memberIDs = Set(members.map { ExactString(slots[Int($0)].id) })
             for id in added {
-                let exact = ExactString(id)
-                guard !memberIDs.contains(exact), let target = resolve(id, from: entity, relationship: property) else { continue }
+                guard let target = resolve(id, from: entity, relationship: property) else { continue }
                 members.insert(target)
-                memberIDs.insert(exact)
             }
             value = .toMany(members)
-        case .orderedToMany(let added, let removed, let moved):
+        case .orderedToMany(let added, _, let moved):
             var order: [Int32] = []
-            if !isInsert, case .ordered(let existing)? = current { order = existing }
-            let removedIDs = Set(removed.map(ExactString.init))
-            order.removeAll { removedIDs.contains(ExactString(slots[Int($0)].id)) }
-            // Members by identifier (the first with that identifier), for linear appends and moves.
-            var memberByID: [ExactString: Int32] = [:]
-            for member in order where memberByID[ExactString(slots[Int(member)].id)] == nil { memberByID[ExactString(slots[Int(member)].id)] = member }
+            var members: Set<Int32> = []
             for id in added.sorted(by: utf8Precedes) {
-                let exact = ExactString(id)
-                guard memberByID[exact] == nil, let target = resolve(id, from: entity, relationship: property) else { continue }
+                guard let target = resolve(id, from: entity, relationship: property), members.insert(target).inserted else { continue }
                 order.append(target)
-                memberByID[exact] = target
             }
-            if !moved.isEmpty {
-                var front: [Int32] = []
-                var inFront: Set<Int32> = []
-                for index in moved.keys.sorted() {
-                    guard let id = moved[index], let member = memberByID[ExactString(id)], !inFront.contains(member) else { continue }
-                    front.append(member)
-                    inFront.insert(member)
-                }
-                order = front + order.filter { !inFront.contains($0) }
-            }
-            value = .ordered(order)
+            value = .ordered(Self.moving(order, by: moved, memberByID: memberByID(order)))
         }
         store(value, as: property, of: object)
         if isWatched(object) { provenance[change.name] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
-            maintainInverse(of: property, on: object, from: current, to: value)
+            let before = current?.targets ?? [], after = value.targets
+            maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))
         }
+    }
+
+    /// Removes, then adds members of a to-many set in place (Spec/merge.md 8.3.4): members are
+    /// live, so a member with a removed identifier is one of the live objects with it.
+    private mutating func editToMany(
+        _ property: Int32, of object: Int32, adding added: [String], removing removed: [String]
+    ) -> (lost: Set<Int32>, gained: Set<Int32>) {
+        guard case .toMany(var members)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
+        let entity = slots[Int(object)].entity
+        var lost: [Int32] = [], gained: [Int32] = []
+        for id in removed {
+            for candidate in live[ExactString(id)] ?? [] where members.remove(candidate.object) != nil { lost.append(candidate.object) }
+        }
+        for id in added {
+            // Skipped when its identifier is already a member's.
+            if live[ExactString(id)]?.contains(where: { members.contains($0.object) }) == true { continue }
+            guard let target = resolve(id, from: entity, relationship: property) else { continue }
+            members.insert(target)
+            gained.append(target)
+        }
+        slots[Int(object)].properties[property] = .toMany(members)
+        return finishEdit(property, of: object, lost: lost, gained: gained)
+    }
+
+    /// Removes, appends and moves members of an ordered to-many in place (Spec/merge.md 8.3.5).
+    /// Whether an object is a member is read from its referrers, not by searching the order.
+    private mutating func editOrdered(
+        _ property: Int32, of object: Int32, adding added: [String], removing removed: [String], moving moved: [Int: String]
+    ) -> (lost: Set<Int32>, gained: Set<Int32>) {
+        guard case .ordered(var order)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
+        let entity = slots[Int(object)].entity
+        let referrer = Self.pair(object, property)
+        var lost: Set<Int32> = []
+        for id in removed {
+            for candidate in live[ExactString(id)] ?? [] where slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
+        }
+        if !lost.isEmpty { order.removeAll { lost.contains($0) } }
+        var gained: [Int32] = []
+        var joined: Set<Int32> = []
+        for id in added.sorted(by: utf8Precedes) {
+            let isMember =
+                live[ExactString(id)]?.contains {
+                    joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
+                } == true
+            guard !isMember, let target = resolve(id, from: entity, relationship: property) else { continue }
+            order.append(target)
+            gained.append(target)
+            joined.insert(target)
+        }
+        order = Self.moving(order, by: moved, memberByID: memberByID(order))
+        slots[Int(object)].properties[property] = .ordered(order)
+        return finishEdit(property, of: object, lost: Array(lost), gained: gained)
+    }
+
+    /// Records who refers to whom after an in-place edit; returns the members that left and
+    /// those that joined, for the inverses (an object can leave and join in one change).
+    private mutating func finishEdit(_ property: Int32, of object: Int32, lost: [Int32], gained: [Int32]) -> (lost: Set<Int32>, gained: Set<Int32>) {
+        let referrer = Self.pair(object, property)
+        for target in lost { slots[Int(target)].referrers.remove(referrer) }
+        for target in gained { slots[Int(target)].referrers.insert(referrer) }
+        let left = Set(lost), joined = Set(gained)
+        return (left.subtracting(joined), joined.subtracting(left))
+    }
+
+    /// Each member's identifier, taking the first member with it.
+    private func memberByID(_ order: [Int32]) -> [ExactString: Int32] {
+        var result: [ExactString: Int32] = [:]
+        for member in order where result[ExactString(slots[Int(member)].id)] == nil { result[ExactString(slots[Int(member)].id)] = member }
+        return result
+    }
+
+    /// The members named by `moved`, by position, then the others in their order (8.3.5 step 3).
+    private static func moving(_ order: [Int32], by moved: [Int: String], memberByID: @autoclosure () -> [ExactString: Int32]) -> [Int32] {
+        guard !moved.isEmpty else { return order }
+        let members = memberByID()
+        var front: [Int32] = []
+        var inFront: Set<Int32> = []
+        for index in moved.keys.sorted() {
+            guard let id = moved[index], let member = members[ExactString(id)], !inFront.contains(member) else { continue }
+            front.append(member)
+            inFront.insert(member)
+        }
+        return front + order.filter { !inFront.contains($0) }
     }
 
     /// The live object a related identifier names (Spec/merge.md 8.5): without a model any
@@ -288,15 +395,15 @@ public struct StoreState: Sendable {
 
     /// With a model, keeps the other side of a relationship consistent, as Core Data does
     /// (Spec/merge.md 8.8).
-    private mutating func maintainInverse(of relationship: Int32, on object: Int32, from old: Stored?, to new: Stored) {
+    /// `lost` are the objects the relationship no longer holds, `gained` those it now holds.
+    private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: Set<Int32>, gained: Set<Int32>) {
         let entity = slots[Int(object)].entity
         guard case .relationship(let definition)? = definition(relationship, of: entity), let inverseName = definition.inverseName else { return }
         let inverse = propertyNames.number(inverseName)
-        let before = old?.targets ?? [], after = new.targets
-        for target in inObjectOrder(before.subtracting(after)) where slots[Int(target)].isLive {
+        for target in inObjectOrder(lost) where slots[Int(target)].isLive {
             detach(object, from: inverse, of: target)
         }
-        for target in inObjectOrder(after.subtracting(before)) where slots[Int(target)].isLive {
+        for target in inObjectOrder(gained) where slots[Int(target)].isLive {
             guard case .relationship(let inverseDefinition)? = self.definition(inverse, of: slots[Int(target)].entity) else { continue }
             if !inverseDefinition.isToMany {
                 // A to-one holds one object: its previous partner loses the target.
@@ -415,7 +522,12 @@ public struct StoreState: Sendable {
         slots[Int(object)].properties = [:]
         slots[Int(object)].referrers = []
         for referrer in referrers {
-            detach(object, from: Int32(truncatingIfNeeded: referrer), of: Int32(truncatingIfNeeded: referrer >> 32))
+            let holder = Int32(truncatingIfNeeded: referrer >> 32), relationship = Int32(truncatingIfNeeded: referrer)
+            if case .ordered? = slots[Int(holder)].properties[relationship] {
+                orderedRemovals[referrer, default: []].append(object)
+            } else {
+                detach(object, from: relationship, of: holder)
+            }
         }
         // Freed only after the event's last phase could still look at it (deletes come last).
         slots[Int(object)].id = ""
