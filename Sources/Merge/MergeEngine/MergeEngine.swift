@@ -465,11 +465,11 @@ struct DominanceIndex {
         var best: (list: [Holder], count: Int, revision: Int64)?
         for (store, revision) in pairs {
             let list = holders[ExactString(store)] ?? []
-            let count = Self.partitionPoint(list.count) { list[$0].revision < revision }
+            let count = partitionPoint(list.count) { list[$0].revision < revision }
             if best.map({ count < $0.count }) ?? true { best = (list, count, revision) }
         }
         guard let (list, count, revision) = best else { return nil }
-        let own = Self.partitionPoint(count) { list[$0].revision == revision && list[$0].set >= index }
+        let own = partitionPoint(count) { list[$0].revision == revision && list[$0].set >= index }
         // The candidate of lowest rank: before the target in the list, or after it with the
         // same revision. When it dominates, it is the answer (as it is in a chain of sets).
         var lowest = own > 0 ? list[own - 1].lowest : nil
@@ -482,15 +482,6 @@ struct DominanceIndex {
         return result
     }
 
-    /// The first position in 0..<count where `predicate` holds (it holds from there on).
-    private static func partitionPoint(_ count: Int, _ predicate: (Int) -> Bool) -> Int {
-        var low = 0, high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if predicate(middle) { high = middle } else { low = middle + 1 }
-        }
-        return low
-    }
 }
 
 /// The integrity checks of Spec/merge.md 5 over the events to replay, fed one at a time in

@@ -156,13 +156,4 @@ package enum ConcurrentEvents {
         }
     }
 
-    /// The first position in 0..<count where `predicate` holds (it holds from there on).
-    private static func partitionPoint(_ count: Int, _ predicate: (Int) -> Bool) -> Int {
-        var low = 0, high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if predicate(middle) { high = middle } else { low = middle + 1 }
-        }
-        return low
-    }
 }
