@@ -55,6 +55,7 @@ let package = Package(
                 .embedInCode("Schemas/state.schema.json"),
                 .embedInCode("Schemas/verify.schema.json"),
                 .embedInCode("Schemas/history.schema.json"),
+                .embedInCode("Schemas/device.schema.json"),
             ]
         ),
         .target(

@@ -56,6 +56,8 @@ struct MergeFixtureTests {
     static func replayingEngine(mangle: String) -> String {
         let script = """
             import json, os, sys
+            if os.path.exists('expected/device.json'):
+                sys.stdout.write(open('expected/device.json').read() + '\\n'); sys.exit(json.load(open('case.json'))['exitCode'])
             if os.path.exists('expected/state.json'):
                 sys.stdout.write(open('expected/state.json').read() + '\\n'); sys.exit(0)
             if not os.path.exists('expected/error.json'): sys.exit(2)

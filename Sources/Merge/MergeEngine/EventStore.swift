@@ -134,6 +134,25 @@ package final class EventStore: @unchecked Sendable {
         return (Int(query.int64(0)), query.isNull(1) ? nil : query.text(1))
     }
 
+    /// Calls `body` with the save and merge events of each (store, revision), in (store,
+    /// revision) order: several when files disagree or repeat one event. Copies come in file
+    /// order (UTF-8), so the first names the event whatever order the inputs were given in
+    /// (Spec/merge.md 4.2).
+    func forEachRevision(_ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
+        let candidates = try cursor(where: "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))", orderBy: "store, revision, file, id")
+        var copies: [(id: Int64, sourced: SourcedEvent)] = []
+        while let row = try candidates.row() {
+            if let first = copies.first?.sourced.event,
+                !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision)
+            {
+                try body(copies)
+                copies = []
+            }
+            copies.append(row)
+        }
+        if !copies.isEmpty { try body(copies) }
+    }
+
     /// Every event, in the order they were added.
     public func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
 

@@ -233,21 +233,11 @@ package struct MergeAnalysis: Sendable {
             baselines.isEmpty ? nil : baselines.dropFirst().reduce(into: baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
         var integrity = IntegrityCheck(known: baselineRevisions, input: input)
         try store.transaction { () throws(FormatError) in
-            // Copies of one (store, revision) are adjacent; the file first in UTF-8 order names
-            // the event, so the result does not depend on the order the inputs were given in.
-            let candidates = try store.cursor(where: "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))", orderBy: "store, revision, file, id")
-            var copies: [(id: Int64, sourced: SourcedEvent)] = []
-            func decide() throws(FormatError) {
+            try store.forEachRevision { (copies) throws(FormatError) in
                 guard let first = copies.first else { return }
-                let conflicting = copies.count > 1 && copies.contains(where: { !Self.same($0.sourced, first.sourced, input) })
-                if conflicting {
-                    let event = first.sourced.event
-                    problems.append(
-                        IntegrityProblem(
-                            code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.sourced.file)),
-                            message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
-                            details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))])))
-                }
+                let conflict = Self.conflict(among: copies.map(\.sourced), input)
+                let conflicting = conflict != nil
+                if let conflict { problems.append(conflict) }
                 if let known = baselineRevisions?[first.sourced.event.storeIdentifier], first.sourced.event.revision <= known {
                     for copy in copies.dropFirst() { try store.setRole(.copy, of: copy.id) }
                     try store.setRole(.covered, of: first.id)
@@ -263,20 +253,21 @@ package struct MergeAnalysis: Sendable {
                         if conflicting { integrity.addCopy(copy.sourced) }
                     }
                 }
-                copies = []
             }
-            while let row = try candidates.row() {
-                if let first = copies.first?.sourced.event,
-                    !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision)
-                {
-                    try decide()
-                }
-                copies.append(row)
-            }
-            try decide()
         }
         problems += integrity.finish()
         problems += try integrity.dependencies(store, baselines: baselines)
+    }
+
+    /// `merge.conflicting-revision` when the events read for one (store, revision) are not all
+    /// the same event (Spec/merge.md 4.2); `copies` come in file order.
+    static func conflict(among copies: [SourcedEvent], _ input: MergeInput) -> IntegrityProblem? {
+        guard let first = copies.first, copies.count > 1, copies.contains(where: { !same($0, first, input) }) else { return nil }
+        let event = first.event
+        return IntegrityProblem(
+            code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),
+            message: "different events claim revision \(event.revision) of store \(event.storeIdentifier)",
+            details: JSONObject([("store", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision))]))
     }
 
     /// Whether two copies hold the same event. Copies are rare, so only they are read again when
@@ -551,7 +542,7 @@ private struct IntegrityCheck {
     /// files, read again from `store` by file name.
     func dependencies(_ store: EventStore, baselines: [SourcedEvent]) throws(FormatError) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
-        for sourced in baselines { problems += modelVersion(sourced) }
+        for sourced in baselines { problems += input.modelVersionProblems(sourced) }
         let replayed = try store.cursor(
             where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
         while let sourced = try replayed.next() {
@@ -567,15 +558,19 @@ private struct IntegrityCheck {
                             details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
                 }
             }
-            problems += modelVersion(sourced)
-            problems += missingDataFiles(sourced)
+            problems += input.modelVersionProblems(sourced)
+            problems += input.missingDataFileProblems(sourced)
         }
-        for sourced in baselines { problems += missingDataFiles(sourced) }
+        for sourced in baselines { problems += input.missingDataFileProblems(sourced) }
         return problems
     }
+}
 
-    private func modelVersion(_ sourced: SourcedEvent) -> [IntegrityProblem] {
-        guard let modelHash = input.modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash else { return [] }
+extension MergeInput {
+    /// 204 for an event or baseline whose model version is not the given model's (Spec/merge.md
+    /// 5.7); a device holds such an event back (section 15).
+    func modelVersionProblems(_ sourced: SourcedEvent) -> [IntegrityProblem] {
+        guard let modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash else { return [] }
         return [
             IntegrityProblem(
                 code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
@@ -583,8 +578,10 @@ private struct IntegrityCheck {
         ]
     }
 
-    private func missingDataFiles(_ sourced: SourcedEvent) -> [IntegrityProblem] {
-        guard let present = input.dataFiles else { return [] }
+    /// 210 for each data file an event or baseline references that `data/` lacks (Spec/merge.md
+    /// 5.6).
+    func missingDataFileProblems(_ sourced: SourcedEvent) -> [IntegrityProblem] {
+        guard let present = dataFiles else { return [] }
         return sourced.dataFileReferences.filter { !present.contains(ExactString($0)) }.map { name in
             IntegrityProblem(
                 code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",

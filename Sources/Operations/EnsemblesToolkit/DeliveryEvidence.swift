@@ -40,15 +40,15 @@ struct DeliveryEvidence {
         }
         let pending: Bool
         switch code {
-        case .verifyRevisionGap:
+        case .verifyRevisionGap, .mergeRevisionGap:
             guard let first = details["first"]?.numberValue?.int64Value, let last = details["last"]?.numberValue?.int64Value, first <= last else { return nil }
             pending = revisionArriving(first...last)
-        case .verifyMissingDependency:
+        case .verifyMissingDependency, .mergeMissingDependency:
             guard let revision = details["revision"]?.numberValue?.int64Value else { return nil }
             pending = revisionArriving(revision...revision)
-        case .verifyMissingDataFile:
+        case .verifyMissingDataFile, .mergeMissingDataFile:
             pending = details["dataFile"]?.stringValue.map { arriving.contains("data/" + $0) } ?? false
-        case .verifyUnregisteredStore:
+        case .verifyUnregisteredStore, .mergeUnregisteredStore:
             pending = store.map { arriving.contains("stores/" + $0) } ?? false
         default:
             return nil

@@ -72,6 +72,22 @@ public struct Ensemble: Sendable {
         return try merge(warnings: &warnings)
     }
 
+    /// The folder as device `store` sees it (Spec/merge.md 15): the events it integrates and the
+    /// state it reaches, the events it holds back and why. Read errors and events that disagree
+    /// about one revision stop it as they stop a merge.
+    public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
+        var evidence: DeliveryEvidence?
+        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, warnings: &warnings) { evidence = DeliveryEvidence($0) }
+        warnings += Self.modelWarning(input)
+        let integration = DeviceIntegration.integrate(input, as: store)
+        guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
+        do {
+            return DeviceView(integration, state: try integration.state(input), evidence: evidence)
+        } catch {
+            throw EnsembleError(kind: .integrity, problems: error.problems)
+        }
+    }
+
     /// Without a model, a merge cannot do what a device does where the model matters; when the
     /// events say which model wrote them, say so (Spec/merge.md 10, `merge.model-not-given`).
     static func modelWarning(_ input: MergeInput) -> [FormatError] {
@@ -103,7 +119,12 @@ public struct Ensemble: Sendable {
 
     /// Checks every ensemble folder of the first input without changing it (Spec/verify.md).
     /// `progress` is called before each ensemble with its identifier and number of entries.
-    public func verify(progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil) throws(EnsembleError) -> [EnsembleVerification] {
+    /// With `asStore`, each report also says what that device holds back (Spec/merge.md 15.6).
+    public func verify(
+        asStore: String? = nil, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil
+    ) throws(EnsembleError)
+        -> [EnsembleVerification]
+    {
         let path = try firstInput()
         let listings: [EnsembleListing]
         do {
@@ -115,7 +136,7 @@ public struct Ensemble: Sendable {
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             do {
-                results.append(try EnsembleVerifier.verify(listing, reader: reader))
+                results.append(try EnsembleVerifier.verify(listing, reader: reader, asStore: asStore))
             } catch {
                 throw EnsembleError(.failure, error)
             }

@@ -46,6 +46,10 @@ extension FormatError.Code {
     public static let verifyDuplicateFolder = Self("verify.duplicate-folder")
     public static let verifyOrphanDataFile = Self("verify.orphan-data-file")
     public static let verifyUnknownKeys = Self("verify.unknown-keys")
+    /// Device mode: an event or baseline the device holds back (Spec/merge.md 15.6).
+    public static let verifyHeldBack = Self("verify.held-back")
+    /// Device mode: the device integrates nothing (Spec/merge.md 15.6).
+    public static let verifyDeviceStop = Self("verify.device-stop")
 }
 
 /// The verification of one ensemble folder.
@@ -62,7 +66,12 @@ public struct EnsembleVerification: Sendable {
 /// the merge would see it, and how much a rebase would save.
 package enum EnsembleVerifier {
     /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
-    package static func verify(_ listing: EnsembleListing, reader: EventFileReader) throws(FormatError) -> EnsembleVerification {
+    /// With `device`, the folder is also seen as that device sees it (Spec/merge.md 15.6).
+    package static func verify(
+        _ listing: EnsembleListing, reader: EventFileReader, asStore device: String? = nil
+    ) throws(FormatError)
+        -> EnsembleVerification
+    {
         // Summaries: verify needs each event's header, references and change counts, never all
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
@@ -195,6 +204,31 @@ package enum EnsembleVerifier {
             var details = problem.details.members.map { ($0.key, $0.value) }
             if let delivery = evidence.delivery(code, problem.details) { details.append(("delivery", delivery)) }
             add(code, .error, problem.number, problem.files, problem.message, consequence, details)
+        }
+        if let device {
+            let integration = DeviceIntegration.integrate(input, as: device)
+            if let failure = integration.problems.first(where: { $0.code == .mergeEventStore }) {
+                throw FormatError(.mergeEventStore, failure.message)
+            }
+            if let stop = integration.stop {
+                add(
+                    .verifyDeviceStop, .error, stop.number, stop.files, stop.message, "device \(device) integrates nothing from this folder",
+                    [("code", .string(stop.code.rawValue)), ("outcome", .string(integration.outcome.rawValue))])
+            }
+            for held in integration.heldBackBaselines + integration.heldBack where held.reasons.first?.code != integration.stop?.code {
+                var details: [(String, JSONValue)] = [
+                    ("store", .string(held.sourced.event.storeIdentifier)), ("revision", JSONValue(held.sourced.event.revision)),
+                    ("reasons", .array(held.reasons.map { .string($0.code.rawValue) })),
+                ]
+                if let delivery = held.reasons.lazy.filter({ $0.details["dependency"]?.stringValue != "held-back" })
+                    .compactMap({ evidence.delivery($0.code, $0.details) }).first
+                {
+                    details.append(("delivery", delivery))
+                }
+                add(
+                    .verifyHeldBack, .warning, held.reasons.first?.number, [held.sourced.file], held.reasons.map(\.message).joined(separator: "; "),
+                    "device \(device) holds it back and integrates the rest (Spec/merge.md 15)", details)
+            }
         }
         for sourced in covered {
             add(

@@ -14,11 +14,14 @@ enum MergeInputs {
     /// read, and are read again from their files for the replay: memory does not grow with the
     /// length of the history.
     ///
+    /// `contentsRead` sees each folder's contents once read (for what only they tell, such as
+    /// files still arriving).
+    ///
     /// With `replayEarly` and a single folder as input, the events are also replayed as they are
     /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
     static func gather(
         _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
-        warnings: inout [FormatError]
+        warnings: inout [FormatError], contentsRead: ((EnsembleContents) -> Void)? = nil
     ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
@@ -70,6 +73,7 @@ enum MergeInputs {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
                 let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replayEarly && inputs.count == 1) }
                 let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize, sink: sink)
+                contentsRead?(contents)
                 if let sink {
                     if let failure = sink.failure { throw EnsembleError(.failure, failure) }
                     input.baselines += sink.baselines

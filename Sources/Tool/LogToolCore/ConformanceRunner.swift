@@ -69,8 +69,10 @@ package struct ConformanceRunner: Sendable {
         }
         let expectedState = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/state.json").path)
         let expectedErrors = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/error.json").path)
-        if expectedStatus == 0 && expectedState == nil { return ["exitCode 0 but no expected/state.json"] }
-        if expectedStatus == 1 && expectedErrors == nil { return ["exitCode 1 but no expected/error.json"] }
+        // Device-mode cases compare the whole `--json` document instead (Spec/merge.md 15.7).
+        let expectedDevice = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/device.json").path)
+        if expectedDevice == nil && expectedStatus == 0 && expectedState == nil { return ["exitCode 0 but no expected/state.json"] }
+        if expectedDevice == nil && expectedStatus == 1 && expectedErrors == nil { return ["exitCode 1 but no expected/error.json"] }
 
         let result: (status: Int32, stdout: Data, stderr: Data)
         do {
@@ -85,6 +87,7 @@ package struct ConformanceRunner: Sendable {
             if !stderr.isEmpty { problems.append("stderr: \(stderr)") }
             return problems
         }
+        if let expectedDevice, expectedStatus != 2 { return problems + Self.deviceDifferences(expected: expectedDevice, output: result.stdout) }
         switch expectedStatus {
         case 0:
             if let expectedState { problems += Self.stateDifferences(expected: expectedState, output: result.stdout) }
@@ -174,6 +177,22 @@ package struct ConformanceRunner: Sendable {
             if Set(want) == Set(got) { problems.append("(the same findings, in another order or repeated)") }
         }
         return problems
+    }
+
+    /// Device mode: standard output parsed as JSON equals expected/device.json, members named
+    /// `message` left out of both (Spec/merge.md 15.7).
+    static func deviceDifferences(expected: Data, output: Data) -> [String] {
+        guard let want = try? JSONParser.parse(expected) else { return ["expected/device.json is not JSON"] }
+        guard let got = try? JSONParser.parse(output) else { return ["standard output is not one JSON document"] }
+        func withoutMessages(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .object(let members):
+                return .object(JSONObject(members.filter { $0.key != "message" }.map { ($0.key, withoutMessages($0.value)) }))
+            case .array(let items): return .array(items.map(withoutMessages))
+            default: return value
+            }
+        }
+        return jsonDifferences(withoutMessages(want), withoutMessages(got), at: JSONPointer([]), limit: 20)
     }
 
     /// One finding as a comparable line: fields as JSON strings, so that nothing is ambiguous.

@@ -39,8 +39,19 @@ struct Merge: ParsableCommand {
     @Flag(name: .long, help: "Replace the --out or --sqlite FILE if it exists (only once the new one is complete).")
     var force = false
 
-    @Flag(name: .long, help: "On failure, print the findings as one JSON document on standard output instead of lines on standard error.")
+    @Flag(
+        name: .long,
+        help:
+            "On failure, print the findings as one JSON document on standard output instead of lines on standard error; with --as-store, print the device report there."
+    )
     var json = false
+
+    @Option(
+        name: .customLong("as-store"),
+        help: ArgumentHelp(
+            "Merge as device STORE does (Spec/merge.md 15): integrate what it can, print the state it reaches and report the events it holds back.",
+            valueName: "STORE"))
+    var asStore: String?
 
     @Argument(help: "Cloud folders, event files or v1 logs.", completion: .file())
     var inputs: [String]
@@ -54,6 +65,7 @@ struct Merge: ParsableCommand {
         if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists) }
         if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists) }
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
+        if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
         let state: StoreState
         do {
@@ -63,13 +75,48 @@ struct Merge: ParsableCommand {
             throw reportAndExit(error, json: json)
         }
         for warning in warnings { writeStandardError("warning: \(warning)") }
+        try output(state)
+    }
+
+    /// Device mode (Spec/merge.md 15.6): the state the device reaches goes where a merge's
+    /// would; each held-back event is a finding line on standard error. With `--json`, standard
+    /// output holds one document `{"device": REPORT, "state": STATE or null}`. Exit 0 only when
+    /// the device integrates every visible event.
+    private func runAsDevice(_ ensemble: Ensemble, store: String) throws {
+        var warnings: [FormatError] = []
+        let view: DeviceView
+        do {
+            view = try ensemble.integrate(as: store, warnings: &warnings)
+        } catch {
+            for warning in warnings { writeStandardError("warning: \(warning)") }
+            throw reportAndExit(error, json: json)
+        }
+        for warning in warnings { writeStandardError("warning: \(warning)") }
+        for finding in view.findings { writeStandardError(FindingLine.render(finding)) }
+        if json {
+            if let state = view.state, out != nil || sqlite != nil { try output(state, toStandardOutput: false) }
+            Console.out(Data(("{\"device\":" + JSONWriter().string(view.report) + ",\"state\":").utf8))
+            do {
+                if let state = view.state { try state.writeDocument { Console.out(Data($0)) } } else { Console.out(Data("null".utf8)) }
+            } catch {
+                writeStandardError("logtool: \(error)")
+                throw ToolExit(status: .problemsFound)
+            }
+            Console.out(Data("}\n".utf8))
+        } else if let state = view.state {
+            try output(state)
+        }
+        if !view.integratesEverything { throw ToolExit(status: .problemsFound) }
+    }
+
+    private func output(_ state: StoreState, toStandardOutput: Bool = true) throws {
         do {
             if let sqlite { try StateDatabase.write(state, to: sqlite, replacing: force) }
         } catch {
             writeStandardError("logtool: \(error)")
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         }
-        try write(state)
+        if out != nil || toStandardOutput { try write(state) }
     }
 
     /// Streams the state document to standard output (through the console, which turns a

@@ -29,6 +29,11 @@ struct Verify: ParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON (Spec/verify.md).")
     var json = false
 
+    @Option(
+        name: .customLong("as-store"),
+        help: ArgumentHelp("Also report what device STORE holds back and why (Spec/merge.md 15).", valueName: "STORE"))
+    var asStore: String?
+
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
@@ -39,7 +44,7 @@ struct Verify: ParsableCommand {
         let progress = isatty(STDERR_FILENO) == 1
         let results: [EnsembleVerification]
         do {
-            results = try ensemble.verify { identifier, entries in
+            results = try ensemble.verify(asStore: asStore) { identifier, entries in
                 if progress { Console.err(Data("\rverifying \(identifier): \(entries) entries…".utf8)) }
             }
         } catch {

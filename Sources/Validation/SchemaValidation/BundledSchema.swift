@@ -14,6 +14,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case verify = "verify"
     /// The `logtool history --json` document.
     case history = "history"
+    /// The `logtool merge --as-store --json` document.
+    case device = "device"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -24,6 +26,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .state: PackageResources.state_schema_json
         case .verify: PackageResources.verify_schema_json
         case .history: PackageResources.history_schema_json
+        case .device: PackageResources.device_schema_json
         }
     }
 

@@ -1,0 +1,293 @@
+import JSONDocument
+import EnsembleModel
+
+extension FormatError.Code {
+    /// The baselines do not name the event's store, so a device cannot tell where its history
+    /// starts and holds its events back (Spec/merge.md 15.4 step 6).
+    public static let deviceNotInBaseline = Self("device.not-in-baseline")
+    /// No baseline takes part: a device integrates nothing (Spec/merge.md 15.4 step 3).
+    public static let deviceNoBaseline = Self("device.no-baseline")
+    /// The device's own baseline fails a basic check: it integrates nothing (Spec/merge.md 15.4
+    /// step 3).
+    public static let deviceBaselineNotIntegrable = Self("device.baseline-not-integrable")
+}
+
+/// The folder as one device sees it (Spec/merge.md 15): which events the original framework's
+/// integrability rules let it integrate, which it holds back and why, and what is not yet
+/// visible to it. Strict merging (sections 4 and 5) stops on any finding; a device integrates
+/// what it can.
+package struct DeviceIntegration: Sendable {
+    /// What the device does with the folder.
+    public enum Outcome: String, Sendable {
+        /// It integrates the ``integrable`` events (perhaps none) on top of the baselines.
+        case integrates
+        /// Its own registration is gone from `stores/`: it leaves the ensemble (205).
+        case deleeches
+        /// No baseline can take part: it integrates nothing (``stop`` says why).
+        case integratesNothing = "integrates-nothing"
+    }
+
+    /// An event or baseline the device does not integrate, with every reason found for it.
+    public struct HeldBack: Sendable {
+        public var sourced: SourcedEvent
+        /// Code, number and details of each reason, in the order they were found.
+        public var reasons: [IntegrityProblem]
+    }
+
+    public var store: String
+    public var outcome: Outcome = .integrates
+    /// Why nothing is integrated, when ``outcome`` is not `integrates`.
+    public var stop: IntegrityProblem?
+    /// The baselines that take part, oldest first.
+    public var baselines: [SourcedEvent] = []
+    /// Baselines of other stores that fail a basic check and are left out of consolidation.
+    public var heldBackBaselines: [HeldBack] = []
+    /// The events integrated, in replay order.
+    public var integrable: [SourcedEvent] = []
+    /// The events held back, by file.
+    public var heldBack: [HeldBack] = []
+    /// How many events the baselines cover.
+    public var coveredCount = 0
+    /// Type 0 events and incomplete multipart sets: not visible to a device yet (203 in strict
+    /// mode), each with its files.
+    public var pending: [IntegrityProblem] = []
+    /// The numbers the original reports as informative after integrating (only 204 can be one).
+    public var informativeCodes: [Int] = []
+    /// What stops even a device: events that disagree about one revision, or a failing index.
+    public var problems: [IntegrityProblem] = []
+
+    /// Follows Spec/merge.md 15.4 step by step for device `store`.
+    public static func integrate(_ input: MergeInput, as store: String) -> DeviceIntegration {
+        var result = DeviceIntegration(store: store)
+        do throws(FormatError) {
+            try result.run(input)
+        } catch {
+            result.problems.append(IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(error.message)"))
+        }
+        result.problems.sort(by: IntegrityProblem.reportPrecedes)
+        return result
+    }
+
+    private struct Key: Hashable {
+        var store: ExactString
+        var revision: Int64
+    }
+
+    private mutating func run(_ input: MergeInput) throws(FormatError) {
+        // Step 1: what is not visible yet.
+        for files in input.incompleteSets {
+            pending.append(
+                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
+        }
+        let index: EventStore
+        if let given = input.eventStore {
+            index = given
+        } else {
+            index = try EventStore()
+            try index.add(input.events)
+        }
+        for sourced in try index.all(where: "type = \(EventType.incomplete.rawValue)", orderBy: "file, id") + input.baselines
+        where sourced.event.type == .incomplete {
+            pending.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0)"))
+        }
+        pending.sort(by: IntegrityProblem.reportPrecedes)
+
+        // Step 2: the device's own registration.
+        if let registered = input.registeredStores, !registered.contains(ExactString(store)) {
+            outcome = .deleeches
+            stop = IntegrityProblem(
+                code: .mergeUnregisteredStore, number: 205, files: [], message: "stores/\(store) is gone: the device leaves the ensemble",
+                details: JSONObject([("store", .string(store))]))
+            return
+        }
+
+        // Step 3: the baselines, consolidated from those that pass the basic checks.
+        var candidates: [SourcedEvent] = []
+        for baseline in input.baselines where baseline.event.type == .baseline {
+            let reasons = Self.basicProblems(baseline, input)
+            if reasons.isEmpty || ExactString(baseline.event.storeIdentifier) == ExactString(store) {
+                candidates.append(baseline)
+            } else {
+                heldBackBaselines.append(HeldBack(sourced: baseline, reasons: reasons))
+            }
+        }
+        heldBackBaselines.sort { utf8Precedes($0.sourced.file, $1.sourced.file) }
+        let chosen = MergeAnalysis.chooseBaselines(candidates, input)
+        baselines = chosen.baselines
+        problems += chosen.problems
+
+        // Step 4: one event per (store, revision).
+        var events: [SourcedEvent] = []
+        try index.forEachRevision { (copies) throws(FormatError) in
+            if let conflict = MergeAnalysis.conflict(among: copies.map(\.sourced), input) { problems.append(conflict) }
+            if let first = copies.first { events.append(first.sourced) }
+        }
+        guard problems.isEmpty else { return }
+
+        let failingBaseline = baselines.lazy.map { Self.basicProblems($0, input) }.first { !$0.isEmpty }
+        if baselines.isEmpty || failingBaseline != nil {
+            outcome = .integratesNothing
+            if let failingBaseline {
+                if failingBaseline.contains(where: { $0.number == 204 }) { informativeCodes = [204] }
+                stop = IntegrityProblem(
+                    code: .deviceBaselineNotIntegrable, number: nil, files: sortedUnique(failingBaseline.flatMap(\.files)),
+                    message: "the device's own baseline fails a basic check, so no event is integrable")
+            } else {
+                stop = IntegrityProblem(code: .deviceNoBaseline, number: nil, files: [], message: "no baseline takes part, so no event is integrable")
+            }
+            heldBack = events.map { sourced in
+                HeldBack(
+                    sourced: sourced,
+                    reasons: [IntegrityProblem(code: stop?.code ?? .deviceNoBaseline, number: nil, files: [sourced.file], message: stop?.message ?? "")])
+            }
+            return
+        }
+        let known = baselines.dropFirst().reduce(into: baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
+
+        // Step 5: covered events take no part; the basic checks on the others.
+        var present = Set<Key>()
+        var reasons: [Key: [IntegrityProblem]] = [:]
+        var candidatesByKey: [Key: SourcedEvent] = [:]
+        var order: [Key] = []
+        for sourced in events {
+            let key = Key(store: ExactString(sourced.event.storeIdentifier), revision: sourced.event.revision)
+            present.insert(key)
+            if let base = known[sourced.event.storeIdentifier], sourced.event.revision <= base {
+                coveredCount += 1
+                continue
+            }
+            candidatesByKey[key] = sourced
+            order.append(key)
+            let basic = Self.basicProblems(sourced, input)
+            if !basic.isEmpty {
+                reasons[key] = basic
+                if basic.contains(where: { $0.number == 204 }) { informativeCodes = [204] }
+            }
+        }
+
+        // Step 6: stores the baselines do not name, and events after a missing revision. A
+        // missing revision is one no visible event has, whether or not that event passed.
+        var revisionsByStore: [ExactString: [Int64]] = [:]
+        for key in present { revisionsByStore[key.store, default: []].append(key.revision) }
+        for store in revisionsByStore.keys { revisionsByStore[store]?.sort() }
+        var gaps: [ExactString: (first: Int64, last: Int64)?] = [:]
+        /// The first missing revision after `base` and the last one before the next present.
+        func firstGap(_ store: ExactString, after base: Int64) -> (first: Int64, last: Int64)? {
+            if let known = gaps[store] { return known }
+            let revisions = revisionsByStore[store] ?? []
+            var expected = base + 1
+            var found: (first: Int64, last: Int64)?
+            for revision in revisions[partitionPoint(revisions.count) { revisions[$0] > base }...] {
+                if revision > expected {
+                    found = (expected, revision - 1)
+                    break
+                }
+                guard revision < .max else { break }
+                expected = revision + 1
+            }
+            gaps[store] = .some(found)
+            return found
+        }
+        for key in order where reasons[key] == nil {
+            guard let sourced = candidatesByKey[key] else { continue }
+            guard let base = known[sourced.event.storeIdentifier] else {
+                reasons[key] = [
+                    IntegrityProblem(
+                        code: .deviceNotInBaseline, number: nil, files: [sourced.file],
+                        message: "the baselines do not name store \(sourced.event.storeIdentifier), so the device cannot tell where its history starts",
+                        details: JSONObject([("store", .string(sourced.event.storeIdentifier))]))
+                ]
+                continue
+            }
+            // `key.revision > base`: covered events were set aside, so `base + 1` does not overflow.
+            if let gap = firstGap(key.store, after: base), key.revision > gap.last {
+                reasons[key] = [
+                    IntegrityProblem(
+                        code: .mergeRevisionGap, number: 200, files: [sourced.file],
+                        message: "store \(sourced.event.storeIdentifier) misses revisions \(gap.first)...\(gap.last) before this event",
+                        details: JSONObject([
+                            ("store", .string(sourced.event.storeIdentifier)), ("first", JSONValue(gap.first)), ("last", JSONValue(gap.last)),
+                        ]))
+                ]
+            }
+        }
+
+        // Step 7: dependencies, until nothing changes. A held-back event holds back the events
+        // that depend on it, so each is visited again through the events depending on it.
+        var dependents: [Key: [Key]] = [:]
+        for key in order {
+            guard let sourced = candidatesByKey[key] else { continue }
+            for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
+                dependents[Key(store: ExactString(other), revision: revision), default: []].append(key)
+            }
+        }
+        func dependencyProblem(_ key: Key) -> IntegrityProblem? {
+            guard let sourced = candidatesByKey[key] else { return nil }
+            for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
+                // A store the baselines do not name counts as revision 0 there, as in the original.
+                guard (known[other] ?? 0) < revision else { continue }
+                let dependency = Key(store: ExactString(other), revision: revision)
+                let state: String
+                if !present.contains(dependency) {
+                    state = "missing"
+                } else if reasons[dependency] != nil {
+                    state = "held-back"
+                } else {
+                    continue
+                }
+                return IntegrityProblem(
+                    code: .mergeMissingDependency, number: 201, files: [sourced.file],
+                    message: "depends on revision \(revision) of store \(other), which is \(state == "missing" ? "not in the folder" : "held back")",
+                    details: JSONObject([("store", .string(other)), ("revision", JSONValue(revision)), ("dependency", .string(state))]))
+            }
+            return nil
+        }
+        var work = order.filter { reasons[$0] == nil }
+        var failed = order.filter { reasons[$0] != nil }
+        var heldByDependency: [Key] = []
+        while true {
+            for key in work where reasons[key] == nil {
+                if let problem = dependencyProblem(key) {
+                    reasons[key] = [problem]
+                    failed.append(key)
+                    heldByDependency.append(key)
+                }
+            }
+            guard !failed.isEmpty else { break }
+            work = failed.flatMap { dependents[$0] ?? [] }
+            failed = []
+        }
+        // The reason is the first dependency that fails once nothing changes, so that it does
+        // not depend on the order the events were visited in.
+        for key in heldByDependency {
+            if let problem = dependencyProblem(key) { reasons[key] = [problem] }
+        }
+
+        for key in order {
+            guard let sourced = candidatesByKey[key] else { continue }
+            if let found = reasons[key] {
+                heldBack.append(HeldBack(sourced: sourced, reasons: found))
+            } else {
+                integrable.append(sourced)
+            }
+        }
+        heldBack.sort { utf8Precedes($0.sourced.file, $1.sourced.file) }
+        integrable.sort { MergeAnalysis.replayPrecedes($0.event, $1.event) }
+    }
+
+    /// The original's basic checks of one event or baseline: its model version (204) and its
+    /// data files (210).
+    static func basicProblems(_ sourced: SourcedEvent, _ input: MergeInput) -> [IntegrityProblem] {
+        input.modelVersionProblems(sourced) + input.missingDataFileProblems(sourced)
+    }
+
+    /// The state the device reaches: the baselines, then the integrable events in replay
+    /// order. Nil when it integrates nothing.
+    public func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? {
+        guard outcome == .integrates else { return nil }
+        var state = StoreState(model: input.model)
+        try MergeEngine.replay(baselines, into: &state, input)
+        try MergeEngine.replay(integrable, into: &state, input)
+        return state
+    }
+}
