@@ -56,6 +56,7 @@ let package = Package(
                 .embedInCode("Schemas/verify.schema.json"),
                 .embedInCode("Schemas/history.schema.json"),
                 .embedInCode("Schemas/device.schema.json"),
+                .embedInCode("Schemas/repair.schema.json"),
             ]
         ),
         .target(

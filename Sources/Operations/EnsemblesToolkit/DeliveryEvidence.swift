@@ -23,12 +23,12 @@ struct DeliveryEvidence {
                 arrivingRevisions[event.storeIdentifier, default: []].append(event.revision)
             }
         }
-        for file in contents.events {
-            if file.entry.isComplete {
-                highestComplete[file.name.storeIdentifier] = max(highestComplete[file.name.storeIdentifier] ?? .min, file.name.revision)
-            } else {
-                arrivingRevisions[file.name.storeIdentifier, default: []].append(file.name.revision)
-            }
+        for file in contents.events where file.entry.isComplete {
+            highestComplete[file.name.storeIdentifier] = max(highestComplete[file.name.storeIdentifier] ?? .min, file.name.revision)
+        }
+        // A multipart set with a part present stands for its revision while it is itself pending.
+        for file in contents.events where !file.entry.isComplete && delivery(ofIncomplete: file) == .string("pending") {
+            arrivingRevisions[file.name.storeIdentifier, default: []].append(file.name.revision)
         }
     }
 

@@ -203,7 +203,7 @@ package struct ConformanceRunner: Sendable {
     }
 
     /// Readable differences between two JSON values, by pointer.
-    static func jsonDifferences(_ want: JSONValue, _ got: JSONValue, at pointer: JSONPointer, limit: Int) -> [String] {
+    package static func jsonDifferences(_ want: JSONValue, _ got: JSONValue, at pointer: JSONPointer, limit: Int) -> [String] {
         guard want != got else { return [] }
         switch (want, got) {
         case (.object(let a), .object(let b)):

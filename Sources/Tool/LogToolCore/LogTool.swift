@@ -30,7 +30,9 @@ package struct LogTool: ParsableCommand {
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
         version: version,
-        subcommands: [Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Rebase.self, Generate.self, Conformance.self, Validate.self]
+        subcommands: [
+            Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self, Validate.self,
+        ]
     )
 
     public init() {}

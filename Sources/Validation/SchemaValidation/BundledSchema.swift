@@ -16,6 +16,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case history = "history"
     /// The `logtool merge --as-store --json` document.
     case device = "device"
+    /// The `logtool repair --json` document.
+    case repair = "repair"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -27,6 +29,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .verify: PackageResources.verify_schema_json
         case .history: PackageResources.history_schema_json
         case .device: PackageResources.device_schema_json
+        case .repair: PackageResources.repair_schema_json
         }
     }
 

@@ -1,0 +1,284 @@
+import Foundation
+import JSONDocument
+import CloudFolder
+
+/// What `logtool repair` proposes for a cloud folder (Spec/repair.md 3): actions that answer
+/// verify's findings where the evidence is unambiguous, and notes where only a device, or a new
+/// folder, can help. Computing a plan changes nothing.
+public struct RepairPlan: Sendable {
+    /// One step of the plan.
+    public struct Action: Sendable {
+        /// `repair.fold-duplicate`, `repair.quarantine`, `repair.note` or `repair.recommend`.
+        public var code: String
+        /// The verify findings it answers: code and files (relative to the ensemble folder).
+        public var answers: [(code: String, files: [String])]
+        /// What it does, in words.
+        public var does: String
+        /// What a merge will do afterwards.
+        public var afterwards: String
+        /// The files it moves: from, to (absolute paths).
+        public var moves: [(from: URL, to: URL)] = []
+        /// Folders it removes once they are empty (deepest first).
+        public var emptiedFolders: [URL] = []
+        /// The files it moves into the quarantine (absolute paths).
+        public var quarantine: [URL] = []
+    }
+
+    /// The cloud root: the folder whose files the plan may move (Spec/repair.md 2).
+    public var cloudRoot: URL
+    public var actions: [Action]
+    /// verify's errors before the repair, and those the plan leaves (not answered by an action).
+    public var errorsBefore: Int
+    public var errorsLeft: [(code: String, files: [String])]
+
+    /// Whether there is anything to apply.
+    public var hasMoves: Bool { actions.contains { !$0.moves.isEmpty || !$0.quarantine.isEmpty || !$0.emptiedFolders.isEmpty } }
+}
+
+extension FormatError.Code {
+    /// A repair step to fold a duplicate folder back into the ensemble (Spec/repair.md 3.1).
+    public static let repairFoldDuplicate = Self("repair.fold-duplicate")
+    /// A repair step moving files no device can use into the quarantine (Spec/repair.md 3.2).
+    public static let repairQuarantineFiles = Self("repair.quarantine-files")
+    /// A finding the repair cannot act on; what a device will do (Spec/repair.md 3.3).
+    public static let repairNote = Self("repair.note")
+    /// The folder cannot be made mergeable in place (Spec/repair.md 3.4).
+    public static let repairRecommend = Self("repair.recommend")
+}
+
+extension Ensemble {
+    /// The repair plan for the first input (Spec/repair.md 3), from a verification of it.
+    public func repairPlan() throws(EnsembleError) -> RepairPlan {
+        let path = try firstInput()
+        let results = try verify()
+        let base = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
+        // An ensemble folder given directly lives in a root: its parent.
+        let isEnsemble = results.count == 1 && results[0].displayPath == "."
+        let cloudRoot = isEnsemble ? base.deletingLastPathComponent() : base
+        var actions: [RepairPlan.Action] = []
+        var errorsLeft: [(code: String, files: [String])] = []
+        var errorsBefore = 0
+        for result in results {
+            let folder = result.displayPath == "." ? base : base.appendingPathComponent(result.displayPath)
+            func file(_ relative: String) -> URL { folder.appendingPathComponent(relative).standardizedFileURL }
+            // Findings an action clears, and findings a note explains.
+            var cleared = Set<Int>()
+            func quarantine(_ index: Int, _ diagnostic: Diagnostic, does: String, afterwards: String) {
+                cleared.insert(index)
+                actions.append(
+                    RepairPlan.Action(
+                        code: FormatError.Code.repairQuarantineFiles.rawValue, answers: [(diagnostic.code.rawValue, diagnostic.files)], does: does,
+                        afterwards: afterwards, quarantine: diagnostic.files.map(file)))
+            }
+            for (index, diagnostic) in result.diagnostics.enumerated() {
+                let files = diagnostic.files
+                switch diagnostic.code {
+                case .verifyDuplicateFolder:
+                    guard let duplicate = files.first else { continue }
+                    cleared.insert(index)
+                    // Files of the copy that no device can read go to the quarantine, not into the ensemble.
+                    let unreadable = Set(
+                        result.diagnostics.filter { $0.code == .verifyUnreadableFile }.flatMap(\.files).map { file($0).path })
+                    actions.append(Self.fold(file(duplicate), into: folder, diagnostic, unreadable: unreadable))
+                case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("../") }):
+                    // A file of a duplicate folder: its fold puts it in the quarantine.
+                    cleared.insert(index)
+                case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("events/") || $0.hasPrefix("baselines/") }):
+                    quarantine(
+                        index, diagnostic, does: "move the unreadable file out of the ensemble", afterwards: "no device tries to import it again")
+                case .verifyIncompleteEvent:
+                    quarantine(
+                        index, diagnostic, does: "move the incomplete (type 0) event out of the ensemble",
+                        afterwards: "merges no longer stop on it; devices never integrate type 0 events")
+                case .verifyIncompleteMultipart where diagnostic.details["delivery"]?.stringValue == "missing":
+                    quarantine(
+                        index, diagnostic, does: "move the parts of the multipart event that will not be completed out of the ensemble",
+                        afterwards: "merges no longer wait for the missing parts")
+                case .verifyDebris
+                where ["conflictedCopy", "systemFile"].contains(diagnostic.details["kind"]?.stringValue ?? ""):
+                    quarantine(
+                        index, diagnostic, does: "move the file a sync service left out of the ensemble", afterwards: "nothing reads it; it no longer syncs")
+                case .verifyOrphanDataFile:
+                    quarantine(
+                        index, diagnostic, does: "move the data file no event references out of the ensemble",
+                        afterwards: "nothing reads it; it no longer takes space on every device")
+                default:
+                    if let note = Self.note(diagnostic, path: path) { actions.append(note) }
+                }
+            }
+            for (index, diagnostic) in result.diagnostics.enumerated() where diagnostic.severity == .error {
+                errorsBefore += 1
+                if !cleared.contains(index) { errorsLeft.append((diagnostic.code.rawValue, diagnostic.files)) }
+            }
+        }
+        return RepairPlan(cloudRoot: cloudRoot, actions: actions, errorsBefore: errorsBefore, errorsLeft: errorsLeft)
+    }
+
+    /// The fold of one duplicate folder (Spec/repair.md 3.1): the files only it has move into
+    /// the ensemble, the rest into the quarantine, and its emptied folders go.
+    private static func fold(_ duplicate: URL, into folder: URL, _ diagnostic: Diagnostic, unreadable: Set<String>) -> RepairPlan.Action {
+        let copied = Set(diagnostic.details["copied"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var action = RepairPlan.Action(
+            code: FormatError.Code.repairFoldDuplicate.rawValue, answers: [(diagnostic.code.rawValue, diagnostic.files)], does: "",
+            afterwards: "every device reads the files it gains from the ensemble; the copy no longer syncs")
+        var folders: [URL] = []
+        var pending = [duplicate]
+        while let next = pending.popLast() {
+            folders.append(next)
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: next.path)) ?? []).sorted()
+            for name in names {
+                let child = next.appendingPathComponent(name)
+                var status = stat()
+                guard lstat(child.path, &status) == 0 else { continue }
+                switch status.st_mode & S_IFMT {
+                case S_IFDIR: pending.append(child)
+                case S_IFREG:
+                    let relative = String(child.path.dropFirst(duplicate.path.count + 1))
+                    if copied.contains(relative) && !unreadable.contains(child.standardizedFileURL.path) {
+                        action.moves.append((child, folder.appendingPathComponent(relative)))
+                    } else {
+                        action.quarantine.append(child)
+                    }
+                // Links and special files stay; their folder then stays too.
+                default: continue
+                }
+            }
+        }
+        action.does =
+            "move the \(action.moves.count) readable file(s) only the copy has into the ensemble, its \(action.quarantine.count) other file(s) into the quarantine, and remove the emptied copy"
+        action.emptiedFolders = folders.sorted { $0.path.count > $1.path.count }
+        // A duplicate of the root (`Root 2/E`) leaves `Root 2` behind, removed when empty.
+        let parent = duplicate.deletingLastPathComponent()
+        if parent.path != folder.deletingLastPathComponent().path { action.emptiedFolders.append(parent) }
+        return action
+    }
+
+    /// What a device will do about a finding no repair in place can clear.
+    private static func note(_ diagnostic: Diagnostic, path: String) -> RepairPlan.Action? {
+        let details = diagnostic.details
+        let store = details["store"]?.stringValue ?? ""
+        let pending = details["delivery"]?.stringValue == "pending"
+        let answers = [(diagnostic.code.rawValue, diagnostic.files)]
+        switch diagnostic.code {
+        case .verifyUnregisteredStore:
+            return RepairPlan.Action(
+                code: FormatError.Code.repairNote.rawValue, answers: answers,
+                does: "nothing: a registration is never invented; stores/\(store) can only come from its own device",
+                afterwards:
+                    "the device of store \(store) leaves the ensemble (205) when it next syncs; other devices integrate what they can (logtool merge --as-store)"
+            )
+        case .verifyIncompleteMultipart:
+            return RepairPlan.Action(
+                code: FormatError.Code.repairNote.rawValue, answers: answers, does: "nothing: a part is still arriving",
+                afterwards: "merges wait until the sync service delivers it")
+        case .verifyRevisionGap, .verifyMissingDependency, .verifyMissingDataFile:
+            guard !pending else {
+                return RepairPlan.Action(
+                    code: FormatError.Code.repairNote.rawValue, answers: answers, does: "nothing: the sync service is still delivering what is missing",
+                    afterwards: "the finding clears when it arrives")
+            }
+            return RepairPlan.Action(
+                code: FormatError.Code.repairRecommend.rawValue, answers: answers,
+                does: "nothing in place: what is missing is not arriving, so this folder cannot be made mergeable by moving files",
+                afterwards:
+                    "devices hold back the events that need it (see `logtool merge --as-store STORE \(path)`); once the events that need it are moved out, `logtool rebase \(path) --out NEW` writes a new folder for every device to start from"
+            )
+        default:
+            return nil
+        }
+    }
+}
+
+/// What applying a repair did (Spec/repair.md 4).
+public struct RepairResult: Sendable {
+    /// Files moved and folders removed by this run, and steps a stopped run left that it completed.
+    public var moved = 0
+    public var foldersRemoved = 0
+    public var recovered = 0
+}
+
+extension Ensemble {
+    /// Carries out the repair plan of the first input (Spec/repair.md 4): first completes what a
+    /// stopped run of the same repair left half done, then plans again on the folder as it now is
+    /// and moves each file, journaled in `quarantine`. `progress` is called after each step.
+    public func applyRepair(quarantine: URL, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(EnsembleError) -> RepairResult {
+        var plan = try repairPlan()
+        try Self.checkOutside(quarantine, plan)
+        let journal: RepairJournal
+        do {
+            journal = try RepairJournal(quarantine: quarantine, cloudRoot: plan.cloudRoot)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+        var result = RepairResult()
+        do {
+            let before = journal.pendingSteps
+            try journal.recover()
+            result.recovered = before
+        } catch {
+            throw EnsembleError(.failure, error)
+        }
+        if result.recovered > 0 { plan = try repairPlan() }
+        let total = plan.actions.reduce(0) { $0 + $1.moves.count + $1.quarantine.count + $1.emptiedFolders.count }
+        var done = 0
+        do throws(FormatError) {
+            for action in plan.actions {
+                for (from, to) in action.moves {
+                    try journal.move(from, to: to)
+                    result.moved += 1
+                    done += 1
+                    progress?(done, total)
+                }
+                for file in action.quarantine {
+                    try journal.move(file, to: journal.quarantinePath(of: file))
+                    result.moved += 1
+                    done += 1
+                    progress?(done, total)
+                }
+                for folder in action.emptiedFolders {
+                    if try journal.removeFolderIfEmpty(folder) { result.foldersRemoved += 1 }
+                    done += 1
+                    progress?(done, total)
+                }
+            }
+        } catch {
+            throw EnsembleError(.failure, error)
+        }
+        return result
+    }
+
+    /// The quarantine must not sync: outside the cloud root and every folder the plan touches
+    /// (Spec/repair.md 4).
+    private static func checkOutside(_ quarantine: URL, _ plan: RepairPlan) throws(EnsembleError) {
+        let target = resolved(quarantine)
+        var roots = [plan.cloudRoot.resolvingSymlinksInPath().path]
+        for action in plan.actions { roots += action.emptiedFolders.map { resolved($0) } }
+        for root in roots where target == root || target.hasPrefix(root == "/" ? "/" : root + "/") {
+            throw EnsembleError(
+                .usage,
+                FormatError(
+                    .repairQuarantine, "the quarantine must be outside the cloud folder \(root): a moved file has to stop syncing",
+                    location: .init(file: quarantine.path)))
+        }
+    }
+
+    /// A path with every existing ancestor's links resolved (the path itself may not exist yet).
+    private static func resolved(_ url: URL) -> String {
+        var existing = url.standardizedFileURL
+        var rest: [String] = []
+        while !FileManager.default.fileExists(atPath: existing.path) && existing.path != "/" {
+            rest.insert(existing.lastPathComponent, at: 0)
+            existing = existing.deletingLastPathComponent()
+        }
+        return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
+    }
+}
+
+/// Undoes the repair journaled in `quarantine` (Spec/repair.md 6).
+public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairJournal.UndoResult {
+    do {
+        return try RepairJournal.open(quarantine: quarantine).undo()
+    } catch {
+        throw EnsembleError(error.code == .repairJournal ? .usage : .failure, error)
+    }
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import Foundation
+import JSONDocument
+import CloudFolder
+import EnsemblesToolkit
+
+/// `logtool repair`: a plan for what verify finds, applied only on request, journaled and
+/// undoable (Spec/repair.md).
+struct Repair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Plan, apply or undo the repair of a cloud folder; nothing is ever deleted (Spec/repair.md).",
+        discussion: """
+            Without --apply, prints the plan and changes nothing. With --apply, moves files into the \
+            quarantine folder DIR (outside the cloud folder) with a journal, then verifies again and \
+            prints what changed. --undo DIR puts every moved file back. Exit status: 0 nothing left to \
+            repair (or all restored), 1 errors remain or a step was refused, 2 usage error.
+
+            Examples:
+              logtool repair cloud/MainStore
+              logtool repair cloud/MainStore --apply --quarantine ~/ensembles-quarantine
+              logtool repair --undo ~/ensembles-quarantine
+            """
+    )
+
+    @OptionGroup var options: ReadingOptions
+
+    @Flag(name: .long, help: "Carry the plan out (needs --quarantine).")
+    var apply = false
+
+    @Option(name: .long, help: ArgumentHelp("Where moved files go: a new or empty folder outside the cloud folder.", valueName: "DIR"))
+    var quarantine: String?
+
+    @Option(name: .long, help: ArgumentHelp("Put back every file the repair journaled in DIR moved.", valueName: "DIR"))
+    var undo: String?
+
+    @Flag(name: .long, help: "Print the plan (and what applying it did) as JSON.")
+    var json = false
+
+    @Argument(help: "The cloud folder: an ensemble folder or a root.", completion: .directory)
+    var path: String?
+
+    func validate() throws {
+        try options.validateModelVersion()
+        if undo != nil {
+            guard !apply && quarantine == nil && path == nil else { throw ValidationError("--undo DIR takes no PATH, --apply or --quarantine") }
+            return
+        }
+        guard path != nil else { throw ValidationError("give the cloud folder PATH") }
+        if apply && quarantine == nil { throw ValidationError("--apply needs --quarantine DIR") }
+        if !apply && quarantine != nil { throw ValidationError("--quarantine is for --apply") }
+    }
+
+    func run() throws {
+        if let undo { return try runUndo(URL(fileURLWithPath: undo)) }
+        guard let path else { throw ToolExit(status: .usage) }
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
+        let plan: RepairPlan
+        do {
+            plan = try ensemble.repairPlan()
+        } catch {
+            throw reportAndExit(error, json: json)
+        }
+        guard apply, let quarantine else {
+            if json {
+                writeJSON(.object(JSONObject([("plan", Self.document(plan)), ("applied", .null)])))
+            } else {
+                writeStandardOutput(Self.text(plan, path: path))
+            }
+            throw ToolExit(status: plan.errorsBefore == 0 && !plan.hasMoves ? .success : .problemsFound)
+        }
+        let progress = isatty(STDERR_FILENO) == 1
+        let result: RepairResult
+        do {
+            result = try ensemble.applyRepair(quarantine: URL(fileURLWithPath: quarantine)) { done, total in
+                if progress { Console.err(Data("\rrepairing: \(done) of \(total) steps…".utf8)) }
+            }
+        } catch {
+            if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
+            throw reportAndExit(error, json: json)
+        }
+        if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
+        let after: [EnsembleVerification]
+        do {
+            after = try ensemble.verify()
+        } catch {
+            throw reportAndExit(error, json: json)
+        }
+        let errorsAfter = after.flatMap(\.diagnostics).filter { $0.severity == .error }.map { ($0.code.rawValue, $0.files) }
+        let key = { (finding: (String, [String])) in finding.0 + " " + finding.1.joined(separator: ", ") }
+        let before = Set(plan.errorsLeft.map(key))
+        let new = errorsAfter.map(key).filter { !before.contains($0) }.sorted()
+        if json {
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("plan", Self.document(plan)),
+                        (
+                            "applied",
+                            .object(
+                                JSONObject([
+                                    ("quarantine", .string(URL(fileURLWithPath: quarantine).standardizedFileURL.path)),
+                                    ("moved", JSONValue(Int64(result.moved))), ("foldersRemoved", JSONValue(Int64(result.foldersRemoved))),
+                                    ("recovered", JSONValue(Int64(result.recovered))), ("errorsAfter", JSONValue(Int64(errorsAfter.count))),
+                                    ("newErrors", .array(new.map(JSONValue.string))),
+                                ]))
+                        ),
+                    ])))
+        } else {
+            var text = Self.text(plan, path: path, applied: true)
+            if result.recovered > 0 { text += "Completed \(result.recovered) step(s) a stopped repair had begun.\n" }
+            text += "Moved \(result.moved) file(s) into \(quarantine), removed \(result.foldersRemoved) empty folder(s).\n"
+            text += "verify errors: \(plan.errorsBefore) before, \(errorsAfter.count) after.\n"
+            for finding in new { text += "  new: \(finding)\n" }
+            text += "Undo with: logtool repair --undo \(quarantine)\n"
+            writeStandardOutput(text)
+        }
+        throw ToolExit(status: errorsAfter.isEmpty ? .success : .problemsFound)
+    }
+
+    private func runUndo(_ quarantine: URL) throws {
+        let result: RepairJournal.UndoResult
+        do {
+            result = try undoRepair(quarantine: quarantine)
+        } catch {
+            throw reportAndExit(error, json: json)
+        }
+        if json {
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("restored", JSONValue(Int64(result.restored))),
+                        (
+                            "refused",
+                            .array(result.refused.map { .object(JSONObject([("file", .string($0.location.file ?? "")), ("message", .string($0.message))])) })
+                        ),
+                    ])))
+        } else {
+            writeStandardOutput("Put back \(result.restored) file(s).\n")
+            for refusal in result.refused { writeStandardError("\(refusal.code): \(refusal.location.file ?? ""): \(refusal.message)") }
+        }
+        throw ToolExit(status: result.refused.isEmpty ? .success : .problemsFound)
+    }
+
+    /// The plan as text: one numbered block per action.
+    static func text(_ plan: RepairPlan, path: String, applied: Bool = false) -> String {
+        var text = "Repair plan for \(plan.cloudRoot.path)\n"
+        if plan.actions.isEmpty { text += "  nothing to do\n" }
+        for (number, action) in plan.actions.enumerated() {
+            text += "  \(number + 1). \(action.code)\n"
+            for answer in action.answers { text += "     answers \(answer.code) \(answer.files.joined(separator: ", "))\n" }
+            text += "     does: \(action.does)\n"
+            for move in action.moves { text += "       move \(move.from.path) -> \(move.to.path)\n" }
+            for file in action.quarantine { text += "       quarantine \(file.path)\n" }
+            text += "     afterwards: \(action.afterwards)\n"
+        }
+        text += "verify errors: \(plan.errorsBefore) now, \(plan.errorsLeft.count) left after the plan\n"
+        for left in plan.errorsLeft { text += "  left: \(left.code) \(left.files.joined(separator: ", "))\n" }
+        if !applied && plan.hasMoves {
+            text += "Nothing was changed. Apply with: logtool repair \(path) --apply --quarantine DIR (DIR outside \(plan.cloudRoot.path))\n"
+        }
+        return text
+    }
+
+    /// The plan as JSON (Spec/repair.md 3.5, schema repair.schema.json).
+    static func document(_ plan: RepairPlan) -> JSONValue {
+        .object(
+            JSONObject([
+                ("cloudRoot", .string(plan.cloudRoot.path)),
+                (
+                    "actions",
+                    .array(
+                        plan.actions.map { action in
+                            .object(
+                                JSONObject([
+                                    ("code", .string(action.code)),
+                                    (
+                                        "answers",
+                                        .array(
+                                            action.answers.map {
+                                                .object(JSONObject([("code", .string($0.code)), ("files", .array($0.files.map(JSONValue.string)))]))
+                                            })
+                                    ),
+                                    ("does", .string(action.does)), ("afterwards", .string(action.afterwards)),
+                                    (
+                                        "moves",
+                                        .array(
+                                            action.moves.map {
+                                                .object(JSONObject([("from", .string($0.from.path)), ("to", .string($0.to.path))]))
+                                            })
+                                    ),
+                                    ("quarantine", .array(action.quarantine.map { .string($0.path) })),
+                                    ("removeFoldersIfEmpty", .array(action.emptiedFolders.map { .string($0.path) })),
+                                ]))
+                        })
+                ),
+                ("errorsBefore", JSONValue(Int64(plan.errorsBefore))),
+                (
+                    "errorsLeft",
+                    .array(plan.errorsLeft.map { .object(JSONObject([("code", .string($0.code)), ("files", .array($0.files.map(JSONValue.string)))])) })
+                ),
+            ]))
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+import JSONDocument
+import SchemaValidation
+import CloudFolder
+import LogToolCore
+
+/// `logtool repair` on copies of the broken folders of Fixtures/repair (Spec/repair.md): the
+/// plan changes no byte and is the hand-derived one, applying loses and duplicates no file
+/// content, and undo restores the folder byte for byte; then the same invariant after SIGKILL
+/// at random moments of a long repair.
+@Suite("Repair")
+struct RepairTests {
+    static let root = Run.packageRoot.appendingPathComponent("Fixtures/repair")
+    static let cases = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).filter { !$0.hasSuffix(".md") }.sorted()
+
+    /// Every regular file below `folder`: path relative to it -> SHA-256 (hex).
+    static func snapshot(_ folder: URL, skipping skipped: Set<String> = []) -> [String: String] {
+        var result: [String: String] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return result }
+        while let relative = walker.nextObject() as? String {
+            let path = folder.appendingPathComponent(relative).path
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, !skipped.contains(relative) else { continue }
+            let digest = (try? DataFileReader.digest(of: URL(fileURLWithPath: path))) ?? []
+            result[relative] = digest.map { String(format: "%02x", $0) }.joined()
+        }
+        return result
+    }
+
+    /// The contents of the files of several folders, as a sorted list: equal lists mean no file
+    /// content was lost or duplicated, wherever it moved.
+    static func contents(_ folders: [URL]) -> [String] {
+        folders.flatMap { snapshot($0, skipping: ["journal.jsonl"]).values }.sorted()
+    }
+
+    static func scratch(_ name: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("repair-\(name)-\(UUID().uuidString)")
+            .resolvingSymlinksInPath()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A JSON value with every string's `prefix` removed and the members `does` and
+    /// `afterwards` dropped (text for people).
+    static func normalized(_ value: JSONValue, removing prefix: String) -> JSONValue {
+        switch value {
+        case .string(let text): return .string(text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text)
+        case .array(let items): return .array(items.map { normalized($0, removing: prefix) })
+        case .object(let members):
+            return .object(
+                JSONObject(members.filter { !["does", "afterwards"].contains($0.key) }.map { ($0.key, normalized($0.value, removing: prefix)) }))
+        default: return value
+        }
+    }
+
+    @Test("the repair fixtures are there")
+    func casesExist() {
+        #expect(Self.cases.count >= 2)
+    }
+
+    @Test("plan: no byte changes and the plan is the expected one; apply: as expected, nothing lost; undo: byte for byte", arguments: cases)
+    func planApplyUndo(_ name: String) throws {
+        let source = Self.root.appendingPathComponent(name)
+        let info = try JSONParser.parse(Array(try Data(contentsOf: source.appendingPathComponent("case.json"))))
+        let expected = try JSONParser.parse(Array(try Data(contentsOf: source.appendingPathComponent("expected/repair.json"))))
+        let after = try JSONParser.parse(Array(try Data(contentsOf: source.appendingPathComponent("expected/after.json"))))
+        let work = try Self.scratch(name)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: source, to: folder)
+        let cloud = folder.appendingPathComponent("cloud")
+        let before = Self.snapshot(cloud)
+
+        let plan = try Run(arguments: ["repair", "cloud/E", "--json"], in: folder)
+        #expect(Int64(plan.status) == info[JSONPointer(["exitCode"])]?.numberValue?.int64Value)
+        let document = try JSONParser.parse(Array(plan.stdout.utf8))
+        #expect(try BundledSchema.repair.validator().validate(document).isEmpty)
+        let differences = ConformanceRunnerAccess.differences(Self.normalized(expected, removing: ""), Self.normalized(document, removing: folder.path + "/"))
+        #expect(differences.isEmpty, "\(name):\n\(differences.joined(separator: "\n"))")
+        #expect(Self.snapshot(cloud) == before, "the plan changed the folder")
+
+        let quarantine = work.appendingPathComponent("quarantine")
+        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path, "--json"], in: folder)
+        #expect(Int64(applied.status) == info[JSONPointer(["applyExitCode"])]?.numberValue?.int64Value, "\(applied.stderr)")
+        let result = try JSONParser.parse(Array(applied.stdout.utf8))
+        #expect(try BundledSchema.repair.validator().validate(result).isEmpty)
+        #expect(result[JSONPointer(["applied", "errorsAfter"])] == after[JSONPointer(["errorsAfter"])])
+        #expect(result[JSONPointer(["applied", "newErrors"])] == .array([]))
+        let cloudFiles = Self.snapshot(cloud).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(.array(cloudFiles.map(JSONValue.string)) == after[JSONPointer(["cloud"])])
+        let moved = Self.snapshot(quarantine, skipping: ["journal.jsonl"]).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(.array(moved.map(JSONValue.string)) == after[JSONPointer(["quarantine"])])
+        #expect(Self.contents([cloud, quarantine]) == before.values.sorted(), "file contents were lost or duplicated")
+
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(Self.snapshot(cloud) == before, "undo did not restore the folder byte for byte")
+    }
+
+    @Test("a quarantine inside the cloud folder is refused and nothing moves")
+    func quarantineInside() throws {
+        let work = try Self.scratch("inside")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let before = Self.snapshot(folder)
+        let run = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", "cloud/Q"], in: folder)
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("repair.quarantine"))
+        #expect(Self.snapshot(folder) == before)
+    }
+
+    @Test("undo refuses, naming the file, where something new stands at a moved file's place")
+    func undoBlocked() throws {
+        let work = try Self.scratch("blocked")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let quarantine = work.appendingPathComponent("q")
+        _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        let orphan = folder.appendingPathComponent("cloud/E/data/ORPHAN")
+        try Data("a new file with the old name\n".utf8).write(to: orphan)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 1)
+        #expect(undo.stderr.contains("repair.undo-blocked: \(orphan.path)"))
+        #expect(try String(contentsOf: orphan, encoding: .utf8) == "a new file with the old name\n")
+        #expect(FileManager.default.fileExists(atPath: quarantine.appendingPathComponent("files/cloud/E/data/ORPHAN").path))
+    }
+
+    /// A folder with many files to move: orphan data files and conflicted copies.
+    static func largeFolder(at cloud: URL, files: Int) throws {
+        let ensemble = cloud.appendingPathComponent("E")
+        let source = root.appendingPathComponent("fold-and-quarantine/cloud/E")
+        for folder in ["stores", "events", "data"] {
+            try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        for name in ["stores/STORE-AA", "stores/STORE-BB", "events/1_STORE-AA_0.cdeevent", "events/2_STORE-AA_1.cdeevent", "events/3_STORE-BB_0.cdeevent"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: ensemble.appendingPathComponent(name))
+        }
+        for index in 0..<files {
+            let name = index % 5 == 0 ? "events/2_STORE-AA_1 (conflicted copy \(index)).cdeevent" : "data/ORPHAN-\(index)"
+            try Data("file \(index) \(String(repeating: "x", count: index % 97))\n".utf8).write(to: ensemble.appendingPathComponent(name))
+        }
+    }
+
+    @Test("SIGKILL at 20 random moments of --apply, then --apply or --undo: no file lost or duplicated")
+    func killed() throws {
+        let files = Int(ProcessInfo.processInfo.environment["LOGTOOL_REPAIR_KILL_FILES"] ?? "") ?? 300
+        let work = try Self.scratch("kill")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let pristine = work.appendingPathComponent("pristine")
+        try Self.largeFolder(at: pristine, files: files)
+        let original = Self.snapshot(pristine)
+        // How long a whole repair takes, to spread the kills over it.
+        let timing = work.appendingPathComponent("timing")
+        try FileManager.default.copyItem(at: pristine, to: timing)
+        let start = Date()
+        let full = try Run(arguments: ["repair", "E", "--apply", "--quarantine", work.appendingPathComponent("timing-q").path], in: timing)
+        let duration = Date().timeIntervalSince(start)
+        #expect(full.status == 0, "\(full.stdout)\(full.stderr)")
+        var random = SystemRandomNumberGenerator()
+        var interrupted = 0
+        for round in 0..<20 {
+            let cloud = work.appendingPathComponent("round-\(round)")
+            let quarantine = work.appendingPathComponent("round-\(round)-q")
+            try FileManager.default.copyItem(at: pristine, to: cloud)
+            let process = Process()
+            process.executableURL = Run.binary
+            process.arguments = ["repair", "E", "--apply", "--quarantine", quarantine.path]
+            process.currentDirectoryURL = cloud
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: Double.random(in: 0..<duration, using: &random))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                interrupted += 1
+            }
+            process.waitUntilExit()
+            #expect(Self.contents([cloud, quarantine]) == original.values.sorted(), "round \(round): contents lost or duplicated after the kill")
+            if round % 2 == 0 {
+                let resumed = try Run(arguments: ["repair", "E", "--apply", "--quarantine", quarantine.path], in: cloud)
+                #expect(resumed.status == 0, "round \(round): \(resumed.stdout)\(resumed.stderr)")
+                #expect(Self.contents([cloud, quarantine]) == original.values.sorted(), "round \(round): contents lost or duplicated after completing")
+                #expect(Self.snapshot(cloud).count == original.count - files, "round \(round): not every file was moved")
+            } else {
+                let undone = try Run(arguments: ["repair", "--undo", quarantine.path], in: cloud)
+                if FileManager.default.fileExists(atPath: quarantine.appendingPathComponent("journal.jsonl").path) {
+                    #expect(undone.status == 0, "round \(round): \(undone.stderr)")
+                }
+                #expect(Self.snapshot(cloud) == original, "round \(round): undo did not restore the folder byte for byte")
+            }
+        }
+        // Most kills should land while the repair runs; if none did, the test proved nothing.
+        #expect(interrupted >= 10, "only \(interrupted) of 20 kills interrupted a repair")
+    }
+}
+
+/// The conformance runner's JSON comparison, for tests outside it.
+enum ConformanceRunnerAccess {
+    static func differences(_ want: JSONValue, _ got: JSONValue) -> [String] {
+        ConformanceRunner.jsonDifferences(want, got, at: JSONPointer([]), limit: 20)
+    }
+}
