@@ -4,8 +4,8 @@ import PackageDescription
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
 //   Validation  SchemaValidation, ModelValidation
-//   Merge       CSQLite -> SQLiteConnection -> MergeEngine       (siblings: neither imports
-//   Folder      CloudFolder -> SyntheticHistory                   the other)
+//   Merge       CSQLite -> SQLiteConnection -> MergeEngine, CoreDataStore   (siblings: neither
+//   Folder      CloudFolder -> SyntheticHistory                              imports the other)
 //   Operations  EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool        SQLiteExport, LogToolCore -> logtool
 let package = Package(
@@ -14,7 +14,7 @@ let package = Package(
     products: [
         .library(name: "EnsemblesToolkit", targets: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
-            "EnsemblesToolkit",
+            "CoreDataStore", "EnsemblesToolkit",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
@@ -67,6 +67,8 @@ let package = Package(
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
         .systemLibrary(name: "CSQLite", path: "Sources/Merge/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Merge/SQLiteConnection"),
+        // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables.
+        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection"], path: "Sources/Merge/CoreDataStore"),
         .target(
             name: "MergeEngine",
             dependencies: [
@@ -87,7 +89,7 @@ let package = Package(
         ),
         .target(
             name: "EnsemblesToolkit",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "MergeEngine", "CloudFolder"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "MergeEngine", "CloudFolder", "CoreDataStore"],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
         .target(
@@ -103,7 +105,7 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting", "CoreDataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -116,7 +118,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore"]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"),

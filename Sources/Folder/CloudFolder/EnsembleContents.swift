@@ -1,5 +1,6 @@
 import Foundation
 import JSONDocument
+import DataModel
 import EnsembleModel
 import EventCodecs
 import ProgressReporting

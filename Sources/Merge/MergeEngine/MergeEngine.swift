@@ -34,8 +34,11 @@ package struct MergeInput: Sendable {
     public var dataFiles: Set<ExactString>?
     /// The present parts of each incomplete multipart set (203: one finding per set).
     public var incompleteSets: [[String]] = []
-    /// When given, `sha256:` model versions must equal its hash (204).
+    /// The toolkit model hash of the model in use (Spec/model.md 7): what a rebase writes.
     public var modelHash: String?
+    /// When given, every model version it can compare must be one of its versions (204,
+    /// Spec/merge.md 5.7).
+    public var modelVersions: ModelVersionCatalog?
     /// When given, related ids resolve only in the relationship's destination entity and its
     /// sub-entities.
     public var model: DataModel?
@@ -567,14 +570,19 @@ private struct IntegrityCheck {
 }
 
 extension MergeInput {
-    /// 204 for an event or baseline whose model version is not the given model's (Spec/merge.md
-    /// 5.7); a device holds such an event back (section 15).
+    /// 204 for an event or baseline whose model version none of the known versions matches
+    /// (Spec/merge.md 5.7; the form decides what it is compared with); a device holds such an
+    /// event back (section 15).
     func modelVersionProblems(_ sourced: SourcedEvent) -> [IntegrityProblem] {
-        guard let modelHash, let version = sourced.event.modelVersion, version.hasPrefix("sha256:"), version != modelHash else { return [] }
+        guard let catalog = modelVersions, let version = sourced.event.modelVersion else { return [] }
+        let check = catalog.check(version)
+        guard check.isUnknown else { return [] }
+        let shown = check.form == .sha256 ? version : "a \(check.form.rawValue) model version"
         return [
             IntegrityProblem(
                 code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                message: "written with model \(version), not the given model \(modelHash)", details: JSONObject([("modelVersion", .string(version))]))
+                message: "written with \(shown), which is none of the \(catalog.versions.count) given model versions",
+                details: JSONObject([("modelVersion", .string(version)), ("form", .string(check.form.rawValue))]))
         ]
     }
 

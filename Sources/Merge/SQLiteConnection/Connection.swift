@@ -26,6 +26,34 @@ package final class Connection {
         }
     }
 
+    /// Opens an existing database for reading only, as immutable (`file:...?immutable=1`): SQLite
+    /// takes no locks and writes no journal beside it, so a store given to be inspected is never
+    /// changed (Spec/inspect.md 2.5). The file must not change while it is open.
+    public init(readOnly path: String) throws(FormatError) {
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+        guard sqlite3_open_v2(Self.immutableURI(path), &handle, flags, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(handle)
+            throw FormatError(.sqliteFailed, "SQLite could not open the database: \(message)")
+        }
+    }
+
+    /// A `file:` URI for `path` with `immutable=1`; every byte outside the unreserved set and `/`
+    /// is percent-encoded, so `?`, `#` and `%` in a name stay part of the path.
+    static func immutableURI(_ path: String) -> String {
+        var uri = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                uri.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                uri += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return uri + "?immutable=1"
+    }
+
     /// A private temporary database for an index that is rebuilt every run: SQLite removes it
     /// when the connection closes. Nothing needs recovering after a crash, so there is no
     /// journal and no syncing; the page cache is capped (4 MiB) so that memory stays bounded
@@ -135,10 +163,25 @@ package final class Connection {
         public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
         public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
+        /// The column's bytes (a BLOB, or the bytes of TEXT); empty for NULL.
+        public func blob(_ column: Int32) -> [UInt8] {
+            // The pointer first, then the length (SQLite's documented order).
+            let pointer = sqlite3_column_blob(statement, column)
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let pointer else { return [] }
+            return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+        }
+
         public func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -23,10 +23,14 @@ public struct Ensemble: Sendable {
         public var model: DataModel?
         /// Accept the trailing commas of the original 1.x logs (Spec/v1-json.md 2.1).
         public var lenient: Bool
+        /// Model versions known besides ``model``'s own hash: from compiled models and Core Data
+        /// stores; events naming none of them are error 204 (Spec/merge.md 5.7).
+        public var modelVersions: ModelVersionCatalog?
 
-        public init(model: DataModel? = nil, lenient: Bool = false) {
+        public init(model: DataModel? = nil, lenient: Bool = false, modelVersions: ModelVersionCatalog? = nil) {
             self.model = model
             self.lenient = lenient
+            self.modelVersions = modelVersions
         }
     }
 
@@ -57,7 +61,8 @@ public struct Ensemble: Sendable {
     /// Replays every event to the final state (Spec/merge.md). Warnings that do not stop the
     /// merge (an invalid store registration) go to `warnings`.
     public func merge(warnings: inout [FormatError]) throws(EnsembleError) -> StoreState {
-        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, replayEarly: true, warnings: &warnings)
+        let input = try MergeInputs.gather(
+            inputs, reader: reader, summarize: true, replayEarly: true, modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         do {
             return try MergeEngine.merge(input)
@@ -77,7 +82,9 @@ public struct Ensemble: Sendable {
     /// about one revision stop it as they stop a merge.
     public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
         var evidence: DeliveryEvidence?
-        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, warnings: &warnings) { evidence = DeliveryEvidence($0) }
+        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings) {
+            evidence = DeliveryEvidence($0)
+        }
         warnings += Self.modelWarning(input)
         let integration = DeviceIntegration.integrate(input, as: store)
         guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
@@ -100,19 +107,20 @@ public struct Ensemble: Sendable {
             if versions.example.map({ utf8Precedes(version, $0) }) ?? true { versions.example = version }
         }
         guard versions.count > 0, let example = versions.example else { return [] }
+        let checked = input.modelVersions == nil ? " and model versions are not checked" : ""
         let flat = example.unicodeScalars.map { $0.value < 0x20 ? " " : String($0) }.joined()
         let shown = flat.hasPrefix("<?xml") ? "an Ensembles 1 property list of entity hashes" : flat.count > 60 ? String(flat.prefix(60)) + "…" : flat
         return [
             FormatError(
                 .mergeModelNotGiven,
-                "\(versions.count) events name the model that wrote them (\(shown)), but no model was given: related identifiers resolve in any entity, inverse relationships are not kept and model versions are not checked, so the state can differ from a device's (Spec/merge.md 8.5, 8.8, 5.7); give the app's model"
+                "\(versions.count) events name the model that wrote them (\(shown)), but no model was given: related identifiers resolve in any entity, inverse relationships are not kept\(checked), so the state can differ from a device's (Spec/merge.md 8.5, 8.8, 5.7); give the app's model"
             )
         ]
     }
 
     /// What a merge would do, without replaying: the events that take part and every finding.
     package func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
-        let input = try MergeInputs.gather(inputs, reader: reader, warnings: &warnings)
+        let input = try MergeInputs.gather(inputs, reader: reader, modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         return (input, MergeEngine.analyze(input))
     }
@@ -136,7 +144,7 @@ public struct Ensemble: Sendable {
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             do {
-                results.append(try EnsembleVerifier.verify(listing, reader: reader, asStore: asStore))
+                results.append(try EnsembleVerifier.verify(listing, reader: reader, modelVersions: options.modelVersions, asStore: asStore))
             } catch {
                 throw EnsembleError(.failure, error)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONDocument
 import EnsembleModel
+import DataModel
 import EventCodecs
 import CloudFolder
 import MergeEngine
@@ -68,10 +69,8 @@ package enum EnsembleVerifier {
     /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
     /// With `device`, the folder is also seen as that device sees it (Spec/merge.md 15.6).
     package static func verify(
-        _ listing: EnsembleListing, reader: EventFileReader, asStore device: String? = nil
-    ) throws(FormatError)
-        -> EnsembleVerification
-    {
+        _ listing: EnsembleListing, reader: EventFileReader, modelVersions: ModelVersionCatalog? = nil, asStore device: String? = nil
+    ) throws(FormatError) -> EnsembleVerification {
         // Summaries: verify needs each event's header, references and change counts, never all
         // object changes at once (a large folder would not fit in memory).
         let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
@@ -120,6 +119,7 @@ package enum EnsembleVerifier {
         var input = MergeInput()
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
+        input.modelVersions = ModelVersionCatalog.forCheck(model: reader.model, known: modelVersions)
         input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
         input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
         input.loadBody = { sourced throws(FormatError) in

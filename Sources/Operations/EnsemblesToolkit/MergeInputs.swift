@@ -1,6 +1,7 @@
 import Foundation
 import JSONDocument
 import EnsembleModel
+import DataModel
 import EventCodecs
 import MergeEngine
 import CloudFolder
@@ -21,7 +22,7 @@ enum MergeInputs {
     /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
     static func gather(
         _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
-        warnings: inout [FormatError], contentsRead: ((EnsembleContents) -> Void)? = nil
+        modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError], contentsRead: ((EnsembleContents) -> Void)? = nil
     ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
@@ -33,6 +34,7 @@ enum MergeInputs {
         input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts, digest: sourced.contentDigest) }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
+        input.modelVersions = ModelVersionCatalog.forCheck(model: reader.model, known: modelVersions)
         var unreadable: [FormatError] = []
         var ensembles = 0
         // Part files given directly, by base name (Spec/merge.md 3.1).

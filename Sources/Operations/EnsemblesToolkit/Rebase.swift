@@ -48,7 +48,7 @@ extension Ensemble {
             throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "\(path) holds more than one ensemble; rebase one at a time"))
         }
         var warnings: [FormatError] = []
-        let input = try MergeInputs.gather([path], reader: reader, summarize: true, warnings: &warnings)
+        let input = try MergeInputs.gather([path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings)
         let analysis = MergeEngine.analyze(input)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         let plan: RebasePlan?

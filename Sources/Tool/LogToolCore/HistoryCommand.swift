@@ -26,6 +26,8 @@ struct History: ParsableCommand {
 
     @OptionGroup var options: ReadingOptions
 
+    @OptionGroup var modelVersions: ModelVersionOptions
+
     @Option(name: .long, help: "The entity of the object.")
     var entity: String
 
@@ -41,7 +43,7 @@ struct History: ParsableCommand {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
         let document: JSONValue
         var warnings: [FormatError] = []
         defer { for warning in warnings { writeStandardError("warning: \(warning)") } }

@@ -7,6 +7,7 @@ import DataModel
 import CloudFolder
 import EnsembleModel
 import MergeEngine
+import CoreDataStore
 import EnsemblesToolkit
 import TemporaryFiles
 import ProgressReporting
@@ -262,7 +263,7 @@ struct ReadingOptions: ParsableArguments {
     @Option(
         name: .long,
         help:
-            "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file. Needed for v1 files; v2 events are checked against it.",
+            "The app's data model: an .xcdatamodeld bundle, an .xcdatamodel folder or a contents file (needed for v1 files; v2 events are checked against it), or a compiled .momd (or .mom beside its VersionInfo.plist), which gives only its versions' entity hashes.",
         completion: .file())
     var model: String?
 
@@ -282,13 +283,37 @@ struct ReadingOptions: ParsableArguments {
         EventFileReader(lenient: lenient, model: try loadedModel())
     }
 
-    /// The options of an ``Ensemble`` operation.
-    func ensembleOptions() throws -> Ensemble.Options {
-        Ensemble.Options(model: try loadedModel(), lenient: lenient)
+    /// The options of an ``Ensemble`` operation; `versions` adds the model versions of Core Data
+    /// stores to those of a compiled `--model` (Spec/merge.md 5.7).
+    func ensembleOptions(_ versions: ModelVersionOptions? = nil) throws -> Ensemble.Options {
+        var known = try compiledModelVersions()
+        for path in versions?.storeMetadata ?? [] {
+            do {
+                var catalog = known ?? ModelVersionCatalog()
+                catalog.add(try CoreDataStoreMetadata.read(path: path).modelVersion)
+                known = catalog
+            } catch {
+                writeStandardError("logtool: the store metadata could not be read: \(error)")
+                throw ToolExit(status: .usage)
+            }
+        }
+        return Ensemble.Options(model: try loadedModel(), lenient: lenient, modelVersions: known)
     }
 
+    /// The versions of a compiled `--model` (Spec/model.md 8.4); nil for any other model.
+    private func compiledModelVersions() throws -> ModelVersionCatalog? {
+        guard let model, CompiledModel.looksLikeCompiledModel(model) else { return nil }
+        do {
+            return ModelVersionCatalog(try CompiledModel.versions(at: model, version: modelVersion))
+        } catch {
+            writeStandardError("logtool: the compiled model could not be read: \(error)")
+            throw ToolExit(status: .usage)
+        }
+    }
+
+    /// The model `--model` names; nil for a compiled model, whose entities cannot be read here.
     private func loadedModel() throws -> DataModel? {
-        guard let model else { return nil }
+        guard let model, !CompiledModel.looksLikeCompiledModel(model) else { return nil }
         do {
             return try ModelBundle(path: model).load(version: modelVersion)
         } catch {
@@ -298,13 +323,25 @@ struct ReadingOptions: ParsableArguments {
     }
 }
 
+/// Where else the app's model versions come from: its Core Data stores (Spec/merge.md 5.7).
+struct ModelVersionOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An app's Core Data SQLite store: the model version that wrote it (its entity hashes) is one the app knows (repeatable).",
+            valueName: "store"),
+        completion: .file())
+    var storeMetadata: [String] = []
+}
+
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a cloud folder or an event file holds.",
         discussion: """
             PATH is an ensemble folder, a folder holding ensembles, one event file (v2, or v1 with \
-            --model), or a data model (.xcdatamodeld, .xcdatamodel or contents). The folder is only \
-            read: nothing is written and symbolic links are not followed.
+            --model), a data model (.xcdatamodeld, .xcdatamodel or contents), or an app's Core Data \
+            SQLite store (its metadata, entity hashes and tables). The folder is only read: nothing \
+            is written and symbolic links are not followed.
             Exit status: 0 everything was read, 1 some file could not be read (the rest is still \
             shown), 2 usage error or PATH is neither a cloud folder nor a file.
 
@@ -313,10 +350,11 @@ struct Inspect: ParsableCommand {
               logtool inspect --json cloud > report.json
               logtool inspect --lenient --model Model.xcdatamodeld log.json
               logtool inspect Model.xcdatamodeld
+              logtool inspect --json App.sqlite
             """
     )
 
-    @Argument(help: "A cloud folder, an ensemble folder, an event file or a data model.", completion: .file())
+    @Argument(help: "A cloud folder, an ensemble folder, an event file, a data model or a Core Data store.", completion: .file())
     var path: String
 
     @Flag(name: .long, help: "Print the report as JSON (Spec/inspect.md).")
@@ -332,6 +370,13 @@ struct Inspect: ParsableCommand {
             }
             let report = ModelReport.make(path: path, version: options.modelVersion)
             if json { writeJSON(report) } else { writeStandardOutput(ModelReport.text(report)) }
+            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
+            return
+        }
+        // An SQLite file is read as an app's Core Data store (Spec/inspect.md 2.5).
+        if path != EventFileReader.standardInputName && StoreReport.looksLikeStore(path) {
+            let report = StoreReport.make(path: path)
+            if json { writeJSON(report) } else { writeStandardOutput(StoreReport.text(report)) }
             if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
             return
         }

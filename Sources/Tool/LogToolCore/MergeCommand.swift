@@ -27,6 +27,8 @@ struct Merge: ParsableCommand {
 
     @OptionGroup var options: ReadingOptions
 
+    @OptionGroup var modelVersions: ModelVersionOptions
+
     @Option(name: .long, help: ArgumentHelp("Write the state to FILE (atomically) instead of standard output.", valueName: "FILE"), completion: .file())
     var out: String?
 
@@ -64,7 +66,7 @@ struct Merge: ParsableCommand {
     func run() throws {
         if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists) }
         if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists) }
-        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
         let state: StoreState

@@ -23,6 +23,8 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var options: ReadingOptions
 
+    @OptionGroup var modelVersions: ModelVersionOptions
+
     @Flag(name: .long, help: "Count warnings as errors for the exit status.")
     var strict = false
 
@@ -40,7 +42,7 @@ struct Verify: ParsableCommand {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions))
         let progress = isatty(STDERR_FILENO) == 1
         let results: [EnsembleVerification]
         do {

@@ -6,13 +6,13 @@
 /// until the process is killed, and no option of it limits that. This walks the offset table and
 /// the container objects only (the format's public trailer, offset table and markers); the values
 /// themselves are left to Foundation.
-enum BinaryPropertyListShape {
-    static let magic = Array("bplist0".utf8)
-    static let maximumDepth = 64
+package enum BinaryPropertyListShape {
+    package static let magic = Array("bplist0".utf8)
+    package static let maximumDepth = 64
 
     /// nil when the shape is safe to hand to Foundation, or why it is not. Files that are not
     /// binary property lists (XML) are not this check's business: nil.
-    static func problem(_ bytes: [UInt8]) -> String? {
+    package static func problem(_ bytes: [UInt8]) -> String? {
         guard bytes.starts(with: magic) else { return nil }
         guard bytes.count >= 8 + 32 else { return "a binary property list shorter than its header and trailer" }
         let trailer = bytes.count - 32

@@ -1,0 +1,105 @@
+import Foundation
+import JSONDocument
+import DataModel
+import CoreDataStore
+
+/// `logtool inspect STORE.sqlite`: what a Core Data store says about itself (Spec/inspect.md 2.5,
+/// store document 3.5).
+enum StoreReport {
+    /// The 16 bytes every SQLite database starts with.
+    static let sqliteMagic = Array("SQLite format 3\0".utf8)
+
+    /// Whether `path` is a regular file that starts like an SQLite database.
+    static func looksLikeStore(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: sqliteMagic.count)).map { Array($0) == sqliteMagic } ?? false
+    }
+
+    static func make(path: String) -> JSONValue {
+        var store: CoreDataStoreMetadata?
+        var errors: [FormatError] = []
+        do {
+            store = try CoreDataStoreMetadata.read(path: path)
+        } catch {
+            errors.append(error)
+        }
+        func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        func integer(_ value: Int64?) -> JSONValue { value.map { JSONValue($0) } ?? .null }
+        func hex(_ bytes: [UInt8]?) -> JSONValue { bytes.map { .string($0.map { String(format: "%02x", $0) }.joined()) } ?? .null }
+        let entities: [JSONValue] = (store?.entities ?? []).map { entity in
+            .object(
+                JSONObject([
+                    ("name", .string(entity.name)),
+                    ("number", integer(entity.number)),
+                    ("superNumber", integer(entity.superNumber)),
+                    ("parent", string(entity.parent)),
+                    ("maxPrimaryKey", integer(entity.maxPrimaryKey)),
+                    ("table", string(entity.table)),
+                    ("rows", integer(entity.rows)),
+                    ("versionHash", hex(entity.versionHash)),
+                ]))
+        }
+        let md5: JSONValue =
+            store.map { store in
+                .object(
+                    JSONObject(
+                        DataDescriptionStyle.allCases.map { style in
+                            (style.rawValue, .string(ModelVersionCatalog.md5ModelVersion(store.entityHashes, style: style)))
+                        }))
+            } ?? .null
+        return .object(
+            JSONObject([
+                ("inspectVersion", JSONValue(Int64(1))),
+                ("kind", .string("coreDataStore")),
+                ("path", .string(path)),
+                ("storeType", string(store?.storeType)),
+                ("uuid", string(store?.uuid)),
+                ("modelVersionIdentifiers", .array((store?.versionIdentifiers ?? []).map(JSONValue.string))),
+                ("persistenceFrameworkVersion", integer(store?.persistenceFrameworkVersion)),
+                ("modelVersionHashesVersion", integer(store?.hashesVersion)),
+                ("modelVersionHashesDigest", string(store?.hashesDigest)),
+                ("otherMetadataKeys", .array((store?.otherMetadataKeys ?? []).map(JSONValue.string))),
+                ("hashEncoding", .string("hex")),
+                ("entities", .array(entities)),
+                ("md5ModelVersions", md5),
+                (
+                    "errors",
+                    .array(
+                        errors.map { error in
+                            .object(JSONObject([("code", .string(error.code.rawValue)), ("message", .string(error.message))]))
+                        })
+                ),
+            ]))
+    }
+
+    /// The same for people: the metadata, then one line per entity.
+    static func text(_ report: JSONValue) -> String {
+        func field(_ value: JSONValue?, _ key: String) -> JSONValue? { value?[JSONPointer([key])] }
+        func shown(_ value: JSONValue?) -> String { InspectText.text(value) }
+        var lines = ["Core Data store \(shown(field(report, "path")))"]
+        for error in field(report, "errors")?.arrayValue ?? [] {
+            lines.append("  error: \(shown(field(error, "code"))): \(shown(field(error, "message")))")
+        }
+        lines.append("  store type: \(shown(field(report, "storeType")))  UUID: \(shown(field(report, "uuid")))")
+        lines.append(
+            "  model version identifiers: \(shown(field(report, "modelVersionIdentifiers")))  framework version: \(shown(field(report, "persistenceFrameworkVersion")))"
+        )
+        lines.append("  other metadata keys: \(shown(field(report, "otherMetadataKeys")))")
+        for (style, value) in (field(report, "md5ModelVersions")?.objectValue ?? JSONObject()).members {
+            lines.append("  md5 model version (\(style) descriptions): \(shown(value))")
+        }
+        lines.append("  entities (number, parent, max key, table, rows, version hash in hex):")
+        for entity in field(report, "entities")?.arrayValue ?? [] {
+            var line = "    \(shown(field(entity, "name")))  #\(shown(field(entity, "number")))"
+            if let parent = field(entity, "parent"), parent != .null { line += " : \(shown(parent))" }
+            line += "  max \(shown(field(entity, "maxPrimaryKey")))  \(shown(field(entity, "table")))  rows \(shown(field(entity, "rows")))"
+            line += "  \(shown(field(entity, "versionHash")))"
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
