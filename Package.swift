@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
-        .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation"]),
+        .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore"]),

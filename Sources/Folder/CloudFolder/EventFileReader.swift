@@ -205,7 +205,8 @@ package struct EventFileReader: Sendable {
             }
         }
         do throws(FormatError) {
-            if !skipsChecks {
+            // The fast check decides only "valid"; anything else gets the validator's exact errors.
+            if !skipsChecks && !V2EventFastCheck.accepts(json) {
                 let violations = try BundledSchema.v2Event.validator().validate(json)
                 if !violations.isEmpty { return failure(violations, .v2JSON) }
             }
