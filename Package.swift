@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
-//   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs
+//   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers
 //   Validation  SchemaValidation, ModelValidation
 //   Merge       CSQLite -> SQLiteConnection -> MergeEngine, CoreDataStore   (siblings: neither
 //   Folder      CloudFolder -> SyntheticHistory                              imports the other)
@@ -13,8 +13,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "EnsemblesToolkit", targets: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder",
-            "CoreDataStore", "EnsemblesToolkit",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "ModelValidation", "MergeEngine",
+            "CloudFolder", "CoreDataStore", "EnsemblesToolkit",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
     ],
@@ -41,6 +41,16 @@ let package = Package(
             name: "EventCodecs",
             dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/EventCodecs"
+        ),
+        // Ensembles 2's wrappers (RNCryptor v3 encryption, one-entry zip archives) and what a
+        // file's first bytes say it is (Spec/wrappers.md). CryptoExtras gives AES-CBC and PBKDF2.
+        .target(
+            name: "FileWrappers",
+            dependencies: [
+                "JSONDocument", "CZlib", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Sources/Format/FileWrappers"
         ),
         .target(
             name: "SchemaValidation",
@@ -83,13 +93,14 @@ let package = Package(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
-                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", .product(name: "Crypto", package: "swift-crypto"),
+                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", "FileWrappers",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
         ),
         .target(
             name: "EnsemblesToolkit",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "MergeEngine", "CloudFolder", "CoreDataStore"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "MergeEngine", "CloudFolder", "CoreDataStore"],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
         .target(
@@ -105,7 +116,7 @@ let package = Package(
         .target(
             name: "LogToolCore",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting", "CoreDataStore",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting", "CoreDataStore", "FileWrappers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -115,6 +126,7 @@ let package = Package(
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
+        .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder"]),

@@ -48,6 +48,19 @@ package enum CloudEntry: Hashable, Sendable {
 /// File-name grammar of Spec/cloud-layout.md.
 package enum CloudFileName {
     public static let eventExtension = ".cdeevent"
+    /// Extensions a wrapper may add to an event or baseline name, removed (at most two, from the
+    /// end) before the name is matched (Spec/wrappers.md 5.3): `7_A_3.cdeevent.zip.enc`.
+    public static let wrapperSuffixes = [".zip", ".enc"]
+
+    /// `name` without up to two trailing wrapper suffixes.
+    public static func strippingWrapperSuffixes(_ name: String) -> String {
+        var stripped = Substring(name)
+        for _ in 0..<2 {
+            guard let suffix = wrapperSuffixes.first(where: { stripped.hasSuffix($0) && stripped.count > $0.count }) else { break }
+            stripped = stripped.dropLast(suffix.count)
+        }
+        return String(stripped)
+    }
     static let partialSuffixes = [".tmp", ".partial", ".part", ".download", ".crdownload", "~"]
     static let systemFiles: Set<String> = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]
 
@@ -65,7 +78,7 @@ package enum CloudFileName {
         if partialSuffixes.contains(where: name.hasSuffix) || name.hasPrefix(".~") {
             return .debris(.partialFile, reason: "a partial or temporary file left by an interrupted transfer")
         }
-        if !isDirectory && size == 0 && name.hasSuffix(eventExtension) {
+        if !isDirectory && size == 0 && strippingWrapperSuffixes(name).hasSuffix(eventExtension) {
             return .debris(.partialFile, reason: "an empty event file: an upload that never completed")
         }
         if let open = name.firstIndex(of: "("), name[open...].contains(")") {
@@ -161,7 +174,8 @@ package enum CloudFileName {
     }
 
     /// The `_`-separated fields of a `.cdeevent` name, or nil for another extension.
-    private static func stem(_ name: String) -> [String]? {
+    private static func stem(_ wrappedName: String) -> [String]? {
+        let name = strippingWrapperSuffixes(wrappedName)
         guard name.hasSuffix(eventExtension), name.count > eventExtension.count else { return nil }
         return name.dropLast(eventExtension.count).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
     }

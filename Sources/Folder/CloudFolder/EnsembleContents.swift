@@ -4,6 +4,7 @@ import DataModel
 import EnsembleModel
 import EventCodecs
 import ProgressReporting
+import FileWrappers
 
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).
@@ -29,9 +30,20 @@ package struct EventEntry: Sendable {
     public var summary: SourcedEvent?
     /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
     public var digest: UInt64?
+    /// The wrappers removed from its files (Spec/wrappers.md 5), those of the first file that
+    /// could be unwrapped; empty for plain files.
+    public var layers: [WrapperLayer] = []
     /// The files of the set in part order.
     public var partFiles: [String] { partCount == nil ? [] : files.keys.sorted().compactMap { files[$0] } }
     public var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
+}
+
+/// How many files of a folder share one stack of layers, and the first of them in string order.
+package struct WrappingCount: Hashable, Sendable {
+    public var files = 0
+    /// At most ``maximumExamples`` files, the first in string order.
+    public var examples: [String] = []
+    static let maximumExamples = 3
 }
 
 /// An event file with what its name says.
@@ -98,6 +110,10 @@ package struct EnsembleContents: Sendable {
     /// Every problem that stopped a file from being read, attributed to the file.
     public var problems: [FormatError] = []
     public var unknownKeys: [UnknownKey] = []
+    /// How the files of `stores/`, `events/` and `baselines/` were wrapped: for each stack of
+    /// layers met (the empty stack for plain files), how many files and the first few of them
+    /// (Spec/wrappers.md 8, `verify.mixed-wrapping`).
+    public var wrapping: [[WrapperLayer]: WrappingCount] = [:]
     private var internedStrings: [ExactString: String] = [:]
 
     /// The one stored copy of a string equal (byte for byte) to `string`.
@@ -131,7 +147,10 @@ package struct EnsembleContents: Sendable {
             case .storeRegistration(let store):
                 var registration = StoreRegistration(storeIdentifier: store, leechDate: nil, file: listed.path)
                 do {
-                    registration.leechDate = try readLeechDate(listing.url.appendingPathComponent(listed.path), store: store, file: listed.path)
+                    var layers: [WrapperLayer]?
+                    defer { if let layers { contents.countWrapping(layers, file: listed.path) } }
+                    registration.leechDate = try readLeechDate(
+                        listing.url.appendingPathComponent(listed.path), store: store, file: listed.path, reader: reader, layers: &layers)
                 } catch {
                     contents.problems.append(error)
                 }
@@ -289,6 +308,7 @@ package struct EnsembleContents: Sendable {
             for (set, entry) in zip(sets, built.values) {
                 guard var entry else { continue }
                 contents.problems += entry.problems
+                for (file, layers) in entry.layerFiles { contents.countWrapping(layers, file: file) }
                 contents.unknownKeys += entry.unknownKeys
                 // Thousands of kept summaries name the same few stores and model versions: one
                 // copy each. (Streamed summaries are not kept, so they are left as they are.)
@@ -312,6 +332,8 @@ package struct EnsembleContents: Sendable {
         var body: Event?
         var problems: [FormatError] = []
         var unknownKeys: [UnknownKey] = []
+        /// Each file's layers, for ``EnsembleContents/wrapping``.
+        var layerFiles: [(file: String, layers: [WrapperLayer])] = []
     }
 
     /// Builds one event's entry from its decoded files (in part order), summarized when asked.
@@ -328,6 +350,10 @@ package struct EnsembleContents: Sendable {
         for (index, result) in zip(indices, results) {
             guard let listed = files[index] else { continue }
             built.problems += result.errors
+            if let layers = result.layers {
+                if built.layerFiles.isEmpty { built.entry.layers = layers }
+                built.layerFiles.append((listed.path, layers))
+            }
             if let digest = result.digest { digests.append(digest) }
             if let part = result.part {
                 parts.append(part)
@@ -372,11 +398,34 @@ package struct EnsembleContents: Sendable {
         return nil
     }
 
-    /// Reads a registration file (Spec/cloud-layout.md section 5) and returns its leech date.
-    static func readLeechDate(_ url: URL, store: String, file: String) throws(FormatError) -> Date {
-        let bytes: [UInt8]
+    /// Counts one file's layers in ``wrapping``.
+    mutating func countWrapping(_ layers: [WrapperLayer], file: String) {
+        var count = wrapping[layers] ?? WrappingCount()
+        count.files += 1
+        count.examples.append(file)
+        if count.examples.count > WrappingCount.maximumExamples {
+            count.examples.sort(by: utf8Precedes)
+            count.examples.removeLast()
+        }
+        wrapping[layers] = count
+    }
+
+    /// Reads a registration file (Spec/cloud-layout.md section 5) and returns its leech date,
+    /// with the wrappers its content was in (Spec/wrappers.md 5).
+    static func readLeechDate(_ url: URL, store: String, file: String, reader: EventFileReader, layers: inout [WrapperLayer]?) throws(FormatError) -> Date {
+        var bytes: [UInt8]
         do {
             bytes = try EventFileReader.readBytes(at: url, limit: 1024 * 1024)
+        } catch {
+            throw error.inFile(file)
+        }
+        layers = nil
+        var unwrapper = reader.unwrapper
+        unwrapper.maximumBytes = 1024 * 1024
+        do throws(FormatError) {
+            let unwrapped = try unwrapper.unwrap(bytes)
+            bytes = unwrapped.bytes
+            layers = unwrapped.layers
         } catch {
             throw error.inFile(file)
         }

@@ -5,6 +5,7 @@ import EventCodecs
 import SchemaValidation
 import DataModel
 import ModelValidation
+import FileWrappers
 
 extension FormatError.Code {
     public static let fileUnreadable = Self("file.unreadable")
@@ -26,14 +27,33 @@ package struct EventFileReader: Sendable {
     public var lenient: Bool
     /// Needed to read v1 files; when given, v2 events are validated against it too.
     public var model: DataModel?
+    /// Removes Ensembles 2's zip and encryption layers before a file is read, with the password
+    /// of encrypted folders (Spec/wrappers.md 5).
+    public var unwrapper: Unwrapper
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
 
-    public init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil) {
+    public init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil, password: PasswordSource? = nil) {
         self.jsonOptions = jsonOptions
         self.lenient = lenient
         self.model = model
+        self.unwrapper = Unwrapper(password: password, maximumBytes: jsonOptions.maximumBytes)
+    }
+
+    /// The content of a file inside its wrappers, or the error that stops it being read: a
+    /// `wrap.*` code, or `file.kind-*` for content no reader of the toolkit reads (Spec/wrappers.md
+    /// 5, 6). Plain files pass through unchanged.
+    public func unwrap(_ bytes: [UInt8], displayName: String) -> Result<Unwrapper.Unwrapped, FormatError> {
+        do throws(FormatError) {
+            var unwrapper = self.unwrapper
+            unwrapper.maximumBytes = jsonOptions.maximumBytes
+            let unwrapped = try unwrapper.unwrap(bytes)
+            if let error = Unwrapper.kindError(unwrapped.kind, bytes: unwrapped.bytes, layers: unwrapped.layers) { throw error }
+            return .success(unwrapped)
+        } catch {
+            return .failure(error.inFile(displayName))
+        }
     }
 
     /// Every event of a loose file: one event, or all events of a v1 log.
@@ -44,6 +64,8 @@ package struct EventFileReader: Sendable {
         public var isLog: Bool
         public var unknownKeys: [JSONPointer]
         public var errors: [FormatError]
+        /// The wrappers removed before reading, outermost first (Spec/wrappers.md 5).
+        public var layers: [WrapperLayer] = []
     }
 
     /// Reads a loose file: a v2 event, a v1 event or a v1 log. The path `-` is standard input.
@@ -57,6 +79,17 @@ package struct EventFileReader: Sendable {
         } catch {
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error.inFile(displayName)])
         }
+        switch unwrap(bytes, displayName: displayName) {
+        case .failure(let error):
+            return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error])
+        case .success(let unwrapped):
+            var result = readUnwrapped(unwrapped.bytes, displayName: displayName)
+            result.layers = unwrapped.layers
+            return result
+        }
+    }
+
+    private func readUnwrapped(_ bytes: [UInt8], displayName: String) -> FileResult {
         if V2Binary.isBinary(bytes) {
             let decoded = decodeBinary(bytes, displayName: displayName)
             return FileResult(encoding: .v2Binary, events: decoded.event.map { [$0] } ?? [], isLog: false, unknownKeys: [], errors: decoded.errors)
@@ -137,6 +170,9 @@ package struct EventFileReader: Sendable {
         public var errors: [FormatError]
         /// ``EventFileReader/digest(_:)`` of the bytes read, when they could be read.
         public var digest: UInt64?
+        /// The wrappers removed before decoding, outermost first (Spec/wrappers.md 5); nil when
+        /// the file could not be unwrapped.
+        public var layers: [WrapperLayer]? = []
 
         public init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
@@ -158,8 +194,21 @@ package struct EventFileReader: Sendable {
         return result
     }
 
-    /// Decodes bytes already read.
+    /// Decodes bytes already read, after removing their wrappers.
     public func decodePart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
+        switch unwrap(bytes, displayName: displayName) {
+        case .failure(let error):
+            var result = PartResult(encoding: nil, part: nil, errors: [error])
+            result.layers = nil
+            return result
+        case .success(let unwrapped):
+            var result = decodeUnwrappedPart(unwrapped.bytes, position: position, displayName: displayName)
+            result.layers = unwrapped.layers
+            return result
+        }
+    }
+
+    private func decodeUnwrappedPart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
         if V2Binary.isBinary(bytes) {
             let decoded = decodeBinary(bytes, displayName: displayName)
             guard let event = decoded.event else { return PartResult(encoding: .v2Binary, part: nil, errors: decoded.errors) }

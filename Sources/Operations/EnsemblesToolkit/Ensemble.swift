@@ -5,6 +5,7 @@ import DataModel
 import EventCodecs
 import MergeEngine
 import CloudFolder
+import FileWrappers
 
 /// What a library user starts from: one ensemble's files (a cloud folder, event files, v1
 /// logs), and the operations the toolkit offers on them. Nothing here writes into the inputs.
@@ -26,6 +27,9 @@ public struct Ensemble: Sendable {
         /// Model versions known besides ``model``'s own hash: from compiled models and Core Data
         /// stores; events naming none of them are error 204 (Spec/merge.md 5.7).
         public var modelVersions: ModelVersionCatalog?
+        /// The password of an encrypted folder (Spec/wrappers.md 5.4); nil: encrypted files are
+        /// `wrap.password-required`.
+        public var password: PasswordSource? = nil
 
         public init(model: DataModel? = nil, lenient: Bool = false, modelVersions: ModelVersionCatalog? = nil) {
             self.model = model
@@ -50,7 +54,7 @@ public struct Ensemble: Sendable {
         self.options = options
     }
 
-    var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model) }
+    var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model, password: options.password) }
 
     /// The input an operation on one path works on: the first one.
     func firstInput() throws(EnsembleError) -> String {

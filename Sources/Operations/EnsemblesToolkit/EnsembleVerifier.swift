@@ -4,6 +4,7 @@ import EnsembleModel
 import DataModel
 import EventCodecs
 import CloudFolder
+import FileWrappers
 import MergeEngine
 
 /// One finding of `verify` (Spec/diagnostics.md).
@@ -51,6 +52,7 @@ extension FormatError.Code {
     public static let verifyHeldBack = Self("verify.held-back")
     /// Device mode: the device integrates nothing (Spec/merge.md 15.6).
     public static let verifyDeviceStop = Self("verify.device-stop")
+    public static let verifyMixedWrapping = Self("verify.mixed-wrapping")
 }
 
 /// The verification of one ensemble folder.
@@ -108,6 +110,16 @@ package enum EnsembleVerifier {
                         ("offset", problem.location.offset.map { JSONValue(Int64($0)) } ?? .null),
                     ])
             }
+        }
+        if contents.wrapping.count > 1 {
+            // Devices with different wrapper settings wrote into one folder (Spec/wrappers.md 8).
+            let stacks = contents.wrapping.map { (name: WrapperLayer.stackName($0.key), count: $0.value) }.sorted { utf8Precedes($0.name, $1.name) }
+            add(
+                .verifyMixedWrapping, .warning, nil, stacks.compactMap { $0.count.examples.sorted(by: utf8Precedes).first },
+                "the folder's files are wrapped in different ways: "
+                    + stacks.map { "\($0.count.files) \($0.name)" }.joined(separator: ", "),
+                "a device whose zip or encryption setting differs from the others wrote here; devices read only the files wrapped as they expect, so give every device the same setting and rewrite the folder (logtool convert)",
+                [("layers", .object(JSONObject(stacks.map { ($0.name, JSONValue(Int64($0.count.files))) })))])
         }
         for files in duplicateParts.values {
             add(

@@ -3,6 +3,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import CloudFolder
+import FileWrappers
 
 /// The facts `logtool inspect` reports, as the JSON document Spec/inspect.md defines.
 /// The text output is rendered from this same document, so both always say the same.
@@ -31,9 +32,9 @@ enum InspectReport {
                 position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
                 unknownFields: event.unknownFields, unknownKeys: result.unknownKeys)
         }
-        return file(
-            displayName: path, position: .single,
-            result: EventFileReader.PartResult(encoding: result.encoding, part: part, errors: result.errors))
+        var partResult = EventFileReader.PartResult(encoding: result.encoding, part: part, errors: result.errors)
+        partResult.layers = result.layers
+        return file(displayName: path, position: .single, result: partResult)
     }
 
     /// The report for a v1 log: every event, in canonical v2 JSON.
@@ -48,15 +49,17 @@ enum InspectReport {
             }
         }
         return .object(
-            JSONObject([
-                ("inspectVersion", JSONValue(version)),
-                ("kind", .string("log")),
-                ("file", .string(displayName)),
-                ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
-                ("events", .array(events)),
-                ("unreadable", .array(problems(errors))),
-                ("unknownKeys", .array(result.unknownKeys.map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
-            ]))
+            JSONObject(
+                [
+                    ("inspectVersion", JSONValue(version)),
+                    ("kind", .string("log")),
+                    ("file", .string(displayName)),
+                    ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+                ] + layers(result.layers) + [
+                    ("events", .array(events)),
+                    ("unreadable", .array(problems(errors))),
+                    ("unknownKeys", .array(result.unknownKeys.map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+                ]))
     }
 
     /// Which part of a multipart event a lone file is, from its name (`_<i>of<n>`).
@@ -160,34 +163,42 @@ enum InspectReport {
     static func event(_ file: EventFileEntry) -> JSONValue {
         let event = file.entry.event
         return .object(
-            JSONObject([
-                ("file", .string(file.entry.file)),
-                ("globalCount", JSONValue(file.name.globalCount)),
-                ("store", .string(file.name.storeIdentifier)),
-                ("revision", JSONValue(file.name.revision)),
-                ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
-                ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
-                ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-                ("bytes", JSONValue(file.entry.bytes)),
-                ("parts", parts(file.entry)),
-            ]))
+            JSONObject(
+                [
+                    ("file", .string(file.entry.file)),
+                    ("globalCount", JSONValue(file.name.globalCount)),
+                    ("store", .string(file.name.storeIdentifier)),
+                    ("revision", JSONValue(file.name.revision)),
+                    ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
+                    ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
+                    ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+                    ("bytes", JSONValue(file.entry.bytes)),
+                    ("parts", parts(file.entry)),
+                ] + layers(file.entry.layers)))
     }
 
     static func baseline(_ file: BaselineFileEntry) -> JSONValue {
         let event = file.entry.event
         return .object(
-            JSONObject([
-                ("file", .string(file.entry.file)),
-                ("legacyName", .bool(file.name.isLegacyName)),
-                ("globalCount", JSONValue(file.name.globalCount)),
-                ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
-                ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
-                ("store", event.map { .string($0.storeIdentifier) } ?? .null),
-                ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
-                ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-                ("bytes", JSONValue(file.entry.bytes)),
-                ("parts", parts(file.entry)),
-            ]))
+            JSONObject(
+                [
+                    ("file", .string(file.entry.file)),
+                    ("legacyName", .bool(file.name.isLegacyName)),
+                    ("globalCount", JSONValue(file.name.globalCount)),
+                    ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
+                    ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
+                    ("store", event.map { .string($0.storeIdentifier) } ?? .null),
+                    ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
+                    ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
+                    ("bytes", JSONValue(file.entry.bytes)),
+                    ("parts", parts(file.entry)),
+                ] + layers(file.entry.layers)))
+    }
+
+    /// The `layers` member of a wrapped file (Spec/inspect.md, Spec/wrappers.md 8); none for a
+    /// plain file, so that reports of plain folders keep their shape.
+    static func layers(_ layers: [WrapperLayer]) -> [(String, JSONValue)] {
+        layers.isEmpty ? [] : [("layers", .array(layers.map { .string($0.rawValue) }))]
     }
 
     static func parts(_ entry: EventEntry) -> JSONValue {
@@ -255,16 +266,18 @@ enum InspectReport {
             partValue = .object(JSONObject([("index", JSONValue(Int64(index))), ("count", JSONValue(Int64(count)))]))
         }
         return .object(
-            JSONObject([
-                ("inspectVersion", JSONValue(version)),
-                ("kind", .string("event")),
-                ("file", .string(displayName)),
-                ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
-                ("part", partValue),
-                ("event", eventValue),
-                ("unreadable", .array(problems(errors))),
-                ("unknownKeys", .array((result.part?.unknownKeys ?? []).map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
-            ]))
+            JSONObject(
+                [
+                    ("inspectVersion", JSONValue(version)),
+                    ("kind", .string("event")),
+                    ("file", .string(displayName)),
+                    ("encoding", result.encoding.map { .string($0.rawValue) } ?? .null),
+                ] + layers(result.layers ?? []) + [
+                    ("part", partValue),
+                    ("event", eventValue),
+                    ("unreadable", .array(problems(errors))),
+                    ("unknownKeys", .array((result.part?.unknownKeys ?? []).map { unknownKey(UnknownKey(file: displayName, pointer: $0)) })),
+                ]))
     }
 
     // MARK: - Formatting

@@ -63,6 +63,7 @@ enum InspectText {
                     "  [parts \(text(field(parts, "present"))) of \(text(field(parts, "count")))"
                     + (field(parts, "complete") == .bool(true) ? "]" : ", INCOMPLETE]")
             }
+            row[row.count - 1] += layersText(field(event, "layers"))
             lines.append("    " + row.joined(separator: "\t"))
         }
 
@@ -111,7 +112,7 @@ enum InspectText {
 
     private static func renderFile(_ report: JSONValue, into lines: inout [String]) {
         func field(_ key: String) -> JSONValue? { report[JSONPointer([key])] }
-        var title = "\(text(field("file"))): \(text(field("encoding")))"
+        var title = "\(text(field("file"))): \(text(field("encoding")))" + layersText(field("layers"))
         if let part = field("part"), part != .null {
             title += ", part \(text(part[JSONPointer(["index"])])) of \(text(part[JSONPointer(["count"])]))"
         }
@@ -123,6 +124,12 @@ enum InspectText {
         for key in field("unknownKeys")?.arrayValue ?? [] {
             lines.append("  unknown key \(text(key[JSONPointer(["pointer"])])) (kept on rewrite)")
         }
+    }
+
+    /// `  [encrypted+zip]` for a wrapped file (its layers, outermost first), nothing for a plain one.
+    static func layersText(_ layers: JSONValue?) -> String {
+        guard let names = layers?.arrayValue?.compactMap(\.stringValue), !names.isEmpty else { return "" }
+        return "  [" + names.joined(separator: "+") + "]"
     }
 
     /// A value as plain text: strings without quotes, null as `-`, the rest as compact JSON.

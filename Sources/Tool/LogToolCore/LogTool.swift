@@ -273,6 +273,15 @@ struct ReadingOptions: ParsableArguments {
     @Flag(name: .long, help: "Accept the trailing commas of the original 1.x logs (v1 files only).")
     var lenient = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A file holding the password of an encrypted folder (one final newline is ignored).",
+            discussion:
+                "Without it: the environment variable LOGTOOL_PASSWORD, else a prompt when standard input is a terminal. Never give a password as an argument."),
+        completion: .file())
+    var passwordFile: String?
+
     /// `--model-version` chooses a version of `--model`; alone it is a usage error (Spec/merge.md 2).
     func validateModelVersion() throws {
         if modelVersion != nil && model == nil { throw ValidationError("--model-version needs --model") }
@@ -280,7 +289,7 @@ struct ReadingOptions: ParsableArguments {
 
     /// The reader these options describe; a model that cannot be loaded is a usage error.
     func reader() throws -> EventFileReader {
-        EventFileReader(lenient: lenient, model: try loadedModel())
+        EventFileReader(lenient: lenient, model: try loadedModel(), password: try PasswordOption.source(file: passwordFile))
     }
 
     /// The options of an ``Ensemble`` operation; `versions` adds the model versions of Core Data
@@ -297,7 +306,9 @@ struct ReadingOptions: ParsableArguments {
                 throw ToolExit(status: .usage)
             }
         }
-        return Ensemble.Options(model: try loadedModel(), lenient: lenient, modelVersions: known)
+        var options = Ensemble.Options(model: try loadedModel(), lenient: lenient, modelVersions: known)
+        options.password = try PasswordOption.source(file: passwordFile)
+        return options
     }
 
     /// The versions of a compiled `--model` (Spec/model.md 8.4); nil for any other model.

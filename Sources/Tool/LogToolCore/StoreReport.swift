@@ -9,8 +9,10 @@ enum StoreReport {
     /// The 16 bytes every SQLite database starts with.
     static let sqliteMagic = Array("SQLite format 3\0".utf8)
 
-    /// Whether `path` is a regular file that starts like an SQLite database.
+    /// A file that starts with SQLite's header and is not named as an event file (an SQLite file
+    /// named `*.cdeevent` is an event in a format the toolkit does not read, Spec/wrappers.md 6).
     static func looksLikeStore(_ path: String) -> Bool {
+        guard !path.hasSuffix(".cdeevent") else { return false }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
             let handle = FileHandle(forReadingAtPath: path)

@@ -1,0 +1,105 @@
+/// What a file holds, decided from its first bytes alone (Spec/wrappers.md 2). Names say
+/// nothing reliable: no public source says how Ensembles 2's wrappers rename files, so the
+/// content decides.
+public enum ContentKind: String, Sendable, Hashable, CaseIterable {
+    /// First byte 0x89: the v2 binary event encoding (Spec/v2-binary.md decides the rest).
+    case v2Binary = "v2-binary"
+    /// Text whose first significant byte is printable ASCII (`{`, `[`, ...): read as JSON, so
+    /// that text which is not JSON gets the JSON reader's precise error.
+    case json
+    /// A zip archive (a local file header `PK\x03\x04`, or the end record `PK\x05\x06` of an
+    /// empty archive): a wrapper (Spec/wrappers.md 4).
+    case zip
+    /// RNCryptor data format v3 (`0x03`, options `0x00` or `0x01`, at least the smallest such
+    /// file's length): a wrapper (Spec/wrappers.md 3).
+    case encrypted
+    /// `bplist`: an Apple binary property list.
+    case binaryPropertyList = "binary-plist"
+    /// An XML property list (`<` and `<plist` within the first 1,024 bytes).
+    case xmlPropertyList = "xml-plist"
+    /// `SQLite format 3\0`: an SQLite database.
+    case sqlite
+    /// None of the above.
+    case unknown
+
+    /// Whether the toolkit removes this kind as a layer and reads what it holds.
+    public var isWrapper: Bool { self == .zip || self == .encrypted }
+
+    /// The `file.kind-*` code of a kind that no reader of the toolkit reads; nil for the kinds
+    /// that are read or unwrapped.
+    public var unreadableCode: FormatError.Code? {
+        switch self {
+        case .binaryPropertyList: .fileKindBinaryPlist
+        case .xmlPropertyList: .fileKindXMLPlist
+        case .sqlite: .fileKindSQLite
+        case .unknown: .fileKindUnknown
+        case .v2Binary, .json, .zip, .encrypted: nil
+        }
+    }
+
+    static let zipLocalHeader: [UInt8] = [0x50, 0x4B, 0x03, 0x04]
+    static let zipEmptyArchive: [UInt8] = [0x50, 0x4B, 0x05, 0x06]
+    static let binaryPlistMagic = Array("bplist".utf8)
+    static let sqliteMagic = Array("SQLite format 3".utf8) + [0]
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    static let xmlWindow = 1024
+
+    /// The kind of `bytes`, by the rules of Spec/wrappers.md 2, in their order.
+    public static func detect(_ bytes: some Collection<UInt8>) -> ContentKind {
+        let head = Array(bytes.prefix(xmlWindow))
+        if head.first == 0x89 { return .v2Binary }
+        if head.starts(with: zipLocalHeader) || head.starts(with: zipEmptyArchive) { return .zip }
+        if head.count >= 2, head[0] == RNCryptor.version, let mode = RNCryptor.Mode(rawValue: head[1]),
+            bytes.count >= mode.minimumLength
+        {
+            return .encrypted
+        }
+        if head.starts(with: binaryPlistMagic) { return .binaryPropertyList }
+        if head.starts(with: sqliteMagic) { return .sqlite }
+        // Text: an optional byte order mark, then optional JSON whitespace.
+        var index = head.starts(with: byteOrderMark) ? byteOrderMark.count : 0
+        while index < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 }
+        guard index < head.count else { return .json }  // empty or blank: the JSON reader says so
+        let first = head[index]
+        if first == UInt8(ascii: "<"), containsPlistTag(head) { return .xmlPropertyList }
+        if (0x20...0x7E).contains(first) { return .json }
+        // A byte order mark before anything else is still text for the JSON reader to refuse.
+        return index > 0 && head.starts(with: byteOrderMark) ? .json : .unknown
+    }
+
+    private static func containsPlistTag(_ head: [UInt8]) -> Bool {
+        let tag = Array("<plist".utf8)
+        guard head.count >= tag.count else { return false }
+        for start in 0...(head.count - tag.count) where head[start] == tag[0] && Array(head[start..<(start + tag.count)]) == tag {
+            return true
+        }
+        return false
+    }
+
+    /// A person-readable name of the kind, for messages.
+    public var displayName: String {
+        switch self {
+        case .v2Binary: "a v2 binary event file"
+        case .json: "JSON text"
+        case .zip: "a zip archive"
+        case .encrypted: "an RNCryptor v3 encrypted file"
+        case .binaryPropertyList: "an Apple binary property list"
+        case .xmlPropertyList: "an XML property list"
+        case .sqlite: "an SQLite database"
+        case .unknown: "a file in no format the toolkit reads"
+        }
+    }
+}
+
+/// The first bytes of a file as messages show them: up to 16 bytes in hexadecimal, then the
+/// printable ASCII among them (Spec/wrappers.md 6).
+public func firstBytesDescription(_ bytes: some Collection<UInt8>, count: Int = 16) -> String {
+    let head = Array(bytes.prefix(count))
+    guard !head.isEmpty else { return "no bytes" }
+    let hex = head.map { byte in
+        let text = String(byte, radix: 16, uppercase: true)
+        return byte < 16 ? "0" + text : text
+    }.joined(separator: " ")
+    let ascii = String(decoding: head.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
+    return "first bytes \(hex) (\"\(ascii)\")"
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// One wrapper removed from a file (Spec/wrappers.md 5).
+public enum WrapperLayer: String, Sendable, Hashable {
+    case zip
+    case encrypted
+
+    /// The name of a stack of layers, outermost first, as verify and inspect show it:
+    /// `plain`, `zip`, `encrypted`, `encrypted+zip` (encrypted outside, zip inside)...
+    public static func stackName(_ layers: [WrapperLayer]) -> String {
+        layers.isEmpty ? "plain" : layers.map(\.rawValue).joined(separator: "+")
+    }
+
+    /// The kind a layer is detected as.
+    var kind: ContentKind { self == .zip ? .zip : .encrypted }
+}
+
+/// Where the password of an encrypted folder comes from. The password is asked for only when an
+/// encrypted file is met, and at most once (a prompt is asked once per process), so plain
+/// folders never prompt. Shared by every copy of a reader.
+public final class PasswordSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private var resolved: RNCryptor.Credentials??
+    private let provide: @Sendable () -> RNCryptor.Credentials?
+
+    /// A source that gives `provide`'s answer, asked at the first encrypted file.
+    public init(_ provide: @escaping @Sendable () -> RNCryptor.Credentials?) {
+        self.provide = provide
+    }
+
+    /// A known password.
+    public convenience init(password: String) {
+        let credentials = RNCryptor.Credentials.password(password)
+        self.init { credentials }
+    }
+
+    /// The credentials, or nil when none can be had.
+    public func credentials() -> RNCryptor.Credentials? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let resolved { return resolved }
+        let answer = provide()
+        resolved = .some(answer)
+        return answer
+    }
+}
+
+/// Removes the wrappers of a cloud file: at most two layers, zip and encryption in either order,
+/// each at most once (Spec/wrappers.md 5).
+public struct Unwrapper: Sendable {
+    /// The password of encrypted files; nil: an encrypted file is `wrap.password-required`.
+    public var password: PasswordSource?
+    /// The largest content a layer may produce (the JSON reader's file limit, 256 MiB).
+    public var maximumBytes: Int
+
+    public static let maximumLayers = 2
+
+    public init(password: PasswordSource? = nil, maximumBytes: Int = 256 * 1024 * 1024) {
+        self.password = password
+        self.maximumBytes = maximumBytes
+    }
+
+    /// A file with its wrappers removed.
+    public struct Unwrapped: Sendable {
+        /// The layers removed, outermost first.
+        public var layers: [WrapperLayer]
+        /// The content inside them.
+        public var bytes: [UInt8]
+        /// What the content is.
+        public var kind: ContentKind
+    }
+
+    /// Removes every wrapper of `bytes`. Errors carry the offset in the bytes of the layer they
+    /// were found in, and their message names that layer (Spec/wrappers.md 5.2).
+    public func unwrap(_ bytes: [UInt8]) throws(FormatError) -> Unwrapped {
+        var layers: [WrapperLayer] = []
+        var content = bytes
+        var kind = ContentKind.detect(content)
+        while kind.isWrapper {
+            let layer: WrapperLayer = kind == .zip ? .zip : .encrypted
+            guard layers.count < Self.maximumLayers, !layers.contains(layer) else {
+                throw FormatError(
+                    .wrapTooManyLayers,
+                    "\(Self.where(layers)) is \(kind.displayName) again; a cloud file has at most one zip and one encryption layer",
+                    location: .init(offset: 0))
+            }
+            do throws(FormatError) {
+                content = try remove(layer, from: content)
+            } catch {
+                throw layers.isEmpty ? error : Self.inLayer(error, layers)
+            }
+            layers.append(layer)
+            kind = ContentKind.detect(content)
+        }
+        return Unwrapped(layers: layers, bytes: content, kind: kind)
+    }
+
+    private func remove(_ layer: WrapperLayer, from bytes: [UInt8]) throws(FormatError) -> [UInt8] {
+        switch layer {
+        case .zip:
+            return try ZipArchive.readSingleEntry(bytes, maximumBytes: maximumBytes).content
+        case .encrypted:
+            guard let credentials = password?.credentials() else {
+                throw FormatError(
+                    .wrapPasswordRequired,
+                    "this file is encrypted (RNCryptor v3, Ensembles 2's encrypted cloud file system); give its password with --password-file FILE or LOGTOOL_PASSWORD",
+                    location: .init(offset: 0))
+            }
+            return try RNCryptor.decrypt(bytes, credentials: credentials)
+        }
+    }
+
+    /// Where in the layers an error lies, for messages.
+    static func `where`(_ layers: [WrapperLayer]) -> String {
+        guard let last = layers.last else { return "the file" }
+        return "the content of the \(last == .zip ? "zip archive" : "encryption") layer (layer \(layers.count + 1))"
+    }
+
+    /// An error found inside the outer layers: the same code and offset, the layer named.
+    static func inLayer(_ error: FormatError, _ layers: [WrapperLayer]) -> FormatError {
+        var copy = error
+        copy.message = "in \(Self.where(layers)): \(error.message)"
+        return copy
+    }
+
+    /// The `file.kind-*` error of content no reader of the toolkit reads, or nil. `role` says
+    /// what the file was expected to be ("an event", "a store registration").
+    public static func kindError(_ kind: ContentKind, bytes: [UInt8], layers: [WrapperLayer], role: String = "an event") -> FormatError? {
+        guard let code = kind.unreadableCode else { return nil }
+        let place = layers.isEmpty ? "This file" : "Inside its \(layers.map(\.rawValue).joined(separator: " and ")) layers, this file"
+        let advice: String
+        switch kind {
+        case .binaryPropertyList:
+            advice =
+                "is an Apple binary property list, not \(role). Ensembles 1.x wrote its cloud events as Apple Core Data binary stores, which only Apple's frameworks read; if an Ensembles 1.x app wrote this folder, read it on an Apple platform. Otherwise remove the file"
+        case .xmlPropertyList:
+            advice = "is an XML property list (such as a stores/ registration), not \(role): move it where it belongs or remove it"
+        case .sqlite:
+            advice =
+                "is an SQLite database (such as an app's Core Data store or Ensembles' local event store), not \(role): it was copied here by mistake; remove it"
+        default:
+            advice =
+                "is in no format the toolkit reads (not JSON, v2 binary, zip, RNCryptor v3, a property list or SQLite); it may be an Ensembles 1.x Core Data binary store, which only Apple's frameworks read, or a damaged upload: restore it from its writer or remove it"
+        }
+        return FormatError(code, "\(place) \(advice); \(firstBytesDescription(bytes))", location: .init(offset: 0))
+    }
+}

@@ -1,0 +1,303 @@
+import CZlib
+
+/// The zip archives of Ensembles 2's zip cloud file system, which SSZipArchive (minizip) writes:
+/// one file per archive, stored or deflated (Spec/wrappers.md 4).
+///
+/// Why not a zip package: the one well-kept Swift zip library (ZIPFoundation) is not in this
+/// machine's package mirror, works on files and archives of many entries rather than on bytes
+/// already read and bounded, uses Apple's Compression framework on macOS (so its output differs
+/// by platform), and offers no way to impose the toolkit's limits (size, inflate ratio) before
+/// inflating or to report a byte offset. One entry of the format needs about 300 lines over the
+/// system zlib, which the toolkit already links for the binary encoding.
+public enum ZipArchive {
+    static let localSignature: UInt32 = 0x0403_4B50
+    static let centralSignature: UInt32 = 0x0201_4B50
+    static let endSignature: UInt32 = 0x0605_4B50
+    static let zip64LocatorSignature: UInt32 = 0x0706_4B50
+    static let descriptorSignature: UInt32 = 0x0807_4B50
+    static let endRecordLength = 22
+    static let centralHeaderLength = 46
+    static let localHeaderLength = 30
+
+    /// The one compression-ratio rule of the toolkit (Spec/README.md 6.2, the same 100 as the
+    /// binary encoding's `Zlib.maximumRatio`): a deflated entry may stand for at most 100 times
+    /// its stored bytes.
+    public static let maximumRatio = 100
+
+    /// How an entry's bytes are stored.
+    public enum Method: UInt16, Sendable {
+        case stored = 0
+        case deflated = 8
+    }
+
+    /// The one file of an archive.
+    public struct Entry: Sendable, Hashable {
+        /// The entry's name as stored (UTF-8, or bytes shown as UTF-8 with replacement characters).
+        public var name: String
+        public var method: Method
+        public var content: [UInt8]
+    }
+
+    /// Reads the one entry of `bytes`, with every size taken from the central directory and
+    /// checked against the file before anything is inflated (Spec/wrappers.md 4.2). Offsets in
+    /// errors are those of `bytes`.
+    public static func readSingleEntry(_ bytes: [UInt8], maximumBytes: Int) throws(FormatError) -> Entry {
+        let reader = ByteReader(bytes)
+        let end = try findEndRecord(reader)
+        let entries = reader.uint16(end + 10)
+        guard reader.uint16(end + 4) == 0, reader.uint16(end + 6) == 0, reader.uint16(end + 8) == entries else {
+            throw FormatError(.wrapZipUnsupported, "the archive spans several disks, which is not supported", location: .init(offset: end + 4))
+        }
+        let centralSize = Int(reader.uint32(end + 12))
+        let centralStart = Int(reader.uint32(end + 16))
+        if entries == 0xFFFF || centralSize == 0xFFFF_FFFF || centralStart == 0xFFFF_FFFF
+            || (end >= 20 && reader.uint32(end - 20) == zip64LocatorSignature)
+        {
+            throw FormatError(
+                .wrapZipUnsupported, "a ZIP64 archive, which the toolkit does not read (Ensembles' files are far below 4 GiB)", location: .init(offset: end))
+        }
+        guard entries == 1 else {
+            throw FormatError(
+                .wrapZipEntryCount, "the archive holds \(entries) entries; a wrapped cloud file holds exactly one", location: .init(offset: end + 10))
+        }
+        guard centralStart + centralSize <= end, centralSize >= centralHeaderLength else {
+            throw FormatError(
+                .wrapZipCorrupt, "the central directory (\(centralSize) bytes at \(centralStart)) does not lie before the end record",
+                location: .init(offset: end + 12))
+        }
+        // The central directory entry.
+        let central = centralStart
+        guard reader.uint32(central) == centralSignature else {
+            throw FormatError(.wrapZipCorrupt, "no central directory entry at the offset the end record gives", location: .init(offset: central))
+        }
+        let flags = reader.uint16(central + 8)
+        let methodValue = reader.uint16(central + 10)
+        let crc = reader.uint32(central + 16)
+        let storedSize = Int(reader.uint32(central + 20))
+        let size = Int(reader.uint32(central + 24))
+        let nameLength = Int(reader.uint16(central + 28))
+        let extraLength = Int(reader.uint16(central + 30))
+        let commentLength = Int(reader.uint16(central + 32))
+        let localStart = Int(reader.uint32(central + 42))
+        guard central + centralHeaderLength + nameLength + extraLength + commentLength == centralStart + centralSize else {
+            throw FormatError(.wrapZipCorrupt, "the central directory entry does not fill the central directory exactly", location: .init(offset: central + 28))
+        }
+        if storedSize == 0xFFFF_FFFF || size == 0xFFFF_FFFF || localStart == 0xFFFF_FFFF {
+            throw FormatError(.wrapZipUnsupported, "the entry uses ZIP64 sizes, which the toolkit does not read", location: .init(offset: central + 20))
+        }
+        guard flags & 0x0041 == 0 else {
+            throw FormatError(
+                .wrapZipUnsupported, "the entry is encrypted with zip's own encryption, which the toolkit does not read", location: .init(offset: central + 8))
+        }
+        guard let method = Method(rawValue: methodValue) else {
+            throw FormatError(
+                .wrapZipUnsupported, "the entry uses compression method \(methodValue); only stored (0) and deflated (8) are read",
+                location: .init(offset: central + 10))
+        }
+        let nameBytes = Array(bytes[(central + centralHeaderLength)..<(central + centralHeaderLength + nameLength)])
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        guard !name.hasSuffix("/") else {
+            throw FormatError(
+                .wrapZipEntryCount, "the archive's one entry is a folder (\(name)), not a file", location: .init(offset: central + centralHeaderLength))
+        }
+        guard size <= maximumBytes else {
+            throw FormatError(.wrapTooLarge, "the entry claims \(size) bytes, more than the limit of \(maximumBytes)", location: .init(offset: central + 24))
+        }
+        switch method {
+        case .stored:
+            guard storedSize == size else {
+                throw FormatError(.wrapZipCorrupt, "a stored entry of \(size) bytes claims \(storedSize) stored bytes", location: .init(offset: central + 20))
+            }
+        case .deflated:
+            guard size <= max(1, storedSize) * maximumRatio else {
+                throw FormatError(
+                    .wrapInflateRatio, "the entry claims \(size) bytes from \(storedSize) deflated bytes, more than \(maximumRatio) times",
+                    location: .init(offset: central + 24))
+            }
+        }
+        // The local header: same method, same name length; its sizes must agree unless a data
+        // descriptor follows the data (flag bit 3).
+        guard localStart + localHeaderLength <= centralStart, reader.uint32(localStart) == localSignature else {
+            throw FormatError(.wrapZipCorrupt, "no local file header at the offset the central directory gives", location: .init(offset: central + 42))
+        }
+        if reader.uint32(localStart + 18) == 0xFFFF_FFFF || reader.uint32(localStart + 22) == 0xFFFF_FFFF {
+            throw FormatError(
+                .wrapZipUnsupported, "the local header uses ZIP64 sizes, which the toolkit does not read", location: .init(offset: localStart + 18))
+        }
+        let localFlags = reader.uint16(localStart + 6)
+        guard reader.uint16(localStart + 8) == methodValue, localFlags & 0x0008 == flags & 0x0008 else {
+            throw FormatError(
+                .wrapZipCorrupt, "the local header and the central directory disagree on the method or flags", location: .init(offset: localStart + 6))
+        }
+        let localNameLength = Int(reader.uint16(localStart + 26))
+        let localExtraLength = Int(reader.uint16(localStart + 28))
+        let dataStart = localStart + localHeaderLength + localNameLength + localExtraLength
+        guard dataStart <= centralStart, storedSize <= centralStart - dataStart else {
+            throw FormatError(
+                .wrapTruncated, "the entry's \(storedSize) stored bytes run past the central directory", location: .init(offset: min(dataStart, centralStart)))
+        }
+        let dataEnd = dataStart + storedSize
+        if flags & 0x0008 == 0 {
+            guard reader.uint32(localStart + 14) == crc, Int(reader.uint32(localStart + 18)) == storedSize, Int(reader.uint32(localStart + 22)) == size else {
+                throw FormatError(
+                    .wrapZipCorrupt, "the local header's CRC-32 or sizes differ from the central directory's", location: .init(offset: localStart + 14))
+            }
+        } else {
+            try checkDescriptor(reader, at: dataEnd, limit: centralStart, crc: crc, storedSize: storedSize, size: size)
+        }
+        let content: [UInt8]
+        switch method {
+        case .stored:
+            content = Array(bytes[dataStart..<dataEnd])
+        case .deflated:
+            content = try inflate(bytes[dataStart..<dataEnd], size: size, at: dataStart)
+        }
+        guard crc32(content[...]) == crc else {
+            throw FormatError(.wrapZipChecksum, "the entry's CRC-32 does not match its content: the archive is damaged", location: .init(offset: dataStart))
+        }
+        return Entry(name: name, method: method, content: content)
+    }
+
+    /// The end of central directory record: the last `PK\x05\x06` whose comment ends the file.
+    private static func findEndRecord(_ reader: ByteReader) throws(FormatError) -> Int {
+        let count = reader.bytes.count
+        guard count >= endRecordLength else {
+            throw FormatError(.wrapTruncated, "the archive has \(count) bytes, fewer than its 22-byte end record", location: .init(offset: count))
+        }
+        var position = count - endRecordLength
+        let lowest = max(0, count - endRecordLength - 0xFFFF)
+        while position >= lowest {
+            if reader.uint32(position) == endSignature, position + endRecordLength + Int(reader.uint16(position + 20)) == count {
+                return position
+            }
+            position -= 1
+        }
+        throw FormatError(.wrapTruncated, "no end of central directory record: the archive was cut short", location: .init(offset: count))
+    }
+
+    /// A data descriptor (optional signature, CRC-32, stored and full size) must repeat the
+    /// central directory's values.
+    private static func checkDescriptor(_ reader: ByteReader, at start: Int, limit: Int, crc: UInt32, storedSize: Int, size: Int) throws(FormatError) {
+        var position = start
+        if position + 4 <= limit, reader.uint32(position) == descriptorSignature { position += 4 }
+        guard position + 12 <= limit else {
+            throw FormatError(.wrapTruncated, "the data descriptor after the entry runs past the central directory", location: .init(offset: start))
+        }
+        guard reader.uint32(position) == crc, Int(reader.uint32(position + 4)) == storedSize, Int(reader.uint32(position + 8)) == size else {
+            throw FormatError(.wrapZipCorrupt, "the data descriptor's CRC-32 or sizes differ from the central directory's", location: .init(offset: position))
+        }
+    }
+
+    /// Raw DEFLATE that must give exactly `size` bytes and end exactly at the end of its input.
+    private static func inflate(_ input: ArraySlice<UInt8>, size: Int, at offset: Int) throws(FormatError) -> [UInt8] {
+        var stream = z_stream()
+        guard czlib_inflate_init_raw(&stream) == Z_OK else {
+            throw FormatError(.wrapZipCorrupt, "zlib could not start inflating", location: .init(offset: offset))
+        }
+        defer { inflateEnd(&stream) }
+        // One byte more than claimed, so that a stream longer than its claim is seen.
+        var output = [UInt8](repeating: 0, count: size + 1)
+        var source = Array(input)
+        let status = source.withUnsafeMutableBufferPointer { sourceBuffer in
+            output.withUnsafeMutableBufferPointer { destination in
+                stream.next_in = sourceBuffer.baseAddress
+                stream.avail_in = uInt(sourceBuffer.count)
+                stream.next_out = destination.baseAddress
+                stream.avail_out = uInt(destination.count)
+                return CZlib.inflate(&stream, Z_FINISH)
+            }
+        }
+        let produced = Int(stream.total_out)
+        let consumed = Int(stream.total_in)
+        guard status == Z_STREAM_END else {
+            let reason = produced > size ? "inflates to more than the \(size) bytes the central directory gives" : "is not one complete DEFLATE stream"
+            throw FormatError(.wrapZipCorrupt, "the entry's data \(reason)", location: .init(offset: offset + consumed))
+        }
+        guard produced == size, consumed == input.count else {
+            throw FormatError(
+                .wrapZipCorrupt,
+                "the entry inflates to \(produced) bytes from \(consumed) of its \(input.count) stored bytes; the central directory says \(size)",
+                location: .init(offset: offset + consumed))
+        }
+        output.removeLast()
+        return output
+    }
+
+    /// CRC-32 as zip uses it (zlib's).
+    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBufferPointer { buffer in UInt32(CZlib.crc32(0, buffer.baseAddress, uInt(buffer.count))) }
+    }
+
+    /// A one-entry archive as SSZipArchive would write it: a local header without data
+    /// descriptor, the data, one central directory entry and the end record; times fixed at
+    /// 1980-01-01 00:00 so that the same input gives the same bytes. `deflate` stores the entry
+    /// raw when deflating would not shrink it or would break the ratio rule.
+    public static func write(name: String, content: [UInt8], deflate: Bool = true) -> [UInt8] {
+        var method = Method.stored
+        var data = content
+        if deflate, let deflated = rawDeflate(content), deflated.count < content.count, content.count <= max(1, deflated.count) * maximumRatio {
+            method = .deflated
+            data = deflated
+        }
+        let nameBytes = Array(name.utf8)
+        let utf8Flag: UInt16 = nameBytes.allSatisfy { $0 < 0x80 } ? 0 : 0x0800
+        let crc = crc32(content[...])
+        var out: [UInt8] = []
+        func u16(_ value: UInt16) { out += [UInt8(value & 0xFF), UInt8(value >> 8)] }
+        func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8((value >> UInt32(shift)) & 0xFF)) } }
+        let dosTime: UInt16 = 0
+        let dosDate: UInt16 = (0 << 9) | (1 << 5) | 1
+        // Local file header.
+        u32(localSignature); u16(20); u16(utf8Flag); u16(method.rawValue); u16(dosTime); u16(dosDate)
+        u32(crc); u32(UInt32(data.count)); u32(UInt32(content.count)); u16(UInt16(nameBytes.count)); u16(0)
+        out += nameBytes
+        out += data
+        let centralStart = out.count
+        // Central directory entry: made by version 2.0, no extra field, no comment.
+        u32(centralSignature); u16(20); u16(20); u16(utf8Flag); u16(method.rawValue); u16(dosTime); u16(dosDate)
+        u32(crc); u32(UInt32(data.count)); u32(UInt32(content.count)); u16(UInt16(nameBytes.count)); u16(0); u16(0)
+        u16(0); u16(0); u32(0); u32(0)
+        out += nameBytes
+        let centralSize = out.count - centralStart
+        // End of central directory record.
+        u32(endSignature); u16(0); u16(0); u16(1); u16(1); u32(UInt32(centralSize)); u32(UInt32(centralStart)); u16(0)
+        return out
+    }
+
+    /// Raw DEFLATE, level 9.
+    static func rawDeflate(_ input: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        guard czlib_deflate_init_raw(&stream, 9) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
+        var source = input
+        let status = source.withUnsafeMutableBufferPointer { sourceBuffer in
+            output.withUnsafeMutableBufferPointer { destination in
+                stream.next_in = sourceBuffer.baseAddress
+                stream.avail_in = uInt(sourceBuffer.count)
+                stream.next_out = destination.baseAddress
+                stream.avail_out = uInt(destination.count)
+                return CZlib.deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { return nil }
+        return Array(output.prefix(Int(stream.total_out)))
+    }
+}
+
+/// Little-endian fields of a byte array; a read past the end gives 0 (callers check lengths
+/// against the array before they trust a field).
+struct ByteReader {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func uint16(_ offset: Int) -> UInt16 {
+        guard offset >= 0, offset + 2 <= bytes.count else { return 0 }
+        return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+    }
+
+    func uint32(_ offset: Int) -> UInt32 {
+        guard offset >= 0, offset + 4 <= bytes.count else { return 0 }
+        return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import FileWrappers
+
+/// Where `logtool` takes the password of an encrypted folder from (Spec/wrappers.md 5.4): a file
+/// (`--password-file`), the environment (`LOGTOOL_PASSWORD`), or a prompt without echo when
+/// standard input is a terminal, asked only when an encrypted file is met. Never an argument:
+/// other users can read a process's arguments.
+enum PasswordOption {
+    static let environmentVariable = "LOGTOOL_PASSWORD"
+
+    /// The password source for `file` (the `--password-file` value), or nil when no password can
+    /// be had; a file that cannot be read, or holds no password, is a usage error.
+    static func source(file: String?) throws -> PasswordSource? {
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                writeStandardError("logtool: the password file \(file) could not be read")
+                throw ToolExit(status: .usage)
+            }
+            guard let password = password(fromFile: [UInt8](data)) else {
+                writeStandardError("logtool: the password file \(file) holds no password")
+                throw ToolExit(status: .usage)
+            }
+            return PasswordSource { .password(password) }
+        }
+        if let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty {
+            return PasswordSource(password: value)
+        }
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        return PasswordSource { prompt().map { .password($0) } }
+    }
+
+    /// The file's bytes without one final LF or CR LF; nil when nothing is left.
+    static func password(fromFile bytes: [UInt8]) -> [UInt8]? {
+        var password = bytes
+        if password.last == 0x0A { password.removeLast() }
+        if password.last == 0x0D { password.removeLast() }
+        return password.isEmpty ? nil : password
+    }
+
+    /// Asks on standard error and reads one line from the terminal with echo off.
+    static func prompt() -> [UInt8]? {
+        Console.err(Data("Password of the encrypted folder: ".utf8))
+        var saved = termios()
+        let canRestore = tcgetattr(STDIN_FILENO, &saved) == 0
+        if canRestore {
+            var silent = saved
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        }
+        defer {
+            if canRestore { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+            Console.err(Data("\n".utf8))
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1, byte != 0x0A {
+            line.append(byte)
+            if line.count > 4096 { break }
+        }
+        if line.last == 0x0D { line.removeLast() }
+        return line.isEmpty ? nil : line
+    }
+}
