@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "FileWrappers",
             dependencies: [
-                "JSONDocument", "CZlib", .product(name: "Crypto", package: "swift-crypto"),
+                "JSONDocument", "CZlib", "EventCodecs", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/Format/FileWrappers"

@@ -77,29 +77,6 @@ extension FormatError.Code {
     public static let v2IncompleteParts = Self("v2.incomplete-parts")
 }
 
-/// Decimal text as both the `timestamp` key and the `decimal` tag accept it:
-/// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-func isDecimalText(_ text: String) -> Bool {
-    var bytes = Substring(text).utf8[...]
-    func digits() -> Bool {
-        let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-        bytes = bytes.dropFirst(count)
-        return count > 0
-    }
-    if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-    guard digits() else { return false }
-    if bytes.first == UInt8(ascii: ".") {
-        bytes = bytes.dropFirst()
-        guard digits() else { return false }
-    }
-    if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
-        bytes = bytes.dropFirst()
-        if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-        guard digits() else { return false }
-    }
-    return bytes.isEmpty
-}
-
 /// An unknown member kept from another dialect must not collide with a key the writing dialect
 /// uses at that level: it would be read back as that key, or lost.
 func checkNoClash(

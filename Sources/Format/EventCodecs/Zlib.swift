@@ -2,8 +2,8 @@ import CZlib
 import Foundation
 
 /// CRC-32 and raw DEFLATE from the system zlib (Spec/v2-binary.md, sections).
-enum Zlib {
-    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+package enum Zlib {
+    package static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBufferPointer { buffer in
             UInt32(CZlib.crc32(0, buffer.baseAddress, uInt(buffer.count)))
         }
@@ -34,14 +34,14 @@ enum Zlib {
     /// length, so a writer stores bytes raw rather than deflate them beyond it. Sharing the rule
     /// is what makes every file the toolkit writes a file it reads.
     /// 100, so that no file under 1 MB inflates to more than 100 MB (Spec/README.md 6.2).
-    static let maximumRatio = 100
+    package static let maximumRatio = 100
 
     /// Whether `stored` deflated bytes may stand for `inflated` bytes under ``maximumRatio``.
     static func ratioAllows(stored: Int, inflated: Int) -> Bool { inflated <= max(1, stored) * maximumRatio }
 
     /// `input` deflated when that is smaller and within the ratio rule; nil when it must be
     /// stored as it is.
-    static func deflateForStorage(_ input: [UInt8]) -> [UInt8]? {
+    package static func deflateForStorage(_ input: [UInt8]) -> [UInt8]? {
         guard let deflated = deflate(input), deflated.count < input.count, ratioAllows(stored: deflated.count, inflated: input.count) else {
             return nil
         }

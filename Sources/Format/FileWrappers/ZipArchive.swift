@@ -1,4 +1,5 @@
 import CZlib
+import EventCodecs
 
 /// The zip archives of Ensembles 2's zip cloud file system, which SSZipArchive (minizip) writes:
 /// one file per archive, stored or deflated (Spec/wrappers.md 4).
@@ -19,10 +20,10 @@ public enum ZipArchive {
     static let centralHeaderLength = 46
     static let localHeaderLength = 30
 
-    /// The one compression-ratio rule of the toolkit (Spec/README.md 6.2, the same 100 as the
-    /// binary encoding's `Zlib.maximumRatio`): a deflated entry may stand for at most 100 times
-    /// its stored bytes.
-    public static let maximumRatio = 100
+    /// The one compression-ratio rule of the toolkit (Spec/README.md 6.2), shared with the binary
+    /// encoding and data containers: a deflated entry may stand for at most 100 times its stored
+    /// bytes.
+    public static var maximumRatio: Int { Zlib.maximumRatio }
 
     /// How an entry's bytes are stored.
     public enum Method: UInt16, Sendable {
@@ -224,9 +225,7 @@ public enum ZipArchive {
     }
 
     /// CRC-32 as zip uses it (zlib's).
-    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { buffer in UInt32(CZlib.crc32(0, buffer.baseAddress, uInt(buffer.count))) }
-    }
+    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 { Zlib.crc32(bytes) }
 
     /// A one-entry archive as SSZipArchive would write it: a local header without data
     /// descriptor, the data, one central directory entry and the end record; times fixed at
@@ -235,7 +234,7 @@ public enum ZipArchive {
     public static func write(name: String, content: [UInt8], deflate: Bool = true) -> [UInt8] {
         var method = Method.stored
         var data = content
-        if deflate, let deflated = rawDeflate(content), deflated.count < content.count, content.count <= max(1, deflated.count) * maximumRatio {
+        if deflate, let deflated = Zlib.deflateForStorage(content) {
             method = .deflated
             data = deflated
         }
@@ -262,26 +261,6 @@ public enum ZipArchive {
         // End of central directory record.
         u32(endSignature); u16(0); u16(0); u16(1); u16(1); u32(UInt32(centralSize)); u32(UInt32(centralStart)); u16(0)
         return out
-    }
-
-    /// Raw DEFLATE, level 9.
-    static func rawDeflate(_ input: [UInt8]) -> [UInt8]? {
-        var stream = z_stream()
-        guard czlib_deflate_init_raw(&stream, 9) == Z_OK else { return nil }
-        defer { deflateEnd(&stream) }
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
-        var source = input
-        let status = source.withUnsafeMutableBufferPointer { sourceBuffer in
-            output.withUnsafeMutableBufferPointer { destination in
-                stream.next_in = sourceBuffer.baseAddress
-                stream.avail_in = uInt(sourceBuffer.count)
-                stream.next_out = destination.baseAddress
-                stream.avail_out = uInt(destination.count)
-                return CZlib.deflate(&stream, Z_FINISH)
-            }
-        }
-        guard status == Z_STREAM_END else { return nil }
-        return Array(output.prefix(Int(stream.total_out)))
     }
 }
 

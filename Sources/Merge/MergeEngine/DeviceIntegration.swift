@@ -75,17 +75,8 @@ package struct DeviceIntegration: Sendable {
 
     private mutating func run(_ input: MergeInput) throws(FormatError) {
         // Step 1: what is not visible yet.
-        for files in input.incompleteSets {
-            pending.append(
-                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
-        }
-        let index: EventStore
-        if let given = input.eventStore {
-            index = given
-        } else {
-            index = try EventStore()
-            try index.add(input.events)
-        }
+        pending = input.incompleteSetProblems()
+        let index = try input.eventIndex()
         for sourced in try index.all(where: "type = \(EventType.incomplete.rawValue)", orderBy: "file, id") + input.baselines
         where sourced.event.type == .incomplete {
             pending.append(IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0)"))

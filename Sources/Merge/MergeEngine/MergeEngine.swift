@@ -204,19 +204,8 @@ package struct MergeAnalysis: Sendable {
     }
 
     private mutating func analyze(_ input: MergeInput) throws(FormatError) {
-        for files in input.incompleteSets {
-            problems.append(
-                IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique(files), message: "a multipart event with parts missing"))
-        }
-        let store: EventStore
-        if let given = input.eventStore {
-            guard input.events.isEmpty else { throw FormatError(.mergeEventStore, "events were given both in memory and in an event store") }
-            store = given
-            try store.resetRoles()
-        } else {
-            store = try EventStore()
-            try store.add(input.events)
-        }
+        problems += input.incompleteSetProblems()
+        let store = try input.eventIndex()
         self.store = store
         // Type 0 events never take part, covered or not (Spec/merge.md 4.1).
         let incomplete = try store.cursor(where: "type = \(EventType.incomplete.rawValue)", orderBy: "id")
@@ -570,6 +559,26 @@ private struct IntegrityCheck {
 }
 
 extension MergeInput {
+    /// One 203 per incomplete multipart set, with every present part (Spec/merge.md 5.2).
+    func incompleteSetProblems() -> [IntegrityProblem] {
+        incompleteSets.map {
+            IntegrityProblem(code: .mergeIncompleteData, number: 203, files: sortedUnique($0), message: "a multipart event with parts missing")
+        }
+    }
+
+    /// The events indexed for an analysis: the given index with its roles cleared, or a new one
+    /// holding the events in memory.
+    func eventIndex() throws(FormatError) -> EventStore {
+        guard let given = eventStore else {
+            let index = try EventStore()
+            try index.add(events)
+            return index
+        }
+        guard events.isEmpty else { throw FormatError(.mergeEventStore, "events were given both in memory and in an event store") }
+        try given.resetRoles()
+        return given
+    }
+
     /// 204 for an event or baseline whose model version none of the known versions matches
     /// (Spec/merge.md 5.7; the form decides what it is compared with); a device holds such an
     /// event back (section 15).

@@ -144,28 +144,6 @@ public enum V2EventFastCheck {
         return true
     }
 
-    /// `^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$` on ASCII bytes.
-    static func isDecimalText(_ text: String) -> Bool {
-        var bytes = text.utf8[...]
-        func digits() -> Bool {
-            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-            bytes = bytes.dropFirst(count)
-            return count > 0
-        }
-        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-        guard digits() else { return false }
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            guard digits() else { return false }
-        }
-        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-            guard digits() else { return false }
-        }
-        return bytes.isEmpty
-    }
-
     /// 1 to 255 code points, none of `_`, `/`, `\` and NUL.
     static func isStoreIdentifier(_ text: String) -> Bool {
         lengthBetween1And255(text) && !text.utf8.contains { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == 0 }
