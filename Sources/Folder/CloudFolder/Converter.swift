@@ -6,6 +6,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import ProgressReporting
+import FileWrappers
 
 extension FormatError.Code {
     public static let convertDestinationExists = Self("convert.destination-exists")
@@ -60,6 +61,9 @@ package struct Converter: Sendable {
     public var binary: Bool
     /// Write every data file in the blob container (Spec/data-blobs.md).
     public var blobContainers = false
+    /// The wrappers around every written file (`--zip`, `--encrypt`; Spec/wrappers.md 8): plain
+    /// by default, whatever the source's wrappers were, so an output is never half wrapped.
+    public var wrapping = Wrapping.plain
 
     public init(reader: EventFileReader, target: TargetDialect, binary: Bool = false) {
         self.reader = reader
@@ -184,6 +188,9 @@ package struct Converter: Sendable {
             try convertFile(URL(fileURLWithPath: source), displayName: source, destination: destination, staging: staging, summary: &summary)
         }
         try staging.commit()
+        if !wrapping.isPlain {
+            summary.notes.append("every file was written wrapped as \(WrapperLayer.stackName(wrapping.layers)) (outermost first), names unchanged")
+        }
         return summary
     }
 
@@ -198,7 +205,7 @@ package struct Converter: Sendable {
         try checkLossless(result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) })
         if result.isLog {
             // A log becomes an ensemble folder: one file per event.
-            var writer = FolderWriter(root: staging.url, target: target, binary: binary, reader: reader)
+            var writer = FolderWriter(root: staging.url, target: target, binary: binary, reader: reader, wrapping: wrapping)
             writer.blobContainers = blobContainers
             for (index, event) in result.events.enumerated() {
                 try writer.write(
@@ -218,9 +225,9 @@ package struct Converter: Sendable {
         guard let event = result.events.first else { throw ConversionFailure(errors: []) }
         // A single event stays a single file; with no data/ folder beside it, blobs stay inline.
         let bytes = try FolderWriter.encode(event, target: target, binary: binary, at: displayName, reader: reader)
-        try staging.writeFile(bytes)
-        let check = reader.readFile(at: staging.url, displayName: displayName)
-        guard check.errors.isEmpty, check.events == [event] else {
+        try staging.writeFile(try FolderWriter.wrapped(bytes, name: URL(fileURLWithPath: destination).lastPathComponent, wrapping, at: destination))
+        let check = FolderWriter.readingBack(wrapping, with: reader).readFile(at: staging.url, displayName: displayName)
+        guard check.errors.isEmpty, check.events == [event], check.layers == wrapping.layers else {
             throw ConversionFailure(
                 errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))]
                     + check.errors)
@@ -243,7 +250,7 @@ package struct Converter: Sendable {
         }
         guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
         try checkLossless(contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) })
-        var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader)
+        var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader, wrapping: wrapping)
         writer.blobContainers = blobContainers
         for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {
             try StagingArea.createFolder(root.appendingPathComponent(folder.rawValue))
@@ -252,10 +259,26 @@ package struct Converter: Sendable {
             summary.skipped.append((Self.join(sourceBase, debris.path), debris.kind.rawValue))
         }
         for store in contents.stores {
-            try writer.copy(listing.url.appendingPathComponent(store.file), to: listing.foldedPath(store.file))
+            try writer.copyRegistration(
+                listing.url.appendingPathComponent(store.file), to: listing.foldedPath(store.file), source: Self.join(sourceBase, store.file))
         }
+        // Data files have the layers of the folder's other files, when they all have the same
+        // (Spec/wrappers.md 8); in a folder that mixes wrappings they are taken as they are.
+        let folderLayers = contents.folderLayers ?? []
+        var takenAsTheyAre: [String] = []
         for data in contents.dataFiles {
-            try writer.copyDataFile(listing.url.appendingPathComponent(data.file), name: data.name)
+            let unwrapped = try writer.copyDataFile(
+                listing.url.appendingPathComponent(data.file), name: data.name, removing: folderLayers, source: Self.join(sourceBase, data.file))
+            if !folderLayers.isEmpty && !unwrapped { takenAsTheyAre.append(Self.join(sourceBase, data.file)) }
+        }
+        if contents.folderLayers == nil && !contents.dataFiles.isEmpty {
+            summary.notes.append(
+                "\(sourceBase) mixes wrappings (verify.mixed-wrapping): its data files were taken as they are, with no wrapper removed")
+        }
+        if !takenAsTheyAre.isEmpty {
+            summary.notes.append(
+                "not \(WrapperLayer.stackName(folderLayers)) like the other files of the folder, so taken as they are: \(takenAsTheyAre.joined(separator: ", "))"
+            )
         }
         let total = contents.events.count + contents.baselines.count
         for (index, file) in contents.events.enumerated() {
@@ -298,6 +321,10 @@ struct FolderWriter {
     let binary: Bool
     var blobContainers = false
     let reader: EventFileReader
+    /// The wrappers around every written file, and the reader that reads them back with the
+    /// writing password (Spec/convert.md 7 step 4).
+    let wrapping: Wrapping
+    let checker: EventFileReader
     var movedValues = 0
     var lastWritten = ""
     /// What each written event file must read back as.
@@ -308,15 +335,41 @@ struct FolderWriter {
     /// The SHA-256 of every data file written, by name: enough to compare contents (a moved
     /// value with a copied file, the written file with what was meant) without keeping them.
     private var blobs: [String: [UInt8]] = [:]
-    /// The SHA-256 of every file copied byte for byte, by path.
+    /// The SHA-256 of every registration's content (inside its wrappers), by path.
     private var copied: [String: [UInt8]] = [:]
 
-    init(root: URL, target: TargetDialect, binary: Bool, reader: EventFileReader) {
+    init(root: URL, target: TargetDialect, binary: Bool, reader: EventFileReader, wrapping: Wrapping = .plain) {
         self.root = root
         self.target = target
         self.binary = binary
         self.reader = reader
+        self.wrapping = wrapping
+        self.checker = Self.readingBack(wrapping, with: reader)
     }
+
+    /// `reader` with the password that `wrapping` encrypts with, for reading written files back.
+    static func readingBack(_ wrapping: Wrapping, with reader: EventFileReader) -> EventFileReader {
+        var checker = reader
+        if let password = wrapping.readingPassword { checker.unwrapper.password = password }
+        return checker
+    }
+
+    /// `content` in the wrappers of `wrapping`; the zip entry is named `name` (the file's name,
+    /// Spec/wrappers.md 4.3).
+    static func wrapped(_ content: [UInt8], name: String, _ wrapping: Wrapping, at path: String) throws(ConversionFailure) -> [UInt8] {
+        guard !wrapping.isPlain else { return content }
+        guard let bytes = wrapping.wrap(content, name: name) else {
+            throw ConversionFailure(errors: [
+                FormatError(
+                    .convertWriteFailed, "could not be wrapped as \(WrapperLayer.stackName(wrapping.layers)) (a zip archive holds less than 4 GiB)",
+                    location: .init(file: path))
+            ])
+        }
+        return bytes
+    }
+
+    /// The layers a written file must read back with, outermost first.
+    var layers: [WrapperLayer] { wrapping.layers }
 
     /// Writes one event; `source` and `sourcePointer` name it in errors.
     mutating func write(_ sourceEvent: Event, kind: Kind, source: String, sourcePointer: JSONPointer?) throws(ConversionFailure) {
@@ -335,7 +388,9 @@ struct FolderWriter {
             ])
         }
         let event = target == .v2 ? try moveBlobs(sourceEvent) : sourceEvent
-        try StagingArea.write(try Self.encode(event, target: target, binary: binary, at: name, reader: reader), to: root.appendingPathComponent(name))
+        let bytes = try Self.encode(event, target: target, binary: binary, at: name, reader: reader)
+        let fileName = String(name.split(separator: "/").last ?? Substring(name))
+        try StagingArea.write(try Self.wrapped(bytes, name: fileName, wrapping, at: name), to: root.appendingPathComponent(name))
         written.append((name, event))
         writtenPaths.insert(name)
         lastWritten = name
@@ -370,30 +425,49 @@ struct FolderWriter {
         return bytes
     }
 
-    /// A file copied byte for byte (a store registration), in chunks; its digest is kept for
-    /// the read-back.
-    mutating func copy(_ source: URL, to path: String) throws(ConversionFailure) {
-        do {
-            copied[path] = try StagingArea.copy(source, to: root.appendingPathComponent(path))
+    /// A store registration: its content inside the source's wrappers (a registration is
+    /// unwrapped by its content, Spec/wrappers.md 1), byte for byte, in the wrappers of
+    /// `wrapping`; the content's digest is kept for the read-back.
+    mutating func copyRegistration(_ source: URL, to path: String, source display: String) throws(ConversionFailure) {
+        let content: [UInt8]
+        do throws(FormatError) {
+            var unwrapper = reader.unwrapper
+            unwrapper.maximumBytes = Self.registrationLimit
+            content = try unwrapper.unwrap(try EventFileReader.readBytes(at: source, limit: Self.registrationLimit)).bytes
         } catch {
-            throw ConversionFailure(
-                errors: error.errors.map { FormatError($0.code, "could not be copied: \($0.message)", location: .init(file: path)) })
+            throw ConversionFailure(errors: [
+                FormatError(error.code, "could not be copied: \(error.message)", location: .init(file: display, offset: error.location.offset))
+            ])
         }
+        let fileName = String(path.split(separator: "/").last ?? Substring(path))
+        try StagingArea.write(try Self.wrapped(content, name: fileName, wrapping, at: path), to: root.appendingPathComponent(path))
+        copied[path] = Array(SHA256.hash(data: content))
     }
 
-    /// A data file of the source: its value, raw or in a container as asked.
-    mutating func copyDataFile(_ source: URL, name: String) throws(ConversionFailure) {
-        let path = "data/\(name)"
-        let content: [UInt8]
+    /// The largest registration a reader reads (Spec/cloud-layout.md 5).
+    static let registrationLimit = 1024 * 1024
+
+    /// A data file of the source: its value (without the layers `removing` when it has them,
+    /// see ``DataFileReader/content(at:removing:unwrapper:)``), raw or in a container as asked,
+    /// in the wrappers of `wrapping`. Returns whether layers were removed.
+    mutating func copyDataFile(_ source: URL, name: String, removing layers: [WrapperLayer] = [], source display: String) throws(ConversionFailure) -> Bool {
+        let read: (content: [UInt8], unwrapped: Bool)
         do {
-            content = try DataFileReader.content(at: source)
+            read = try DataFileReader.content(at: source, removing: layers, unwrapper: reader.unwrapper)
         } catch {
-            throw ConversionFailure(errors: [error.inFile(path)])
+            throw ConversionFailure(errors: [error.inFile(display)])
         }
-        // Content that looks like a container must be written in one (Spec/data-blobs.md).
-        let wrap = blobContainers || DataBlob.isContainer(content)
-        try StagingArea.write(wrap ? DataBlob.container(content, deflate: true) : content, to: root.appendingPathComponent(path))
-        blobs[name] = Array(SHA256.hash(data: content))
+        try writeDataFile(read.content, name: name)
+        blobs[name] = Array(SHA256.hash(data: read.content))
+        return read.unwrapped
+    }
+
+    /// Writes a data file's value, in a container when asked or when it looks like one
+    /// (Spec/data-blobs.md), then in the wrappers of `wrapping`.
+    private func writeDataFile(_ content: [UInt8], name: String) throws(ConversionFailure) {
+        let path = "data/\(name)"
+        let stored = blobContainers || DataBlob.isContainer(content) ? DataBlob.container(content, deflate: true) : content
+        try StagingArea.write(try Self.wrapped(stored, name: name, wrapping, at: path), to: root.appendingPathComponent(path))
     }
 
     /// Binary values over the inline limit go to `data/<sha256>` (Spec/convert.md, "Blobs").
@@ -416,7 +490,7 @@ struct FolderWriter {
                                 location: .init(file: "data/\(name)"))
                         ])
                     }
-                    try StagingArea.write(blobContainers ? DataBlob.container(Array(data), deflate: true) : Array(data), to: url)
+                    try writeDataFile(Array(data), name: name)
                     blobs[name] = digest
                 } else if blobs[name] != digest {
                     throw ConversionFailure(errors: [
@@ -439,23 +513,41 @@ struct FolderWriter {
     /// Reads every written file back and compares it with what was meant to be written.
     func verify() throws(ConversionFailure) {
         for (path, expected) in written {
-            let check = reader.readFile(at: root.appendingPathComponent(path), displayName: path)
-            guard check.errors.isEmpty, check.events == [expected] else {
+            let check = checker.readFile(at: root.appendingPathComponent(path), displayName: path)
+            guard check.errors.isEmpty, check.events == [expected], check.layers == layers else {
                 throw ConversionFailure(
                     errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: path))]
                         + check.errors)
             }
         }
-        for (path, digest) in copied where (try? DataFileReader.digest(of: root.appendingPathComponent(path))) != digest {
+        for (path, digest) in copied where registrationDigest(root.appendingPathComponent(path)) != digest {
             throw ConversionFailure(errors: [
                 FormatError(.convertVerificationFailed, "the copied file does not read back as its source", location: .init(file: path))
             ])
         }
-        for (name, digest) in blobs where Self.digest(ofDataFile: root.appendingPathComponent("data").appendingPathComponent(name)) != digest {
+        for (name, digest) in blobs where dataFileDigest(root.appendingPathComponent("data").appendingPathComponent(name)) != digest {
             throw ConversionFailure(errors: [
                 FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))
             ])
         }
+    }
+
+    /// The SHA-256 of a written registration's content inside exactly the layers written; nil when
+    /// it does not read back so.
+    private func registrationDigest(_ url: URL) -> [UInt8]? {
+        guard let bytes = try? EventFileReader.readBytes(at: url, limit: Self.registrationLimit + 65_536) else { return nil }
+        var unwrapper = checker.unwrapper
+        unwrapper.maximumBytes = Self.registrationLimit
+        guard let unwrapped = try? unwrapper.unwrap(bytes), unwrapped.layers == layers else { return nil }
+        return Array(SHA256.hash(data: unwrapped.bytes))
+    }
+
+    /// The SHA-256 of a written data file's value inside exactly the layers written; nil when
+    /// it does not read back so.
+    private func dataFileDigest(_ url: URL) -> [UInt8]? {
+        guard !layers.isEmpty else { return Self.digest(ofDataFile: url) }
+        guard let read = try? DataFileReader.content(at: url, removing: layers, unwrapper: checker.unwrapper), read.unwrapped else { return nil }
+        return Array(SHA256.hash(data: read.content))
     }
 
     /// The SHA-256 of a written data file's content, read back in chunks; nil when it does not read.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JSONDocument
 import EventCodecs
+import FileWrappers
 
 /// Data files read as Spec/data-blobs.md 4 says, from a descriptor opened like every other file
 /// (no link, FIFO or device): sizes are decided from `fstat` before anything is read, and a
@@ -34,6 +35,22 @@ package enum DataFileReader {
         var bytes: [UInt8] = []
         try check(at: url) { bytes.append(contentsOf: $0) }
         return bytes
+    }
+
+    /// The content of a data file of a folder whose other files all have the layers `layers`
+    /// (``EnsembleContents/folderLayers``): those layers are removed when the file has them, and
+    /// only those (a data file's content may itself look like a wrapper, Spec/wrappers.md 1), then
+    /// a blob container is checked and opened. `unwrapped` says whether layers were removed; a
+    /// file without them is taken as it is. A layer that is there but does not open (a wrong
+    /// password, a damaged archive) throws its `wrap.*` error.
+    package static func content(at url: URL, removing layers: [WrapperLayer], unwrapper: Unwrapper) throws(FormatError) -> (content: [UInt8], unwrapped: Bool) {
+        guard !layers.isEmpty else { return (try content(at: url), false) }
+        // A wrapper adds a header, a name and a MAC: far less than this margin.
+        let bytes = try EventFileReader.readBytes(at: url, limit: DataBlob.maximumContainerBytes + 65_536)
+        var unwrapper = unwrapper
+        unwrapper.maximumBytes = DataBlob.maximumContainerBytes
+        let inner = try unwrapper.remove(exactly: layers, from: bytes)
+        return (try DataBlob.content(of: inner ?? bytes), inner != nil)
     }
 
     /// Hands every byte of a regular file to `body`, a chunk at a time: copies of files of any

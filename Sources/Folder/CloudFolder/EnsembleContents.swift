@@ -114,6 +114,13 @@ package struct EnsembleContents: Sendable {
     /// layers met (the empty stack for plain files), how many files and the first few of them
     /// (Spec/wrappers.md 8, `verify.mixed-wrapping`).
     public var wrapping: [[WrapperLayer]: WrappingCount] = [:]
+    /// The one stack of layers every file of `stores/`, `events/` and `baselines/` that could be
+    /// unwrapped has (empty: plain, or no such file), or nil when they differ. The layers its data
+    /// files are taken to have when it is rewritten (Spec/wrappers.md 8).
+    public var folderLayers: [WrapperLayer]? {
+        guard wrapping.count <= 1 else { return nil }
+        return wrapping.keys.first ?? []
+    }
     private var internedStrings: [ExactString: String] = [:]
 
     /// The one stored copy of a string equal (byte for byte) to `string`.

@@ -3,6 +3,7 @@ import JSONDocument
 import EventCodecs
 import MergeEngine
 import CloudFolder
+import FileWrappers
 
 /// What a conversion wrote (Spec/convert.md).
 public struct ConversionReport: Sendable {
@@ -29,14 +30,16 @@ extension Ensemble {
     /// Converts the first input (an event file, a v1 log or a cloud folder) into `destination`,
     /// which must not exist unless `replacing`; everything is written under a temporary name,
     /// read back and compared, then renamed into place, and a conversion that would lose
-    /// information is refused (Spec/convert.md).
+    /// information is refused (Spec/convert.md). `wrapping` puts every written file in
+    /// Ensembles 2's wrappers (Spec/wrappers.md 8); the read-back uses its password.
     public func convert(
         to destination: String, format: Format = .v2JSON, blobContainers: Bool = false,
-        replacing: Bool = false
+        wrapping: Wrapping = .plain, replacing: Bool = false
     ) throws(EnsembleError) -> ConversionReport {
         let source = try firstInput()
         var converter = Converter(reader: reader, target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
         converter.blobContainers = blobContainers
+        converter.wrapping = wrapping
         do {
             let summary = try converter.convert(source: source, destination: destination, replacing: replacing)
             return ConversionReport(

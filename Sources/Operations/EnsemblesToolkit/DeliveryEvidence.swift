@@ -13,11 +13,17 @@ struct DeliveryEvidence {
     private var arrivingRevisions: [String: [Int64]] = [:]
     /// The highest revision of each store among the complete events.
     private var highestComplete: [String: Int64] = [:]
+    /// The folders whose names may carry wrapper suffixes.
+    static let namedFolders: Set<String> = ["events", "baselines"]
 
     init(_ contents: EnsembleContents) {
         for debris in contents.debris where debris.kind == .iCloudPlaceholder || debris.kind == .partialFile {
             let parts = debris.path.split(separator: "/", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let name = CloudFileName.arrivingName(parts[1]) ?? (debris.kind == .partialFile ? parts[1] : nil) else { continue }
+            guard parts.count == 2, let arrivingName = CloudFileName.arrivingName(parts[1]) ?? (debris.kind == .partialFile ? parts[1] : nil) else { continue }
+            // An event or baseline arriving wrapped is named without its wrapper suffixes
+            // (`7_A_3.cdeevent.zip.icloud` stands for `7_A_3.cdeevent`); names in stores/ and data/
+            // are taken as they are (Spec/wrappers.md 5.3).
+            let name = Self.namedFolders.contains(parts[0]) ? CloudFileName.strippingWrapperSuffixes(arrivingName) : arrivingName
             arriving.insert(parts[0] + "/" + name)
             if parts[0] == "events", let event = CloudFileName.parseEvent(name) {
                 arrivingRevisions[event.storeIdentifier, default: []].append(event.revision)

@@ -363,9 +363,11 @@ package enum EnsembleVerifier {
         }
     }
 
-    /// The base name of a part file (`events/7_A_3_2of5.cdeevent` -> `events/7_A_3`).
-    private static func partBase(_ file: String) -> String {
-        let stem = file.hasSuffix(CloudFileName.eventExtension) ? String(file.dropLast(CloudFileName.eventExtension.count)) : file
+    /// The base name of a part file (`events/7_A_3_2of5.cdeevent` -> `events/7_A_3`), after its
+    /// wrapper suffixes (`events/7_A_3_2of5.cdeevent.zip.enc` -> `events/7_A_3`; Spec/wrappers.md 5.3).
+    static func partBase(_ file: String) -> String {
+        let unwrapped = CloudFileName.strippingWrapperSuffixes(file)
+        let stem = unwrapped.hasSuffix(CloudFileName.eventExtension) ? String(unwrapped.dropLast(CloudFileName.eventExtension.count)) : unwrapped
         guard let underscore = stem.lastIndex(of: "_") else { return stem }
         return String(stem[..<underscore])
     }

@@ -4,6 +4,7 @@ import EnsembleModel
 import EventCodecs
 import MergeEngine
 import CloudFolder
+import FileWrappers
 
 extension FormatError.Code {
     /// `--out`'s parent folder is missing, or the new folder would be the input or inside it
@@ -48,7 +49,10 @@ extension Ensemble {
             throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "\(path) holds more than one ensemble; rebase one at a time"))
         }
         var warnings: [FormatError] = []
-        let input = try MergeInputs.gather([path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings)
+        var folderLayers: [WrapperLayer] = []
+        let input = try MergeInputs.gather(
+            [path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
+            contentsRead: { folderLayers = $0.folderLayers ?? [] })
         let analysis = MergeEngine.analyze(input)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         let plan: RebasePlan?
@@ -85,7 +89,7 @@ extension Ensemble {
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
         do {
             try RebaseWriter(path: path, binary: binary, replacing: replacing, reader: reader)
-                .write(baseline, named: name, plan: plan, listing: listing, input: input, to: outURL)
+                .write(baseline, named: name, plan: plan, listing: listing, input: input, folderLayers: folderLayers, to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
                 let code: FormatError.Code =
@@ -124,7 +128,10 @@ private struct RebaseWriter {
     var replacing: Bool
     var reader: EventFileReader
 
-    func write(_ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, to outURL: URL) throws {
+    func write(
+        _ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, folderLayers: [WrapperLayer],
+        to outURL: URL
+    ) throws {
         var staging = try StagingArea(for: outURL)
         staging.replacing = replacing
         defer { staging.discard() }
@@ -153,10 +160,20 @@ private struct RebaseWriter {
         }
         for relative in copies {
             // A file of a duplicate folder goes where a device folds it in.
-            let destination = ensemble.appendingPathComponent(listing.foldedPath(relative))
-            let digest = try StagingArea.copy(listing.url.appendingPathComponent(relative), to: destination)
-            guard (try? DataFileReader.digest(of: destination)) == digest else {
-                throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as the bytes copied")])
+            let folded = listing.foldedPath(relative)
+            let source = listing.url.appendingPathComponent(relative)
+            guard let content = try plainContent(of: source, at: folded, folderLayers: folderLayers) else {
+                let digest = try StagingArea.copy(source, to: ensemble.appendingPathComponent(folded))
+                guard (try? DataFileReader.digest(of: ensemble.appendingPathComponent(folded))) == digest else {
+                    throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as the bytes copied")])
+                }
+                continue
+            }
+            // Written plain, so named without wrapper suffixes (Spec/wrappers.md 5.3).
+            let destination = ensemble.appendingPathComponent(Self.plainName(folded))
+            try StagingArea.write(content, to: destination)
+            guard (try? EventFileReader.readBytes(at: destination, limit: content.count + 1)) == content else {
+                throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as its content")])
             }
         }
         guard (try? reader.readEvent(file: baselineURL.path, parts: [])) == baseline else {
@@ -170,6 +187,36 @@ private struct RebaseWriter {
             )
         }
         try staging.commit()
+    }
+
+    /// The content of a kept file inside its wrappers, or nil when it has none (then it is copied
+    /// byte for byte, in chunks): the new folder is plain throughout, like every folder the
+    /// toolkit writes without `--zip`/`--encrypt` (Spec/wrappers.md 8). Events and registrations
+    /// are unwrapped by their content; a data file loses exactly the layers of the folder's other
+    /// files, when it has them (its own content may look like a wrapper, Spec/wrappers.md 1).
+    private func plainContent(of source: URL, at path: String, folderLayers: [WrapperLayer]) throws -> [UInt8]? {
+        do throws(FormatError) {
+            if path.hasPrefix("data/") {
+                guard !folderLayers.isEmpty else { return nil }
+                var unwrapper = reader.unwrapper
+                unwrapper.maximumBytes = DataBlob.maximumContainerBytes
+                return try unwrapper.remove(
+                    exactly: folderLayers, from: try EventFileReader.readBytes(at: source, limit: DataBlob.maximumContainerBytes + 65_536))
+            }
+            let limit = path.hasPrefix("stores/") ? 1024 * 1024 : reader.jsonOptions.maximumBytes
+            var unwrapper = reader.unwrapper
+            unwrapper.maximumBytes = limit
+            let unwrapped = try unwrapper.unwrap(try EventFileReader.readBytes(at: source, limit: limit))
+            return unwrapped.layers.isEmpty ? nil : unwrapped.bytes
+        } catch {
+            throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "\(path) could not be unwrapped: \(error)")])
+        }
+    }
+
+    /// `events/` and `baselines/` names without their wrapper suffixes; other names as they are.
+    static func plainName(_ path: String) -> String {
+        guard path.hasPrefix("events/") || path.hasPrefix("baselines/") else { return path }
+        return CloudFileName.strippingWrapperSuffixes(path)
     }
 
     private func mergedDocument(_ input: MergeInput) throws -> [UInt8] {

@@ -11,6 +11,7 @@ import CoreDataStore
 import EnsemblesToolkit
 import TemporaryFiles
 import ProgressReporting
+import FileWrappers
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
 package enum ExitStatus: Int32, Sendable {
@@ -424,6 +425,7 @@ struct Convert: ParsableCommand {
               logtool convert cloud converted
               logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
               logtool convert --encoding binary --blob-container cloud compact
+              logtool convert --zip --encrypt --password-file pw.txt cloud wrapped
             """
     )
 
@@ -441,6 +443,18 @@ struct Convert: ParsableCommand {
     @Flag(name: .long, help: "Write every data file in the checksummed blob container (Spec/data-blobs.md).")
     var blobContainer = false
 
+    @Flag(name: .long, help: "Put every written file in a zip archive of one entry, as Ensembles 2's zip file system does (Spec/wrappers.md 4.3).")
+    var zip = false
+
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Encrypt every written file (RNCryptor v3 with a password, as Ensembles 2's encrypted file system does; Spec/wrappers.md 3.3).",
+            discussion:
+                "The password comes from --password-file, LOGTOOL_PASSWORD, or a prompt asked twice on a terminal, never from an argument; it also reads an encrypted SOURCE. With --zip, files are zipped first, then encrypted."
+        ))
+    var encrypt = false
+
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
@@ -456,8 +470,22 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        var converter = Converter(reader: try options.reader(), target: to, binary: encoding == .binary)
+        var reader = try options.reader()
+        var wrapping = Wrapping.plain
+        if zip || encrypt {
+            // One password serves every file of a command (Spec/wrappers.md 5.4): the one that
+            // encrypts also reads an encrypted source.
+            let password = encrypt ? try PasswordOption.writingPassword(file: options.passwordFile) : nil
+            guard let asked = Wrapping(zip: zip, encryptWith: password) else {
+                writeStandardError("logtool: an empty password encrypts nothing; none was written")
+                throw ToolExit(status: .usage)
+            }
+            wrapping = asked
+            if let password = asked.readingPassword { reader.unwrapper.password = password }
+        }
+        var converter = Converter(reader: reader, target: to, binary: encoding == .binary)
         converter.blobContainers = blobContainer
+        converter.wrapping = wrapping
         var summary = ConversionSummary()
         var errors: [FormatError] = []
         do throws(ConversionFailure) {

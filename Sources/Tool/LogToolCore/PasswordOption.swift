@@ -29,6 +29,31 @@ enum PasswordOption {
         return PasswordSource { prompt().map { .password($0) } }
     }
 
+    /// The password a command that writes encrypted files uses (`convert --encrypt`, Spec/wrappers.md
+    /// 3.3 and 5.4): from the same places as a reading password, but resolved at once, and a
+    /// prompt asks twice and compares, since a mistyped password would lock the folder for good.
+    /// No password, an empty one or two answers that differ are usage errors.
+    static func writingPassword(file: String?) throws -> [UInt8] {
+        let fromEnvironment = ProcessInfo.processInfo.environment[environmentVariable]?.isEmpty == false
+        if file != nil || fromEnvironment, case .password(let password)? = try source(file: file)?.credentials() {
+            return password
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            writeStandardError(
+                "logtool: --encrypt needs a password: give --password-file FILE, set \(environmentVariable), or run on a terminal to be asked")
+            throw ToolExit(status: .usage)
+        }
+        guard let first = prompt("New password of the encrypted folder: ") else {
+            writeStandardError("logtool: an empty password encrypts nothing; none was written")
+            throw ToolExit(status: .usage)
+        }
+        guard prompt("The same password again: ") == first else {
+            writeStandardError("logtool: the two passwords differ; nothing was written")
+            throw ToolExit(status: .usage)
+        }
+        return first
+    }
+
     /// The file's bytes without one final LF or CR LF; nil when nothing is left.
     static func password(fromFile bytes: [UInt8]) -> [UInt8]? {
         var password = bytes
@@ -38,8 +63,8 @@ enum PasswordOption {
     }
 
     /// Asks on standard error and reads one line from the terminal with echo off.
-    static func prompt() -> [UInt8]? {
-        Console.err(Data("Password of the encrypted folder: ".utf8))
+    static func prompt(_ question: String = "Password of the encrypted folder: ") -> [UInt8]? {
+        Console.err(Data(question.utf8))
         var saved = termios()
         let canRestore = tcgetattr(STDIN_FILENO, &saved) == 0
         if canRestore {
