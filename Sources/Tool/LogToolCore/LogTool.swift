@@ -33,7 +33,8 @@ package struct LogTool: ParsableCommand {
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
         version: version,
         subcommands: [
-            Inspect.self, Verify.self, History.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self, Validate.self,
+            Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
+            Validate.self,
         ]
     )
 

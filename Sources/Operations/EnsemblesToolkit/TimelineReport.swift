@@ -1,0 +1,126 @@
+import Foundation
+import JSONDocument
+import EnsembleModel
+import CloudFolder
+
+/// What `logtool timeline` draws for one ensemble (Spec/timeline.md): a lane per store, a mark
+/// per event and baseline, and every finding of verify (with device mode's, when asked) placed
+/// where it happens. Made from the same reports as `inspect` and `verify`.
+public struct TimelineReport: Sendable {
+    public struct Lane: Sendable {
+        public var store: String
+        public var registered: Bool
+    }
+
+    /// One event or baseline.
+    public struct Mark: Sendable {
+        public var file: String
+        public var store: String
+        public var revision: Int64
+        public var globalCount: Int64
+        /// Seconds since 2001 (the events' own clock).
+        public var timestamp: Double
+        public var type: Int
+        public var inserts: Int
+        public var updates: Int
+        public var deletes: Int
+        public var modelVersion: String?
+        /// For a baseline: the stores its revision set names, which it spans.
+        public var spans: [String]
+    }
+
+    /// Where a finding is drawn (Spec/timeline.md 3).
+    public enum Placement: Sendable {
+        /// On the lane of `store`, at `globalCount`.
+        case event(store: String, globalCount: Int64)
+        /// Across the lane of `store`, from one global count to another.
+        case gap(store: String, from: Int64, to: Int64)
+        /// From an event to the lane of the store it needs.
+        case dependency(store: String, globalCount: Int64, needs: String, revision: Int64)
+        /// On the label of a store's lane.
+        case lane(store: String)
+        /// Above the lanes: the folder as a whole.
+        case folder
+    }
+
+    public struct Finding: Sendable {
+        public var diagnostic: Diagnostic
+        public var placement: Placement
+    }
+
+    public var identifier: String
+    public var lanes: [Lane]
+    public var marks: [Mark]
+    public var findings: [Finding]
+    /// verify's growth figures (Spec/diagnostics.md).
+    public var growth: JSONValue
+}
+
+extension Ensemble {
+    /// One timeline per ensemble of the first input (Spec/timeline.md); with `asStore`, device
+    /// mode's held-back events are among the findings.
+    public func timeline(asStore: String? = nil) throws(EnsembleError) -> [TimelineReport] {
+        let path = try firstInput()
+        let verifications = try verify(asStore: asStore)
+        let listings: [EnsembleListing]
+        do {
+            listings = try CloudFolderScanner().scan(path)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+        var reports: [TimelineReport] = []
+        for (listing, verification) in zip(listings, verifications) {
+            let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
+            var marks: [TimelineReport.Mark] = []
+            for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
+                guard let event = entry.event else { continue }
+                let counts = entry.summary?.changeCounts ?? SourcedEvent(event: event, file: entry.file).changeCounts
+                marks.append(
+                    TimelineReport.Mark(
+                        file: entry.file, store: event.storeIdentifier, revision: event.revision, globalCount: event.globalCount,
+                        timestamp: event.timestamp, type: Int(event.type.rawValue), inserts: counts.inserts, updates: counts.updates,
+                        deletes: counts.deletes, modelVersion: event.modelVersion,
+                        spans: event.type == .baseline ? event.revisionSet.stores : []))
+            }
+            marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
+            let registered = Set(contents.stores.map(\.storeIdentifier))
+            let stores = sortedUnique(Array(registered) + marks.map(\.store) + contents.events.map(\.name.storeIdentifier))
+            let lanes = stores.map { TimelineReport.Lane(store: $0, registered: registered.contains($0)) }
+            var byRevision: [String: Int64] = [:]
+            for mark in marks where mark.spans.isEmpty { byRevision["\(mark.store)\u{0}\(mark.revision)"] = mark.globalCount }
+            let findings = verification.diagnostics.map { diagnostic in
+                TimelineReport.Finding(diagnostic: diagnostic, placement: Self.placement(of: diagnostic, byRevision: byRevision))
+            }
+            reports.append(
+                TimelineReport(identifier: contents.identifier, lanes: lanes, marks: marks, findings: findings, growth: verification.growth))
+        }
+        return reports
+    }
+
+    /// Where a finding happens: at the event its first file names, across the missing
+    /// revisions of a gap, towards the revision a dependency needs, on a store's lane, or on the
+    /// folder (Spec/timeline.md 3).
+    static func placement(of diagnostic: Diagnostic, byRevision: [String: Int64]) -> TimelineReport.Placement {
+        let details = diagnostic.details
+        let store = details["store"]?.stringValue
+        let named = diagnostic.files.lazy.compactMap { file -> EventFileName? in
+            guard file.hasPrefix("events/") else { return nil }
+            return CloudFileName.parseEvent(CloudFileName.strippingWrapperSuffixes(String(file.dropFirst("events/".count))))
+        }.first
+        switch diagnostic.code {
+        case .verifyRevisionGap:
+            guard let store, let first = details["first"]?.numberValue?.int64Value, let named else { break }
+            let before = byRevision["\(store)\u{0}\(first - 1)"] ?? named.globalCount
+            return .gap(store: store, from: before, to: named.globalCount)
+        case .verifyMissingDependency:
+            guard let store, let revision = details["revision"]?.numberValue?.int64Value, let named else { break }
+            return .dependency(store: named.storeIdentifier, globalCount: named.globalCount, needs: store, revision: revision)
+        case .verifyUnregisteredStore:
+            if let store { return .lane(store: store) }
+        default:
+            break
+        }
+        if let named { return .event(store: named.storeIdentifier, globalCount: named.globalCount) }
+        return .folder
+    }
+}

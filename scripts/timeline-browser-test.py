@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Opens `logtool timeline` pages in a real headless browser (the system's chromium through
+Selenium) and checks what a user sees (Spec/timeline.md 5):
+
+- no console errors;
+- one lane per store of `logtool inspect`;
+- every finding of `logtool verify` drawn once, on the lane of the store it concerns, and a
+  revision gap drawn between the marks of the revisions around it;
+- a click on an event shows that event in the detail panel;
+- a page of 100,000 events renders in under 5 seconds (LOGTOOL_TIMELINE_EVENTS changes the count).
+
+Usage: python3 scripts/timeline-browser-test.py LOGTOOL
+Exit status: 0 when every check passes, 1 otherwise. Needs chromium, chromium-driver and selenium.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL " + message)
+
+
+def run(logtool, *args):
+    return subprocess.run([logtool, *args], capture_output=True, text=True)
+
+
+def browser():
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    for binary in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.path.exists(binary):
+            options.binary_location = binary
+    driver_path = next((p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if os.path.exists(p)), None)
+    return webdriver.Chrome(options=options, service=Service(driver_path) if driver_path else None)
+
+
+def console_errors(driver):
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def fixture_page(logtool, driver, work):
+    folder = os.path.join(REPO, "Fixtures/folders/damaged/cloud")
+    page = os.path.join(work, "damaged.html")
+    made = run(logtool, "timeline", folder, "-o", page)
+    check(made.returncode == 0, "timeline of the damaged fixture exits 0: " + made.stderr)
+    inspect = json.loads(run(logtool, "inspect", "--json", folder).stdout)
+    verify = json.loads(run(logtool, "verify", "--json", folder).stdout)
+    stores = [store["identifier"] for store in inspect["ensembles"][0]["stores"]]
+    findings = verify["ensembles"][0]["diagnostics"]
+
+    driver.get("file://" + page)
+    check(console_errors(driver) == [], "no console errors on the damaged fixture")
+    lanes = [lane.get_attribute("data-store") for lane in driver.find_elements(By.CSS_SELECTOR, "g.lane")]
+    check(lanes == stores, "one lane per store, in order: %s, expected %s" % (lanes, stores))
+
+    drawn = driver.find_elements(By.CSS_SELECTOR, "svg.timeline .finding")
+    check(len(drawn) == len(findings), "%d findings drawn, verify reports %d" % (len(drawn), len(findings)))
+    by_index = {int(element.get_attribute("data-index")): element for element in drawn}
+    for index, finding in enumerate(findings):
+        element = by_index.get(index)
+        if element is None:
+            check(False, "finding %d (%s) is not drawn" % (index, finding["code"]))
+            continue
+        check(element.get_attribute("data-code") == finding["code"], "finding %d is drawn as %s" % (index, finding["code"]))
+        name = re.match(r"events/(\d+)_(.+)_(\d+)(_\d+of\d+)?\.cdeevent", finding["files"][0]) if finding["files"] else None
+        store = finding["details"].get("store") or (name.group(2) if name else "")
+        check(element.get_attribute("data-store") == store, "finding %d (%s) is on the lane of %r, not %r" % (
+            index, finding["code"], store, element.get_attribute("data-store")))
+
+    gaps = [f for f in findings if f["code"] == "verify.revision-gap"]
+    check(len(gaps) == 1, "the damaged fixture has one revision gap")
+    for gap in gaps:
+        store, first, last = gap["details"]["store"], gap["details"]["first"], gap["details"]["last"]
+        marker = driver.find_element(By.CSS_SELECTOR, 'rect.finding[data-code="verify.revision-gap"][data-store="%s"]' % store)
+        check(marker.get_attribute("data-first") == str(first) and marker.get_attribute("data-last") == str(last), "the gap marker names revisions %d to %d" % (first, last))
+        events = {e["revision"]: e for e in inspect["ensembles"][0]["events"] if e["store"] == store}
+        circles = driver.find_elements(By.CSS_SELECTOR, 'circle.mark[data-store="%s"]' % store)
+        x_of = {}
+        for circle in circles:
+            title = circle.find_element(By.TAG_NAME, "title").get_attribute("textContent")
+            for revision, event in events.items():
+                if event["file"] == title:
+                    x_of[revision] = float(circle.get_attribute("cx"))
+        left, right = x_of.get(first - 1), x_of.get(last + 1)
+        x, width = float(marker.get_attribute("x")), float(marker.get_attribute("width"))
+        check(left is not None and right is not None and left < x and x + width < right,
+              "the gap marker lies between revision %d (x=%s) and revision %d (x=%s): %s..%s" % (first - 1, left, last + 1, right, x, x + width))
+
+    mark = driver.find_element(By.CSS_SELECTOR, "circle.mark")
+    title = mark.find_element(By.TAG_NAME, "title").get_attribute("textContent")
+    driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", mark)
+    detail = driver.find_element(By.ID, "detail").text
+    check(title in detail, "a click on %s shows it in the detail panel: %r" % (title, detail[:200]))
+    check(console_errors(driver) == [], "no console errors after the click")
+
+
+def large_page(logtool, driver, work):
+    count = int(os.environ.get("LOGTOOL_TIMELINE_EVENTS", "100000"))
+    folder = os.path.join(work, "large")
+    made = run(logtool, "generate", "--stores", "10", "--objects", "1000", "--changes", str(count), "--changes-per-event", "1",
+               "--encoding", "binary", "--seed", "7", folder)
+    check(made.returncode == 0, "generate %d events: %s" % (count, made.stderr))
+    page = os.path.join(work, "large.html")
+    started = time.time()
+    made = run(logtool, "timeline", os.path.join(folder, "cloud"), "-o", page)
+    print("timeline of %d events written in %.1f s (%d bytes)" % (count, time.time() - started, os.path.getsize(page)))
+    check(made.returncode == 0, "timeline of the large folder: " + made.stderr)
+    started = time.time()
+    driver.get("file://" + page)
+    driver.execute_script("return document.readyState")
+    rendered = time.time() - started
+    print("page of %d events rendered in %.2f s" % (count, rendered))
+    check(rendered < 5, "the page of %d events renders in under 5 s (%.2f s)" % (count, rendered))
+    check(len(driver.find_elements(By.CSS_SELECTOR, "g.lane")) == 10, "the large page has 10 lanes")
+    check(console_errors(driver) == [], "no console errors on the large page")
+    # Zoomed in far enough, single events are drawn again.
+    driver.execute_script(
+        "var s=document.querySelector('svg.timeline');for(var i=0;i<40;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:400,bubbles:true,cancelable:true}));")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "circle.mark")) > 0, "zooming in draws single events")
+    check(console_errors(driver) == [], "no console errors after zooming")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    logtool = sys.argv[1]
+    with tempfile.TemporaryDirectory() as work:
+        driver = browser()
+        try:
+            fixture_page(logtool, driver, work)
+            large_page(logtool, driver, work)
+        finally:
+            driver.quit()
+    print("timeline browser test: %d failure(s)" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
