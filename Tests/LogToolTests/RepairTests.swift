@@ -128,6 +128,41 @@ struct RepairTests {
         #expect(FileManager.default.fileExists(atPath: quarantine.appendingPathComponent("files/cloud/E/data/ORPHAN").path))
     }
 
+    @Test("a journal line cut by a crash is cut off: the next run appends after it and stays readable")
+    func tornJournalLine() throws {
+        let work = try Self.scratch("torn")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let before = Self.snapshot(folder.appendingPathComponent("cloud"))
+        let quarantine = work.appendingPathComponent("q")
+        _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        var bytes = try Data(contentsOf: journal)
+        bytes.removeLast(6)  // the end of the last record, `"done":N}` and its line feed
+        try bytes.write(to: journal)
+        #expect(try Run(arguments: ["repair", "--undo", quarantine.path], in: folder).status == 0)
+        let again = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Self.snapshot(folder.appendingPathComponent("cloud")) == before)
+    }
+
+    @Test("undo puts back every file it can when one quarantined file is gone, and names that one")
+    func undoGoesOn() throws {
+        let work = try Self.scratch("missing")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let quarantine = work.appendingPathComponent("q")
+        _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        let lost = quarantine.appendingPathComponent("files/cloud/E/data/ORPHAN")
+        try FileManager.default.removeItem(at: lost)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 1)
+        #expect(undo.stdout.contains("Put back 6 file(s)"), "\(undo.stdout)")
+        #expect(undo.stderr.contains("repair.move-failed"))
+    }
+
     /// A folder with many files to move: orphan data files and conflicted copies.
     static func largeFolder(at cloud: URL, files: Int) throws {
         let ensemble = cloud.appendingPathComponent("E")

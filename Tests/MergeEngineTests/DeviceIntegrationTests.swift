@@ -146,6 +146,20 @@ struct DeviceIntegrationTests {
         #expect(DeviceIntegration.integrate(history.input, as: "A").outcome != .deleeches)
     }
 
+    @Test("without a baseline every event is held back, and the list is in file order")
+    func noBaselineOrder() {
+        var input = MergeInput()
+        for (store, file) in [("A", "events/3_A_0.cdeevent"), ("B", "events/2_B_0.cdeevent")] {
+            let event = Event(
+                uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0, otherStoreRevisions: [:],
+                objectChanges: [])
+            input.events.append(SourcedEvent(event: event, file: file))
+        }
+        let result = DeviceIntegration.integrate(input, as: "A")
+        #expect(result.outcome == .integratesNothing)
+        #expect(result.heldBack.map(\.sourced.file) == ["events/2_B_0.cdeevent", "events/3_A_0.cdeevent"])
+    }
+
     @Test("a long chain of dependencies on a held-back event is held back link by link")
     func longChain() {
         var input = MergeInput()

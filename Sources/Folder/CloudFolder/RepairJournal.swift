@@ -47,7 +47,7 @@ public final class RepairJournal {
     public static let fileName = "journal.jsonl"
     /// Where moved files go inside the quarantine folder.
     public static let filesFolder = "files"
-    /// The suffix of a copy in progress across file systems (Spec/repair.md 5.2).
+    /// The suffix of a copy in progress across file systems, followed by `-<step>` (Spec/repair.md 5.2).
     static let partialSuffix = ".repair-partial"
 
     /// Opens the journal of `quarantine`, creating the folder and the journal for `cloudRoot`
@@ -77,14 +77,20 @@ public final class RepairJournal {
         } catch {
             throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
         }
-        let (root, steps) = try Self.read(journalURL)
+        let (root, steps, length) = try Self.read(journalURL)
         guard root == self.cloudRoot.path else {
             throw FormatError(
                 .repairQuarantine, "this quarantine belongs to the repair of \(root), not of \(self.cloudRoot.path)",
                 location: .init(file: quarantine.path))
         }
         self.steps = steps
+        nextNumber = (steps.map(\.number).max() ?? 0) + 1
         do {
+            // A line cut short by a crash is cut off, so that the next record starts a line.
+            if let size = try? handle.seekToEnd(), size > UInt64(length) {
+                try handle.truncate(atOffset: UInt64(length))
+                try handle.synchronize()
+            }
             _ = try handle.seekToEnd()
         } catch {
             throw FormatError(.repairJournal, "cannot append to the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
@@ -99,19 +105,23 @@ public final class RepairJournal {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw FormatError(.repairJournal, "no repair journal in this folder", location: .init(file: quarantine.path))
         }
-        let (root, _) = try read(url)
+        let (root, _, _) = try read(url)
         return try RepairJournal(quarantine: quarantine, cloudRoot: URL(fileURLWithPath: root))
     }
 
     /// The header's cloud root and the steps, with what each record says of them. A last line
     /// cut short by a crash is ignored: it was never flushed as a whole, so its step never began.
-    private static func read(_ url: URL) throws(FormatError) -> (root: String, steps: [Step]) {
+    private static func read(_ url: URL) throws(FormatError) -> (root: String, steps: [Step], length: Int) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw FormatError(.repairJournal, "the journal cannot be read", location: .init(file: url.path))
         }
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.last?.isEmpty == true { lines.removeLast() }
-        if let last = lines.last, data.last != UInt8(ascii: "\n") || (try? JSONParser.parse(Array(last))) == nil { lines.removeLast() }
+        var length = data.count
+        if let last = lines.last, data.last != UInt8(ascii: "\n") || (try? JSONParser.parse(Array(last))) == nil {
+            length -= last.count + (data.last == UInt8(ascii: "\n") ? 1 : 0)
+            lines.removeLast()
+        }
         guard let first = lines.first, let header = (try? JSONParser.parse(Array(first)))?.objectValue, let root = header["cloudRoot"]?.stringValue else {
             throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path))
         }
@@ -150,7 +160,7 @@ public final class RepairJournal {
                 throw FormatError(.repairJournal, "line \(number + 2) is not a journal record", location: .init(file: url.path))
             }
         }
-        return (root, steps)
+        return (root, steps, length)
     }
 
     /// Appends one record and flushes it before anything it announces happens.
@@ -163,7 +173,7 @@ public final class RepairJournal {
         }
     }
 
-    private var nextNumber: Int { (steps.map(\.number).max() ?? 0) + 1 }
+    private var nextNumber = 1
 
     /// Where a file of the cloud goes in the quarantine: its path from the cloud root's parent,
     /// below `files/`, so that duplicates of the root keep their own names.
@@ -177,18 +187,35 @@ public final class RepairJournal {
     /// Completes a step that was announced but not marked done (the repair was stopped while
     /// doing it), from what the files say (Spec/repair.md 5.3).
     public func recover() throws(FormatError) {
+        if let first = recover(stoppingAtFirst: true).first { throw first }
+    }
+
+    /// Completes the stopped steps; a step that cannot be completed is returned and stays
+    /// undone (undo then leaves its file where it is).
+    private func recover(stoppingAtFirst: Bool) -> [FormatError] {
+        var failures: [FormatError] = []
         for position in steps.indices where !steps[position].done {
-            switch steps[position].operation {
-            case .move(let from, let to, let sha, _):
-                try finishMove(from: from, to: to, sha256: sha)
-                try append(JSONObject([("done", JSONValue(Int64(steps[position].number)))]))
-                steps[position].done = true
-            case .removeFolder(let path):
-                let removed = !FileManager.default.fileExists(atPath: path)
-                try append(JSONObject([("done", JSONValue(Int64(steps[position].number))), ("removed", .bool(removed))]))
-                steps[position].done = true
-                steps[position].removed = removed
+            do throws(FormatError) {
+                try complete(position)
+            } catch {
+                failures.append(error)
+                if stoppingAtFirst { break }
             }
+        }
+        return failures
+    }
+
+    private func complete(_ position: Int) throws(FormatError) {
+        switch steps[position].operation {
+        case .move(let from, let to, let sha, _):
+            try finishMove(from: from, to: to, sha256: sha, step: steps[position].number, recovering: true)
+            try append(JSONObject([("done", JSONValue(Int64(steps[position].number)))]))
+            steps[position].done = true
+        case .removeFolder(let path):
+            let removed = !FileManager.default.fileExists(atPath: path)
+            try append(JSONObject([("done", JSONValue(Int64(steps[position].number))), ("removed", .bool(removed))]))
+            steps[position].done = true
+            steps[position].removed = removed
         }
     }
 
@@ -203,14 +230,20 @@ public final class RepairJournal {
             throw FormatError(.repairMoveFailed, "cannot read the file to move: \(error.message)", location: .init(file: from.path))
         }
         let sha = digest.map { String(format: "%02x", $0) }.joined()
+        // Never onto something already there (Spec/repair.md 4): only a stopped step of this
+        // repair may find both files, and recovery deals with it.
+        guard !Self.exists(to.path) else {
+            throw FormatError(.repairMoveFailed, "something already stands at \(to.path): nothing was moved", location: .init(file: from.path))
+        }
         let number = nextNumber
+        nextNumber += 1
         try append(
             JSONObject([
                 ("step", JSONValue(Int64(number))), ("op", .string("move")), ("from", .string(from.path)), ("to", .string(to.path)),
                 ("sha256", .string(sha)), ("size", JSONValue(size)),
             ]))
         steps.append(Step(number: number, operation: .move(from: from.path, to: to.path, sha256: sha, size: size)))
-        try finishMove(from: from.path, to: to.path, sha256: sha)
+        try finishMove(from: from.path, to: to.path, sha256: sha, step: number, recovering: false)
         try append(JSONObject([("done", JSONValue(Int64(number)))]))
         steps[steps.count - 1].done = true
     }
@@ -223,6 +256,7 @@ public final class RepairJournal {
     @discardableResult
     public func removeFolderIfEmpty(_ folder: URL) throws(FormatError) -> Bool {
         let number = nextNumber
+        nextNumber += 1
         try append(JSONObject([("step", JSONValue(Int64(number))), ("op", .string("rmdir")), ("path", .string(folder.path))]))
         steps.append(Step(number: number, operation: .removeFolder(folder.path)))
         let removed = rmdir(folder.path) == 0
@@ -235,9 +269,9 @@ public final class RepairJournal {
 
     /// Makes `to` hold the file and `from` not exist, whatever state a stopped move left: the
     /// rename happened, did not, or a copy across file systems stopped part-way.
-    private func finishMove(from: String, to: String, sha256: String) throws(FormatError) {
+    private func finishMove(from: String, to: String, sha256: String, step: Int, recovering: Bool) throws(FormatError) {
         let manager = FileManager.default
-        let partial = to + Self.partialSuffix
+        let partial = to + Self.partialSuffix + "-\(step)"
         let fromExists = Self.exists(from)
         let toExists = Self.exists(to)
         switch (fromExists, toExists) {
@@ -257,8 +291,14 @@ public final class RepairJournal {
         case (true, false):
             break
         }
-        // A partial copy is the repair's own, incomplete: the original is still in place.
-        if Self.exists(partial) { _ = unlink(partial) }
+        // A partial copy of a stopped step is the repair's own, incomplete: the original is still
+        // in place. On a fresh step anything at that name belongs to someone else.
+        if Self.exists(partial) {
+            guard recovering else {
+                throw FormatError(.repairMoveFailed, "something already stands at \(partial): nothing was moved", location: .init(file: from))
+            }
+            _ = unlink(partial)
+        }
         let parent = (to as NSString).deletingLastPathComponent
         do {
             try manager.createDirectory(atPath: parent, withIntermediateDirectories: true)
@@ -299,9 +339,9 @@ public final class RepairJournal {
     /// folders; refuses, naming the file, where something now stands at a file's old place
     /// (Spec/repair.md 6). Journaled, so an undo stopped part-way can be run again.
     public func undo() throws(FormatError) -> UndoResult {
-        try recover()
         var result = UndoResult()
-        for position in steps.indices.reversed() where !steps[position].undone {
+        result.refused = recover(stoppingAtFirst: false)
+        for position in steps.indices.reversed() where !steps[position].undone && steps[position].done {
             let number = Int64(steps[position].number)
             switch steps[position].operation {
             case .move(let from, let to, let sha, _):
@@ -323,7 +363,13 @@ public final class RepairJournal {
                     try append(JSONObject([("undo", JSONValue(number))]))
                     steps[position].undoStarted = true
                 }
-                try finishMove(from: to, to: from, sha256: sha)
+                do throws(FormatError) {
+                    try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true)
+                } catch {
+                    // One file that cannot go back does not keep the others from it.
+                    result.refused.append(error)
+                    continue
+                }
                 try append(JSONObject([("undone", JSONValue(number))]))
                 steps[position].undone = true
                 result.restored += 1

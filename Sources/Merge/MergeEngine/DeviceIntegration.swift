@@ -115,18 +115,19 @@ package struct DeviceIntegration: Sendable {
         }
         guard problems.isEmpty else { return }
 
-        let failingBaseline = baselines.lazy.map { Self.basicProblems($0, input) }.first { !$0.isEmpty }
+        let baselineProblems = baselines.map { Self.basicProblems($0, input) }
+        if baselineProblems.joined().contains(where: { $0.number == 204 }) { informativeCodes = [204] }
+        let failingBaseline = baselineProblems.first { !$0.isEmpty }
         if baselines.isEmpty || failingBaseline != nil {
             outcome = .integratesNothing
             if let failingBaseline {
-                if failingBaseline.contains(where: { $0.number == 204 }) { informativeCodes = [204] }
                 stop = IntegrityProblem(
                     code: .deviceBaselineNotIntegrable, number: nil, files: sortedUnique(failingBaseline.flatMap(\.files)),
                     message: "the device's own baseline fails a basic check, so no event is integrable")
             } else {
                 stop = IntegrityProblem(code: .deviceNoBaseline, number: nil, files: [], message: "no baseline takes part, so no event is integrable")
             }
-            heldBack = events.map { sourced in
+            heldBack = events.sorted { utf8Precedes($0.file, $1.file) }.map { sourced in
                 HeldBack(
                     sourced: sourced,
                     reasons: [IntegrityProblem(code: stop?.code ?? .deviceNoBaseline, number: nil, files: [sourced.file], message: stop?.message ?? "")])

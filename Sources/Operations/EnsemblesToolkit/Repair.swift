@@ -219,6 +219,14 @@ extension Ensemble {
             throw EnsembleError(.failure, error)
         }
         if result.recovered > 0 { plan = try repairPlan() }
+        // Only files of the cloud root and the duplicates beside it may move (Spec/repair.md 2).
+        let allowed = plan.cloudRoot.deletingLastPathComponent().path + "/"
+        for action in plan.actions {
+            for file in action.moves.map(\.from) + action.quarantine where !file.standardizedFileURL.path.hasPrefix(allowed) {
+                throw EnsembleError(
+                    .failure, FormatError(.repairMoveFailed, "the plan names a file outside the cloud folder", location: .init(file: file.path)))
+            }
+        }
         let total = plan.actions.reduce(0) { $0 + $1.moves.count + $1.quarantine.count + $1.emptiedFolders.count }
         var done = 0
         do throws(FormatError) {
