@@ -56,6 +56,17 @@ public struct Ensemble: Sendable {
 
     var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model, password: options.password) }
 
+    /// The ensemble folders of the first input; a path that is not a cloud folder is a usage
+    /// error.
+    func listings() throws(EnsembleError) -> [EnsembleListing] {
+        let path = try firstInput()
+        do {
+            return try CloudFolderScanner().scan(path)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+    }
+
     /// The input an operation on one path works on: the first one.
     func firstInput() throws(EnsembleError) -> String {
         guard let path = inputs.first else { throw EnsembleError(.usage, FormatError(.folderNotFound, "no input given")) }
@@ -137,15 +148,8 @@ public struct Ensemble: Sendable {
     ) throws(EnsembleError)
         -> [EnsembleVerification]
     {
-        let path = try firstInput()
-        let listings: [EnsembleListing]
-        do {
-            listings = try CloudFolderScanner().scan(path)
-        } catch {
-            throw EnsembleError(.usage, error)
-        }
         var results: [EnsembleVerification] = []
-        for listing in listings {
+        for listing in try listings() {
             progress?(listing.identifier, listing.entries.count)
             do {
                 results.append(try EnsembleVerifier.verify(listing, reader: reader, modelVersions: options.modelVersions, asStore: asStore))

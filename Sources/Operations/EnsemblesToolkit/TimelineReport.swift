@@ -60,16 +60,9 @@ extension Ensemble {
     /// One timeline per ensemble of the first input (Spec/timeline.md); with `asStore`, device
     /// mode's held-back events are among the findings.
     public func timeline(asStore: String? = nil) throws(EnsembleError) -> [TimelineReport] {
-        let path = try firstInput()
         let verifications = try verify(asStore: asStore)
-        let listings: [EnsembleListing]
-        do {
-            listings = try CloudFolderScanner().scan(path)
-        } catch {
-            throw EnsembleError(.usage, error)
-        }
         var reports: [TimelineReport] = []
-        for (listing, verification) in zip(listings, verifications) {
+        for (listing, verification) in zip(try listings(), verifications) {
             let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
             var marks: [TimelineReport.Mark] = []
             for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
