@@ -95,11 +95,15 @@ extension JSONValue {
 /// duplicates).
 public struct JSONObject: Hashable, Sendable, Sequence {
     public private(set) var members: [(key: String, value: JSONValue)]
-    private var index: [ExactString: Int]
+    /// Positions by key, only for objects larger than ``indexThreshold``: most objects of an event
+    /// have a handful of members, where a scan costs less than building a dictionary for each
+    /// (Benchmarks/README.md, the reading pipeline by stage).
+    private var index: [ExactString: Int]?
+    private static let indexThreshold = 8
 
     public init() {
         members = []
-        index = [:]
+        index = nil
     }
 
     /// Builds an object; a later duplicate key replaces the earlier value.
@@ -112,24 +116,34 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
 
+    private func position(of key: String) -> Int? {
+        let wanted = ExactString(key)
+        if let index { return index[wanted] }
+        return members.firstIndex { ExactString($0.key) == wanted }
+    }
+
     public subscript(key: String) -> JSONValue? {
-        get { index[ExactString(key)].map { members[$0].value } }
+        get { position(of: key).map { members[$0].value } }
         set {
-            if let position = index[ExactString(key)] {
+            if let position = position(of: key) {
                 if let newValue {
                     members[position].value = newValue
                 } else {
                     members.remove(at: position)
-                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { (ExactString($1.key), $0) })
+                    if index != nil { index = Dictionary(uniqueKeysWithValues: members.enumerated().map { (ExactString($1.key), $0) }) }
                 }
             } else if let newValue {
-                index[ExactString(key)] = members.count
                 members.append((key, newValue))
+                if index != nil {
+                    index?[ExactString(key)] = members.count - 1
+                } else if members.count > Self.indexThreshold {
+                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { (ExactString($1.key), $0) })
+                }
             }
         }
     }
 
-    public func contains(_ key: String) -> Bool { index[ExactString(key)] != nil }
+    public func contains(_ key: String) -> Bool { position(of: key) != nil }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
         members.makeIterator()
