@@ -111,14 +111,23 @@ struct RepairTests {
         #expect(Self.snapshot(folder) == before)
     }
 
-    @Test("undo refuses, naming the file, where something new stands at a moved file's place")
-    func undoBlocked() throws {
-        let work = try Self.scratch("blocked")
-        defer { try? FileManager.default.removeItem(at: work) }
+    /// A copy of the fold-and-quarantine fixture in a scratch folder, repaired into `q` beside it:
+    /// the scratch folder (to remove), the case folder, the quarantine, and the cloud folder's
+    /// files before the repair.
+    static func repairedCopy(_ name: String) throws -> (work: URL, folder: URL, quarantine: URL, before: [String: String]) {
+        let work = try scratch(name)
         let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        try FileManager.default.copyItem(at: root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let before = snapshot(folder.appendingPathComponent("cloud"))
         let quarantine = work.appendingPathComponent("q")
         _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        return (work, folder, quarantine, before)
+    }
+
+    @Test("undo refuses, naming the file, where something new stands at a moved file's place")
+    func undoBlocked() throws {
+        let (work, folder, quarantine, _) = try Self.repairedCopy("blocked")
+        defer { try? FileManager.default.removeItem(at: work) }
         let orphan = folder.appendingPathComponent("cloud/E/data/ORPHAN")
         try Data("a new file with the old name\n".utf8).write(to: orphan)
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
@@ -130,13 +139,8 @@ struct RepairTests {
 
     @Test("a journal line cut by a crash is cut off: the next run appends after it and stays readable")
     func tornJournalLine() throws {
-        let work = try Self.scratch("torn")
+        let (work, folder, quarantine, before) = try Self.repairedCopy("torn")
         defer { try? FileManager.default.removeItem(at: work) }
-        let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
-        let before = Self.snapshot(folder.appendingPathComponent("cloud"))
-        let quarantine = work.appendingPathComponent("q")
-        _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
         let journal = quarantine.appendingPathComponent("journal.jsonl")
         var bytes = try Data(contentsOf: journal)
         bytes.removeLast(6)  // the end of the last record, `"done":N}` and its line feed
@@ -149,12 +153,8 @@ struct RepairTests {
 
     @Test("undo puts back every file it can when one quarantined file is gone, and names that one")
     func undoGoesOn() throws {
-        let work = try Self.scratch("missing")
+        let (work, folder, quarantine, _) = try Self.repairedCopy("missing")
         defer { try? FileManager.default.removeItem(at: work) }
-        let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
-        let quarantine = work.appendingPathComponent("q")
-        _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
         let lost = quarantine.appendingPathComponent("files/cloud/E/data/ORPHAN")
         try FileManager.default.removeItem(at: lost)
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
