@@ -125,7 +125,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
-        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation"]),
+        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),

@@ -94,6 +94,9 @@ package struct EventFileReader: Sendable {
             let decoded = decodeBinary(bytes, displayName: displayName)
             return FileResult(encoding: .v2Binary, events: decoded.event.map { [$0] } ?? [], isLog: false, unknownKeys: [], errors: decoded.errors)
         }
+        if let part = fastPart(bytes, position: .single), let event = try? V2JSONDecoder.join([part]) {
+            return FileResult(encoding: .v2JSON, events: [event], isLog: false, unknownKeys: [], errors: [])
+        }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: parsed.errors.map { $0.inFile(displayName) })
@@ -223,11 +226,27 @@ package struct EventFileReader: Sendable {
                     position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
                     unknownFields: event.unknownFields, unknownKeys: []), errors: [])
         }
+        // The usual v2 file is decoded straight from its bytes; the general pipeline below is for
+        // anything that may have a finding, and finds it (Spec/v2-json.md 4).
+        if let part = V2JSONFastDecoder.decodePart(bytes, position: position, options: jsonOptions),
+            skipsChecks || model.map({ ModelValidator(model: $0).validate(part.objectChanges).isEmpty }) ?? true
+        {
+            return PartResult(encoding: .v2JSON, part: part, errors: [])
+        }
+        if let part = fastPart(bytes, position: position) { return PartResult(encoding: .v2JSON, part: part, errors: []) }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
             return PartResult(encoding: nil, part: nil, errors: parsed.errors.map { $0.inFile(displayName) })
         }
         return decodePart(json, bytes: bytes, position: position, displayName: displayName)
+    }
+
+    /// The usual v2 file, decoded straight from its bytes when it has nothing to report; nil
+    /// sends it through the general pipeline, which finds what there is (Spec/v2-json.md 4).
+    private func fastPart(_ bytes: [UInt8], position: EventPartPosition) -> EventPart? {
+        guard let part = V2JSONFastDecoder.decodePart(bytes, position: position, options: jsonOptions) else { return nil }
+        if let model, !skipsChecks, !ModelValidator(model: model).validate(part.objectChanges).isEmpty { return nil }
+        return part
     }
 
     private func decodePart(_ json: JSONValue, bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {

@@ -136,22 +136,12 @@ enum V1Values {
 
 /// Names of data files as events may reference them (Spec/v2-json.md section 5.6): never a path.
 package enum DataFileName {
-    public static func isValid(_ name: String) -> Bool {
-        let count = name.unicodeScalars.count
-        return (1...255).contains(count) && name != "." && name != ".."
-            && !name.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0 == "\u{0}" }
-    }
+    public static func isValid(_ name: String) -> Bool { V2TextPatterns.isDataFileName(name) }
 }
 
 /// Positions of an ordered to-many: `0` or up to 9 digits without a leading zero.
 enum OrderedIndex {
-    static func parse(_ key: String) -> Int? {
-        let bytes = Array(key.utf8)
-        guard (1...9).contains(bytes.count), bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            bytes.count == 1 || bytes[0] != UInt8(ascii: "0")
-        else { return nil }
-        return Int(key)
-    }
+    static func parse(_ key: String) -> Int? { V2TextPatterns.orderedIndex(key.utf8) }
 }
 
 /// v1 dates are seconds since 2001; the logical date is milliseconds since 1970. The

@@ -133,6 +133,25 @@ public struct V2JSONDecoder: Sendable {
     }
 }
 
+extension V2JSONDecoder {
+    /// A number as an attribute value: an integer literal is an int64, anything else a double
+    /// (Spec/v2-json.md 5.5).
+    static func attributeNumber(_ number: JSONNumber, at pointer: JSONPointer) throws(FormatError) -> AttributeValue {
+        if number.isIntegerLiteral {
+            guard let int = number.int64Value else {
+                throw FormatError(
+                    .v2IntegerOutOfRange, "integer \(number.text) does not fit in 64 bits; write it as [\"decimal\", \"\(number.text)\"]", at: pointer)
+            }
+            return .integer(int)
+        }
+        let double = number.doubleValue
+        guard double.isFinite else {
+            throw FormatError(.v2NumberOutOfRange, "\(number.text) is beyond the range of a double", at: pointer)
+        }
+        return .double(double)
+    }
+}
+
 extension EventPart {
     var index: Int {
         switch position {
@@ -377,19 +396,7 @@ private struct Context {
         case .null: return .null
         case .bool(let flag): return .bool(flag)
         case .string(let text): return .string(text)
-        case .number(let number):
-            if number.isIntegerLiteral {
-                guard let int = number.int64Value else {
-                    throw FormatError(
-                        .v2IntegerOutOfRange, "integer \(number.text) does not fit in 64 bits; write it as [\"decimal\", \"\(number.text)\"]", at: pointer)
-                }
-                return .integer(int)
-            }
-            let double = number.doubleValue
-            guard double.isFinite else {
-                throw FormatError(.v2NumberOutOfRange, "\(number.text) is beyond the range of a double", at: pointer)
-            }
-            return .double(double)
+        case .number(let number): return try V2JSONDecoder.attributeNumber(number, at: pointer)
         case .object:
             throw FormatError(.v2InvalidValue, "an attribute value cannot be an object", at: pointer)
         case .array(let elements):

@@ -30,7 +30,7 @@ public enum V2EventFastCheck {
             case "timestamp":
                 guard case .string(let text) = value, isDecimalText(text) else { return false }
             case "storeIdentifier":
-                guard case .string(let text) = value, isStoreIdentifier(text) else { return false }
+                guard case .string(let text) = value, V2TextPatterns.isStoreIdentifier(text) else { return false }
             case "modelVersion":
                 switch value {
                 case .string, .null: break
@@ -64,7 +64,7 @@ public enum V2EventFastCheck {
             case "properties":
                 guard case .array(let list) = member, list.allSatisfy(propertyChange) else { return false }
             case "dataFiles":
-                guard case .array(let names) = member, uniqueStrings(names, each: isDataFileName) else { return false }
+                guard case .array(let names) = member, uniqueStrings(names, each: V2TextPatterns.isDataFileName) else { return false }
             default:
                 continue
             }
@@ -92,7 +92,7 @@ public enum V2EventFastCheck {
             case "value":
                 guard attributeValue(member) else { return false }
             case "filename":
-                guard case .string(let text) = member, isDataFileName(text) else { return false }
+                guard case .string(let text) = member, V2TextPatterns.isDataFileName(text) else { return false }
             case "relatedIdentifier":
                 switch member {
                 case .string, .null: break
@@ -103,7 +103,7 @@ public enum V2EventFastCheck {
             case "movedIdentifiersByIndex":
                 guard case .object(let moves) = member else { return false }
                 for (index, identifier) in moves {
-                    guard isIndex(index), case .string = identifier else { return false }
+                    guard V2TextPatterns.orderedIndex(index.utf8) != nil, case .string = identifier else { return false }
                 }
             default:
                 continue
@@ -142,29 +142,5 @@ public enum V2EventFastCheck {
             guard case .string(let text) = item, check(text), seen.insert(ExactString(text)).inserted else { return false }
         }
         return true
-    }
-
-    /// 1 to 255 code points, none of `_`, `/`, `\` and NUL.
-    static func isStoreIdentifier(_ text: String) -> Bool {
-        lengthBetween1And255(text) && !text.utf8.contains { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == 0 }
-    }
-
-    /// 1 to 255 code points, not `.` or `..`, none of `/`, `\` and NUL.
-    static func isDataFileName(_ text: String) -> Bool {
-        lengthBetween1And255(text) && text != "." && text != ".."
-            && !text.utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == 0 }
-    }
-
-    /// `^(0|[1-9][0-9]{0,8})$`.
-    static func isIndex(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard (1...9).contains(bytes.count), bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
-        return bytes.count == 1 || bytes[0] != UInt8(ascii: "0")
-    }
-
-    private static func lengthBetween1And255(_ text: String) -> Bool {
-        // Lengths count code points (JSON Schema); UTF-8 bytes bound them from above.
-        guard !text.isEmpty else { return false }
-        return text.utf8.count <= 255 || text.unicodeScalars.count <= 255
     }
 }

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import SchemaValidation
+import TestSupport
+
+/// The fast decoder may only give a part where the general pipeline (strict parser, v2 event
+/// schema, ``V2JSONDecoder``) finds nothing to report, and then exactly the part that pipeline
+/// gives; it should take every ordinary event (otherwise it saves nothing). Checked on every JSON
+/// file of the fixtures, on seeded edits of their trees and on seeded edits of their bytes.
+@Suite("v2 JSON fast decoder")
+struct V2JSONFastDecoderTests {
+    /// Edits per mutation test; `FAST_DECODER_ROUNDS` asks for a longer run by hand.
+    static let rounds = ProcessInfo.processInfo.environment["FAST_DECODER_ROUNDS"].flatMap { Int($0) } ?? 8_000
+
+    static let positions: [EventPartPosition] = [.single, .part(index: 1, count: 2), .part(index: 2, count: 2)]
+
+    /// The general pipeline's part, or nil when it reports anything at all.
+    static func general(_ bytes: [UInt8], position: EventPartPosition, validator: SchemaValidator) -> EventPart? {
+        guard let json = try? JSONParser.parse(bytes), validator.validate(json).isEmpty,
+            let part = try? V2JSONDecoder().decodePart(json, position: position), part.unknownKeys.isEmpty
+        else { return nil }
+        return part
+    }
+
+    /// Compares both readers on `bytes`; returns (fast took it, general took it).
+    @discardableResult
+    static func compare(_ bytes: [UInt8], _ label: @autoclosure () -> String, validator: SchemaValidator) -> (fast: Int, general: Int) {
+        var counts = (fast: 0, general: 0)
+        for position in positions {
+            let expected = general(bytes, position: position, validator: validator)
+            let fast = V2JSONFastDecoder.decodePart(bytes, position: position)
+            if expected != nil { counts.general += 1 }
+            guard let fast else { continue }
+            counts.fast += 1
+            #expect(fast == expected, "\(label()) at \(position): \(String(decoding: bytes, as: UTF8.self).prefix(2_000))")
+        }
+        return counts
+    }
+
+    @Test("on every fixture: the general pipeline's part, and every ordinary event taken")
+    func fixtures() throws {
+        let validator = try BundledSchema.v2Event.validator()
+        let files = FixtureDocuments.files()
+        #expect(files.count > 300)
+        var taken = (fast: 0, general: 0)
+        for file in files {
+            let counts = Self.compare(file.bytes, file.name, validator: validator)
+            taken.fast += counts.fast
+            taken.general += counts.general
+        }
+        // Valid events with unknown keys or escapes the fast path leaves alone are rare.
+        #expect(taken.fast > 300)
+        #expect(Double(taken.fast) > 0.9 * Double(taken.general), "fast \(taken.fast) of \(taken.general)")
+    }
+
+    @Test("escapes, whitespace and non-ASCII text read as the parser reads them")
+    func escapes() throws {
+        let validator = try BundledSchema.v2Event.validator()
+        let text = """
+             {"uniqueIdentifier" : "E\\/1\\u00e9\\n", "type":200,"globalCount":3,"timestamp":"1.5",
+              "storeIdentifier":"st\\u0041ore","modelVersion":null,"revisionsByStoreIdentifier":{"stAore":2,"é":0},
+              "changesByEntity":{"Zeta":[],"Note":[{"type":200,"globalIdentifier":"n\\"1","properties":[
+                {"name":"title","type":0,"value":"caf\\u00E9 ☕"},{"propertyName":"when","type":0,"value":["date",1.5e3]},
+                {"propertyName":"big","type":0,"value":-12345678901234567},{"propertyName":"ratio","type":0,"value":-0.0},
+                {"propertyName":"owner","type":1,"relatedIdentifier":null},
+                {"propertyName":"tags","type":3,"addedIdentifiers":["b","a"],"movedIdentifiersByIndex":{"0":"a","10":"b"}}]}],
+              "Alpha":[{"type":100,"globalIdentifier":"a","dataFiles":["F2","F1"]}]} }
+            """
+        let bytes = Array(text.utf8)
+        let counts = Self.compare(bytes, "escapes", validator: validator)
+        #expect(counts.fast == 2 && counts.general == 2, "\(counts)")  // single file and part 1
+        let part = try #require(V2JSONFastDecoder.decodePart(bytes, position: .single))
+        #expect(part.header?.uniqueIdentifier == "E/1é\n")
+        #expect(part.objectChanges.map(\.entity) == ["Alpha", "Note"])
+    }
+
+    @Test("on 8,000 edits of fixture trees: never a part the general pipeline would not give")
+    func treeMutations() throws {
+        let validator = try BundledSchema.v2Event.validator()
+        let valid = FixtureDocuments.json().map(\.value).filter { validator.validate($0).isEmpty }
+        #expect(!valid.isEmpty)
+        var random = SplitMix64(seed: 18)
+        var taken = (fast: 0, general: 0)
+        for round in 0..<Self.rounds {
+            var value = valid[round % valid.count]
+            for _ in 0...Int.random(in: 0..<3, using: &random) { value = JSONMutation.mutate(value, using: &random) }
+            let bytes = Array(JSONWriter().string(value).utf8)
+            let counts = Self.compare(bytes, "round \(round)", validator: validator)
+            taken.fast += counts.fast
+            taken.general += counts.general
+        }
+        // Both kinds of outcome must be common for the comparison to mean something.
+        #expect(taken.fast > 500, "\(taken)")
+    }
+
+    /// Bytes that matter to a JSON reader: quotes, escapes, broken and valid UTF-8, number
+    /// forms, structure.
+    static let pieces: [[UInt8]] = [
+        Array("\\".utf8), Array("\"".utf8), Array("\\u00e9".utf8), Array("\\/".utf8), Array("\\ud83d\\ude00".utf8), Array("\\ud800".utf8),
+        Array("\\u0000".utf8), Array("\\n".utf8), Array("\\x".utf8), Array("\\u12".utf8), [0xC3, 0xA9], [0xC3], [0xFF], [0xED, 0xA0, 0x80],
+        [0xF0, 0x9F, 0x98, 0x80], [0xC0, 0xAF], [0xE0, 0x80, 0x80], [0xF4, 0x90, 0x80, 0x80], Array("0".utf8), Array("-".utf8), Array(".".utf8),
+        Array("e".utf8), Array("E+".utf8), Array(" ".utf8), Array("\t\r\n".utf8), Array(",".utf8), Array("}".utf8), Array("]".utf8),
+        Array("{".utf8), Array("[".utf8), [0x01], [0x7F], Array("01".utf8), Array("1.0".utf8), Array("1e2".utf8), Array("null".utf8),
+        Array("true".utf8), Array("9999999999999999999".utf8), [0xEF, 0xBB, 0xBF], Array(":".utf8), Array("_".utf8),
+    ]
+
+    static func mutateBytes(_ input: [UInt8], using random: inout SplitMix64) -> [UInt8] {
+        var bytes = input
+        guard !bytes.isEmpty else { return bytes }
+        let at = Int.random(in: 0..<bytes.count, using: &random)
+        let piece = pieces[Int.random(in: 0..<pieces.count, using: &random)]
+        switch Int.random(in: 0..<7, using: &random) {
+        case 5 where (UInt8(ascii: "A")...UInt8(ascii: "z")).contains(bytes[at]):
+            // The same letter escaped: the same text inside a string, a syntax error outside.
+            bytes.replaceSubrange(at..<(at + 1), with: Array(String(format: "\\u%04x", bytes[at]).utf8))
+        case 6 where [UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "{"), UInt8(ascii: "[")].contains(bytes[at]):
+            bytes.insert(contentsOf: Array(" \n\t\r".utf8), at: at + 1)
+        case 0: bytes.replaceSubrange(at..<(at + 1), with: piece)
+        case 1, 2: bytes.insert(contentsOf: piece, at: at)
+        case 3: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...3, using: &random)))
+        default: bytes.removeSubrange(at...)
+        }
+        return bytes
+    }
+
+    @Test("on 8,000 edits of fixture bytes: never a part the general pipeline would not give")
+    func byteMutations() throws {
+        let validator = try BundledSchema.v2Event.validator()
+        let valid = FixtureDocuments.files().filter { validator.validate($0.value).isEmpty }.map(\.bytes)
+        #expect(!valid.isEmpty)
+        var random = SplitMix64(seed: 1818)
+        var taken = (fast: 0, general: 0)
+        for round in 0..<Self.rounds {
+            var bytes = valid[round % valid.count]
+            for _ in 0...Int.random(in: 0..<2, using: &random) { bytes = Self.mutateBytes(bytes, using: &random) }
+            let counts = Self.compare(bytes, "round \(round)", validator: validator)
+            taken.fast += counts.fast
+            taken.general += counts.general
+        }
+        #expect(taken.fast > 500, "\(taken)")
+        #expect(taken.general > taken.fast, "\(taken)")
+    }
+}
