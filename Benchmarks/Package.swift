@@ -13,5 +13,6 @@ let package = Package(
     dependencies: [.package(path: toolkit.path)],
     targets: [
         .executableTarget(name: "CodecBenchmarks", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)]),
+        .executableTarget(name: "ApplyBenchmark", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)]),
     ]
 )

@@ -21,6 +21,9 @@ public struct JSONWriter: Sendable {
 
     public func string(_ value: JSONValue) -> String { String(decoding: bytes(value), as: UTF8.self) }
 
+    /// Appends `value` to `output`, for writers that stream a large document.
+    public func append(_ value: JSONValue, to output: inout [UInt8]) { write(value, depth: 0, into: &output) }
+
     private func write(_ value: JSONValue, depth: Int, into output: inout [UInt8]) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)

@@ -60,7 +60,7 @@ public struct StoreState: Sendable {
         var id: String
         var isLive = true
         /// Set properties by property number.
-        var properties: [Int32: Stored] = [:]
+        var properties = PropertyValues<Stored>()
         /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
         var referrers: Set<Int64> = []
     }
@@ -68,8 +68,7 @@ public struct StoreState: Sendable {
     private var slots: [Slot] = []
     /// Slots of deleted objects, free for the next insert.
     private var freeSlots: [Int32] = []
-    /// Live objects by global identifier: (entity number, object number), usually one.
-    private var live: [ExactString: [(entity: Int32, object: Int32)]] = [:]
+    private var live = LiveIndex()
     private var liveCount = 0
     /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
     /// taken out once at the end of the delete phase, so that deleting N members of one
@@ -120,6 +119,8 @@ public struct StoreState: Sendable {
         /// The number of a name already seen.
         func existing(_ name: String) -> Int32? { numbers[ExactString(name)] }
 
+        var count: Int { names.count }
+
         subscript(number: Int32) -> String { names[Int(number)] }
     }
 
@@ -145,7 +146,7 @@ public struct StoreState: Sendable {
     }
 
     /// The live object (entity, id), if any.
-    private func object(_ entity: Int32, _ id: ExactString) -> Int32? {
+    private func object(_ entity: Int32, _ id: String) -> Int32? {
         live[id]?.first { $0.entity == entity }?.object
     }
 
@@ -178,7 +179,7 @@ public struct StoreState: Sendable {
             }
         }
         for index in changes.indices where changes[index].type == .insert {
-            let entity = entityNumbers[index], id = ExactString(changes[index].globalIdentifier)
+            let entity = entityNumbers[index], id = changes[index].globalIdentifier
             guard object(entity, id) == nil else { continue }
             let number: Int32
             if let free = freeSlots.popLast() {
@@ -188,19 +189,19 @@ public struct StoreState: Sendable {
                 number = Int32(slots.count)
                 slots.append(Slot(entity: entity, id: changes[index].globalIdentifier))
             }
-            live[id, default: []].append((entity, number))
+            live.add(id, (entity, number))
             liveCount += 1
             if isWatched(number) { provenance = [:] }
         }
         for index in changes.indices where changes[index].type != .delete {
-            guard let number = object(entityNumbers[index], ExactString(changes[index].globalIdentifier)) else { continue }
+            guard let number = object(entityNumbers[index], changes[index].globalIdentifier) else { continue }
             let isInsert = changes[index].type == .insert
             for property in changes[index].propertyChanges {
                 set(property, of: number, isInsert: isInsert)
             }
         }
         for index in changes.indices where changes[index].type == .delete {
-            if let number = object(entityNumbers[index], ExactString(changes[index].globalIdentifier)) { delete(number) }
+            if let number = object(entityNumbers[index], changes[index].globalIdentifier) { delete(number) }
         }
         removeDeletedFromOrdered()
     }
@@ -280,7 +281,7 @@ public struct StoreState: Sendable {
                 guard let target = resolve(id, from: entity, relationship: property), members.insert(target).inserted else { continue }
                 order.append(target)
             }
-            value = .ordered(Self.moving(order, by: moved, memberByID: memberByID(order)))
+            value = .ordered(moving(order, by: moved) { members.contains($0) })
         }
         store(value, as: property, of: object)
         if isWatched(object) { provenance[change.name] = .some(currentSource) }
@@ -299,11 +300,13 @@ public struct StoreState: Sendable {
         let entity = slots[Int(object)].entity
         var lost: [Int32] = [], gained: [Int32] = []
         for id in removed {
-            for candidate in live[ExactString(id)] ?? [] where members.remove(candidate.object) != nil { lost.append(candidate.object) }
+            live[id]?.forEach { candidate in
+                if members.remove(candidate.object) != nil { lost.append(candidate.object) }
+            }
         }
         for id in added {
             // Skipped when its identifier is already a member's.
-            if live[ExactString(id)]?.contains(where: { members.contains($0.object) }) == true { continue }
+            if live[id]?.contains(where: { members.contains($0.object) }) == true { continue }
             guard let target = resolve(id, from: entity, relationship: property) else { continue }
             members.insert(target)
             gained.append(target)
@@ -322,14 +325,16 @@ public struct StoreState: Sendable {
         let referrer = Self.pair(object, property)
         var lost: Set<Int32> = []
         for id in removed {
-            for candidate in live[ExactString(id)] ?? [] where slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
+            live[id]?.forEach { candidate in
+                if slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
+            }
         }
         if !lost.isEmpty { order.removeAll { lost.contains($0) } }
         var gained: [Int32] = []
         var joined: Set<Int32> = []
         for id in added.sorted(by: utf8Precedes) {
             let isMember =
-                live[ExactString(id)]?.contains {
+                live[id]?.contains {
                     joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
                 } == true
             guard !isMember, let target = resolve(id, from: entity, relationship: property) else { continue }
@@ -337,7 +342,7 @@ public struct StoreState: Sendable {
             gained.append(target)
             joined.insert(target)
         }
-        order = Self.moving(order, by: moved, memberByID: memberByID(order))
+        order = moving(order, by: moved) { joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0)) }
         slots[Int(object)].properties[property] = .ordered(order)
         return finishEdit(property, of: object, lost: Array(lost), gained: gained)
     }
@@ -352,21 +357,25 @@ public struct StoreState: Sendable {
         return (left.subtracting(joined), joined.subtracting(left))
     }
 
-    /// Each member's identifier, taking the first member with it.
-    private func memberByID(_ order: [Int32]) -> [ExactString: Int32] {
-        var result: [ExactString: Int32] = [:]
-        for member in order where result[ExactString(slots[Int(member)].id)] == nil { result[ExactString(slots[Int(member)].id)] = member }
-        return result
-    }
-
     /// The members named by `moved`, by position, then the others in their order (8.3.5 step 3).
-    private static func moving(_ order: [Int32], by moved: [Int: String], memberByID: @autoclosure () -> [ExactString: Int32]) -> [Int32] {
+    /// A member is found through the live objects with its identifier (`isMember` tells which
+    /// are in `order`); when several are, the first in `order` is taken.
+    private func moving(_ order: [Int32], by moved: [Int: String], isMember: (Int32) -> Bool) -> [Int32] {
         guard !moved.isEmpty else { return order }
-        let members = memberByID()
+        func member(_ id: String) -> Int32? {
+            var found: Int32?
+            var several = false
+            live[id]?.forEach { candidate in
+                guard isMember(candidate.object) else { return }
+                if found == nil { found = candidate.object } else { several = true }
+            }
+            guard several else { return found }
+            return order.first { slots[Int($0)].id.utf8.elementsEqual(id.utf8) }
+        }
         var front: [Int32] = []
         var inFront: Set<Int32> = []
         for index in moved.keys.sorted() {
-            guard let id = moved[index], let member = members[ExactString(id)], !inFront.contains(member) else { continue }
+            guard let id = moved[index], let member = member(id), !inFront.contains(member) else { continue }
             front.append(member)
             inFront.insert(member)
         }
@@ -377,7 +386,7 @@ public struct StoreState: Sendable {
     /// entity, with one the destination entity or its sub-entities; the first entity by name
     /// in UTF-8 byte order when several match.
     private mutating func resolve(_ id: String, from entity: Int32, relationship: Int32) -> Int32? {
-        guard let candidates = live[ExactString(id)] else { return nil }
+        guard let candidates = live[id] else { return nil }
         var destination: Int32?
         if case .relationship(let definition)? = definition(relationship, of: entity) {
             destination = entities.number(definition.destinationEntity)
@@ -513,13 +522,11 @@ public struct StoreState: Sendable {
             for target in value.targets { slots[Int(target)].referrers.remove(Self.pair(object, property)) }
         }
         if isWatched(object) { provenance = [:] }
-        let id = ExactString(slots[Int(object)].id)
-        live[id]?.removeAll { $0.object == object }
-        if live[id]?.isEmpty == true { live[id] = nil }
+        live.remove(slots[Int(object)].id, object: object)
         liveCount -= 1
         let referrers = slots[Int(object)].referrers
         slots[Int(object)].isLive = false
-        slots[Int(object)].properties = [:]
+        slots[Int(object)].properties = PropertyValues()
         slots[Int(object)].referrers = []
         for referrer in referrers {
             let holder = Int32(truncatingIfNeeded: referrer >> 32), relationship = Int32(truncatingIfNeeded: referrer)
@@ -551,7 +558,7 @@ public struct StoreState: Sendable {
 
     private func liveObject(_ entity: String, _ id: String) -> Int32? {
         guard let number = entities.existing(entity) else { return nil }
-        return object(number, ExactString(id))
+        return object(number, id)
     }
 
     private func sortedProperties(of object: Int32) -> [(name: String, value: Value)] {
@@ -639,6 +646,11 @@ public struct StoreState: Sendable {
     /// was six times faster than building a document per object (measured: Benchmarks/README.md).
     public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
         var buffer: [UInt8] = Array(#"{"entities":{"#.utf8)
+        // Property numbers ranked by name once, so that each object sorts its few numbers.
+        var rank = [Int32](repeating: 0, count: propertyNames.count)
+        for (position, number) in (0..<Int32(propertyNames.count)).sorted(by: { utf8Precedes(propertyNames[$0], propertyNames[$1]) }).enumerated() {
+            rank[Int(number)] = Int32(position)
+        }
         var entity: Int32?
         for object in liveObjectsInOrder {
             let slot = slots[Int(object)]
@@ -652,10 +664,10 @@ public struct StoreState: Sendable {
             }
             JSONWriter.writeString(slot.id, into: &buffer)
             buffer.append(contentsOf: ":{".utf8)
-            let properties = slot.properties.map { (name: propertyNames[$0.key], value: $0.value) }.sorted { utf8Precedes($0.name, $1.name) }
+            let properties = slot.properties.sorted { rank[Int($0.key)] < rank[Int($1.key)] }
             for (index, property) in properties.enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                JSONWriter.writeString(property.name, into: &buffer)
+                JSONWriter.writeString(propertyNames[property.key], into: &buffer)
                 buffer.append(UInt8(ascii: ":"))
                 try write(property.value, into: &buffer)
             }
@@ -681,7 +693,10 @@ public struct StoreState: Sendable {
             buffer.append(UInt8(ascii: "]"))
         }
         switch value {
-        case .attribute(let attribute): buffer += JSONWriter().bytes(try V2JSONEncoder.attributeJSON(attribute))
+        // The usual attribute values written as they are; the others through their JSON form.
+        case .attribute(.string(let text)): JSONWriter.writeString(text, into: &buffer)
+        case .attribute(.integer(let integer)): buffer.append(contentsOf: String(integer).utf8)
+        case .attribute(let attribute): JSONWriter().append(try V2JSONEncoder.attributeJSON(attribute), to: &buffer)
         case .dataFile(let name): ids(["dataFile", name])
         case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)

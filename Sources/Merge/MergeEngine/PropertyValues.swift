@@ -1,0 +1,64 @@
+/// The set properties of one object, by property number.
+///
+/// An object has a few properties: a list searched from the front is faster than hashing each
+/// number into a dictionary (measured: Benchmarks/README.md). A list that grows past 16 gets an
+/// index as well, so that a hostile history setting thousands of properties on one object does
+/// not make each step cost their number.
+struct PropertyValues<Value: Sendable>: Sequence, Sendable {
+    private var members: [(key: Int32, value: Value)] = []
+    private var index: [Int32: Int]?
+
+    init() {}
+
+    private func position(of key: Int32) -> Int? {
+        if let index { return index[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    subscript(key: Int32) -> Value? {
+        get { position(of: key).map { members[$0].value } }
+        set {
+            if let newValue {
+                updateValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+    }
+
+    /// Sets `value`; returns the value it replaced.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Int32) -> Value? {
+        if let position = position(of: key) {
+            let old = members[position].value
+            members[position].value = value
+            return old
+        }
+        members.append((key, value))
+        if index != nil {
+            index?[key] = members.count - 1
+        } else if members.count > 16 {
+            index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+        }
+        return nil
+    }
+
+    /// Removes the value of `key` and returns it (the last member takes its place).
+    @discardableResult
+    mutating func removeValue(forKey key: Int32) -> Value? {
+        guard let position = position(of: key) else { return nil }
+        let old = members[position].value
+        let last = members.count - 1
+        if position != last {
+            members.swapAt(position, last)
+            index?[members[position].key] = position
+        }
+        members.removeLast()
+        index?[key] = nil
+        return old
+    }
+
+    var count: Int { members.count }
+
+    func makeIterator() -> IndexingIterator<[(key: Int32, value: Value)]> { members.makeIterator() }
+}
