@@ -1,0 +1,54 @@
+import Testing
+import TestSupport
+@testable import MergeEngine
+
+/// The state's two small indexes behave as the dictionaries they replaced: checked against a
+/// dictionary on seeded random operations, across their thresholds (16 properties; identifiers
+/// of 40 bytes).
+@Suite("state indexes")
+struct StateIndexTests {
+    @Test("PropertyValues: the same answers as a dictionary, with and without its index")
+    func propertyValues() {
+        var random = SplitMix64(seed: 7)
+        for keys in [4, 16, 17, 200] {
+            var values = PropertyValues<Int>()
+            var expected: [Int32: Int] = [:]
+            for step in 0..<5_000 {
+                let key = Int32(Int.random(in: 0..<keys, using: &random))
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: #expect(values.updateValue(step, forKey: key) == expected.updateValue(step, forKey: key))
+                case 1: #expect(values.removeValue(forKey: key) == expected.removeValue(forKey: key))
+                default: #expect(values[key] == expected[key])
+                }
+                #expect(values.count == expected.count)
+            }
+            #expect(Dictionary(uniqueKeysWithValues: values.map { ($0.key, $0.value) }) == expected)
+        }
+    }
+
+    @Test("LiveIndex: identifiers apart by their exact bytes, short and long, several objects each")
+    func liveIndex() {
+        let base = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        let identifiers = [
+            "", "a", base, base.lowercased(), base + "-1", String(repeating: "x", count: 40), String(repeating: "x", count: 41),
+            String(repeating: "x", count: 39) + "y", "\u{e9}", "e\u{301}", base + "-12345-0000000123456789", base + "-12345-0000000123456788",
+        ]
+        var index = LiveIndex()
+        var expected: [String: [Int32]] = [:]  // by the identifier's bytes (keys below are unique byte strings)
+        var random = SplitMix64(seed: 11)
+        for step in 0..<3_000 {
+            let id = identifiers[Int.random(in: 0..<identifiers.count, using: &random)]
+            let key = id.utf8.map { String($0) }.joined(separator: ",")
+            if Bool.random(using: &random) {
+                let object = Int32(step)
+                index.add(id, (entity: Int32(step % 3), object: object))
+                expected[key, default: []].append(object)
+            } else if let victim = expected[key]?.randomElement(using: &random) {
+                index.remove(id, object: victim)
+                expected[key]?.removeAll { $0 == victim }
+            }
+            let found = index[id].map { $0.map(\.object) } ?? []
+            #expect(Set(found) == Set(expected[key] ?? []), "step \(step), \(id)")
+        }
+    }
+}
