@@ -478,23 +478,3 @@ func <~ (lhs: (Int64, String, Int64), rhs: (Int64, String, Int64)) -> Bool {
 func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
     lhs.0 != rhs.0 ? lhs.0 < rhs.0 : utf8Precedes(lhs.1, rhs.1)
 }
-
-/// Slots that concurrent workers fill, each its own index; the lock makes the writes safe.
-private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [Value?]
-
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ value: Value) {
-        lock.lock()
-        slots[index] = value
-        lock.unlock()
-    }
-
-    var values: [Value?] {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import SQLiteConnection
+import EventCodecs
 
 extension FormatError.Code {
     public static let mergeEventStore = Self("merge.event-store")
@@ -219,9 +220,16 @@ package final class EventStore: @unchecked Sendable {
                 throw FormatError(.mergeEventStore, "the event store holds a value it cannot read: \(error.message)")
             }
         }
-        func strings(_ column: Int32) throws(FormatError) -> [String] { try json(column).arrayValue?.compactMap(\.stringValue) ?? [] }
+        // Most lists are empty; the revision set is read without a JSON tree when it can be.
+        func strings(_ column: Int32) throws(FormatError) -> [String] {
+            row.text(column) == "[]" ? [] : try json(column).arrayValue?.compactMap(\.stringValue) ?? []
+        }
         var revisions = RevisionSet()
-        for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }
+        if let fast = V2JSONFastDecoder.decodeRevisionSet(Array(row.text(10).utf8)) {
+            revisions = fast
+        } else {
+            for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }
+        }
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
         guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
