@@ -1,22 +1,62 @@
 #!/usr/bin/env python3
-"""Scale benchmark of issue 7: prints a table, never part of the unit tests.
+"""Scale benchmark of issues 7 and 18: prints tables, never part of the unit tests.
 
-For generated folders of the given sizes (object changes over 10 stores and 50,000 objects,
-v2 binary): merge time, changes per second, peak resident memory and output size; rebase time
-and folder size before and after; verify time; the read floor (reading every byte of the
-folder); and, with --loro, the Loro CRDT library fed the same history
-(Benchmarks/loro/loro_workload.py, on the same history generated as v2 JSON).
+For each size (number of object changes), generates one history with
+`logtool generate --stores S --objects N --changes SIZE --seed SEED` (defaults: 10 stores,
+50,000 objects, seed 7) twice, as v2 JSON (what devices write; the main row) and as v2 binary
+(ours). The generator's choices do not depend on the encoding, so both folders hold the same
+events; the script checks that their merges print the same state. With --loro, the Loro CRDT
+library is fed that same history (Benchmarks/loro/loro_workload.py reads the JSON folder).
 
     swift build -c release --product logtool
-    python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 400000 1000000 4000000 \
-        [--repeat 3] [--loro --loro-max 1000000]
+    python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 400000 1000000 \
+        [--repeat 3] [--objects 50000] [--stores 10] [--seed 7] [--encodings json binary] \
+        [--loro [--loro-max 1000000]]
 
-The merge runs --repeat times: the table gives the best and the median time (this kind of
-machine's speed varies by a third from run to run) and the highest peak memory. Memory growth is
-printed for every pair of sizes ten times apart: the same 50,000 objects, ten times the history.
+The folder of the issue 18 measurements (`generate --stores 10 --objects 100000 --changes 1000000
+--seed 42`): `scale.py ... --objects 100000 --seed 42 1000000`.
+
+Folders are generated once into --work (named after encoding, stores, objects, changes and seed)
+and reused by later runs; the rebased copies are deleted once measured. Every timed command runs
+under /usr/bin/time -v, with the folder's files in the page cache (the script reads them all just
+before).
+
+Table 1, merge (one row per size and encoding):
+  changes      object changes generated (SIZE)
+  enc          json or binary
+  merge s      best of --repeat runs of `logtool merge CLOUD --model MODEL` (wall time)
+  median s     median of those runs (this kind of machine's speed varies by a third run to run)
+  changes/s    changes / best merge time
+  peak MB      highest peak resident memory of those runs
+  floor s      the read floor: reading every byte of every file of the folder once, in Python, 1 MiB
+               at a time, page cache warm (one open per file is part of it); best of 3 reads
+  merge/floor  best merge time / read floor
+  loro s       with --loro (same for both encodings): Loro's import_batch of all peers' updates
+               into a new document, best of --repeat (loro_workload.py's importSeconds)
+  merge/loro   best merge time / Loro's import time (below 1: our merge is faster)
+
+Table 2, sizes, rebase and verify (same rows):
+  MB folder    bytes of all files of the generated cloud/ folder, in 1e6
+  size/loro    with --loro: MB folder / the size of Loro's snapshot of the merged document
+  state MB     size of the state document the merge prints
+  rebase s     one `logtool rebase CLOUD --out R --model MODEL --encoding ENC` (it also merges the
+               old and the new folder to check them); rebase MB: its peak memory
+  MB after     bytes of the rebased folder (deleted once measured)
+  verify s     one `logtool verify CLOUD --model MODEL`; verify MB: its peak memory
+
+Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M took 3 GB):
+  loro s       as in table 1
+  snapshot MB  Loro's snapshot of the merged document (export(ExportMode.Snapshot()))
+  loro peak MB peak memory of loro_workload.py's process (reading the folder and building one
+               document per store included)
+  object changes  the object changes Loro replayed (a note is printed when it is not SIZE)
+
+Memory growth of the merge is printed for every pair of sizes ten times apart, per encoding: the
+same objects, ten times the history. Each row's raw figures go to stderr as one JSON line.
 """
-import statistics
-import argparse, json, os, re, shutil, subprocess, sys, time
+import argparse, json, os, re, shutil, statistics, subprocess, sys, time
+
+ENCODINGS = ("json", "binary")
 
 def timed(cmd, **kw):
     """Runs cmd under /usr/bin/time -v; returns (seconds, peak RSS in MB, completed process)."""
@@ -41,67 +81,135 @@ def read_floor(path):
                     pass
     return time.perf_counter() - start
 
+def generate(tool, args, size, encoding):
+    """The generated folder of this size and encoding, made once (into a temporary name first,
+    so an interrupted run never leaves a folder that a later run would take as complete)."""
+    folder = os.path.join(args.work, f"{encoding}-s{args.stores}-o{args.objects}-c{size}-seed{args.seed}")
+    if not os.path.exists(folder):
+        partial = folder + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        proc = subprocess.run([tool, "generate", partial, "--stores", str(args.stores), "--objects", str(args.objects),
+                               "--changes", str(size), "--encoding", encoding, "--seed", str(args.seed)], capture_output=True)
+        if proc.returncode != 0:
+            sys.exit(f"generate failed ({proc.returncode}): {folder}\n{proc.stderr.decode()[-2000:]}")
+        os.rename(partial, folder)
+    return folder
+
+def measure(tool, args, size, encoding, folder):
+    cloud, model = os.path.join(folder, "cloud"), os.path.join(folder, "Model.xcdatamodeld")
+    read_floor(cloud)  # warm the page cache once, as every timed command after it gets it warm
+    floor = min(read_floor(cloud) for _ in range(3))  # a few ms at small sizes: take the best of 3
+    runs = [timed([tool, "merge", cloud, "--model", model]) for _ in range(args.repeat)]
+    merge = runs[0][2]
+    if any(r[2].stdout != merge.stdout for r in runs):
+        sys.exit(f"merges of {cloud} printed different states")
+    rebased = os.path.join(args.work, f"rebased-{os.path.basename(folder)}")
+    shutil.rmtree(rebased, ignore_errors=True)
+    rebase_s, rebase_mb, _ = timed([tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", encoding])
+    bytes_after = folder_bytes(rebased)
+    shutil.rmtree(rebased, ignore_errors=True)
+    verify_s, verify_mb, _ = timed([tool, "verify", cloud, "--model", model])
+    best = min(r[0] for r in runs)
+    row = {"changes": size, "encoding": encoding, "stores": args.stores, "objects": args.objects, "seed": args.seed,
+           "merge_s": best, "merge_median_s": statistics.median(r[0] for r in runs),
+           "merge_all_s": [r[0] for r in runs], "changes_per_s": size / best, "merge_peak_mb": max(r[1] for r in runs),
+           "state_bytes": len(merge.stdout), "floor_s": floor, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
+           "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb}
+    return row, merge.stdout
+
+def run_loro(args, json_folder):
+    here = os.path.dirname(os.path.abspath(__file__))
+    loro = subprocess.run([sys.executable, os.path.join(here, "loro", "loro_workload.py"), os.path.join(json_folder, "cloud"),
+                           "--repeat", str(args.repeat), "--no-deep-value"], capture_output=True)
+    if loro.returncode != 0:
+        sys.exit(f"loro_workload.py failed ({loro.returncode}) on {json_folder}\n{loro.stderr.decode()[-2000:]}")
+    result = json.loads(loro.stdout)
+    return {"loro_import_s": result["importSeconds"], "loro_bytes": result["snapshotBytes"],
+            "loro_peak_mb": result.get("maxRssMiB"), "loro_object_changes": result.get("objectChanges"),
+            "loro_warnings": result.get("warnings")}
+
+def ratio(a, b):
+    return a / b if a is not None and b else float("nan")
+
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("sizes", nargs="+", type=int)
+    parser = argparse.ArgumentParser(description="Merge, rebase and verify generated folders of the given sizes, "
+                                     "v2 JSON and v2 binary (see the docstring for the columns).")
+    parser.add_argument("sizes", nargs="+", type=int, help="numbers of object changes")
     parser.add_argument("--logtool", required=True)
-    parser.add_argument("--work", required=True)
+    parser.add_argument("--work", required=True, help="folder for the generated folders (kept and reused)")
     parser.add_argument("--objects", type=int, default=50_000)
+    parser.add_argument("--stores", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--encodings", nargs="+", choices=ENCODINGS, default=list(ENCODINGS),
+                        help="which encodings to measure (default both; json is generated anyway with --loro)")
     parser.add_argument("--loro", action="store_true")
     parser.add_argument("--loro-max", type=int, default=1_000_000, help="run Loro only up to this size (it took 3 GB at 1M)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    encodings = [e for e in ENCODINGS if e in args.encodings]
     tool = os.path.abspath(args.logtool)
     os.makedirs(args.work, exist_ok=True)
-    rows = []
+    rows, loro_rows, notes = [], {}, []
     for size in args.sizes:
-        folder = os.path.join(args.work, f"g{size}")
-        if not os.path.exists(folder):
-            subprocess.run([tool, "generate", folder, "--stores", "10", "--objects", str(args.objects), "--changes", str(size),
-                            "--encoding", "binary", "--seed", "7"], check=True, capture_output=True)
-        cloud, model = os.path.join(folder, "cloud"), os.path.join(folder, "Model.xcdatamodeld")
-        read_floor(cloud)  # warm the page cache once, as every timed command after it gets it warm
-        floor = read_floor(cloud)
-        runs = [timed([tool, "merge", cloud, "--model", model]) for _ in range(args.repeat)]
-        merge_s, merge_median_s = min(r[0] for r in runs), statistics.median(r[0] for r in runs)
-        merge_mb, merge = max(r[1] for r in runs), runs[0][2]
-        rebased = os.path.join(args.work, f"r{size}")
-        shutil.rmtree(rebased, ignore_errors=True)
-        rebase_s, rebase_mb, _ = timed([tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", "binary"])
-        verify_s, verify_mb, _ = timed([tool, "verify", cloud, "--model", model])
-        row = {"changes": size, "merge_s": merge_s, "merge_median_s": merge_median_s, "changes_per_s": size / merge_s, "merge_peak_mb": merge_mb,
-               "state_bytes": len(merge.stdout), "floor_s": floor, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
-               "bytes_before": folder_bytes(cloud), "bytes_after": folder_bytes(rebased), "verify_s": verify_s, "verify_peak_mb": verify_mb}
+        states = {}
+        folders = {e: generate(tool, args, size, e) for e in encodings}
+        for encoding in encodings:
+            row, states[encoding] = measure(tool, args, size, encoding, folders[encoding])
+            rows.append(row)
+        if len(states) == 2 and states["json"] != states["binary"]:
+            notes.append(f"{size} changes: the JSON and the binary folder merge to different states")
         if args.loro and size <= args.loro_max:
-            # The same history in v2 JSON (the Loro script reads JSON): the generator's choices do
-            # not depend on the encoding, so the same seed gives the same events.
-            json_copy = os.path.join(args.work, f"jg{size}")
-            if not os.path.exists(json_copy):
-                subprocess.run([tool, "generate", json_copy, "--stores", "10", "--objects", str(args.objects), "--changes", str(size),
-                                "--encoding", "json", "--seed", "7"], check=True, capture_output=True)
-            here = os.path.dirname(os.path.abspath(__file__))
-            loro = subprocess.run([sys.executable, os.path.join(here, "loro", "loro_workload.py"), os.path.join(json_copy, "cloud")],
-                                  check=True, capture_output=True)
-            result = json.loads(loro.stdout)
-            row["loro_import_s"] = result.get("importSeconds")
-            row["loro_bytes"] = result.get("snapshotBytes")
-        rows.append(row)
-        print(json.dumps(row), file=sys.stderr)
-    print(f"{'changes':>9} {'merge s':>8} {'median s':>9} {'changes/s':>10} {'peak MB':>8} {'state MB':>9} {'floor s':>8} {'merge/floor':>11} "
-          f"{'rebase s':>9} {'MB before':>10} {'MB after':>9} {'verify s':>9} {'verify MB':>10}" + ("  loro s  merge/loro  size/loro" if args.loro else ""))
+            json_folder = folders.get("json") or generate(tool, args, size, "json")
+            loro = loro_rows[size] = run_loro(args, json_folder)
+            if loro["loro_object_changes"] != size:
+                notes.append(f"{size} changes: Loro replayed {loro['loro_object_changes']} object changes")
+            if loro["loro_warnings"]:
+                notes.append(f"{size} changes: loro_workload.py printed {loro['loro_warnings']} warnings")
+        for row in rows[-len(encodings):]:
+            row.update(loro_rows.get(size, {}))
+            print(json.dumps(row), file=sys.stderr)
+
+    show_loro = bool(loro_rows)
+    print(f"{'changes':>9} {'enc':<6} {'merge s':>8} {'median s':>9} {'changes/s':>10} {'peak MB':>8} {'floor s':>8} "
+          f"{'merge/floor':>11}" + (f" {'loro s':>7} {'merge/loro':>10}" if show_loro else ""))
     for r in rows:
-        line = (f"{r['changes']:>9} {r['merge_s']:>8.2f} {r['merge_median_s']:>9.2f} {r['changes_per_s']:>10.0f} {r['merge_peak_mb']:>8.0f} {r['state_bytes']/1e6:>9.1f} "
-                f"{r['floor_s']:>8.2f} {r['merge_s']/r['floor_s']:>11.1f} {r['rebase_s']:>9.2f} {r['bytes_before']/1e6:>10.1f} "
-                f"{r['bytes_after']/1e6:>9.1f} {r['verify_s']:>9.2f} {r['verify_peak_mb']:>10.0f}")
-        if args.loro and r.get("loro_import_s"):
-            line += f"  {r['loro_import_s']:>6.2f}  {r['merge_s']/r['loro_import_s']:>10.1f}  {r['bytes_before']/r['loro_bytes']:>9.2f}"
+        line = (f"{r['changes']:>9} {r['encoding']:<6} {r['merge_s']:>8.2f} {r['merge_median_s']:>9.2f} {r['changes_per_s']:>10.0f} "
+                f"{r['merge_peak_mb']:>8.0f} {r['floor_s']:>8.3f} {ratio(r['merge_s'], r['floor_s']):>11.1f}")
+        if "loro_import_s" in r:
+            line += f" {r['loro_import_s']:>7.2f} {ratio(r['merge_s'], r['loro_import_s']):>10.2f}"
         print(line)
-    for small in rows:
-        for large in rows:
-            if large["changes"] == 10 * small["changes"]:
-                growth = large["merge_peak_mb"] / small["merge_peak_mb"] - 1
-                print(f"merge peak memory, {small['changes']} -> {large['changes']} changes: {small['merge_peak_mb']:.0f} -> "
-                      f"{large['merge_peak_mb']:.0f} MB ({growth:+.0%}); state document {small['state_bytes']/1e6:.1f} -> {large['state_bytes']/1e6:.1f} MB")
+    print()
+    print(f"{'changes':>9} {'enc':<6} {'MB folder':>9}" + (f" {'size/loro':>9}" if show_loro else "") +
+          f" {'state MB':>8} {'rebase s':>9} {'rebase MB':>9} {'MB after':>8} {'verify s':>9} {'verify MB':>9}")
+    for r in rows:
+        line = f"{r['changes']:>9} {r['encoding']:<6} {r['bytes_before']/1e6:>9.1f}"
+        if show_loro:
+            line += f" {ratio(r['bytes_before'], r['loro_bytes']):>9.2f}" if "loro_bytes" in r else f" {'':>9}"
+        print(line + f" {r['state_bytes']/1e6:>8.1f} {r['rebase_s']:>9.2f} {r['rebase_peak_mb']:>9.0f} "
+              f"{r['bytes_after']/1e6:>8.1f} {r['verify_s']:>9.2f} {r['verify_peak_mb']:>9.0f}")
+    if show_loro:
+        print()
+        print(f"{'changes':>9} {'loro s':>7} {'snapshot MB':>11} {'loro peak MB':>12} {'object changes':>14}")
+        for size, loro in loro_rows.items():
+            print(f"{size:>9} {loro['loro_import_s']:>7.2f} {loro['loro_bytes']/1e6:>11.1f} "
+                  f"{loro['loro_peak_mb'] or float('nan'):>12.0f} {str(loro['loro_object_changes']):>14}")
+    print()
+    for e in encodings:
+        for small in rows:
+            for large in rows:
+                if small["encoding"] == large["encoding"] == e and large["changes"] == 10 * small["changes"]:
+                    growth = large["merge_peak_mb"] / small["merge_peak_mb"] - 1
+                    print(f"{e} merge peak memory, {small['changes']} -> {large['changes']} changes: {small['merge_peak_mb']:.0f} -> "
+                          f"{large['merge_peak_mb']:.0f} MB ({growth:+.0%}); state document {small['state_bytes']/1e6:.1f} -> "
+                          f"{large['state_bytes']/1e6:.1f} MB")
+    if len(encodings) == 2:
+        same = [r["changes"] for r in rows if r["encoding"] == "json"]
+        if not any("different states" in n for n in notes):
+            print(f"JSON and binary folders merged to byte-identical states at every size ({', '.join(map(str, same))}).")
+    for note in notes:
+        print("note: " + note)
 
 if __name__ == "__main__":
     main()
