@@ -20,17 +20,22 @@ public struct ModelValidator: Sendable {
         var errors = BoundedErrorList(limit: limit, order: .found)
         var indexInEntity: [ExactString: Int] = [:]
         var unknownEntities = Set<ExactString>()
+        // Decoders group changes by entity: the model is asked once per run of one entity, and
+        // once per property name within the run (a few names; more are asked each time).
+        var run = (entity: "", start: 0, base: 0, definition: Entity?.none, properties: [(name: String, definition: Property?)]())
         // Fields are read in place: copying each change retains all its parts.
         for position in changes.indices {
             let entityName = changes[position].entity, type = changes[position].type, properties = changes[position].propertyChanges
-            let entityKey = ExactString(entityName)
-            let index = indexInEntity[entityKey, default: 0]
-            indexInEntity[entityKey] = index + 1
+            if position == 0 || !exactlyEqual(run.entity, entityName) {
+                if position > 0 { indexInEntity[ExactString(run.entity)] = run.base + position - run.start }
+                run = (entityName, position, indexInEntity[ExactString(entityName), default: 0], model.entities[entityName], [])
+            }
+            let index = run.base + position - run.start
             // Pointers are built only for an error that is kept: most changes never need one.
             func changePointer() -> JSONPointer { JSONPointer.root / "changesByEntity" / entityName / index }
-            guard let entity = model.entities[entityName] else {
+            guard let entity = run.definition else {
                 // One error for the entity, not one per change: they would share code and pointer.
-                if unknownEntities.insert(entityKey).inserted {
+                if unknownEntities.insert(ExactString(entityName)).inserted {
                     errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
                 }
                 continue
@@ -42,7 +47,14 @@ public struct ModelValidator: Sendable {
                 errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer() / "properties"))
             }
             for property in properties {
-                guard let problem = check(property, entity: entityName) else { continue }
+                let definition: Property?
+                if let known = run.properties.first(where: { exactlyEqual($0.name, property.name) }) {
+                    definition = known.definition
+                } else {
+                    definition = model.property(property.name, of: entityName)
+                    if run.properties.count < 32 { run.properties.append((property.name, definition)) }
+                }
+                guard let problem = check(property, definition, entity: entityName) else { continue }
                 errors.append(
                     FormatError(
                         problem.code, problem.message, at: problem.pointer(below: propertyPointer(property.name, change: changePointer(), document: document))))
@@ -61,8 +73,8 @@ public struct ModelValidator: Sendable {
         func pointer(below propertyChange: JSONPointer) -> JSONPointer { member.map { propertyChange / $0 } ?? propertyChange }
     }
 
-    private func check(_ property: PropertyChange, entity: String) -> Problem? {
-        switch model.property(property.name, of: entity) {
+    private func check(_ property: PropertyChange, _ definition: Property?, entity: String) -> Problem? {
+        switch definition {
         case nil:
             return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(property.name)\" in the model")
         case .attribute(let attribute)?:
