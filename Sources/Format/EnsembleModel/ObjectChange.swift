@@ -25,14 +25,29 @@ public struct ObjectChange: Hashable, Sendable {
         propertyChanges: [PropertyChange] = [], dataFiles: [String] = [],
         unknownFields: JSONObject = JSONObject()
     ) {
+        self.init(
+            entity: entity, globalIdentifier: globalIdentifier, type: type, sortedPropertyChanges: Self.sortedByName(propertyChanges),
+            sortedDataFiles: sortedUnique(dataFiles))
+        self.unknownFields = unknownFields
+    }
+
+    /// Takes the lists as they are: for a decoder that has checked their order while reading.
+    /// Inlinable, so that a decoder builds the change in place.
+    @inlinable
+    package init(entity: String, globalIdentifier: String, type: ChangeType, sortedPropertyChanges: [PropertyChange], sortedDataFiles: [String]) {
         self.entity = entity
         self.globalIdentifier = globalIdentifier
         self.type = type
-        // Decoders already give them sorted: checking is cheaper than sorting again.
-        let isSorted = zip(propertyChanges, propertyChanges.dropFirst()).allSatisfy { utf8Precedes($0.name, $1.name) }
-        self.propertyChanges = isSorted ? propertyChanges : propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
-        self.dataFiles = sortedUnique(dataFiles)
-        self.unknownFields = unknownFields
+        propertyChanges = sortedPropertyChanges
+        dataFiles = sortedDataFiles
+        unknownFields = JSONObject()
+    }
+
+    /// Property changes sorted by name (UTF-8 bytes), stably. Decoders already give them sorted,
+    /// and checking is cheaper than sorting again; by index, since zipping copied every element.
+    package static func sortedByName(_ properties: [PropertyChange]) -> [PropertyChange] {
+        let isSorted = properties.indices.dropFirst().allSatisfy { utf8Precedes(properties[$0 - 1].name, properties[$0].name) }
+        return isSorted ? properties : properties.sorted { utf8Precedes($0.name, $1.name) }
     }
 
     /// Field by field; identifiers and names by their exact bytes (Spec/merge.md 4.2).

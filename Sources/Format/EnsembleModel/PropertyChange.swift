@@ -64,16 +64,24 @@ public struct PropertyChange: Hashable, Sendable {
 
     /// Normalises to-many id lists to sorted, unique form so equal sets compare equal.
     public init(name: String, value: Value, unknownFields: JSONObject = JSONObject()) {
-        self.name = name
         switch value {
         case .toMany(let added, let removed):
-            self.value = .toMany(added: sortedUnique(added), removed: sortedUnique(removed))
+            self.init(name: name, sortedValue: .toMany(added: sortedUnique(added), removed: sortedUnique(removed)))
         case .orderedToMany(let added, let removed, let moved):
-            self.value = .orderedToMany(added: sortedUnique(added), removed: sortedUnique(removed), movedByIndex: moved)
+            self.init(name: name, sortedValue: .orderedToMany(added: sortedUnique(added), removed: sortedUnique(removed), movedByIndex: moved))
         default:
-            self.value = value
+            self.init(name: name, sortedValue: value)
         }
         self.unknownFields = unknownFields
+    }
+
+    /// Takes the value as it is: for a decoder that has checked that its id lists are sorted and
+    /// unique while reading. Inlinable, so that a decoder builds the change in place.
+    @inlinable
+    package init(name: String, sortedValue: Value) {
+        self.name = name
+        value = sortedValue
+        unknownFields = JSONObject()
     }
 
     public var kind: PropertyKind { value.kind }

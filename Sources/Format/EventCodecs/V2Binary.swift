@@ -62,8 +62,7 @@ public struct V2BinaryEncoder: Sendable {
     }
 
     private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool) throws(FormatError) -> [UInt8] {
-        var strings = StringTable()
-        strings.collect(event)
+        let strings = StringTable(event)
         var header = ByteWriter()
         header.varint(strings.index(event.uniqueIdentifier))
         header.varint(UInt64(event.type.rawValue))
@@ -77,9 +76,13 @@ public struct V2BinaryEncoder: Sendable {
             header.varint(strings.index(store))
             header.varint(UInt64(bitPattern: event.revisionSet[store] ?? 0))
         }
+        // Grouped once: filtering all changes for each entity made N entities cost N^2
+        // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).
+        var changesOf: [ExactString: [Int]] = [:]
+        for index in event.objectChanges.indices { changesOf[ExactString(event.objectChanges[index].entity), default: []].append(index) }
         var sections: [(V2Binary.Section, [UInt8])] = [(.strings, strings.bytes()), (.header, header.bytes)]
-        if !event.objectChanges.isEmpty { sections.append((.changes, try changes(event, strings))) }
-        let extensions = try self.extensions(event)
+        if !event.objectChanges.isEmpty { sections.append((.changes, try changes(event, changesOf, strings))) }
+        let extensions = self.extensions(event, changesOf)
         if !extensions.isEmpty { sections.append((.extensions, extensions)) }
         var output = ByteWriter()
         output.bytes.append(contentsOf: V2Binary.magic)
@@ -99,13 +102,10 @@ public struct V2BinaryEncoder: Sendable {
         return output.bytes
     }
 
-    private func changes(_ event: Event, _ strings: StringTable) throws(FormatError) -> [UInt8] {
+    /// `changesOf`: the positions of each entity's changes in `event.objectChanges`.
+    private func changes(_ event: Event, _ changesOf: [ExactString: [Int]], _ strings: StringTable) throws(FormatError) -> [UInt8] {
         var writer = ByteWriter()
         let entities = event.entities
-        // Grouped once: filtering all changes for each entity made N entities cost N^2
-        // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).
-        var changesOf: [ExactString: [Int]] = [:]
-        for index in event.objectChanges.indices { changesOf[ExactString(event.objectChanges[index].entity), default: []].append(index) }
         writer.varint(UInt64(entities.count))
         for entity in entities {
             let list = changesOf[ExactString(entity)] ?? []
@@ -115,7 +115,7 @@ public struct V2BinaryEncoder: Sendable {
                 writer.varint(UInt64(change.type.rawValue))
                 writer.varint(strings.index(change.globalIdentifier))
                 writer.indexes(sortedUnique(change.dataFiles), strings)
-                let properties = change.propertyChanges.sorted { utf8Precedes($0.name, $1.name) }
+                let properties = ObjectChange.sortedByName(change.propertyChanges)
                 writer.varint(UInt64(properties.count))
                 for property in properties {
                     writer.varint(strings.index(property.name))
@@ -147,19 +147,20 @@ public struct V2BinaryEncoder: Sendable {
         return writer.bytes
     }
 
-    /// Unknown JSON members, by their pointer in the canonical v2 JSON form.
-    private func extensions(_ event: Event) throws(FormatError) -> [UInt8] {
+    /// Unknown JSON members, by their pointer in the canonical v2 JSON form; `changesOf` gives
+    /// each change's position among its entity's changes.
+    private func extensions(_ event: Event, _ changesOf: [ExactString: [Int]]) -> [UInt8] {
         var members: [(pointer: String, value: [UInt8])] = []
         for (key, value) in event.unknownFields { members.append(((JSONPointer.root / key).description, JSONWriter().bytes(value))) }
-        var indexInEntity: [ExactString: Int] = [:]
-        for change in event.objectChanges {
-            let index = indexInEntity[ExactString(change.entity), default: 0]
-            indexInEntity[ExactString(change.entity)] = index + 1
-            let changePointer = JSONPointer.root / "changesByEntity" / change.entity / index
-            for (key, value) in change.unknownFields { members.append(((changePointer / key).description, JSONWriter().bytes(value))) }
-            for (j, property) in change.propertyChanges.sorted(by: { utf8Precedes($0.name, $1.name) }).enumerated() {
-                for (key, value) in property.unknownFields {
-                    members.append(((changePointer / "properties" / j / key).description, JSONWriter().bytes(value)))
+        for list in changesOf.values {
+            for (index, change) in list.lazy.map({ event.objectChanges[$0] }).enumerated()
+            where !change.unknownFields.isEmpty || change.propertyChanges.contains(where: { !$0.unknownFields.isEmpty }) {
+                let changePointer = JSONPointer.root / "changesByEntity" / change.entity / index
+                for (key, value) in change.unknownFields { members.append(((changePointer / key).description, JSONWriter().bytes(value))) }
+                for (j, property) in ObjectChange.sortedByName(change.propertyChanges).enumerated() {
+                    for (key, value) in property.unknownFields {
+                        members.append(((changePointer / "properties" / j / key).description, JSONWriter().bytes(value)))
+                    }
                 }
             }
         }
@@ -174,31 +175,64 @@ public struct V2BinaryEncoder: Sendable {
     }
 }
 
-/// The interned strings of one event: sorted by UTF-8 bytes, each once.
+/// The interned strings of one event (Spec/v2-binary.md 10.1 rule 3): each once, sorted by
+/// UTF-8 bytes. Collected into a set first, so that only the distinct strings are sorted rather
+/// than every reference.
 struct StringTable {
-    private var set = Set<ExactString>()
     private var positions: [ExactString: UInt64] = [:]
     private var sorted: [String] = []
 
-    mutating func collect(_ event: Event) {
-        var all = [event.uniqueIdentifier, event.storeIdentifier] + event.revisionSet.stores
-        if let model = event.modelVersion { all.append(model) }
-        for change in event.objectChanges {
-            all += [change.entity, change.globalIdentifier] + change.dataFiles
-            for property in change.propertyChanges {
-                all.append(property.name)
-                switch property.value {
-                case .attribute(.string(let text)), .attribute(.url(let text)): all.append(text)
-                case .attributeInDataFile(let name): all.append(name)
-                case .toOne(let related?): all.append(related)
-                case .toMany(let added, let removed): all += added + removed
-                case .orderedToMany(let added, let removed, let moved): all += added + removed + Array(moved.values)
+    init(_ event: Event) {
+        // At least the global identifiers, nearly one per change: fewer rehashes as it grows.
+        var distinct = Set<ExactString>(minimumCapacity: event.objectChanges.count)
+        func add(_ string: String) { distinct.insert(ExactString(string)) }
+        func add(_ strings: [String]) { for string in strings { add(string) } }
+        add(event.uniqueIdentifier)
+        add(event.storeIdentifier)
+        add(event.revisionSet.stores)
+        if let model = event.modelVersion { add(model) }
+        // By index, reading fields in place: copying each change and property retained all its parts.
+        let changes = event.objectChanges
+        for change in changes.indices {
+            add(changes[change].entity)
+            add(changes[change].globalIdentifier)
+            add(changes[change].dataFiles)
+            let properties = changes[change].propertyChanges
+            for property in properties.indices {
+                add(properties[property].name)
+                switch properties[property].value {
+                case .attribute(.string(let text)), .attribute(.url(let text)): add(text)
+                case .attributeInDataFile(let name): add(name)
+                case .toOne(let related?): add(related)
+                case .toMany(let added, let removed):
+                    add(added)
+                    add(removed)
+                case .orderedToMany(let added, let removed, let moved):
+                    add(added)
+                    add(removed)
+                    for id in moved.values { add(id) }
                 default: break
                 }
             }
         }
-        sorted = sortedUnique(all)
-        for (i, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(i) }
+        // Positions sorted by the first bytes of their strings as a number, and by all bytes
+        // only where those are equal: comparing the strings alone was most of encoding.
+        let strings = distinct.map(\.value)
+        let keys = strings.map(Self.sortKey)
+        let order = strings.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : utf8Precedes(strings[$0], strings[$1]) }
+        sorted = order.map { strings[$0] }
+        positions.reserveCapacity(sorted.count)
+        for (position, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(position) }
+    }
+
+    /// The first 8 bytes of `string` as a big-endian number, padded with zeros: a string whose
+    /// key is smaller comes first in UTF-8 byte order (equal keys say nothing).
+    static func sortKey(_ string: String) -> UInt64 {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
+            return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
+        }
     }
 
     func index(_ string: String) -> UInt64 { positions[ExactString(string)] ?? 0 }
@@ -216,45 +250,83 @@ struct StringTable {
 /// string table as 16 bytes plus the rest of the text (Spec/v2-binary.md section 6).
 enum UUIDPrefix {
     static let textLength = 36
-    private static let hex = Array("0123456789ABCDEF".utf8)
 
-    /// The 16 bytes of the uppercase UUID that `text` starts with, or nil.
-    static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+    private static func isHyphen(at position: Int) -> Bool { position == 8 || position == 13 || position == 18 || position == 23 }
+
+    /// The 16 bytes of the uppercase UUID that `text` starts with, or nil; eight digits at a
+    /// time, as ``write(_:to:)`` writes them (a loop over the digits was a tenth of encoding).
+    static func uuid(_ text: UnsafeBufferPointer<UInt8>) -> uuid_t? {
         guard text.count >= textLength else { return nil }
-        var result: [UInt8] = []
-        result.reserveCapacity(16)
-        var high: UInt8?
-        for (position, byte) in text.prefix(textLength).enumerated() {
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            if let first = high {
-                result.append(first << 4 | digit)
-                high = nil
-            } else {
-                high = digit
+        let characters = UnsafeRawBufferPointer(text)
+        func load<Digits: FixedWidthInteger>(_ offset: Int, as: Digits.Type) -> UInt64 {
+            UInt64(Digits(bigEndian: characters.loadUnaligned(fromByteOffset: offset, as: Digits.self)))
+        }
+        guard (8...23).allSatisfy({ !isHyphen(at: $0) || text[$0] == UInt8(ascii: "-") }),
+            let first = value(ofDigits: load(0, as: UInt64.self)),
+            let second = value(ofDigits: load(9, as: UInt32.self) << 32 | load(14, as: UInt32.self)),
+            let third = value(ofDigits: load(19, as: UInt32.self) << 32 | load(24, as: UInt32.self)),
+            let fourth = value(ofDigits: load(28, as: UInt64.self))
+        else { return nil }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            for (offset, value) in [(0, first), (4, second), (8, third), (12, fourth)] {
+                bytes.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt32.self)
             }
         }
-        return result
+        return uuid
     }
 
-    /// The 36 characters of the uppercase text of a 16-byte UUID.
-    static func text(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(textLength)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { result.append(UInt8(ascii: "-")) }
-            result.append(hex[Int(byte >> 4)])
-            result.append(hex[Int(byte & 0x0F)])
+    /// The number that 8 uppercase hexadecimal digits, the bytes of a big-endian integer, write;
+    /// nil if one is not such a digit. Without a branch per digit, which random identifiers
+    /// mispredict half of the time.
+    private static func value(ofDigits characters: UInt64) -> UInt32? {
+        /// 0x80 in each byte that lies in `range`, for bytes below 0x80.
+        func inRange(_ range: ClosedRange<UInt8>) -> UInt64 {
+            let atLeast = characters &+ 0x0101_0101_0101_0101 &* UInt64(0x80 - range.lowerBound)
+            let above = characters &+ 0x0101_0101_0101_0101 &* UInt64(0x7F - range.upperBound)
+            return atLeast & ~above & 0x8080_8080_8080_8080
         }
-        return result
+        let letters = inRange(UInt8(ascii: "A")...UInt8(ascii: "F"))
+        guard characters & 0x8080_8080_8080_8080 == 0, inRange(UInt8(ascii: "0")...UInt8(ascii: "9")) | letters == 0x8080_8080_8080_8080 else {
+            return nil
+        }
+        // One digit's value per byte ("A" is 0x41: 1 + 9), then the nibbles packed together.
+        var nibbles = (characters & 0x0F0F_0F0F_0F0F_0F0F) &+ (letters >> 7) &* 9
+        nibbles = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
+        nibbles = (nibbles | nibbles >> 8) & 0x0000_FFFF_0000_FFFF
+        return UInt32(truncatingIfNeeded: nibbles | nibbles >> 16)
+    }
+
+    /// Writes the 36 characters of the uppercase text of the 16 bytes of `uuid` to the start of
+    /// `text`, eight digits at a time: a loop over the digits was a tenth of decoding.
+    static func write(_ uuid: UnsafeBufferPointer<UInt8>, to text: UnsafeMutableBufferPointer<UInt8>) {
+        let bytes = UnsafeRawBufferPointer(uuid), output = UnsafeMutableRawBufferPointer(text)
+        /// Digits 8 × group to 8 × group + 7, as the bytes of a big-endian integer.
+        @inline(__always) func digits(_ group: Int) -> UInt64 { hex(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 4 * group, as: UInt32.self))) }
+        func store<Digits: FixedWidthInteger>(_ digits: Digits, at offset: Int) {
+            output.storeBytes(of: digits.bigEndian, toByteOffset: offset, as: Digits.self)
+        }
+        let second = digits(1), third = digits(2)
+        store(digits(0), at: 0)
+        store(UInt32(truncatingIfNeeded: second >> 32), at: 9)
+        store(UInt32(truncatingIfNeeded: second), at: 14)
+        store(UInt32(truncatingIfNeeded: third >> 32), at: 19)
+        store(UInt32(truncatingIfNeeded: third), at: 24)
+        store(digits(3), at: 28)
+        for position in 8...23 where isHyphen(at: position) { output[position] = UInt8(ascii: "-") }
+    }
+
+    /// The 8 uppercase hexadecimal digits of `value`, most significant first, as the bytes of a
+    /// big-endian integer; without a branch per digit, which random identifiers mispredict.
+    private static func hex(_ value: UInt32) -> UInt64 {
+        // One nibble per byte, the most significant in the highest byte.
+        var nibbles = UInt64(value)
+        nibbles = (nibbles | nibbles << 16) & 0x0000_FFFF_0000_FFFF
+        nibbles = (nibbles | nibbles << 8) & 0x00FF_00FF_00FF_00FF
+        nibbles = (nibbles | nibbles << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        // 1 in each byte whose nibble is 10 or more: the letters start 7 after "9" + 1.
+        let letters = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 7
     }
 }
 
@@ -288,14 +360,16 @@ struct ByteWriter {
 
     /// A string-table entry: `2n` and n bytes of text, or `2n+1`, a UUID's 16 bytes and n bytes.
     mutating func tableString(_ string: String) {
-        let utf8 = Array(string.utf8)
-        if let uuid = UUIDPrefix.bytes(utf8) {
-            varint(UInt64(utf8.count - UUIDPrefix.textLength) * 2 + 1)
-            bytes.append(contentsOf: uuid)
-            bytes.append(contentsOf: utf8[UUIDPrefix.textLength...])
-        } else {
-            varint(UInt64(utf8.count) * 2)
-            bytes.append(contentsOf: utf8)
+        var string = string
+        string.withUTF8 { text in
+            if let uuid = UUIDPrefix.uuid(text) {
+                varint(UInt64(text.count - UUIDPrefix.textLength) * 2 + 1)
+                withUnsafeBytes(of: uuid) { bytes.append(contentsOf: $0) }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[UUIDPrefix.textLength...]))
+            } else {
+                varint(UInt64(text.count) * 2)
+                bytes.append(contentsOf: text)
+            }
         }
     }
 

@@ -28,7 +28,7 @@ public struct V2BinaryDecoder: Sendable {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }
-        let head = Array(bytes.prefix(V2Binary.magic.count))
+        let head = bytes.prefix(V2Binary.magic.count)
         guard !head.isEmpty, V2Binary.magic.starts(with: head) else {
             throw FormatError(.binaryBadMagic, "the file does not start with the binary event magic", location: .init(offset: 0))
         }
@@ -39,22 +39,47 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(
                 .binaryUnsupportedVersion, "major version \(bytes[8]) is not \(V2Binary.majorVersion); this reader cannot read it", location: .init(offset: 8))
         }
-        var reader = ByteReader(bytes: bytes[...], limits: limits)
+        let payloads = try bytes.withUnsafeBufferPointer { (file) throws(FormatError) in try sections(of: bytes, file) }
+        guard let stringSection = payloads[.strings] else {
+            throw FormatError(.binaryMissingSection, "the strings section (1) is missing", location: .init(offset: bytes.count))
+        }
+        guard let headerSection = payloads[.header] else {
+            throw FormatError(.binaryMissingSection, "the header section (2) is missing", location: .init(offset: bytes.count))
+        }
+        let strings = try stringSection.read(limits) { (reader) throws(FormatError) in try readStrings(&reader) }
+        var event = try readHeader(headerSection, strings)
+        if let section = payloads[.changes] {
+            let budget = max(1, bytes.count).multipliedReportingOverflow(by: max(0, limits.maximumChangesPerFileByte))
+            // Entities come in ascending order (Spec/v2-binary.md 8.1): already the canonical order.
+            event.objectChanges = try section.read(limits) { (reader) throws(FormatError) in
+                try readChanges(&reader, strings, budget: budget.overflow ? .max : budget.partialValue)
+            }
+        }
+        if let section = payloads[.extensions] {
+            try section.read(limits) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &event) }
+        }
+        return event
+    }
+
+    /// Stage B1 (Spec/v2-binary.md 5): the known sections' payloads, each CRC checked and
+    /// deflated ones inflated; `file` is `bytes` in memory.
+    private func sections(of bytes: [UInt8], _ file: UnsafeBufferPointer<UInt8>) throws(FormatError) -> [V2Binary.Section: Payload] {
+        var reader = ByteReader(file, offset: 0, limits: limits)
         reader.position = 10
         var payloads: [V2Binary.Section: Payload] = [:]
         var lastKnown: UInt64 = 0
         var seenUnknown = false
-        while reader.position < bytes.count {
+        while reader.remaining > 0 {
             let sectionOffset = reader.position
             let type = try reader.varint()
             let flags = try reader.varint()
             let length = try reader.varint()
             let crc = try reader.uint32()
-            guard length <= UInt64(bytes.count - reader.position) else {
+            guard length <= UInt64(reader.remaining) else {
                 throw FormatError(.binaryTruncated, "section \(type) claims \(length) bytes; the file ends first", location: .init(offset: sectionOffset))
             }
-            let stored = bytes[reader.position..<(reader.position + Int(length))]
             let payloadOffset = reader.position
+            let stored = bytes[payloadOffset..<(payloadOffset + Int(length))]
             reader.position += Int(length)
             guard Zlib.crc32(stored) == crc else {
                 throw FormatError(.binaryChecksum, "section \(type) fails its CRC-32: the file is damaged", location: .init(offset: sectionOffset))
@@ -93,71 +118,7 @@ public struct V2BinaryDecoder: Sendable {
             }
             payloads[known] = Payload(bytes: payload, offset: payloadOffset, isInflated: flags & 1 == 1)
         }
-        guard let stringSection = payloads[.strings] else {
-            throw FormatError(.binaryMissingSection, "the strings section (1) is missing", location: .init(offset: bytes.count))
-        }
-        guard let headerSection = payloads[.header] else {
-            throw FormatError(.binaryMissingSection, "the header section (2) is missing", location: .init(offset: bytes.count))
-        }
-        let strings = try readStrings(stringSection)
-        var header = ByteReader(headerSection, limits: limits)
-        let uniqueStart = header.offset
-        let uniqueIdentifier = try header.string(strings)
-        guard !uniqueIdentifier.isEmpty else {
-            throw FormatError(.binaryInvalidValue, "the uniqueIdentifier is empty", location: .init(offset: uniqueStart))
-        }
-        let typeStart = header.offset
-        let rawType = try header.varint()
-        guard let type = EventType(rawValue: Int64(clamping: rawType)) else {
-            throw FormatError(
-                .v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300", location: .init(offset: typeStart, pointer: JSONPointer(["type"])))
-        }
-        let globalCount = try pointing(JSONPointer(["globalCount"])) { () throws(FormatError) in try header.counter() }
-        let timestampStart = header.offset
-        let timestamp = try header.double()
-        guard timestamp.isFinite else {
-            throw FormatError(
-                .v2InvalidTimestamp, "the timestamp is not a finite number", location: .init(offset: timestampStart, pointer: JSONPointer(["timestamp"])))
-        }
-        let storeStart = header.offset
-        let store = try header.string(strings)
-        guard Self.isStoreIdentifier(store) else {
-            throw FormatError(
-                .binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)",
-                location: .init(offset: storeStart))
-        }
-        let modelStart = header.offset
-        let model = try header.varint()
-        let modelVersion = model == 0 ? nil : try header.string(strings, index: model - 1, at: modelStart)
-        var revisions = RevisionSet()
-        var previous: String?
-        for _ in 0..<(try header.count()) {
-            let nameStart = header.offset
-            let name = try header.string(strings)
-            if let previous, !utf8Precedes(previous, name) {
-                throw FormatError(.binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: nameStart))
-            }
-            previous = name
-            revisions[name] = try pointing(JSONPointer(["revisionsByStoreIdentifier", name])) { () throws(FormatError) in try header.counter() }
-        }
-        try header.end()
-        guard revisions[store] != nil else {
-            throw FormatError(
-                .v2MissingOwnRevision, "the revision set has no entry for the event's own store",
-                location: .init(offset: headerSection.offset, pointer: JSONPointer(["revisionsByStoreIdentifier"])))
-        }
-        var changes: [ObjectChange] = []
-        if let section = payloads[.changes] {
-            let budget = max(1, bytes.count).multipliedReportingOverflow(by: max(0, limits.maximumChangesPerFileByte))
-            changes = try readChanges(section, strings, budget: budget.overflow ? .max : budget.partialValue)
-        }
-        var event = Event(
-            uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-            timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: changes)
-        if let section = payloads[.extensions] {
-            try applyExtensions(section, to: &event)
-        }
-        return event
+        return payloads
     }
 
     /// The v2 schema's rule for store identifiers: 1 to 255 characters, none of `_ / \\` NUL.
@@ -165,119 +126,160 @@ public struct V2BinaryDecoder: Sendable {
         (1...255).contains(store.unicodeScalars.count) && !store.unicodeScalars.contains { "_/\\\u{0}".unicodeScalars.contains($0) }
     }
 
-    private func readStrings(_ section: Payload) throws(FormatError) -> [String] {
-        var reader = ByteReader(section, limits: limits)
+    /// Section 1: each string made once, shared by every reference to it.
+    private func readStrings(_ reader: inout ByteReader) throws(FormatError) -> [String] {
         let count = try reader.count()
         guard count <= limits.maximumStrings else {
             throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: reader.offset))
         }
         var strings: [String] = []
         strings.reserveCapacity(count)
-        for _ in 0..<count {
-            let start = reader.offset
-            let bytes = try reader.tableString(limit: limits.maximumStringBytes)
-            guard let string = String(validating: bytes, as: UTF8.self) else {
-                throw FormatError(.binaryInvalidUTF8, "a string is not valid UTF-8", location: .init(offset: start))
+        var previousKey: UInt64 = 0
+        for index in 0..<count {
+            let start = reader.position
+            let string = try reader.tableString(limit: limits.maximumStringBytes)
+            // By the strings' first bytes, and by all only where those are equal.
+            let key = StringTable.sortKey(string)
+            if index > 0, key < previousKey || (key == previousKey && !utf8Precedes(strings[index - 1], string)) {
+                throw FormatError(.binaryInvalidValue, "the string table is not sorted and unique", location: .init(offset: reader.offset(at: start)))
             }
-            if let last = strings.last, !utf8Precedes(last, string) {
-                throw FormatError(.binaryInvalidValue, "the string table is not sorted and unique", location: .init(offset: start))
-            }
+            previousKey = key
             strings.append(string)
         }
-        try reader.end()
         return strings
     }
 
-    private func readChanges(_ section: Payload, _ strings: [String], budget: Int) throws(FormatError) -> [ObjectChange] {
-        var reader = ByteReader(section, limits: limits)
+    /// Section 2, as an event without object changes.
+    private func readHeader(_ section: Payload, _ strings: [String]) throws(FormatError) -> Event {
+        let event = try section.read(limits) { (header) throws(FormatError) -> Event in
+            let uniqueStart = header.position
+            let uniqueIdentifier = strings[try header.reference(strings)]
+            guard !uniqueIdentifier.isEmpty else {
+                throw FormatError(.binaryInvalidValue, "the uniqueIdentifier is empty", location: .init(offset: header.offset(at: uniqueStart)))
+            }
+            let typeStart = header.position
+            let rawType = try header.varint()
+            guard let type = EventType(rawValue: Int64(clamping: rawType)) else {
+                throw FormatError(
+                    .v2UnknownEventType, "event type \(rawType) is not one of 0, 100, 200, 300",
+                    location: .init(offset: header.offset(at: typeStart), pointer: JSONPointer(["type"])))
+            }
+            let globalCount = try pointing(JSONPointer(["globalCount"])) { () throws(FormatError) in try header.counter() }
+            let timestampStart = header.position
+            let timestamp = try header.double()
+            guard timestamp.isFinite else {
+                throw FormatError(
+                    .v2InvalidTimestamp, "the timestamp is not a finite number",
+                    location: .init(offset: header.offset(at: timestampStart), pointer: JSONPointer(["timestamp"])))
+            }
+            let storeStart = header.position
+            let store = strings[try header.reference(strings)]
+            guard Self.isStoreIdentifier(store) else {
+                throw FormatError(
+                    .binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)",
+                    location: .init(offset: header.offset(at: storeStart)))
+            }
+            let modelVersion = try header.optionalReference(strings).map { strings[$0] }
+            var revisions = RevisionSet()
+            var previous: Int?
+            for _ in 0..<(try header.count()) {
+                let nameStart = header.position
+                let index = try header.reference(strings)
+                // References compare like the strings they name (Spec/v2-binary.md 3.5).
+                if let previous, index <= previous {
+                    throw FormatError(
+                        .binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: header.offset(at: nameStart)))
+                }
+                previous = index
+                revisions[strings[index]] = try pointing(JSONPointer(["revisionsByStoreIdentifier", strings[index]])) { () throws(FormatError) in
+                    try header.counter()
+                }
+            }
+            return Event(
+                uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
+                timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: [])
+        }
+        guard event.revisionSet[event.storeIdentifier] != nil else {
+            throw FormatError(
+                .v2MissingOwnRevision, "the revision set has no entry for the event's own store",
+                location: .init(offset: section.offset, pointer: JSONPointer(["revisionsByStoreIdentifier"])))
+        }
+        return event
+    }
+
+    /// Section 3. Sorted lists are checked by comparing references, which compare like the
+    /// strings they name (Spec/v2-binary.md 3.5).
+    private func readChanges(_ reader: inout ByteReader, _ strings: [String], budget: Int) throws(FormatError) -> [ObjectChange] {
         var changes: [ObjectChange] = []
         var remaining = budget
-        var previousEntity: String?
+        var previousEntity: Int?
         for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
-            let entityStart = reader.offset
-            let entity = try reader.string(strings)
-            if let previousEntity, !utf8Precedes(previousEntity, entity) {
-                throw FormatError(.binaryInvalidValue, "entities are not sorted and unique", location: .init(offset: entityStart))
+            let entityStart = reader.position
+            let entityIndex = try reader.reference(strings)
+            if let previousEntity, entityIndex <= previousEntity {
+                throw FormatError(.binaryInvalidValue, "entities are not sorted and unique", location: .init(offset: reader.offset(at: entityStart)))
             }
-            guard !entity.isEmpty else { throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: entityStart)) }
-            previousEntity = entity
-            let countStart = reader.offset
+            let entity = strings[entityIndex]
+            guard !entity.isEmpty else {
+                throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: reader.offset(at: entityStart)))
+            }
+            previousEntity = entityIndex
+            let countStart = reader.position
             let count = try reader.nonEmptyCount("an entity is listed without changes")
             remaining -= count
             guard remaining >= 0 else {
                 throw FormatError(
                     .binaryTooLarge,
                     "the file holds more object changes than \(limits.maximumChangesPerFileByte) per byte of the file (\(budget)); Spec/v2-binary.md 11",
-                    location: .init(offset: countStart))
+                    location: .init(offset: reader.offset(at: countStart)))
             }
             for changeIndex in 0..<count {
                 // Built only for an error: most changes never need it.
                 func changePointer(_ rest: String...) -> JSONPointer { JSONPointer(["changesByEntity", entity, String(changeIndex)] + rest) }
-                let typeStart = reader.offset
+                let typeStart = reader.position
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
                     throw FormatError(
                         .v2UnknownChangeType, "change type \(rawType) is not one of 100, 200, 300",
-                        location: .init(offset: typeStart, pointer: changePointer("type")))
+                        location: .init(offset: reader.offset(at: typeStart), pointer: changePointer("type")))
                 }
-                let idStart = reader.offset
-                let id = try reader.string(strings)
-                guard !id.isEmpty else { throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: idStart)) }
+                let idStart = reader.position
+                let id = strings[try reader.reference(strings)]
+                guard !id.isEmpty else {
+                    throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: reader.offset(at: idStart)))
+                }
                 let dataFiles = try reader.sortedStrings(strings, valid: DataFileName.isValid)
+                let propertyCount = try reader.count()
                 var properties: [PropertyChange] = []
-                var previousName: String?
-                for propertyIndex in 0..<(try reader.count()) {
-                    let nameStart = reader.offset
-                    let name = try reader.string(strings)
-                    if let previousName, !utf8Precedes(previousName, name) {
-                        throw FormatError(.binaryInvalidValue, "properties are not sorted and unique", location: .init(offset: nameStart))
+                // Each property takes at least 3 bytes (name, kind, value): a count beyond that
+                // reserves nothing more.
+                properties.reserveCapacity(min(propertyCount, reader.remaining / 3))
+                var previousName: Int?
+                for propertyIndex in 0..<propertyCount {
+                    let nameStart = reader.position
+                    let nameIndex = try reader.reference(strings)
+                    if let previousName, nameIndex <= previousName {
+                        throw FormatError(.binaryInvalidValue, "properties are not sorted and unique", location: .init(offset: reader.offset(at: nameStart)))
                     }
-                    previousName = name
-                    let kindStart = reader.offset
-                    let kind = try reader.varint()
-                    let value: PropertyChange.Value
-                    switch kind {
-                    case 0:
-                        value = try pointing(changePointer("properties", String(propertyIndex), "value")) { () throws(FormatError) in
-                            try reader.attribute(strings)
-                        }
-                    case 1:
-                        let relatedStart = reader.offset
-                        let related = try reader.varint()
-                        value = .toOne(relatedIdentifier: related == 0 ? nil : try reader.string(strings, index: related - 1, at: relatedStart))
-                    case 2: value = .toMany(added: try reader.sortedStrings(strings), removed: try reader.sortedStrings(strings))
-                    case 3:
-                        let added = try reader.sortedStrings(strings), removed = try reader.sortedStrings(strings)
-                        var moved: [Int: String] = [:]
-                        var last = -1
-                        for _ in 0..<(try reader.count()) {
-                            let positionStart = reader.offset
-                            let position = try reader.varint()
-                            guard position <= 999_999_999, Int(position) > last else {
-                                throw FormatError(
-                                    .binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: positionStart))
-                            }
-                            last = Int(position)
-                            moved[last] = try reader.string(strings)
-                        }
-                        value = .orderedToMany(added: added, removed: removed, movedByIndex: moved)
-                    default:
-                        throw FormatError(.binaryInvalidValue, "property kind \(kind) is not one of 0, 1, 2, 3", location: .init(offset: kindStart))
-                    }
-                    properties.append(PropertyChange(name: name, value: value))
+                    previousName = nameIndex
+                    // Read into the change directly: a value held in a variable first was copied.
+                    properties.append(
+                        PropertyChange(
+                            name: strings[nameIndex],
+                            sortedValue: try reader.propertyValue(strings) { changePointer("properties", String(propertyIndex), "value") }))
                 }
-                changes.append(ObjectChange(entity: entity, globalIdentifier: id, type: type, propertyChanges: properties, dataFiles: dataFiles))
+                changes.append(
+                    ObjectChange(entity: entity, globalIdentifier: id, type: type, sortedPropertyChanges: properties, sortedDataFiles: dataFiles))
             }
         }
-        try reader.end()
         return changes
     }
 
-    /// Puts each kept unknown member back where its pointer says (canonical v2 JSON positions).
-    private func applyExtensions(_ section: Payload, to event: inout Event) throws(FormatError) {
-        var reader = ByteReader(section, limits: limits)
+    /// Section 4: puts each kept unknown member back where its pointer says (canonical v2 JSON
+    /// positions).
+    private func applyExtensions(_ reader: inout ByteReader, to event: inout Event) throws(FormatError) {
         let count = try reader.nonEmptyCount("the extensions section holds nothing; it is omitted instead")
-        var previousPointer: [UInt8]?
+        var previousPointer: UnsafeBufferPointer<UInt8>?
         for _ in 0..<count {
             let start = reader.offset
             func invalid(_ why: String) -> FormatError { FormatError(.binaryInvalidValue, why, location: .init(offset: start)) }
@@ -305,16 +307,16 @@ public struct V2BinaryDecoder: Sendable {
             } catch {
                 throw invalid("an extension's value is not JSON within the limits: \(error.message)")
             }
-            guard JSONWriter().bytes(value) == valueBytes else { throw invalid("an extension's value is not in canonical form") }
+            guard JSONWriter().bytes(value).elementsEqual(valueBytes) else { throw invalid("an extension's value is not in canonical form") }
             switch tokens.count {
             case 1:
                 guard !V2Key.event.contains(key) else { throw invalid("an extension names the known key \(key)") }
                 event.unknownFields[key] = value
             case 4, 6:
                 guard tokens[0] == V2Key.changesByEntity, let index = Int(tokens[2]) else { throw invalid("an extension pointer names no object change") }
-                let positions = event.objectChanges.indices.filter { event.objectChanges[$0].entity.utf8.elementsEqual(tokens[1].utf8) }
-                guard positions.indices.contains(index) else { throw invalid("an extension pointer names no object change") }
-                let position = positions[index]
+                let positions = Self.changes(of: tokens[1], in: event.objectChanges)
+                guard (0..<positions.count).contains(index) else { throw invalid("an extension pointer names no object change") }
+                let position = positions.lowerBound + index
                 if tokens.count == 4 {
                     guard !V2Key.objectChange.contains(key) else { throw invalid("an extension names the known key \(key)") }
                     event.objectChanges[position].unknownFields[key] = value
@@ -329,7 +331,21 @@ public struct V2BinaryDecoder: Sendable {
                 throw invalid("an extension pointer is not at the event, object change or property change level")
             }
         }
-        try reader.end()
+    }
+
+    /// The positions of `entity`'s changes: one run found by binary search, since the decoded
+    /// changes are grouped by entity in ascending order (Spec/v2-binary.md 8.1). Filtering every
+    /// change for each pointer made a file of many extensions cost changes × extensions.
+    private static func changes(of entity: String, in changes: [ObjectChange]) -> Range<Int> {
+        func first(_ isPast: (String) -> Bool) -> Int {
+            var low = 0, high = changes.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                if isPast(changes[middle].entity) { high = middle } else { low = middle + 1 }
+            }
+            return low
+        }
+        return first { !utf8Precedes($0, entity) }..<first { utf8Precedes(entity, $0) }
     }
 }
 
@@ -339,175 +355,260 @@ struct Payload {
     var offset: Int
     /// Inflated bytes have no file offsets of their own: errors name the stored payload's first byte.
     var isInflated: Bool
+
+    /// Runs `body` with a reader of the payload, which must use every byte (`binary.trailing-bytes`).
+    func read<T>(_ limits: BinaryReadingLimits, _ body: (inout ByteReader) throws(FormatError) -> T) throws(FormatError) -> T {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(FormatError) -> T in
+            var reader = ByteReader(buffer, offset: offset, pinned: isInflated, limits: limits)
+            let result = try body(&reader)
+            guard reader.remaining == 0 else {
+                throw FormatError(
+                    .binaryTrailingBytes, "\(reader.remaining) bytes follow the last field of the section", location: .init(offset: reader.offset))
+            }
+            return result
+        }
+    }
 }
 
-/// A bounds-checked cursor over section bytes; offsets in errors are file offsets.
+/// A cursor over bytes in memory, valid only inside the `withUnsafeBufferPointer` call that made
+/// it (it never outlives ``Payload/read(_:_:)`` or the framing). Every read checks the bytes left
+/// first, so hostile input never reads beyond them; offsets in errors are file offsets.
 struct ByteReader {
-    let bytes: ArraySlice<UInt8>
+    private let bytes: UnsafeBufferPointer<UInt8>
     let limits: BinaryReadingLimits
-    /// The file offset of `bytes.startIndex`.
-    let base: Int
-    let pinnedOffset: Int?
-    var position: Int
+    /// The file offset of `bytes[0]`.
+    private let base: Int
+    /// Inflated bytes have no file offsets of their own: errors name `base`, the stored payload's
+    /// first byte (Spec/v2-binary.md 5.2).
+    private let pinned: Bool
+    /// The next byte to read, from 0.
+    var position = 0
 
-    init(bytes: ArraySlice<UInt8>, limits: BinaryReadingLimits, base: Int = 0) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int, pinned: Bool = false, limits: BinaryReadingLimits) {
         self.bytes = bytes
         self.limits = limits
-        self.base = base - bytes.startIndex
-        pinnedOffset = nil
-        position = bytes.startIndex
+        base = offset
+        self.pinned = pinned
     }
 
-    init(_ payload: Payload, limits: BinaryReadingLimits) {
-        bytes = payload.bytes
-        self.limits = limits
-        base = payload.offset - payload.bytes.startIndex
-        pinnedOffset = payload.isInflated ? payload.offset : nil
-        position = payload.bytes.startIndex
-    }
+    /// The file offset of a position, for errors.
+    func offset(at position: Int) -> Int { pinned ? base : base + position }
+    var offset: Int { offset(at: position) }
+    var remaining: Int { bytes.count - position }
 
-    var offset: Int { pinnedOffset ?? base + position }
-    var remaining: Int { bytes.endIndex - position }
-
-    mutating func byte() throws(FormatError) -> UInt8 {
-        guard position < bytes.endIndex else {
-            throw FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset))
+    /// The next `count` bytes; running past the end is reported at the end of the input (Spec/v2-binary.md 3.6).
+    @inline(__always)
+    mutating func fixed(_ count: Int) throws(FormatError) -> UnsafeBufferPointer<UInt8> {
+        guard count <= remaining else {
+            throw FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset(at: bytes.count)))
         }
-        defer { position += 1 }
-        return bytes[position]
+        defer { position += count }
+        return UnsafeBufferPointer(rebasing: bytes[position..<(position + count)])
     }
 
     /// Unsigned LEB128 in its shortest form.
+    @inline(__always)
     mutating func varint() throws(FormatError) -> UInt64 {
-        let start = offset
-        var value: UInt64 = 0
-        for index in 0..<10 {
-            let byte = try self.byte()
-            if index == 9 && byte > 1 {
-                throw FormatError(.binaryInvalidValue, "a varint exceeds 64 bits", location: .init(offset: start))
+        // One or two bytes (a reference into a table of up to 16,384 strings), the usual cases,
+        // without the loop.
+        if remaining >= 2 {
+            let first = bytes[position], second = bytes[position + 1]
+            if first < 0x80 {
+                position += 1
+                return UInt64(first)
             }
-            value |= UInt64(byte & 0x7F) << UInt64(7 * index)
+            if second < 0x80 && second != 0 {
+                position += 2
+                return UInt64(first & 0x7F) | UInt64(second) << 7
+            }
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(FormatError) -> UInt64 {
+        let start = position
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard position < bytes.count else {
+                throw FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset(at: bytes.count)))
+            }
+            let byte = bytes[position]
+            position += 1
+            if shift == 63 && byte > 1 {
+                throw FormatError(.binaryInvalidValue, "a varint exceeds 64 bits", location: .init(offset: offset(at: start)))
+            }
+            value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 {
-                if index > 0 && byte == 0 {
-                    throw FormatError(.binaryOverlongVarint, "a varint is not in its shortest form", location: .init(offset: start))
+                if shift > 0 && byte == 0 {
+                    throw FormatError(.binaryOverlongVarint, "a varint is not in its shortest form", location: .init(offset: offset(at: start)))
                 }
                 return value
             }
+            shift += 7
         }
-        throw FormatError(.binaryInvalidValue, "a varint is longer than 10 bytes", location: .init(offset: start))
     }
 
     /// A count of elements that each take at least one byte: never more than the bytes left.
+    @inline(__always)
     mutating func count() throws(FormatError) -> Int {
-        let start = offset
+        let start = position
         let value = try varint()
         guard value <= UInt64(remaining) else {
-            throw FormatError(.binaryTruncated, "a count of \(value) exceeds the \(remaining) bytes left", location: .init(offset: start))
+            throw FormatError(.binaryTruncated, "a count of \(value) exceeds the \(remaining) bytes left", location: .init(offset: offset(at: start)))
         }
         return Int(value)
     }
 
     /// A count that must not be zero (an empty list is omitted instead, for one canonical form).
     mutating func nonEmptyCount(_ why: String) throws(FormatError) -> Int {
-        let start = offset
+        let start = position
         let value = try count()
-        guard value > 0 else { throw FormatError(.binaryInvalidValue, why, location: .init(offset: start)) }
+        guard value > 0 else { throw FormatError(.binaryInvalidValue, why, location: .init(offset: offset(at: start))) }
         return value
     }
 
     mutating func counter() throws(FormatError) -> Int64 {
-        let start = offset
+        let start = position
         let value = try varint()
         guard value <= UInt64(Int64.max) else {
-            throw FormatError(.v2IntegerOutOfRange, "\(value) is beyond 2^63-1", location: .init(offset: start))
+            throw FormatError(.v2IntegerOutOfRange, "\(value) is beyond 2^63-1", location: .init(offset: offset(at: start)))
         }
         return Int64(value)
     }
 
     mutating func uint32() throws(FormatError) -> UInt32 {
-        var value: UInt32 = 0
-        for shift in stride(from: 0, to: 32, by: 8) { value |= UInt32(try byte()) << UInt32(shift) }
-        return value
+        UInt32(littleEndian: UnsafeRawBufferPointer(try fixed(4)).loadUnaligned(as: UInt32.self))
     }
 
     mutating func double() throws(FormatError) -> Double {
-        var bits: UInt64 = 0
-        for shift in stride(from: 0, to: 64, by: 8) { bits |= UInt64(try byte()) << UInt64(shift) }
-        return Double(bitPattern: bits)
+        Double(bitPattern: UInt64(littleEndian: UnsafeRawBufferPointer(try fixed(8)).loadUnaligned(as: UInt64.self)))
     }
 
-    mutating func blob(limit: Int) throws(FormatError) -> [UInt8] {
-        let start = offset
+    /// A byte string: a length within `limit`, then that many bytes.
+    mutating func blob(limit: Int) throws(FormatError) -> UnsafeBufferPointer<UInt8> {
+        let start = position
         let length = try varint()
-        guard length <= UInt64(limit) else {
-            throw FormatError(.binaryTooLarge, "a length of \(length) exceeds the limit of \(limit)", location: .init(offset: start))
+        guard length <= UInt64(clamping: limit) else {
+            throw FormatError(.binaryTooLarge, "a length of \(length) exceeds the limit of \(limit)", location: .init(offset: offset(at: start)))
         }
         guard length <= UInt64(remaining) else {
-            throw FormatError(.binaryTruncated, "a length of \(length) exceeds the \(remaining) bytes left", location: .init(offset: start))
+            throw FormatError(.binaryTruncated, "a length of \(length) exceeds the \(remaining) bytes left", location: .init(offset: offset(at: start)))
         }
-        defer { position += Int(length) }
-        return Array(bytes[position..<(position + Int(length))])
+        return try fixed(Int(length))
     }
 
-    /// A string-table entry (Spec/v2-binary.md section 6), as the bytes of the string it stands for.
-    mutating func tableString(limit: Int) throws(FormatError) -> [UInt8] {
-        let start = offset
+    /// A string-table entry (Spec/v2-binary.md section 6) as the string it stands for, checked
+    /// in the order of the rules there.
+    mutating func tableString(limit: Int) throws(FormatError) -> String {
+        let start = position
         let header = try varint()
         let hasUUID = header & 1 == 1
         let stored = header >> 1
         let prefix = hasUUID ? UUIDPrefix.textLength : 0
-        guard stored <= UInt64(limit - prefix) else {
-            throw FormatError(.binaryTooLarge, "a string of \(stored + UInt64(prefix)) bytes exceeds the limit of \(limit)", location: .init(offset: start))
+        guard limit >= prefix, stored <= UInt64(limit - prefix) else {
+            throw FormatError(
+                .binaryTooLarge, "a string of \(stored + UInt64(prefix)) bytes exceeds the limit of \(limit)", location: .init(offset: offset(at: start)))
         }
         let needed = stored + (hasUUID ? 16 : 0)
         guard needed <= UInt64(remaining) else {
-            throw FormatError(.binaryTruncated, "a string needs \(needed) bytes, only \(remaining) are left", location: .init(offset: start))
+            throw FormatError(.binaryTruncated, "a string needs \(needed) bytes, only \(remaining) are left", location: .init(offset: offset(at: start)))
         }
-        var result: [UInt8] = []
-        if hasUUID {
-            result = UUIDPrefix.text(bytes[position..<(position + 16)])
-            position += 16
+        let uuid = hasUUID ? try fixed(16) : nil
+        let text = try fixed(Int(stored))
+        guard let string = Self.string(uuid: uuid, text) else {
+            throw FormatError(.binaryInvalidUTF8, "a string is not valid UTF-8", location: .init(offset: offset(at: start)))
         }
-        result.append(contentsOf: bytes[position..<(position + Int(stored))])
-        position += Int(stored)
-        return result
+        return string
     }
 
-    mutating func string(_ table: [String]) throws(FormatError) -> String {
-        let start = offset
-        return try string(table, index: try varint(), at: start)
+    /// The uppercase text of `uuid` (if any) followed by `text`, or nil when `text` is not UTF-8.
+    private static func string(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) -> String? {
+        // The initializers below repair bad UTF-8 instead of refusing it, so it is checked first:
+        // ASCII, the usual case, by a scan (without an early exit, so that it vectorizes), since
+        // `String(validating:)` costs a generic call.
+        guard text.reduce(0, |) < 0x80 || String(validating: text, as: UTF8.self) != nil else { return nil }
+        guard let uuid else { return String(decoding: text, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: UUIDPrefix.textLength + text.count) { buffer in
+            UUIDPrefix.write(uuid, to: buffer)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
+            return UUIDPrefix.textLength + text.count
+        }
     }
 
-    /// The string a reference names; `start` is the reference's first byte, for the error.
-    func string(_ table: [String], index: UInt64, at start: Int) throws(FormatError) -> String {
+    /// A string reference (Spec/v2-binary.md 3.5): a position in `table`.
+    @inline(__always)
+    mutating func reference(_ table: [String]) throws(FormatError) -> Int {
+        let start = position
+        let index = try varint()
         guard index < UInt64(table.count) else {
-            throw FormatError(.binaryBadIndex, "string index \(index) is beyond the \(table.count) strings", location: .init(offset: start))
+            throw FormatError(.binaryBadIndex, "string index \(index) is beyond the \(table.count) strings", location: .init(offset: offset(at: start)))
         }
-        return table[Int(index)]
+        return Int(index)
     }
 
-    /// A set of strings, written sorted and unique; each must pass `valid`.
+    /// An optional reference: 0 for none, otherwise the position plus 1.
+    mutating func optionalReference(_ table: [String]) throws(FormatError) -> Int? {
+        let start = position
+        let value = try varint()
+        guard value > 0 else { return nil }
+        guard value - 1 < UInt64(table.count) else {
+            throw FormatError(.binaryBadIndex, "string index \(value - 1) is beyond the \(table.count) strings", location: .init(offset: offset(at: start)))
+        }
+        return Int(value - 1)
+    }
+
+    /// A set of strings, written as ascending references; each must pass `valid`.
     mutating func sortedStrings(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [String] {
+        let count = try count()
         var result: [String] = []
-        var last: UInt64?
-        for _ in 0..<(try count()) {
-            let start = offset
-            let index = try varint()
+        result.reserveCapacity(count)
+        var last: Int?
+        for _ in 0..<count {
+            let start = position
+            let index = try reference(table)
             if let last, index <= last {
-                throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: start))
+                throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: offset(at: start)))
             }
             last = index
-            let string = try self.string(table, index: index, at: start)
-            guard valid(string) else {
-                throw FormatError(.binaryInvalidValue, "\"\(string)\" is not allowed here", location: .init(offset: start))
+            guard valid(table[index]) else {
+                throw FormatError(.binaryInvalidValue, "\"\(table[index])\" is not allowed here", location: .init(offset: offset(at: start)))
             }
-            result.append(string)
+            result.append(table[index])
         }
         return result
+    }
+
+    /// A property change's kind and value (Spec/v2-binary.md 8.2, 8.3); `valuePointer` is the
+    /// place of an attribute value in the canonical JSON form, for its `v2.*` errors.
+    mutating func propertyValue(_ table: [String], valuePointer: () -> JSONPointer) throws(FormatError) -> PropertyChange.Value {
+        let kindStart = position
+        switch try varint() {
+        case 0: return try pointing(valuePointer()) { () throws(FormatError) in try attribute(table) }
+        case 1: return .toOne(relatedIdentifier: try optionalReference(table).map { table[$0] })
+        case 2: return .toMany(added: try sortedStrings(table), removed: try sortedStrings(table))
+        case 3:
+            let added = try sortedStrings(table), removed = try sortedStrings(table)
+            var moved: [Int: String] = [:]
+            var last = -1
+            for _ in 0..<(try count()) {
+                let positionStart = position
+                let index = try varint()
+                guard index <= 999_999_999, Int(index) > last else {
+                    throw FormatError(
+                        .binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: offset(at: positionStart)))
+                }
+                last = Int(index)
+                moved[last] = table[try reference(table)]
+            }
+            return .orderedToMany(added: added, removed: removed, movedByIndex: moved)
+        case let kind:
+            throw FormatError(.binaryInvalidValue, "property kind \(kind) is not one of 0, 1, 2, 3", location: .init(offset: offset(at: kindStart)))
+        }
     }
 
     mutating func attribute(_ table: [String]) throws(FormatError) -> PropertyChange.Value {
-        let start = offset
+        let start = position
         switch try varint() {
         case 0: return .attribute(.null)
         case 1: return .attribute(.bool(false))
@@ -518,44 +619,33 @@ struct ByteReader {
         case 4: return .attribute(.double(try double()))
         case 5:
             guard let text = String(validating: try blob(limit: limits.maximumStringBytes), as: UTF8.self), isDecimalText(text) else {
-                throw FormatError(.v2InvalidDecimal, "a decimal is not decimal text", location: .init(offset: start))
+                throw FormatError(.v2InvalidDecimal, "a decimal is not decimal text", location: .init(offset: offset(at: start)))
             }
             return .attribute(.decimal(text))
-        case 6: return .attribute(.string(try string(table)))
+        case 6: return .attribute(.string(table[try reference(table)]))
         case 7:
-            let valueStart = offset
+            let valueStart = position
             let milliseconds = try double()
             guard milliseconds.isFinite else {
-                throw FormatError(.v2NumberOutOfRange, "a date is not a finite number", location: .init(offset: valueStart))
+                throw FormatError(.v2NumberOutOfRange, "a date is not a finite number", location: .init(offset: offset(at: valueStart)))
             }
             return .attribute(.date(millisecondsSince1970: milliseconds))
         case 8: return .attribute(.binary(Data(try blob(limit: limits.maximumSectionBytes))))
         case 9:
-            var raw = [UInt8]()
-            for _ in 0..<16 { raw.append(try byte()) }
-            let uuid = UUID(
-                uuid: (
-                    raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                    raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]
-                ))
-            return .attribute(.uuid(uuid))
-        case 10: return .attribute(.url(try string(table)))
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let raw = try fixed(16)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(raw)) }
+            return .attribute(.uuid(UUID(uuid: uuid)))
+        case 10: return .attribute(.url(table[try reference(table)]))
         case 11:
-            let referenceStart = offset
-            let name = try string(table)
+            let referenceStart = position
+            let name = table[try reference(table)]
             guard DataFileName.isValid(name) else {
-                throw FormatError(.binaryInvalidValue, "\"\(name)\" is not a data file name", location: .init(offset: referenceStart))
+                throw FormatError(.binaryInvalidValue, "\"\(name)\" is not a data file name", location: .init(offset: offset(at: referenceStart)))
             }
             return .attributeInDataFile(filename: name)
         case let tag:
-            throw FormatError(.binaryInvalidValue, "attribute value tag \(tag) is unknown", location: .init(offset: start))
-        }
-    }
-
-    /// Every field of a section must be used: bytes left over are an error.
-    func end() throws(FormatError) {
-        guard position == bytes.endIndex else {
-            throw FormatError(.binaryTrailingBytes, "\(remaining) bytes follow the last field of the section", location: .init(offset: offset))
+            throw FormatError(.binaryInvalidValue, "attribute value tag \(tag) is unknown", location: .init(offset: offset(at: start)))
         }
     }
 }

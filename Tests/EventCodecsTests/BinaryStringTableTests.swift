@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+
+/// The string table of the v2 binary encoding (Spec/v2-binary.md 6 and 10.1): which strings take
+/// the UUID-prefixed form, the order of the table, its limit, and extensions found by entity.
+@Suite("Binary events: the string table")
+struct BinaryStringTableTests {
+    /// An event whose only change sets a string attribute to each of `values`, one property each.
+    static func event(values: [String], uniqueIdentifier: String = "U") -> Event {
+        let properties = values.enumerated().map { PropertyChange(name: "p\($0.offset)", value: .attribute(.string($0.element))) }
+        return Event(
+            uniqueIdentifier: uniqueIdentifier, type: .save, storeIdentifier: "S", revision: 0, globalCount: 1, timestamp: 1,
+            objectChanges: [ObjectChange(entity: "Item", globalIdentifier: "i", type: .update, propertyChanges: properties)])
+    }
+
+    /// 16 bytes that use every hexadecimal digit in every position over a few hundred seeds.
+    static func uuidText(_ seed: Int) -> String {
+        var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15
+        let bytes = (0..<16).map { _ -> UInt8 in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13],
+                bytes[14], bytes[15]
+            )
+        ).uuidString
+    }
+
+    @Test("uppercase UUID texts, with or without more text after them, read back exactly")
+    func uuidStrings() throws {
+        let values = (0..<300).map { Self.uuidText($0) + ["", "-7", "-4242-0000A1B2C3D4E5F6", "é", "\u{0}"][$0 % 5] }
+        let event = Self.event(values: values, uniqueIdentifier: Self.uuidText(1000))
+        #expect(try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(event)) == event)
+    }
+
+    @Test("a string is UUID-prefixed (16 bytes instead of 36) only when all its first 36 characters are those of an uppercase UUID")
+    func uuidPrefixOnlyForUppercaseUUIDs() throws {
+        let uuid = Array(Self.uuidText(7).utf8)
+        let prefixed = try V2BinaryEncoder().encode(Self.event(values: [String(decoding: uuid, as: UTF8.self)]))
+        let hyphens: Set = [8, 13, 18, 23]
+        for position in 0..<uuid.count {
+            // Neighbours of the digits, of the letters and of the hyphen; "é" is two bytes.
+            let replacements = (hyphens.contains(position) ? ["0", "A", "_", "é"] : ["a", "f", "/", ":", "@", "`", "G", "g", "-", "é"]).map { Array($0.utf8) }
+            for replacement in replacements {
+                var bytes = uuid
+                bytes.replaceSubrange(position...position, with: replacement)
+                let text = String(decoding: bytes, as: UTF8.self)
+                let event = Self.event(values: [text])
+                let encoded = try V2BinaryEncoder().encode(event)
+                #expect(encoded.count == prefixed.count + 20 + replacement.count - 1, "\(text) is stored as text")
+                #expect(try V2BinaryDecoder().decode(encoded) == event)
+            }
+        }
+        // Shorter than a UUID text: text as well.
+        let short = Self.event(values: [String(decoding: uuid.dropLast(), as: UTF8.self)])
+        #expect(try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(short)) == short)
+    }
+
+    @Test("the table is sorted by all bytes of its strings, where the first eight are equal or padded with NUL too")
+    func tableOrder() throws {
+        let values = [
+            "", "\u{0}", "\u{0}\u{0}", "A", "A\u{0}", "AB", "ABCDEFG", "ABCDEFG\u{0}", "ABCDEFGH", "ABCDEFGH\u{0}", "ABCDEFGHI", "ABCDEFGG\u{7F}",
+            "ABCDEFGé", "Title 12", "Title 120", "Title 1200", "Title 13", "é", "éé", "\u{10FFFF}",
+        ]
+        let event = Self.event(values: values)
+        // The reader refuses a table out of order (section 6, rule 4).
+        #expect(try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(event)) == event)
+    }
+
+    @Test("a table of more strings than the limit is refused before its strings are read")
+    func stringLimit() throws {
+        let event = Self.event(values: (0..<1_000).map { "value \($0)" })
+        let bytes = try V2BinaryEncoder().encode(event)
+        // 1,000 values, 1,000 property names, and "U", "S", "Item", "i".
+        var limits = BinaryReadingLimits()
+        limits.maximumStrings = 2_003
+        do throws(FormatError) {
+            _ = try V2BinaryDecoder(limits: limits).decode(bytes)
+            Issue.record("a table over the limit was read")
+        } catch {
+            #expect(error.code == .binaryTooLarge)
+        }
+        limits.maximumStrings = 2_004
+        #expect(try V2BinaryDecoder(limits: limits).decode(bytes) == event)
+    }
+
+    /// Changes of three entities, with unknown members on the event, on a change and on a
+    /// property change.
+    static func extendedEvent() -> Event {
+        var changes = ["A", "B", "C"].flatMap { entity in
+            (0..<3).map { index in
+                ObjectChange(
+                    entity: entity, globalIdentifier: "\(entity)\(index)", type: .update,
+                    propertyChanges: [PropertyChange(name: "a", value: .attribute(.integer(1))), PropertyChange(name: "b", value: .attribute(.null))])
+            }
+        }
+        changes[4].unknownFields["x-note"] = .string("second B")
+        changes[6].propertyChanges[1].unknownFields["x-unit"] = .string("first C, second property")
+        changes[8].unknownFields["x-last"] = .bool(true)
+        var event = Event(uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 1, timestamp: 1, objectChanges: changes)
+        event.unknownFields["x-origin"] = .string("test")
+        return event
+    }
+
+    @Test("unknown members go back to the change their pointer names among its entity's changes")
+    func extensionsByEntity() throws {
+        let event = Self.extendedEvent()
+        let decoded = try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(event))
+        #expect(decoded == event)
+        #expect(decoded.objectChanges[4].unknownFields["x-note"] == .string("second B"))
+        #expect(decoded.objectChanges[6].propertyChanges[1].unknownFields["x-unit"] != nil)
+    }
+
+    @Test("an extension pointer that names an entity without changes is refused at its entry")
+    func extensionOfMissingEntity() throws {
+        var bytes = try V2BinaryEncoder().encode(Self.extendedEvent())
+        let pointer = Array("/changesByEntity/B/1/x-note".utf8)
+        let start = try #require((0...(bytes.count - pointer.count)).first { bytes[$0..<($0 + pointer.count)].elementsEqual(pointer) })
+        // "B" becomes "D", which no change has; the entry is the first, so the order still holds.
+        bytes[start + "/changesByEntity/".count] = UInt8(ascii: "D")
+        // The CRC of the last section, the extensions, made to match (frames: Spec/v2-binary.md 5.1).
+        var position = 10, crcStart = 0
+        func varint() -> Int {
+            var value = 0, shift = 0
+            while true {
+                let byte = bytes[position]
+                position += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        while position < bytes.count {
+            _ = (varint(), varint())
+            let length = varint()
+            crcStart = position
+            position += 4 + length
+        }
+        let crc = Zlib.crc32(bytes[(crcStart + 4)...])
+        for index in 0..<4 { bytes[crcStart + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        do throws(FormatError) {
+            _ = try V2BinaryDecoder().decode(bytes)
+            Issue.record("an extension of an entity without changes was read")
+        } catch {
+            #expect(error.code == .binaryInvalidValue)
+            #expect(error.location.offset == start - 1, "the entry's first byte, its pointer's length")
+        }
+    }
+}
