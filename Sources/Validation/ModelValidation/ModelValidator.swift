@@ -22,25 +22,29 @@ public struct ModelValidator: Sendable {
         var unknownEntities = Set<ExactString>()
         // Decoders group changes by entity: the model is asked once per run of one entity, and
         // once per property name within the run (a few names; more are asked each time).
-        var run = (entity: "", start: 0, base: 0, definition: Entity?.none, properties: [(name: String, definition: Property?)]())
+        // (Copying an `Entity` or a `Property` retains all its strings: only what is needed is kept.)
+        var run = (entity: "", start: 0, base: 0, isAbstract: Bool?.none)
+        var names: [String] = [], definitions: [Property?] = []
         // Fields are read in place: copying each change retains all its parts.
         for position in changes.indices {
             let entityName = changes[position].entity, type = changes[position].type, properties = changes[position].propertyChanges
             if position == 0 || !exactlyEqual(run.entity, entityName) {
                 if position > 0 { indexInEntity[ExactString(run.entity)] = run.base + position - run.start }
-                run = (entityName, position, indexInEntity[ExactString(entityName), default: 0], model.entities[entityName], [])
+                run = (entityName, position, indexInEntity[ExactString(entityName), default: 0], model.entities[entityName]?.isAbstract)
+                names.removeAll(keepingCapacity: true)
+                definitions.removeAll(keepingCapacity: true)
             }
             let index = run.base + position - run.start
             // Pointers are built only for an error that is kept: most changes never need one.
             func changePointer() -> JSONPointer { JSONPointer.root / "changesByEntity" / entityName / index }
-            guard let entity = run.definition else {
+            guard let isAbstract = run.isAbstract else {
                 // One error for the entity, not one per change: they would share code and pointer.
                 if unknownEntities.insert(ExactString(entityName)).inserted {
                     errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
                 }
                 continue
             }
-            if type == .insert && entity.isAbstract {
+            if type == .insert && isAbstract {
                 errors.append(FormatError(.modelAbstractEntity, "\(entityName) is abstract: no object of it can be inserted", at: changePointer()))
             }
             if type == .delete && !properties.isEmpty {
@@ -48,11 +52,14 @@ public struct ModelValidator: Sendable {
             }
             for property in properties {
                 let definition: Property?
-                if let known = run.properties.first(where: { exactlyEqual($0.name, property.name) }) {
-                    definition = known.definition
+                if let known = names.firstIndex(where: { exactlyEqual($0, property.name) }) {
+                    definition = definitions[known]
                 } else {
                     definition = model.property(property.name, of: entityName)
-                    if run.properties.count < 32 { run.properties.append((property.name, definition)) }
+                    if names.count < 32 {
+                        names.append(property.name)
+                        definitions.append(definition)
+                    }
                 }
                 guard let problem = check(property, definition, entity: entityName) else { continue }
                 errors.append(
