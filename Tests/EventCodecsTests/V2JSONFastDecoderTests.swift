@@ -40,6 +40,24 @@ struct V2JSONFastDecoderTests {
         return counts
     }
 
+    /// Compares both readers on `rounds` inputs, each a valid one with `edits` random edits (the
+    /// first of them giving the bytes); returns how often each took the input.
+    static func compareMutations<Input>(
+        of valid: [Input], seed: UInt64, edits: ClosedRange<Int>, validator: SchemaValidator,
+        first: (Input, inout SplitMix64) -> [UInt8], edit: (Input, inout SplitMix64) -> Input
+    ) -> (fast: Int, general: Int) {
+        var random = SplitMix64(seed: seed)
+        var taken = (fast: 0, general: 0)
+        for round in 0..<rounds {
+            var input = valid[round % valid.count]
+            for _ in 1..<Int.random(in: edits, using: &random) { input = edit(input, &random) }
+            let counts = compare(first(input, &random), "round \(round)", validator: validator)
+            taken.fast += counts.fast
+            taken.general += counts.general
+        }
+        return taken
+    }
+
     @Test("on every fixture: the general pipeline's part, and every ordinary event taken")
     func fixtures() throws {
         let validator = try BundledSchema.v2Event.validator()
@@ -82,15 +100,10 @@ struct V2JSONFastDecoderTests {
         let validator = try BundledSchema.v2Event.validator()
         let valid = FixtureDocuments.json().map(\.value).filter { validator.validate($0).isEmpty }
         #expect(!valid.isEmpty)
-        var random = SplitMix64(seed: 18)
-        var taken = (fast: 0, general: 0)
-        for round in 0..<Self.rounds {
-            var value = valid[round % valid.count]
-            for _ in 0...Int.random(in: 0..<3, using: &random) { value = JSONMutation.mutate(value, using: &random) }
-            let bytes = Array(JSONWriter().string(value).utf8)
-            let counts = Self.compare(bytes, "round \(round)", validator: validator)
-            taken.fast += counts.fast
-            taken.general += counts.general
+        let taken = Self.compareMutations(of: valid, seed: 18, edits: 1...3, validator: validator) { value, random in
+            Array(JSONWriter().string(JSONMutation.mutate(value, using: &random)).utf8)
+        } edit: { value, random in
+            JSONMutation.mutate(value, using: &random)
         }
         // Both kinds of outcome must be common for the comparison to mean something.
         #expect(taken.fast > 500, "\(taken)")
@@ -131,14 +144,10 @@ struct V2JSONFastDecoderTests {
         let validator = try BundledSchema.v2Event.validator()
         let valid = FixtureDocuments.files().filter { validator.validate($0.value).isEmpty }.map(\.bytes)
         #expect(!valid.isEmpty)
-        var random = SplitMix64(seed: 1818)
-        var taken = (fast: 0, general: 0)
-        for round in 0..<Self.rounds {
-            var bytes = valid[round % valid.count]
-            for _ in 0...Int.random(in: 0..<2, using: &random) { bytes = Self.mutateBytes(bytes, using: &random) }
-            let counts = Self.compare(bytes, "round \(round)", validator: validator)
-            taken.fast += counts.fast
-            taken.general += counts.general
+        let taken = Self.compareMutations(of: valid, seed: 1818, edits: 1...2, validator: validator) { bytes, random in
+            Self.mutateBytes(bytes, using: &random)
+        } edit: { bytes, random in
+            Self.mutateBytes(bytes, using: &random)
         }
         #expect(taken.fast > 500, "\(taken)")
         #expect(taken.general > taken.fast, "\(taken)")
