@@ -121,11 +121,6 @@ public struct V2BinaryDecoder: Sendable {
         return payloads
     }
 
-    /// The v2 schema's rule for store identifiers: 1 to 255 characters, none of `_ / \\` NUL.
-    static func isStoreIdentifier(_ store: String) -> Bool {
-        (1...255).contains(store.unicodeScalars.count) && !store.unicodeScalars.contains { "_/\\\u{0}".unicodeScalars.contains($0) }
-    }
-
     /// Section 1: each string made once, shared by every reference to it.
     private func readStrings(_ reader: inout ByteReader) throws(FormatError) -> [String] {
         let count = try reader.count()
@@ -174,7 +169,7 @@ public struct V2BinaryDecoder: Sendable {
             }
             let storeStart = header.position
             let store = strings[try header.reference(strings)]
-            guard Self.isStoreIdentifier(store) else {
+            guard V2TextPatterns.isStoreIdentifier(store) else {
                 throw FormatError(
                     .binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)",
                     location: .init(offset: header.offset(at: storeStart)))
