@@ -133,7 +133,7 @@ public struct V2BinaryDecoder: Sendable {
         for index in 0..<count {
             let start = reader.position
             let string = try reader.tableString(limit: limits.maximumStringBytes)
-            // By the strings' first bytes, and by all only where those are equal.
+            // Section 6, rule 4: by the first 8 bytes as a number, by all only where those are equal.
             let key = StringTable.sortKey(string)
             if index > 0, key < previousKey || (key == previousKey && !utf8Precedes(strings[index - 1], string)) {
                 throw FormatError(.binaryInvalidValue, "the string table is not sorted and unique", location: .init(offset: reader.offset(at: start)))
@@ -391,12 +391,15 @@ struct ByteReader {
     var offset: Int { offset(at: position) }
     var remaining: Int { bytes.count - position }
 
-    /// The next `count` bytes; running past the end is reported at the end of the input (Spec/v2-binary.md 3.6).
+    /// A field that runs past the end of the input, reported at that end (Spec/v2-binary.md 3.6).
+    private var truncated: FormatError {
+        FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset(at: bytes.count)))
+    }
+
+    /// The next `count` bytes.
     @inline(__always)
     mutating func fixed(_ count: Int) throws(FormatError) -> UnsafeBufferPointer<UInt8> {
-        guard count <= remaining else {
-            throw FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset(at: bytes.count)))
-        }
+        guard count <= remaining else { throw truncated }
         defer { position += count }
         return UnsafeBufferPointer(rebasing: bytes[position..<(position + count)])
     }
@@ -420,14 +423,13 @@ struct ByteReader {
         return try longVarint()
     }
 
+    /// ``varint()`` byte by byte, with every check of Spec/v2-binary.md 3.2.
     private mutating func longVarint() throws(FormatError) -> UInt64 {
         let start = position
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard position < bytes.count else {
-                throw FormatError(.binaryTruncated, "the data ends inside a field", location: .init(offset: offset(at: bytes.count)))
-            }
+            guard position < bytes.count else { throw truncated }
             let byte = bytes[position]
             position += 1
             if shift == 63 && byte > 1 {
@@ -520,8 +522,8 @@ struct ByteReader {
     /// The uppercase text of `uuid` (if any) followed by `text`, or nil when `text` is not UTF-8.
     private static func string(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) -> String? {
         // The initializers below repair bad UTF-8 instead of refusing it, so it is checked first:
-        // ASCII, the usual case, by a scan (without an early exit, so that it vectorizes), since
-        // `String(validating:)` costs a generic call.
+        // ASCII, the usual case, by a scan without an early exit, since `String(validating:)`
+        // costs a generic call.
         guard text.reduce(0, |) < 0x80 || String(validating: text, as: UTF8.self) != nil else { return nil }
         guard let uuid else { return String(decoding: text, as: UTF8.self) }
         return String(unsafeUninitializedCapacity: UUIDPrefix.textLength + text.count) { buffer in
