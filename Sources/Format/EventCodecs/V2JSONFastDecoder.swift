@@ -127,10 +127,11 @@ private struct Cursor {
         return memcmp(base + range.lowerBound, name.utf8Start, range.count) == 0
     }
 
-    /// The key at `range` as text (it has no escapes); nil when it is not UTF-8.
-    func text(_ range: Range<Int>) -> String? {
+    /// Bytes without escapes as text, or nil when they are not UTF-8 (Swift's validation is RFC
+    /// 3629's, as the parser's: no overlong forms, no surrogates). `isASCII` when already known.
+    func text(_ range: Range<Int>, isASCII: Bool? = nil) -> String? {
         let slice = UnsafeBufferPointer(rebasing: bytes[range])
-        return slice.allSatisfy { $0 < 0x80 } ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
+        return isASCII ?? slice.allSatisfy({ $0 < 0x80 }) ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
     }
 
     mutating func string() throws(Decline) -> String {
@@ -144,12 +145,8 @@ private struct Cursor {
             if byte >= 0x80 { ascii = false }
             index += 1
         }
-        guard index < bytes.count, index - start <= maximumStringBytes else { throw Decline() }
-        let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        guard index < bytes.count, index - start <= maximumStringBytes, let text = text(start..<index, isASCII: ascii) else { throw Decline() }
         index += 1
-        if ascii { return String(decoding: slice, as: UTF8.self) }
-        // Swift's validation is RFC 3629's, as the parser's: no overlong forms, no surrogates.
-        guard let text = String(validating: slice, as: UTF8.self) else { throw Decline() }
         return text
     }
 

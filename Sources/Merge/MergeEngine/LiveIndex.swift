@@ -29,14 +29,6 @@ struct LiveIndex: Sendable {
                 return index < entry.more.count ? entry.more[index] : nil
             }
         }
-
-        func contains(where predicate: (Candidate) -> Bool) -> Bool {
-            predicate(first) || more.contains(where: predicate)
-        }
-
-        func first(where predicate: (Candidate) -> Bool) -> Candidate? {
-            predicate(first) ? first : more.first(where: predicate)
-        }
     }
 
     private var table: [IdentifierKey: Entry] = [:]
@@ -73,16 +65,11 @@ struct IdentifierKey: Hashable, Sendable {
 
     init(_ id: String) {
         var head = self.head
-        let count =
-            id.utf8.withContiguousStorageIfAvailable { bytes in
-                withUnsafeMutableBytes(of: &head) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix($0.count))) }
-                return bytes.count
-            }
-            ?? {
-                let bytes = Array(id.utf8)
-                withUnsafeMutableBytes(of: &head) { target in bytes.prefix(target.count).withUnsafeBytes { target.copyMemory(from: $0) } }
-                return bytes.count
-            }()
+        var id = id
+        let count = id.withUTF8 { bytes in
+            withUnsafeMutableBytes(of: &head) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix($0.count))) }
+            return bytes.count
+        }
         self.head = head
         self.count = count
         if count > MemoryLayout.size(ofValue: head) { long = ExactString(id) }
