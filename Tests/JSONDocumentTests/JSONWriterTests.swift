@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import JSONDocument
 
@@ -35,6 +36,32 @@ struct JSONWriterTests {
         ])
     func ecmaScriptLayout(value: Double, expected: String) {
         #expect(CanonicalNumberFormat.ecmaScript(value) == expected)
+    }
+
+    /// Random doubles of every magnitude: the text reads back as the same double, its
+    /// significant digits are those of Swift's shortest `description`, and it takes the
+    /// exponent form exactly where ECMAScript does (below 1e-6 or from 1e21 on).
+    @Test("the layout of random doubles keeps their shortest digits")
+    func ecmaScriptRandomLayout() {
+        var generator = SystemRandomNumberGenerator()
+        func significant(_ text: String) -> String {
+            let mantissa = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
+            return String(mantissa.drop { $0 == "0" }.reversed().drop { $0 == "0" }.reversed())
+        }
+        var checked = 0
+        while checked < 20_000 {
+            // Half of them any bit pattern, half between 1e-30 and 1e30, where the layouts change.
+            let sample =
+                checked.isMultiple(of: 2)
+                ? Double(bitPattern: generator.next())
+                : Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
+            guard sample.isFinite, sample != 0 else { continue }
+            checked += 1
+            let text = CanonicalNumberFormat.ecmaScript(sample)
+            #expect(Double(text) == sample, "\(sample.description) -> \(text)")
+            #expect(significant(text) == significant(sample.description), "\(sample.description) -> \(text)")
+            #expect(text.contains("e") == (sample.magnitude < 1e-6 || sample.magnitude >= 1e21), "\(sample.description) -> \(text)")
+        }
     }
 
     @Test(

@@ -16,47 +16,78 @@ package enum CanonicalNumberFormat {
 
     /// Plain ECMAScript Number::toString layout (`1000`, `0.5`, `1e+21`). Negative zero is `0`.
     /// Precondition: finite.
+    ///
+    /// Laid out in bytes: a state document writes a double per attribute, and building the
+    /// text from substrings cost more than the rest of writing it.
     public static func ecmaScript(_ value: Double) -> String {
         if value == 0 { return "0" }
-        let (digits, pointPosition) = shortestDigits(abs(value))
-        let sign = value < 0 ? "-" : ""
-        let k = digits.count, n = pointPosition
-        let body: String
+        // Below 2^53 every integer is a double, and its shortest round-trip digits are its own:
+        // the layout is the integer written out.
+        if value.rounded(.towardZero) == value, value.magnitude < 9_007_199_254_740_992 { return String(Int64(value)) }
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        var digits: [UInt8] = []
+        digits.reserveCapacity(17)
+        let n = shortestDigits(value.magnitude, into: &digits)
+        let k = digits.count
         if k <= n && n <= 21 {
-            body = digits + String(repeating: "0", count: n - k)
+            text += digits
+            text += repeatElement(UInt8(ascii: "0"), count: n - k)
         } else if 0 < n && n <= 21 {
-            body = String(digits.prefix(n)) + "." + String(digits.dropFirst(n))
+            text += digits[..<n]
+            text.append(UInt8(ascii: "."))
+            text += digits[n...]
         } else if -6 < n && n <= 0 {
-            body = "0." + String(repeating: "0", count: -n) + digits
+            text += [UInt8(ascii: "0"), UInt8(ascii: ".")]
+            text += repeatElement(UInt8(ascii: "0"), count: -n)
+            text += digits
         } else {
+            text.append(digits[0])
+            if k > 1 {
+                text.append(UInt8(ascii: "."))
+                text += digits[1...]
+            }
             let exponent = n - 1
-            let exponentText = (exponent >= 0 ? "+" : "-") + String(abs(exponent))
-            let mantissa = k == 1 ? digits : String(digits.prefix(1)) + "." + String(digits.dropFirst())
-            body = mantissa + "e" + exponentText
+            text.append(UInt8(ascii: "e"))
+            text.append(UInt8(ascii: exponent >= 0 ? "+" : "-"))
+            text += String(exponent.magnitude).utf8
         }
-        return sign + body
+        return String(decoding: text, as: UTF8.self)
     }
 
-    /// The shortest round-trip significant digits of a positive finite value and the
-    /// position of the decimal point: value = 0.DIGITS × 10^position.
-    static func shortestDigits(_ value: Double) -> (digits: String, pointPosition: Int) {
-        let description = value.description  // e.g. "1.2345e-07", "123.0", "5e-324"
-        var mantissa = Substring(description)
+    /// The shortest round-trip significant digits of a positive finite value (into `digits`,
+    /// ASCII) and the position of the decimal point: value = 0.DIGITS × 10^position.
+    private static func shortestDigits(_ value: Double, into digits: inout [UInt8]) -> Int {
+        // Swift's description: "1.2345e-07", "123.0", "5e-324", "0.001".
+        var position = 0
         var exponent = 0
-        if let e = description.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            mantissa = description[..<e]
-            exponent = Int(description[description.index(after: e)...]) ?? 0
+        var exponentSign = 1
+        var inExponent = false
+        var seenPoint = false
+        for byte in value.description.utf8 {
+            switch byte {
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                inExponent = true
+            case UInt8(ascii: "-") where inExponent:
+                exponentSign = -1
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where inExponent:
+                exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if !seenPoint { position += 1 }
+                // A leading zero is not a significant digit: the point moves one place left.
+                if digits.isEmpty && byte == UInt8(ascii: "0") {
+                    position -= 1
+                    continue
+                }
+                digits.append(byte)
+            case UInt8(ascii: "."):
+                seenPoint = true
+            default:
+                break
+            }
         }
-        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
-        let integerPart = parts.first.map(String.init) ?? ""
-        let fractionPart = parts.count > 1 ? String(parts[1]) : ""
-        var digits = Substring(integerPart + fractionPart)
-        var position = integerPart.count + exponent
-        while digits.first == "0" {
-            digits = digits.dropFirst()
-            position -= 1
-        }
-        while digits.last == "0" { digits = digits.dropLast() }
-        return (String(digits), position)
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        return position + exponentSign * exponent
     }
 }
