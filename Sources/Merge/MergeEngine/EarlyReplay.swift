@@ -64,7 +64,7 @@ package final class EarlyReplay: @unchecked Sendable {
             if !abandoned {
                 for (sourced, body) in batch {
                     state.apply(body)
-                    Self.record(sourced, in: &replayed)
+                    Self.record(sourced.file, in: &replayed)
                     count += 1
                 }
             }
@@ -95,15 +95,14 @@ package final class EarlyReplay: @unchecked Sendable {
         guard !abandoned, count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
         var expected = SHA256()
         do throws(FormatError) {
-            let order = try analysis.replayOrder()
-            while let sourced = try order.next() { Self.record(sourced, in: &expected) }
+            try analysis.forEachReplayedFile { Self.record($0, in: &expected) }
         } catch {
             return nil
         }
         return Array(expected.finalize()) == Array(replayed.finalize()) ? state : nil
     }
 
-    private static func record(_ sourced: SourcedEvent, in hash: inout SHA256) {
-        hash.update(data: Array(sourced.file.utf8) + [0])
+    private static func record(_ file: String, in hash: inout SHA256) {
+        hash.update(data: Array(file.utf8) + [0])
     }
 }

@@ -104,6 +104,15 @@ package final class EventStore: @unchecked Sendable {
         return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"))
     }
 
+    /// Calls `body` with the file of each event that `condition` selects, in `order`, without
+    /// rebuilding the events.
+    func forEachFile(where condition: String, orderBy order: String, _ body: (String) -> Void) throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        let query = try database.prepare("SELECT file FROM event WHERE \(condition) ORDER BY \(order)")
+        while try query.step() { body(query.text(0)) }
+    }
+
     /// Reads the rows of one query in order.
     package final class Cursor {
         private let store: EventStore

@@ -172,8 +172,17 @@ package struct MergeAnalysis: Sendable {
     /// revision.
     public func replayOrder() throws(FormatError) -> EventStore.Cursor {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
-        return try store.cursor(where: "role = \(EventStore.Role.replayed.rawValue)", orderBy: "global_count, timestamp, store, revision")
+        return try store.cursor(where: Self.replayedRows, orderBy: Self.replayOrdering)
     }
+
+    /// The file of each event to replay, in replay order, without reading the events.
+    public func forEachReplayedFile(_ body: (String) -> Void) throws(FormatError) {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        try store.forEachFile(where: Self.replayedRows, orderBy: Self.replayOrdering, body)
+    }
+
+    private static let replayedRows = "role = \(EventStore.Role.replayed.rawValue)"
+    private static let replayOrdering = "global_count, timestamp, store, revision"
 
     /// Calls `body` with the events to replay in replay order, a page at a time (so that the
     /// order is never all in memory), up to and including `globalCount`.
