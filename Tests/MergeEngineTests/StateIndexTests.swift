@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import EnsembleModel
 @testable import MergeEngine
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
@@ -49,6 +50,34 @@ struct StateIndexTests {
             }
             let found = index[id].map { $0.map(\.object) } ?? []
             #expect(Set(found) == Set(expected[key] ?? []), "step \(step), \(id)")
+        }
+    }
+
+    @Test("live objects come out by entity name, then identifier, in byte order, whatever their prefixes")
+    func objectOrder() {
+        let identifiers = [
+            "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z", "zzzzzzzzzzzz",
+            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
+        ]
+        let entities = ["Note", "Tag", "N\u{e9}", "Ne"]
+        var random = SplitMix64(seed: 5)
+        var changes: [ObjectChange] = []
+        for entity in entities {
+            for id in identifiers.shuffled(using: &random) { changes.append(ObjectChange(entity: entity, globalIdentifier: id, type: .insert)) }
+        }
+        var state = StoreState(model: nil)
+        state.apply(
+            Event(
+                uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0,
+                objectChanges: changes.shuffled(using: &random)))
+        // The expected order compares byte arrays, not the state's keys.
+        let expected = entities.flatMap { entity in identifiers.map { (entity, $0) } }.sorted { a, b in
+            Array(a.0.utf8) != Array(b.0.utf8) ? Array(a.0.utf8).lexicographicallyPrecedes(b.0.utf8) : Array(a.1.utf8).lexicographicallyPrecedes(b.1.utf8)
+        }
+        let listed = state.objectsInOrder.map { ($0.entity, $0.id) }
+        #expect(listed.count == expected.count)
+        for (got, want) in zip(listed, expected) {
+            #expect(Array(got.0.utf8) == Array(want.0.utf8) && Array(got.1.utf8) == Array(want.1.utf8), "\(got) vs \(want)")
         }
     }
 }

@@ -71,6 +71,8 @@ public struct StoreState: Sendable {
     private var freeSlots: [Int32] = []
     private var live = LiveIndex()
     private var liveCount = 0
+    /// Kept only so that the loop reading ahead in ``apply(_:)`` is not optimized away.
+    private var touchedProperties = 0
     /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
     /// taken out once at the end of the delete phase, so that deleting N members of one
     /// ordered to-many does not search and shift it N times.
@@ -179,9 +181,15 @@ public struct StoreState: Sendable {
                 entityNumbers.append(entities.number(changes[index].entity))
             }
         }
+        // The object an insert names is live from the insert phase on: found or made once, not
+        // looked up again for its properties.
+        var inserted: [Int32] = []
         for index in changes.indices where changes[index].type == .insert {
             let entity = entityNumbers[index], id = changes[index].globalIdentifier
-            guard object(entity, id) == nil else { continue }
+            if let existing = object(entity, id) {
+                inserted.append(existing)
+                continue
+            }
             let number: Int32
             if let free = freeSlots.popLast() {
                 number = free
@@ -192,13 +200,36 @@ public struct StoreState: Sendable {
             }
             live.add(id, (entity, number))
             liveCount += 1
+            inserted.append(number)
             if isWatched(number) { provenance = [:] }
         }
+        // Every object of the set phase is found first, then its properties are read once, all
+        // in tight loops: on a large state each is a cache miss, and misses in a loop without
+        // dependences overlap, where the set phase would wait for them one by one.
+        var targets: [Int32] = []
+        targets.reserveCapacity(changes.count)
+        var nextInserted = 0
         for index in changes.indices where changes[index].type != .delete {
-            guard let number = object(entityNumbers[index], changes[index].globalIdentifier) else { continue }
+            if changes[index].type == .insert {
+                targets.append(inserted[nextInserted])
+                nextInserted += 1
+            } else {
+                targets.append(object(entityNumbers[index], changes[index].globalIdentifier) ?? -1)
+            }
+        }
+        var touched = 0
+        for number in targets where number >= 0 { touched &+= slots[Int(number)].properties.count }
+        touchedProperties = touched
+        var nextTarget = 0
+        for index in changes.indices where changes[index].type != .delete {
+            let number = targets[nextTarget]
+            nextTarget += 1
+            guard number >= 0 else { continue }
             let isInsert = changes[index].type == .insert
-            for property in changes[index].propertyChanges {
-                set(property, of: number, isInsert: isInsert)
+            // By position: iterating would copy each change (its strings and lists) first.
+            let properties = changes[index].propertyChanges
+            for position in properties.indices {
+                set(properties[position], of: number, isInsert: isInsert)
             }
         }
         for index in changes.indices where changes[index].type == .delete {
@@ -228,7 +259,7 @@ public struct StoreState: Sendable {
         let property = propertyNames.number(change.name)
         // An update of a to-many or ordered to-many edits the current value in place (8.3.4,
         // 8.3.5): rebuilding it made every event that touches a relationship cost its size.
-        if !isInsert {
+        if !isInsert, change.value.kind == .toMany || change.value.kind == .orderedToMany {
             enum Holding { case toMany, ordered, other }
             // Decided first, so that no copy of the collection is alive while it is edited.
             let holding: Holding =
@@ -253,7 +284,6 @@ public struct StoreState: Sendable {
             }
         }
         let entity = slots[Int(object)].entity
-        let current = slots[Int(object)].properties[property]
         let value: Stored
         switch change.value {
         case .attribute(let attribute):
@@ -284,7 +314,7 @@ public struct StoreState: Sendable {
             }
             value = .ordered(moving(order, by: moved) { members.contains($0) })
         }
-        store(value, as: property, of: object)
+        let current = store(value, as: property, of: object)
         if isWatched(object) { provenance[change.name] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
             let before = current?.targets ?? [], after = value.targets
@@ -454,16 +484,19 @@ public struct StoreState: Sendable {
         return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
     }
 
-    /// Sets one property of a live object and keeps the referrer records in step.
-    private mutating func store(_ value: Stored, as property: Int32, of object: Int32) {
-        guard slots[Int(object)].isLive else { return }
+    /// Sets one property of a live object and keeps the referrer records in step; returns the
+    /// value it replaced.
+    @discardableResult
+    private mutating func store(_ value: Stored, as property: Int32, of object: Int32) -> Stored? {
+        guard slots[Int(object)].isLive else { return nil }
         let old = slots[Int(object)].properties.updateValue(value, forKey: property)
         // Attributes hold no objects: only relationships change who refers to whom.
-        guard old?.isRelationship == true || value.isRelationship else { return }
+        guard old?.isRelationship == true || value.isRelationship else { return old }
         let before = old?.targets ?? [], after = value.targets
         let referrer = Self.pair(object, property)
         for target in before where !after.contains(target) { slots[Int(target)].referrers.remove(referrer) }
         for target in after where !before.contains(target) { slots[Int(target)].referrers.insert(referrer) }
+        return old
     }
 
     /// Changes one relationship of a live object in place (the collection is taken out of the
@@ -580,8 +613,31 @@ public struct StoreState: Sendable {
         liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object)) }
     }
 
+    /// The live objects in ``objectOrder(_:_:)``. Sorted by keys laid out side by side (the
+    /// entity's rank by name, then the identifier's first 8 bytes as a big-endian number) so
+    /// that comparing two objects reads neither slot unless both keys tie: the sort of a large
+    /// state no longer waits on a cache miss per comparison.
     private var liveObjectsInOrder: [Int32] {
-        slots.indices.filter { slots[$0].isLive }.map(Int32.init).sorted { objectOrder($0, $1) }
+        let ranking = (0..<Int32(entities.count)).sorted { utf8Precedes(entities[$0], entities[$1]) }
+        var rank = [Int32](repeating: 0, count: entities.count)
+        for (position, entity) in ranking.enumerated() { rank[Int(entity)] = Int32(position) }
+        var keys: [(rank: Int32, object: Int32, prefix: UInt64)] = []
+        keys.reserveCapacity(liveCount)
+        for index in slots.indices where slots[index].isLive {
+            // Padded with zero bytes: a strict order of prefixes is the identifiers' byte order.
+            var prefix: UInt64 = 0, count = 0
+            for byte in slots[index].id.utf8.prefix(8) {
+                prefix = prefix << 8 | UInt64(byte)
+                count += 1
+            }
+            keys.append((rank[Int(slots[index].entity)], Int32(index), prefix << (8 * (8 - count))))
+        }
+        keys.sort { a, b in
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
+        }
+        return keys.map(\.object)
     }
 
     /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
