@@ -487,13 +487,19 @@ private struct IntegrityCheck {
     private var store: (identifier: String, files: [String]?, expected: Int64)?
     /// The highest replayed revision of each store.
     private(set) var latestByStore = RevisionSet()
+    /// The highest revision of each store that a checked event depends on: when none exceeds
+    /// what is present or covered, no event misses a dependency and the events are not read
+    /// again for 201.
+    private var highestNeeded = RevisionSet()
 
     init(known: RevisionSet?, input: MergeInput) {
         self.known = known
         self.input = input
     }
 
+    /// A replayed event (the first file of its revision).
     mutating func add(_ sourced: SourcedEvent) {
+        check(sourced)
         let event = sourced.event
         if store.map({ ExactString($0.identifier) != ExactString(event.storeIdentifier) }) ?? true {
             finishStore()
@@ -519,7 +525,18 @@ private struct IntegrityCheck {
     /// Another copy of the revision just added (a conflicting one): it counts for 205 only here;
     /// its own revision set, data files and model version are checked by ``dependencies``.
     mutating func addCopy(_ sourced: SourcedEvent) {
+        check(sourced)
         store?.files?.append(sourced.file)
+    }
+
+    /// The checks of one event that need no other event: model version and data files; its
+    /// dependencies are noted for ``dependencies(_:baselines:)``.
+    private mutating func check(_ sourced: SourcedEvent) {
+        problems += input.modelVersionProblems(sourced)
+        problems += input.missingDataFileProblems(sourced)
+        for (other, revision) in sourced.event.revisionSet.revisions where other != sourced.event.storeIdentifier {
+            highestNeeded[other] = max(highestNeeded[other] ?? revision, revision)
+        }
     }
 
     private mutating func finishStore() {
@@ -539,11 +556,14 @@ private struct IntegrityCheck {
         return problems
     }
 
-    /// Checks that need every store's latest revision: dependencies, model versions and data
-    /// files, read again from `store` by file name.
+    /// Checks that need every store's latest revision (dependencies, read again from `store`
+    /// by file name only when some event may miss one), and the baselines' model versions and
+    /// data files.
     func dependencies(_ store: EventStore, baselines: [SourcedEvent]) throws(FormatError) -> [IntegrityProblem] {
         var problems: [IntegrityProblem] = []
-        for sourced in baselines { problems += input.modelVersionProblems(sourced) }
+        for sourced in baselines { problems += input.modelVersionProblems(sourced) + input.missingDataFileProblems(sourced) }
+        let anyMissing = highestNeeded.revisions.contains { other, needed in needed > max(latestByStore[other] ?? -1, known?[other] ?? -1) }
+        guard anyMissing else { return problems }
         let replayed = try store.cursor(
             where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
         while let sourced = try replayed.next() {
@@ -559,10 +579,7 @@ private struct IntegrityCheck {
                             details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
                 }
             }
-            problems += input.modelVersionProblems(sourced)
-            problems += input.missingDataFileProblems(sourced)
         }
-        for sourced in baselines { problems += input.missingDataFileProblems(sourced) }
         return problems
     }
 }
