@@ -149,7 +149,7 @@ package final class EventStore: @unchecked Sendable {
     /// order (UTF-8), so the first names the event whatever order the inputs were given in
     /// (Spec/merge.md 4.2).
     func forEachRevision(_ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
-        let candidates = try cursor(where: "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))", orderBy: "store, revision, file, id")
+        let candidates = try cursor(where: Self.savesAndMerges, orderBy: "store, revision, file, id")
         var copies: [(id: Int64, sourced: SourcedEvent)] = []
         while let row = try candidates.row() {
             if let first = copies.first?.sourced.event,
@@ -177,6 +177,16 @@ package final class EventStore: @unchecked Sendable {
         var result: [SourcedEvent] = []
         while let next = try cursor.next() { result.append(next) }
         return result
+    }
+
+    private static let savesAndMerges = "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))"
+
+    /// Gives `role` to every save and merge event without one yet: one statement where a role
+    /// per row cost an update per event of the folder.
+    func setRoleOfUndecided(_ role: Role) throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try database.execute("UPDATE event SET role = \(role.rawValue) WHERE role = \(Role.undecided.rawValue) AND \(Self.savesAndMerges)")
     }
 
     /// Records the role of event `id`.

@@ -244,7 +244,7 @@ package struct MergeAnalysis: Sendable {
                     try store.setRole(.covered, of: first.id)
                     coveredCount += 1
                 } else {
-                    try store.setRole(.replayed, of: first.id)
+                    // Its role is given below, with every other replayed event's.
                     replayCount += 1
                     integrity.add(first.sourced)
                     // Every copy of a conflicting revision is checked as an event of its own
@@ -255,6 +255,7 @@ package struct MergeAnalysis: Sendable {
                     }
                 }
             }
+            try store.setRoleOfUndecided(.replayed)
         }
         problems += integrity.finish()
         problems += try integrity.dependencies(store, baselines: baselines)
