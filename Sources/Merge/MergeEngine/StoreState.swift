@@ -79,8 +79,10 @@ public struct StoreState: Sendable {
     private var orderedRemovals: [Int64: [Int32]] = [:]
     private var entities = Numbering()
     private var propertyNames = Numbering()
-    /// Model answers by (entity, property) and by (entity, ancestor), asked once each.
-    private var definitions: [Int64: Property?] = [:]
+    /// Model answers by (entity, property) and by (entity, ancestor), asked once each. A
+    /// relationship's answer is kept as numbers, by entity then property number: every
+    /// relationship change reads it, and a `Property` copy retains all its strings.
+    private var relationships: [[RelationshipAnswer]] = []
     private var kinds: [Int64: Bool] = [:]
     let model: DataModel?
 
@@ -129,13 +131,41 @@ public struct StoreState: Sendable {
 
     private static func pair(_ a: Int32, _ b: Int32) -> Int64 { Int64(a) << 32 | Int64(UInt32(bitPattern: b)) }
 
-    /// The model's definition of a property of an entity (inherited ones included).
-    private mutating func definition(_ property: Int32, of entity: Int32) -> Property? {
+    /// A relationship as applying needs it: destination entity, inverse property and kind, by
+    /// number.
+    private struct Relationship {
+        var destination: Int32
+        var inverse: Int32?
+        var isToMany: Bool
+        var isOrdered: Bool
+    }
+
+    private enum RelationshipAnswer {
+        case notAsked, none, some(Relationship)
+    }
+
+    /// The model's relationship `property` of `entity` (inherited ones included); nil without a
+    /// model, or when the property is not a relationship there.
+    private mutating func relationship(_ property: Int32, of entity: Int32) -> Relationship? {
         guard let model else { return nil }
-        let key = Self.pair(entity, property)
-        if let known = definitions[key] { return known }
-        let found = model.property(propertyNames[property], of: entities[entity])
-        definitions[key] = found
+        let row = Int(entity), column = Int(property)
+        if relationships.count <= row { relationships += Array(repeating: [], count: row + 1 - relationships.count) }
+        if relationships[row].count <= column {
+            relationships[row] += Array(repeating: .notAsked, count: column + 1 - relationships[row].count)
+        }
+        switch relationships[row][column] {
+        case .some(let known): return known
+        case .none: return nil
+        case .notAsked: break
+        }
+        guard case .relationship(let definition)? = model.property(propertyNames[property], of: entities[entity]) else {
+            relationships[row][column] = .none
+            return nil
+        }
+        let found = Relationship(
+            destination: entities.number(definition.destinationEntity), inverse: definition.inverseName.map { propertyNames.number($0) },
+            isToMany: definition.isToMany, isOrdered: definition.isOrdered)
+        relationships[row][column] = .some(found)
         return found
     }
 
@@ -418,10 +448,7 @@ public struct StoreState: Sendable {
     /// in UTF-8 byte order when several match.
     private mutating func resolve(_ id: String, from entity: Int32, relationship: Int32) -> Int32? {
         guard let candidates = live[id] else { return nil }
-        var destination: Int32?
-        if case .relationship(let definition)? = definition(relationship, of: entity) {
-            destination = entities.number(definition.destinationEntity)
-        }
+        let destination = self.relationship(relationship, of: entity)?.destination
         var best: (entity: Int32, object: Int32)?
         for candidate in candidates {
             if let destination, !self.entity(candidate.entity, isKindOf: destination) { continue }
@@ -438,13 +465,12 @@ public struct StoreState: Sendable {
     /// `lost` are the objects the relationship no longer holds, `gained` those it now holds.
     private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: Set<Int32>, gained: Set<Int32>) {
         let entity = slots[Int(object)].entity
-        guard case .relationship(let definition)? = definition(relationship, of: entity), let inverseName = definition.inverseName else { return }
-        let inverse = propertyNames.number(inverseName)
+        guard let inverse = self.relationship(relationship, of: entity)?.inverse else { return }
         for target in inObjectOrder(lost) where slots[Int(target)].isLive {
             detach(object, from: inverse, of: target)
         }
         for target in inObjectOrder(gained) where slots[Int(target)].isLive {
-            guard case .relationship(let inverseDefinition)? = self.definition(inverse, of: slots[Int(target)].entity) else { continue }
+            guard let inverseDefinition = self.relationship(inverse, of: slots[Int(target)].entity) else { continue }
             if !inverseDefinition.isToMany {
                 // A to-one holds one object: its previous partner loses the target.
                 if case .toOne(let previous?)? = slots[Int(target)].properties[inverse], previous != object, slots[Int(previous)].isLive {
@@ -466,7 +492,7 @@ public struct StoreState: Sendable {
                     return .toMany(members)
                 }
             }
-            if isWatched(target) { provenance[inverseName] = .some(nil) }
+            if isWatched(target) { provenance[propertyNames[inverse]] = .some(nil) }
         }
     }
 
