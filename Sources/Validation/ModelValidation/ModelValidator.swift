@@ -24,7 +24,7 @@ public struct ModelValidator: Sendable {
         // once per property name within the run (a few names; more are asked each time).
         // (Copying an `Entity` or a `Property` retains all its strings: only what is needed is kept.)
         var run = (entity: "", start: 0, base: 0, isAbstract: Bool?.none)
-        var names: [String] = [], definitions: [Property?] = []
+        var names: [String] = [], definitions: [Rule] = []
         // Fields are read in place: copying each change retains all its parts.
         for position in changes.indices {
             let entityName = changes[position].entity, type = changes[position].type, properties = changes[position].propertyChanges
@@ -51,11 +51,11 @@ public struct ModelValidator: Sendable {
                 errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer() / "properties"))
             }
             for property in properties {
-                let definition: Property?
+                let definition: Rule
                 if let known = names.firstIndex(where: { exactlyEqual($0, property.name) }) {
                     definition = definitions[known]
                 } else {
-                    definition = model.property(property.name, of: entityName)
+                    definition = Rule(model.property(property.name, of: entityName))
                     if names.count < 32 {
                         names.append(property.name)
                         definitions.append(definition)
@@ -80,32 +80,50 @@ public struct ModelValidator: Sendable {
         func pointer(below propertyChange: JSONPointer) -> JSONPointer { member.map { propertyChange / $0 } ?? propertyChange }
     }
 
-    private func check(_ property: PropertyChange, _ definition: Property?, entity: String) -> Problem? {
-        switch definition {
-        case nil:
-            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(property.name)\" in the model")
-        case .attribute(let attribute)?:
-            if attribute.isTransient {
-                return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
+    /// What ``check(_:_:entity:)`` needs of a property's definition, without its strings:
+    /// copying a `Property` for every change retained and released all of them.
+    private enum Rule {
+        case unknown, transient
+        case attribute(AttributeType)
+        case relationship(PropertyKind)
+
+        init(_ definition: Property?) {
+            switch definition {
+            case nil: self = .unknown
+            case .attribute(let attribute)?: self = attribute.isTransient ? .transient : .attribute(attribute.type)
+            case .relationship(let relationship)?:
+                self =
+                    relationship.isTransient
+                    ? .transient : .relationship(!relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany)
             }
+        }
+    }
+
+    private func check(_ property: PropertyChange, _ definition: Rule, entity: String) -> Problem? {
+        switch definition {
+        case .unknown:
+            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(property.name)\" in the model")
+        case .transient:
+            return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
+        case .attribute(let type):
             switch property.value {
             case .attribute(let value):
-                guard attribute.type.accepts(value) else {
+                guard type.accepts(value) else {
                     return Problem(
-                        code: .modelWrongValueType, message: "this value does not fit \(entity).\(property.name), of type \(attribute.type.rawValue)",
+                        code: .modelWrongValueType, message: "this value does not fit \(entity).\(property.name), of type \(type.rawValue)",
                         member: "value")
                 }
-                if case .integer(let int) = value, let range = attribute.type.integerRange, !range.contains(int) {
+                if case .integer(let int) = value, let range = type.integerRange, !range.contains(int) {
                     return Problem(
                         code: .modelIntegerOutOfRange,
-                        message: "\(int) is outside the range of \(attribute.type.rawValue) (\(range.lowerBound)...\(range.upperBound))", member: "value")
+                        message: "\(int) is outside the range of \(type.rawValue) (\(range.lowerBound)...\(range.upperBound))", member: "value")
                 }
                 return nil
             case .attributeInDataFile:
-                guard attribute.type == .binary || attribute.type == .transformable else {
+                guard type == .binary || type == .transformable else {
                     return Problem(
                         code: .modelWrongValueType,
-                        message: "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(attribute.type.rawValue)",
+                        message: "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(type.rawValue)",
                         member: "filename")
                 }
                 return nil
@@ -113,11 +131,7 @@ public struct ModelValidator: Sendable {
                 return Problem(
                     code: .modelWrongKind, message: "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", member: "type")
             }
-        case .relationship(let relationship)?:
-            if relationship.isTransient {
-                return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
-            }
-            let expected: PropertyKind = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
+        case .relationship(let expected):
             guard property.kind == expected else {
                 return Problem(
                     code: .modelWrongKind,
