@@ -488,9 +488,9 @@ private struct IntegrityCheck {
     private var store: (identifier: String, files: [String]?, expected: Int64)?
     /// The highest replayed revision of each store.
     private(set) var latestByStore = RevisionSet()
-    /// The highest revision of each store that a checked event depends on: when none exceeds
-    /// what is present or covered, no event misses a dependency and the events are not read
-    /// again for 201.
+    /// The highest revision of each store in the revision sets of the checked events (their
+    /// own revisions included, which are present): when none exceeds what is present or
+    /// covered, no event misses a dependency and the events are not read again for 201.
     private var highestNeeded = RevisionSet()
 
     init(known: RevisionSet?, input: MergeInput) {
