@@ -535,9 +535,9 @@ private struct IntegrityCheck {
     private mutating func check(_ sourced: SourcedEvent) {
         problems += input.modelVersionProblems(sourced)
         problems += input.missingDataFileProblems(sourced)
-        for (other, revision) in sourced.event.revisionSet.revisions where other != sourced.event.storeIdentifier {
-            highestNeeded[other] = max(highestNeeded[other] ?? revision, revision)
-        }
+        // The event's own store comes along: its revision is one replayed, so it never exceeds
+        // what is present (and merging whole sets needs neither sorting nor a copy).
+        highestNeeded.merge(with: sourced.event.revisionSet)
     }
 
     private mutating func finishStore() {
