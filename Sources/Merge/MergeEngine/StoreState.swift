@@ -80,9 +80,9 @@ public struct StoreState: Sendable {
     private var entities = Numbering()
     private var propertyNames = Numbering()
     /// Model answers by (entity, property) and by (entity, ancestor), asked once each. A
-    /// relationship's answer is kept as numbers, by entity then property number: every
-    /// relationship change reads it, and a `Property` copy retains all its strings.
-    private var relationships: [[RelationshipAnswer]] = []
+    /// relationship's answer is kept as numbers: every relationship change reads it, and a
+    /// `Property` copy retains all its strings.
+    private var relationships: [Int64: RelationshipNumbers?] = [:]
     private var kinds: [Int64: Bool] = [:]
     let model: DataModel?
 
@@ -133,39 +133,26 @@ public struct StoreState: Sendable {
 
     /// A relationship as applying needs it: destination entity, inverse property and kind, by
     /// number.
-    private struct Relationship {
+    private struct RelationshipNumbers {
         var destination: Int32
         var inverse: Int32?
         var isToMany: Bool
         var isOrdered: Bool
     }
 
-    private enum RelationshipAnswer {
-        case notAsked, none, some(Relationship)
-    }
-
     /// The model's relationship `property` of `entity` (inherited ones included); nil without a
     /// model, or when the property is not a relationship there.
-    private mutating func relationship(_ property: Int32, of entity: Int32) -> Relationship? {
+    private mutating func relationship(_ property: Int32, of entity: Int32) -> RelationshipNumbers? {
         guard let model else { return nil }
-        let row = Int(entity), column = Int(property)
-        if relationships.count <= row { relationships += Array(repeating: [], count: row + 1 - relationships.count) }
-        if relationships[row].count <= column {
-            relationships[row] += Array(repeating: .notAsked, count: column + 1 - relationships[row].count)
+        let key = Self.pair(entity, property)
+        if let known = relationships[key] { return known }
+        var found: RelationshipNumbers?
+        if case .relationship(let definition)? = model.property(propertyNames[property], of: entities[entity]) {
+            found = RelationshipNumbers(
+                destination: entities.number(definition.destinationEntity), inverse: definition.inverseName.map { propertyNames.number($0) },
+                isToMany: definition.isToMany, isOrdered: definition.isOrdered)
         }
-        switch relationships[row][column] {
-        case .some(let known): return known
-        case .none: return nil
-        case .notAsked: break
-        }
-        guard case .relationship(let definition)? = model.property(propertyNames[property], of: entities[entity]) else {
-            relationships[row][column] = .none
-            return nil
-        }
-        let found = Relationship(
-            destination: entities.number(definition.destinationEntity), inverse: definition.inverseName.map { propertyNames.number($0) },
-            isToMany: definition.isToMany, isOrdered: definition.isOrdered)
-        relationships[row][column] = .some(found)
+        relationships[key] = found
         return found
     }
 
@@ -256,10 +243,8 @@ public struct StoreState: Sendable {
             nextTarget += 1
             guard number >= 0 else { continue }
             let isInsert = changes[index].type == .insert
-            // By position: iterating would copy each change (its strings and lists) first.
-            let properties = changes[index].propertyChanges
-            for position in properties.indices {
-                set(properties[position], of: number, isInsert: isInsert)
+            for property in changes[index].propertyChanges {
+                set(property, of: number, isInsert: isInsert)
             }
         }
         for index in changes.indices where changes[index].type == .delete {
