@@ -123,7 +123,7 @@ let package = Package(
         ),
         .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
-        .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument"]),
+        .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),

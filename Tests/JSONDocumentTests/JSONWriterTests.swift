@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import JSONDocument
+import TestSupport
 
 @Suite("Canonical JSON writer")
 struct JSONWriterTests {
@@ -38,23 +39,26 @@ struct JSONWriterTests {
         #expect(CanonicalNumberFormat.ecmaScript(value) == expected)
     }
 
-    /// Random doubles of every magnitude: the text reads back as the same double, its
+    /// Seeded random doubles of every magnitude: the text reads back as the same double, its
     /// significant digits are those of Swift's shortest `description`, and it takes the
     /// exponent form exactly where ECMAScript does (below 1e-6 or from 1e21 on).
     @Test("the layout of random doubles keeps their shortest digits")
     func ecmaScriptRandomLayout() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 21)
         func significant(_ text: String) -> String {
             let mantissa = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
             return String(mantissa.drop { $0 == "0" }.reversed().drop { $0 == "0" }.reversed())
         }
         var checked = 0
         while checked < 20_000 {
-            // Half of them any bit pattern, half between 1e-30 and 1e30, where the layouts change.
-            let sample =
-                checked.isMultiple(of: 2)
-                ? Double(bitPattern: generator.next())
-                : Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
+            // Any bit pattern; between 1e-30 and 1e30, where the layouts change; and integers
+            // around 2^53, where integers stop being written directly.
+            let sample: Double
+            switch checked % 3 {
+            case 0: sample = Double(bitPattern: generator.next())
+            case 1: sample = Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
+            default: sample = Double(Int64.random(in: -(1 << 55)...(1 << 55), using: &generator) >> Int.random(in: 0...50, using: &generator))
+            }
             guard sample.isFinite, sample != 0 else { continue }
             checked += 1
             let text = CanonicalNumberFormat.ecmaScript(sample)
