@@ -260,7 +260,8 @@ package struct Converter: Sendable {
         }
         for store in contents.stores {
             try writer.copyRegistration(
-                listing.url.appendingPathComponent(store.file), to: listing.foldedPath(store.file), source: Self.join(sourceBase, store.file))
+                listing.url.appendingPathComponent(store.file, isDirectory: false), to: listing.foldedPath(store.file),
+                source: Self.join(sourceBase, store.file))
         }
         // Data files have the layers of the folder's other files, when they all have the same
         // (Spec/wrappers.md 8); in a folder that mixes wrappings they are taken as they are.
@@ -268,7 +269,8 @@ package struct Converter: Sendable {
         var takenAsTheyAre: [String] = []
         for data in contents.dataFiles {
             let unwrapped = try writer.copyDataFile(
-                listing.url.appendingPathComponent(data.file), name: data.name, removing: folderLayers, source: Self.join(sourceBase, data.file))
+                listing.url.appendingPathComponent(data.file, isDirectory: false), name: data.name, removing: folderLayers,
+                source: Self.join(sourceBase, data.file))
             if !folderLayers.isEmpty && !unwrapped { takenAsTheyAre.append(Self.join(sourceBase, data.file)) }
         }
         if contents.folderLayers == nil && !contents.dataFiles.isEmpty {

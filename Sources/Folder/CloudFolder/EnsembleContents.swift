@@ -157,7 +157,7 @@ package struct EnsembleContents: Sendable {
                     var layers: [WrapperLayer]?
                     defer { if let layers { contents.countWrapping(layers, file: listed.path) } }
                     registration.leechDate = try readLeechDate(
-                        listing.url.appendingPathComponent(listed.path), store: store, file: listed.path, reader: reader, layers: &layers)
+                        listing.url.appendingPathComponent(listed.path, isDirectory: false), store: store, file: listed.path, reader: reader, layers: &layers)
                 } catch {
                     contents.problems.append(error)
                 }
@@ -303,9 +303,12 @@ package struct EnsembleContents: Sendable {
             DispatchQueue.concurrentPerform(iterations: files.count) { index in
                 let set = files[index]
                 let results = set.files.keys.sorted().compactMap { part in
+                    // Said to be a file: otherwise URL asks the file system, an `lstat` of the
+                    // whole path for every event file.
                     set.files[part].map { listed in
                         reader.readPart(
-                            at: listing.url.appendingPathComponent(listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
+                            at: listing.url.appendingPathComponent(listed.path, isDirectory: false),
+                            position: set.count.map { .part(index: part, count: $0) } ?? .single,
                             displayName: listed.path)
                     }
                 }
