@@ -250,7 +250,7 @@ package struct CloudFolderScanner: Sendable {
     /// directory gives them; one at a time, without a list of names.
     static func forEachEntry(of folder: EnsembleSubfolder, in listing: EnsembleListing, _ body: (ListedEntry) -> Void) throws(FormatError) {
         guard let handle = listing.folder else { return }
-        try handle.heldSubfolder(folder.rawValue, displayPath: folder.rawValue).forEachEntry(displayPath: folder.rawValue) { name, info in
+        try handle.subfolder(folder.rawValue, displayPath: folder.rawValue).forEachEntry(displayPath: folder.rawValue) { name, info in
             body(entry(name, info: info, in: folder))
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import JSONDocument
-import Synchronization
 
 /// An ensemble folder (or one of its subfolders) held open by descriptor while it is read
 /// (Spec/cloud-layout.md 7): its entries are listed from the descriptor, with their names as the
@@ -11,8 +10,6 @@ package final class DirectoryHandle: Sendable {
     let descriptor: Int32
     /// The path it was opened at: the prefix of the paths ``EventFileReader`` opens below it.
     let path: String
-    /// Subfolders listed through ``heldSubfolder(_:displayPath:)``, open as long as this one is.
-    private let children = Mutex<[String: DirectoryHandle]>([:])
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -44,16 +41,6 @@ package final class DirectoryHandle: Sendable {
         let descriptor = openat(self.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw Self.unreadable(displayPath, errno) }
         return DirectoryHandle(descriptor: descriptor, path: heldAs ?? path + "/" + name)
-    }
-
-    /// ``subfolder(_:displayPath:heldAs:)``, opened once and held for ``opening(_:)`` as long as
-    /// this folder is: each file then read below it is one `openat` from the subfolder's
-    /// descriptor, where opening the subfolder again for every file took two more calls.
-    func heldSubfolder(_ name: String, displayPath: String) throws(FormatError) -> DirectoryHandle {
-        if let known = children.withLock({ $0[name] }) { return known }
-        let opened = try subfolder(name, displayPath: displayPath).hold()
-        children.withLock { $0[name] = opened }
-        return opened
     }
 
     /// Every entry, in the order the directory gives them, with `lstat` facts; `.` and `..` left
