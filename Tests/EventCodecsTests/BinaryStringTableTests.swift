@@ -84,6 +84,9 @@ struct BinaryStringTableTests {
             Issue.record("a table over the limit was read")
         } catch {
             #expect(error.code == .binaryTooLarge)
+            // Reported at the count's first byte (Spec/v2-binary.md 11): 2,004 is the varint D4 0F.
+            let offset = error.location.offset ?? -1
+            #expect(bytes.indices.contains(offset + 1) && bytes[offset] == 0xD4 && bytes[offset + 1] == 0x0F, "offset \(offset)")
         }
         limits.maximumStrings = 2_004
         #expect(try V2BinaryDecoder(limits: limits).decode(bytes) == event)

@@ -17,8 +17,8 @@ public struct BinaryReadingLimits: Sendable {
 }
 
 /// Reads the v2 binary encoding; every failure is a `binary.*` (or `v2.*`) error with the byte
-/// offset where it was found. Sections it does not know are skipped and returned, so a rewriter
-/// can keep them.
+/// offset where it was found. Sections it does not know are checked (frame and CRC) and skipped
+/// (Spec/v2-binary.md 5.5).
 public struct V2BinaryDecoder: Sendable {
     public var limits: BinaryReadingLimits
 
@@ -123,9 +123,11 @@ public struct V2BinaryDecoder: Sendable {
 
     /// Section 1: each string made once, shared by every reference to it.
     private func readStrings(_ reader: inout ByteReader) throws(FormatError) -> [String] {
+        let countOffset = reader.offset
         let count = try reader.count()
         guard count <= limits.maximumStrings else {
-            throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: reader.offset))
+            // At the count's first byte (v2-binary.md 11).
+            throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: countOffset))
         }
         var strings: [String] = []
         strings.reserveCapacity(count)
