@@ -34,6 +34,24 @@ struct BinaryFixtureTests {
         }
     }
 
+    /// The byte offsets of the sections of unknown type, by hand: section 9 of Spec/v2-binary.md
+    /// 13.5 is at 0x5F; in the minor-7 file the 93 bytes of example 1 are followed by section 5
+    /// (type 05, flags FF 01, length 02, CRC, 2 payload bytes: 10 bytes) and then section 200.
+    static let unknownSections = ["deflated-and-unknown-section.bin": [95], "minor-7-unknown-flags.bin": [93, 103]]
+
+    @Test("the decoder reports where a file has sections of unknown type, and only there", arguments: noncanonicalFiles)
+    func unknownSectionOffsets(file: String) throws {
+        let decoded = try V2BinaryDecoder().decodeReportingUnknowns(try Fixtures.bytes("v2-binary/noncanonical/\(file)"))
+        #expect(decoded.unknownSectionOffsets == Self.unknownSections[file] ?? [])
+    }
+
+    @Test("the decoder reports the canonical JSON pointer of every unknown member it puts back")
+    func unknownMembers() throws {
+        let decoded = try V2BinaryDecoder().decodeReportingUnknowns(try Fixtures.bytes("v2-binary/valid/example-3.bin"))
+        #expect(decoded.unknownMembers.map(\.description) == ["/changesByEntity/Gauge/0/properties/3/x-unit", "/x-origin"])
+        #expect(decoded.unknownSectionOffsets.isEmpty)
+    }
+
     static let invalidFiles = Fixtures.cases("v2-binary/invalid/cases.json").compactMap { $0["file"]?.stringValue }
 
     @Test("each invalid file is refused with its code at its byte offset", arguments: invalidFiles)

@@ -97,6 +97,57 @@ struct ConvertTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
     }
 
+    @Test(
+        "a binary event with sections of unknown type is refused as lossy at \"\", to JSON or binary, alone or in a folder",
+        arguments: ["deflated-and-unknown-section.bin", "minor-7-unknown-flags.bin"])
+    func unknownSections(file: String) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = "Fixtures/v2-binary/noncanonical/\(file)"
+        let ensemble = scratch.appendingPathComponent("ensemble")
+        let copy = ensemble.appendingPathComponent("events/1_S1_0.cdeevent")
+        try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent(source), to: copy)
+        for (input, reported) in [(source, source), (ensemble.path, copy.path)] {
+            for encoding in ["json", "binary"] {
+                let destination = scratch.appendingPathComponent("out").path
+                let run = try Run("convert", "--json", "--encoding", encoding, input, destination)
+                #expect(run.status == 1, "\(input) as \(encoding)")
+                let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
+                #expect(
+                    errors.map { error in ["code", "file", "pointer"].map { error[JSONPointer([$0])] } } == [
+                        [.string("convert.lossy"), .string(reported), .string("")]
+                    ])
+                #expect(!FileManager.default.fileExists(atPath: destination))
+            }
+        }
+    }
+
+    @Test("a binary event's unknown member that v1 has no place for is refused at its pointer in the event, as for JSON")
+    func binaryUnknownMemberToV1() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // The entity of Spec/v2-binary.md example 3, so that the event passes the model check.
+        let model = scratch.appendingPathComponent("Gauge.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let attributes = [("max", "Integer 64"), ("min", "Integer 64"), ("reading", "Double"), ("zero", "Double")].map { name, type in
+            #"<attribute name="\#(name)" optional="YES" attributeType="\#(type)"/>"#
+        }
+        try Data(#"<?xml version="1.0"?><model><entity name="Gauge">\#(attributes.joined())</entity></model>"#.utf8)
+            .write(to: model.appendingPathComponent("contents"))
+        for source in ["example-3.bin", "example-3.json"].map({ "Fixtures/v2-binary/valid/\($0)" }) {
+            let destination = scratch.appendingPathComponent("out").path
+            let run = try Run("convert", "--json", "--to", "v1", "--model", model.path, source, destination)
+            #expect(run.status == 1, "\(source): \(run.stderr)")
+            let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
+            #expect(
+                errors.map { error in ["code", "file", "pointer"].map { error[JSONPointer([$0])] } } == [
+                    [.string("convert.lossy"), .string(source), .string("/changesByEntity/Gauge/0/properties/3/x-unit")]
+                ])
+            #expect(!FileManager.default.fileExists(atPath: destination))
+        }
+    }
+
     /// A v1 log large enough that a conversion takes a noticeable time.
     static func largeLog(at url: URL, events: Int) throws {
         var text = "["

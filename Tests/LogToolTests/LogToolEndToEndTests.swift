@@ -70,6 +70,18 @@ struct LogToolEndToEndTests {
         #expect(run.status == (path.contains("damaged") || path.contains("invalid") ? 1 : 0))
     }
 
+    @Test("inspect lists a binary event's unknown members by the pointers of the same event in JSON (Spec/v2-binary.md 15)")
+    func binaryUnknownMembers() throws {
+        var pointers: [[JSONValue?]] = []
+        for file in ["example-3.bin", "example-3.json"] {
+            let run = try Run("inspect", "--json", "Fixtures/v2-binary/valid/\(file)")
+            #expect(run.status == 0)
+            pointers.append((try JSONParser.parse(run.stdout)[JSONPointer(["unknownKeys"])]?.arrayValue ?? []).map { $0[JSONPointer(["pointer"])] })
+        }
+        #expect(pointers[0] == [.string("/changesByEntity/Gauge/0/properties/3/x-unit"), .string("/x-origin")])
+        #expect(pointers[1] == pointers[0])
+    }
+
     @Test("an unreadable file is named on the report with its reason, and the exit status is 1")
     func unreadableFile() throws {
         let run = try Run("inspect", "Fixtures/v2-json/invalid/json-trailing-comma.json")

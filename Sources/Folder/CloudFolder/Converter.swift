@@ -71,16 +71,23 @@ package struct Converter: Sendable {
         self.binary = binary
     }
 
-    /// Every unknown member the target dialect has no place for, as `convert.lossy`.
-    private func checkLossless(_ unknownKeys: [UnknownKey]) throws(ConversionFailure) {
+    /// Every unknown member the target dialect has no place for, and every binary event with
+    /// sections of unknown type, as `convert.lossy`: each event is written again in canonical
+    /// form, which has no place for such sections (Spec/v2-binary.md 5.5: pointer `""`).
+    private func checkLossless(_ unknownKeys: [UnknownKey], filesWithUnknownSections: [String]) throws(ConversionFailure) {
         let lost = unknownKeys.filter { DialectKeys.unknownMemberIsLost(at: $0.pointer, writingV1: target == .v1) }
-        guard lost.isEmpty else {
+        guard lost.isEmpty && filesWithUnknownSections.isEmpty else {
             throw ConversionFailure(
-                errors: lost.map { key in
+                errors: filesWithUnknownSections.map { file in
                     FormatError(
-                        .convertLossy, "this unknown member has no place in \(target.rawValue) and would be lost",
-                        location: .init(file: key.file, pointer: key.pointer))
-                })
+                        .convertLossy, "this binary event has sections of a later minor version, which a converted event has no place for",
+                        location: .init(file: file, pointer: .root))
+                }
+                    + lost.map { key in
+                        FormatError(
+                            .convertLossy, "this unknown member has no place in \(target.rawValue) and would be lost",
+                            location: .init(file: key.file, pointer: key.pointer))
+                    })
         }
     }
 
@@ -202,7 +209,9 @@ package struct Converter: Sendable {
     ) throws(ConversionFailure) {
         let result = reader.readFile(at: url, displayName: displayName)
         guard result.errors.isEmpty else { throw ConversionFailure(errors: result.errors) }
-        try checkLossless(result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) })
+        try checkLossless(
+            result.unknownKeys.map { UnknownKey(file: displayName, pointer: $0) },
+            filesWithUnknownSections: result.unknownSectionOffsets.isEmpty ? [] : [displayName])
         if result.isLog {
             // A log becomes an ensemble folder: one file per event.
             var writer = FolderWriter(root: staging.url, target: target, binary: binary, reader: reader, wrapping: wrapping)
@@ -249,7 +258,9 @@ package struct Converter: Sendable {
                     .convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: Self.join(sourceBase, entry.file))))
         }
         guard problems.isEmpty else { throw ConversionFailure(errors: problems) }
-        try checkLossless(contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) })
+        try checkLossless(
+            contents.unknownKeys.map { UnknownKey(file: Self.join(sourceBase, $0.file), pointer: $0.pointer) },
+            filesWithUnknownSections: contents.filesWithUnknownSections.map { Self.join(sourceBase, $0) })
         var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader, wrapping: wrapping)
         writer.blobContainers = blobContainers
         for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {

@@ -110,6 +110,9 @@ package struct EnsembleContents: Sendable {
     /// Every problem that stopped a file from being read, attributed to the file.
     public var problems: [FormatError] = []
     public var unknownKeys: [UnknownKey] = []
+    /// The binary event files that have sections of unknown type, which are skipped when read and
+    /// which no writer here keeps (Spec/v2-binary.md 5.5).
+    public var filesWithUnknownSections: [String] = []
     /// How the files of `stores/`, `events/` and `baselines/` were wrapped: for each stack of
     /// layers met (the empty stack for plain files), how many files and the first few of them
     /// (Spec/wrappers.md 8, `verify.mixed-wrapping`).
@@ -256,6 +259,7 @@ package struct EnsembleContents: Sendable {
         contents.unknownKeys = contents.unknownKeys.map { ($0, $0.pointer.description) }.sorted { a, b in
             a.0.file != b.0.file ? utf8Precedes(a.0.file, b.0.file) : utf8Precedes(a.1, b.1)
         }.map(\.0)
+        contents.filesWithUnknownSections.sort(by: utf8Precedes)
         return contents
     }
 
@@ -320,6 +324,7 @@ package struct EnsembleContents: Sendable {
                 contents.problems += entry.problems
                 for (file, layers) in entry.layerFiles { contents.countWrapping(layers, file: file) }
                 contents.unknownKeys += entry.unknownKeys
+                contents.filesWithUnknownSections += entry.filesWithUnknownSections
                 // Thousands of kept summaries name the same few stores and model versions: one
                 // copy each. (Streamed summaries are not kept, so they are left as they are.)
                 if var summary = entry.entry.summary, intern {
@@ -342,6 +347,7 @@ package struct EnsembleContents: Sendable {
         var body: Event?
         var problems: [FormatError] = []
         var unknownKeys: [UnknownKey] = []
+        var filesWithUnknownSections: [String] = []
         /// Each file's layers, for ``EnsembleContents/wrapping``.
         var layerFiles: [(file: String, layers: [WrapperLayer])] = []
     }
@@ -368,6 +374,7 @@ package struct EnsembleContents: Sendable {
             if let part = result.part {
                 parts.append(part)
                 built.unknownKeys += part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) }
+                if !result.unknownSectionOffsets.isEmpty { built.filesWithUnknownSections.append(listed.path) }
             } else {
                 readable = false
             }

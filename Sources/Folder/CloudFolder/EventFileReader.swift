@@ -63,6 +63,8 @@ package struct EventFileReader: Sendable {
         /// A v1 array of events.
         public var isLog: Bool
         public var unknownKeys: [JSONPointer]
+        /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
+        public var unknownSectionOffsets: [Int] = []
         public var errors: [FormatError]
         /// The wrappers removed before reading, outermost first (Spec/wrappers.md 5).
         public var layers: [WrapperLayer] = []
@@ -92,7 +94,11 @@ package struct EventFileReader: Sendable {
     private func readUnwrapped(_ bytes: [UInt8], displayName: String) -> FileResult {
         if V2Binary.isBinary(bytes) {
             let decoded = decodeBinary(bytes, displayName: displayName)
-            return FileResult(encoding: .v2Binary, events: decoded.event.map { [$0] } ?? [], isLog: false, unknownKeys: [], errors: decoded.errors)
+            var result = FileResult(
+                encoding: .v2Binary, events: decoded.decoded.map { [$0.event] } ?? [], isLog: false,
+                unknownKeys: decoded.decoded?.unknownMembers ?? [], errors: decoded.errors)
+            result.unknownSectionOffsets = decoded.decoded?.unknownSectionOffsets ?? []
+            return result
         }
         if let part = fastPart(bytes, position: .single), let event = try? V2JSONDecoder.join([part]) {
             return FileResult(encoding: .v2JSON, events: [event], isLog: false, unknownKeys: [], errors: [])
@@ -176,6 +182,8 @@ package struct EventFileReader: Sendable {
         /// The wrappers removed before decoding, outermost first (Spec/wrappers.md 5); nil when
         /// the file could not be unwrapped.
         public var layers: [WrapperLayer]? = []
+        /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
+        public var unknownSectionOffsets: [Int] = []
 
         public init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
@@ -213,18 +221,21 @@ package struct EventFileReader: Sendable {
 
     private func decodeUnwrappedPart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
         if V2Binary.isBinary(bytes) {
-            let decoded = decodeBinary(bytes, displayName: displayName)
-            guard let event = decoded.event else { return PartResult(encoding: .v2Binary, part: nil, errors: decoded.errors) }
+            let result = decodeBinary(bytes, displayName: displayName)
+            guard let decoded = result.decoded else { return PartResult(encoding: .v2Binary, part: nil, errors: result.errors) }
             guard position == .single else {
                 return PartResult(
                     encoding: .v2Binary, part: nil,
                     errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName, offset: 0))])
             }
-            return PartResult(
+            let event = decoded.event
+            var part = PartResult(
                 encoding: .v2Binary,
                 part: EventPart(
                     position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
-                    unknownFields: event.unknownFields, unknownKeys: []), errors: [])
+                    unknownFields: event.unknownFields, unknownKeys: decoded.unknownMembers), errors: [])
+            part.unknownSectionOffsets = decoded.unknownSectionOffsets
+            return part
         }
         // The usual v2 file is decoded straight from its bytes; the general pipeline below is for
         // anything that may have a finding, and finds it (Spec/v2-json.md 4).
@@ -289,15 +300,16 @@ package struct EventFileReader: Sendable {
         }
     }
 
-    /// A binary event, checked against the model when one is given.
-    private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (event: Event?, errors: [FormatError]) {
+    /// A binary event, with its unknown members and sections (Spec/v2-binary.md 5.5, 9), checked
+    /// against the model when one is given.
+    private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (decoded: DecodedBinaryEvent?, errors: [FormatError]) {
         do throws(FormatError) {
-            let event = try V2BinaryDecoder().decode(bytes)
+            let decoded = try V2BinaryDecoder().decodeReportingUnknowns(bytes)
             if let model, !skipsChecks {
-                let errors = ModelValidator(model: model).validate(event.objectChanges)
+                let errors = ModelValidator(model: model).validate(decoded.event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }
             }
-            return (event, [])
+            return (decoded, [])
         } catch {
             return (nil, [error.inFile(displayName)])
         }

@@ -16,6 +16,16 @@ public struct BinaryReadingLimits: Sendable {
     public init() {}
 }
 
+/// A binary event with what it holds beyond the known members: a tool that writes it again must
+/// keep these or refuse (Spec/v2-binary.md 5.5 and 9).
+public struct DecodedBinaryEvent: Sendable {
+    public var event: Event
+    /// The canonical JSON pointer of every unknown member kept in section 4, in file order.
+    public var unknownMembers: [JSONPointer] = []
+    /// The byte offset of every section of unknown type: checked and skipped, so not in `event`.
+    public var unknownSectionOffsets: [Int] = []
+}
+
 /// Reads the v2 binary encoding; every failure is a `binary.*` (or `v2.*`) error with the byte
 /// offset where it was found. Sections it does not know are checked (frame and CRC) and skipped
 /// (Spec/v2-binary.md 5.5).
@@ -25,6 +35,11 @@ public struct V2BinaryDecoder: Sendable {
     public init(limits: BinaryReadingLimits = BinaryReadingLimits()) { self.limits = limits }
 
     public func decode(_ bytes: [UInt8]) throws(FormatError) -> Event {
+        try decodeReportingUnknowns(bytes).event
+    }
+
+    /// Decodes, and says where the file holds members and sections this reader does not know.
+    public func decodeReportingUnknowns(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }
@@ -39,7 +54,10 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(
                 .binaryUnsupportedVersion, "major version \(bytes[8]) is not \(V2Binary.majorVersion); this reader cannot read it", location: .init(offset: 8))
         }
-        let payloads = try bytes.withUnsafeBufferPointer { (file) throws(FormatError) in try sections(of: bytes, file) }
+        var unknownSectionOffsets: [Int] = []
+        let payloads = try bytes.withUnsafeBufferPointer { (file) throws(FormatError) in
+            try sections(of: bytes, file, unknownSectionOffsets: &unknownSectionOffsets)
+        }
         guard let stringSection = payloads[.strings] else {
             throw FormatError(.binaryMissingSection, "the strings section (1) is missing", location: .init(offset: bytes.count))
         }
@@ -55,15 +73,18 @@ public struct V2BinaryDecoder: Sendable {
                 try readChanges(&reader, strings, budget: budget.overflow ? .max : budget.partialValue)
             }
         }
+        var decoded = DecodedBinaryEvent(event: event, unknownSectionOffsets: unknownSectionOffsets)
         if let section = payloads[.extensions] {
-            try section.read(limits) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &event) }
+            try section.read(limits) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
         }
-        return event
+        return decoded
     }
 
     /// Stage B1 (Spec/v2-binary.md 5): the known sections' payloads, each CRC checked and
     /// deflated ones inflated; `file` is `bytes` in memory.
-    private func sections(of bytes: [UInt8], _ file: UnsafeBufferPointer<UInt8>) throws(FormatError) -> [V2Binary.Section: Payload] {
+    private func sections(
+        of bytes: [UInt8], _ file: UnsafeBufferPointer<UInt8>, unknownSectionOffsets: inout [Int]
+    ) throws(FormatError) -> [V2Binary.Section: Payload] {
         var reader = ByteReader(file, offset: 0, limits: limits)
         reader.position = 10
         var payloads: [V2Binary.Section: Payload] = [:]
@@ -89,6 +110,7 @@ public struct V2BinaryDecoder: Sendable {
                     throw FormatError(.binaryInvalidValue, "section type 0 does not exist", location: .init(offset: sectionOffset))
                 }
                 seenUnknown = true
+                unknownSectionOffsets.append(sectionOffset)
                 continue
             }
             guard !seenUnknown else {
@@ -274,7 +296,7 @@ public struct V2BinaryDecoder: Sendable {
 
     /// Section 4: puts each kept unknown member back where its pointer says (canonical v2 JSON
     /// positions).
-    private func applyExtensions(_ reader: inout ByteReader, to event: inout Event) throws(FormatError) {
+    private func applyExtensions(_ reader: inout ByteReader, to decoded: inout DecodedBinaryEvent) throws(FormatError) {
         let count = try reader.nonEmptyCount("the extensions section holds nothing; it is omitted instead")
         var previousPointer: UnsafeBufferPointer<UInt8>?
         for _ in 0..<count {
@@ -305,24 +327,25 @@ public struct V2BinaryDecoder: Sendable {
                 throw invalid("an extension's value is not JSON within the limits: \(error.message)")
             }
             guard JSONWriter().bytes(value).elementsEqual(valueBytes) else { throw invalid("an extension's value is not in canonical form") }
+            decoded.unknownMembers.append(pointer)
             switch tokens.count {
             case 1:
                 guard !V2Key.event.contains(key) else { throw invalid("an extension names the known key \(key)") }
-                event.unknownFields[key] = value
+                decoded.event.unknownFields[key] = value
             case 4, 6:
                 guard tokens[0] == V2Key.changesByEntity, let index = Int(tokens[2]) else { throw invalid("an extension pointer names no object change") }
-                let positions = Self.changes(of: tokens[1], in: event.objectChanges)
+                let positions = Self.changes(of: tokens[1], in: decoded.event.objectChanges)
                 guard (0..<positions.count).contains(index) else { throw invalid("an extension pointer names no object change") }
                 let position = positions.lowerBound + index
                 if tokens.count == 4 {
                     guard !V2Key.objectChange.contains(key) else { throw invalid("an extension names the known key \(key)") }
-                    event.objectChanges[position].unknownFields[key] = value
+                    decoded.event.objectChanges[position].unknownFields[key] = value
                 } else {
                     guard tokens[3] == V2Key.properties, let property = Int(tokens[4]),
-                        event.objectChanges[position].propertyChanges.indices.contains(property),
+                        decoded.event.objectChanges[position].propertyChanges.indices.contains(property),
                         !V2Key.allPropertyKeys.contains(key)
                     else { throw invalid("an extension pointer names no property change") }
-                    event.objectChanges[position].propertyChanges[property].unknownFields[key] = value
+                    decoded.event.objectChanges[position].propertyChanges[property].unknownFields[key] = value
                 }
             default:
                 throw invalid("an extension pointer is not at the event, object change or property change level")
