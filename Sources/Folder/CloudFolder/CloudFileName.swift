@@ -53,46 +53,60 @@ package enum CloudFileName {
     public static let wrapperSuffixes = [".zip", ".enc"]
 
     /// `name` without up to two trailing wrapper suffixes.
-    public static func strippingWrapperSuffixes(_ name: String) -> String {
-        var stripped = Substring(name)
+    public static func strippingWrapperSuffixes(_ name: String) -> String { stripped(NameBytes(name)).string }
+
+    private static func stripped(_ name: NameBytes) -> NameBytes {
+        var name = name
         for _ in 0..<2 {
-            guard let suffix = wrapperSuffixes.first(where: { stripped.hasSuffix($0) && stripped.count > $0.count }) else { break }
-            stripped = stripped.dropLast(suffix.count)
+            guard let suffix = wrapperSuffixes.first(where: { name.hasSuffix($0) && name.count > $0.utf8.count }) else { break }
+            name = name.dropLast(suffix.utf8.count)
         }
-        return String(stripped)
+        return name
     }
     static let partialSuffixes = [".tmp", ".partial", ".part", ".download", ".crdownload", "~"]
-    static let systemFiles: Set<String> = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]
+    static let systemFiles = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]
 
     /// Debris rules that apply to any entry of an ensemble, in precedence order, or nil.
     public static func debris(name: String, isSymlink: Bool, isDirectory: Bool, size: Int64?) -> CloudEntry? {
+        debris(NameBytes(name), isSymlink: isSymlink, isDirectory: isDirectory, size: size)
+    }
+
+    private static func debris(_ name: NameBytes, isSymlink: Bool, isDirectory: Bool, size: Int64?) -> CloudEntry? {
         if isSymlink {
             return .debris(.symlink, reason: "a symbolic link; never followed")
         }
-        if name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".count + 1 {
-            return .debris(.iCloudPlaceholder, reason: "an iCloud placeholder: the file \"\(String(name.dropFirst().dropLast(7)))\" has not been downloaded")
+        if let arriving = placeholderName(name) {
+            return .debris(.iCloudPlaceholder, reason: "an iCloud placeholder: the file \"\(arriving.string)\" has not been downloaded")
         }
-        if systemFiles.contains(name) || name.hasPrefix("._") {
+        if systemFiles.contains(where: { name.bytes.elementsEqual($0.utf8) }) || name.hasPrefix("._") {
             return .debris(.systemFile, reason: "a file the operating system made, not part of the ensemble")
         }
         if partialSuffixes.contains(where: name.hasSuffix) || name.hasPrefix(".~") {
             return .debris(.partialFile, reason: "a partial or temporary file left by an interrupted transfer")
         }
-        if !isDirectory && size == 0 && strippingWrapperSuffixes(name).hasSuffix(eventExtension) {
+        if !isDirectory && size == 0 && stripped(name).hasSuffix(eventExtension) {
             return .debris(.partialFile, reason: "an empty event file: an upload that never completed")
         }
-        if let open = name.firstIndex(of: "("), name[open...].contains(")") {
+        if let open = name.bytes.firstIndex(of: UInt8(ascii: "(")), name.bytes[open...].contains(UInt8(ascii: ")")) {
             return .debris(.conflictedCopy, reason: "a conflicted copy made by a sync service; the original name holds the real file")
         }
         return nil
     }
 
+    /// `.NAME.icloud` gives NAME (not empty).
+    private static func placeholderName(_ name: NameBytes) -> NameBytes? {
+        name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".utf8.count + 1 ? name.dropFirst(1).dropLast(7) : nil
+    }
+
     /// The name of the file a placeholder or a partial file will become (`.7_A_3.cdeevent.icloud`
     /// and `7_A_3.cdeevent.tmp` both give `7_A_3.cdeevent`); nil for any other name.
     public static func arrivingName(_ name: String) -> String? {
-        if name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".count + 1 { return String(name.dropFirst().dropLast(7)) }
-        if let suffix = partialSuffixes.first(where: name.hasSuffix), name.count > suffix.count { return String(name.dropLast(suffix.count)) }
-        if name.hasPrefix(".~") && name.count > 2 { return String(name.dropFirst(2)) }
+        let bytes = NameBytes(name)
+        if let arriving = placeholderName(bytes) { return arriving.string }
+        if let suffix = partialSuffixes.first(where: bytes.hasSuffix), bytes.count > suffix.utf8.count {
+            return bytes.dropLast(suffix.utf8.count).string
+        }
+        if bytes.hasPrefix(".~") && bytes.count > 2 { return bytes.dropFirst(2).string }
         return nil
     }
 
@@ -110,8 +124,9 @@ package enum CloudFileName {
         name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
         isSymlink: Bool = false, isSpecial: Bool = false, size: Int64? = nil
     ) -> CloudEntry {
+        let bytes = NameBytes(name)
         // Rule 4's empty event file is a regular file: a FIFO's size says nothing.
-        if let debris = debris(name: name, isSymlink: isSymlink, isDirectory: isDirectory, size: isSpecial ? nil : size) { return debris }
+        if let debris = debris(bytes, isSymlink: isSymlink, isDirectory: isDirectory, size: isSpecial ? nil : size) { return debris }
         // A FIFO, socket or device is never opened: opening a FIFO for reading blocks forever
         // (Spec/cloud-layout.md section 7, rule 7).
         if isSpecial {
@@ -122,83 +137,126 @@ package enum CloudFileName {
         }
         switch folder {
         case .stores:
-            guard !name.contains("_"), !name.hasPrefix(".") else {
+            guard !bytes.bytes.contains(UInt8(ascii: "_")), !bytes.hasPrefix(".") else {
                 return .debris(.unknownName, reason: "not a store registration: store identifiers never contain \"_\" or start with \".\"")
             }
             return .storeRegistration(storeIdentifier: name)
         case .data:
             return .dataFile(name: name)
         case .events:
-            if let event = parseEvent(name) { return .event(event) }
+            if let event = parseEvent(bytes) { return .event(event) }
             return .debris(.unknownName, reason: "not an event file name (<globalCount>_<store>_<revision>[_<i>of<n>].cdeevent)")
         case .baselines:
-            if let baseline = parseBaseline(name) { return .baseline(baseline) }
+            if let baseline = parseBaseline(bytes) { return .baseline(baseline) }
             return .debris(.unknownName, reason: "not a baseline file name (<globalCount>_<uniqueIdentifier>[_<store prefix>][_<i>of<n>].cdeevent)")
         }
     }
 
     /// Parses an event file name (Spec/cloud-layout.md section 4.3); nil when it does not
     /// follow the grammar.
-    public static func parseEvent(_ name: String) -> EventFileName? {
+    public static func parseEvent(_ name: String) -> EventFileName? { parseEvent(NameBytes(name)) }
+
+    private static func parseEvent(_ name: NameBytes) -> EventFileName? {
         guard let fields = stem(name), fields.count == 3 || fields.count == 4,
-            let globalCount = counter(fields[0]), let revision = counter(fields[2]), !fields[1].isEmpty
+            let globalCount = counter(fields[0]), let revision = counter(fields[2]), fields[1].count > 0
         else { return nil }
         var part: PartNumber?
         if fields.count == 4 {
             guard let suffix = partSuffix(fields[3]) else { return nil }
             part = suffix
         }
-        return EventFileName(globalCount: globalCount, storeIdentifier: fields[1], revision: revision, part: part)
+        return EventFileName(globalCount: globalCount, storeIdentifier: fields[1].string, revision: revision, part: part)
     }
 
     /// Parses a baseline file name, current or legacy (Spec/cloud-layout.md section 4.3); nil
     /// when it does not follow the grammar. A third field of exactly 8 UTF-16 code units is
     /// always a store prefix, never a part suffix.
-    public static func parseBaseline(_ name: String) -> BaselineFileName? {
+    public static func parseBaseline(_ name: String) -> BaselineFileName? { parseBaseline(NameBytes(name)) }
+
+    private static func parseBaseline(_ name: NameBytes) -> BaselineFileName? {
         guard let fields = stem(name), (2...4).contains(fields.count),
-            let globalCount = counter(fields[0]), !fields[1].isEmpty
+            let globalCount = counter(fields[0]), fields[1].count > 0
         else { return nil }
         func baseline(prefix: String?, part: PartNumber?) -> BaselineFileName {
-            BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1], storePrefix: prefix, part: part)
+            BaselineFileName(globalCount: globalCount, uniqueIdentifier: fields[1].string, storePrefix: prefix, part: part)
         }
         switch fields.count {
         case 2:
             return baseline(prefix: nil, part: nil)
         case 3:
-            if fields[2].utf16.count == 8 { return baseline(prefix: fields[2], part: nil) }
+            let third = fields[2].string
+            if third.utf16.count == 8 { return baseline(prefix: third, part: nil) }
             return partSuffix(fields[2]).map { baseline(prefix: nil, part: $0) }
         default:
-            guard fields[2].utf16.count == 8, let part = partSuffix(fields[3]) else { return nil }
-            return baseline(prefix: fields[2], part: part)
+            let third = fields[2].string
+            guard third.utf16.count == 8, let part = partSuffix(fields[3]) else { return nil }
+            return baseline(prefix: third, part: part)
         }
     }
 
+    /// For the name of one part of a multipart event or baseline, the name its set shares (the
+    /// stem without the part field: `7_A_3_1of2.cdeevent.zip` gives `7_A_3`) and its part.
+    public static func partOfSet(_ name: String) -> (set: String, part: PartNumber)? {
+        let bytes = NameBytes(name)
+        guard let part = parseEvent(bytes)?.part ?? parseBaseline(bytes)?.part, let fields = stem(bytes) else { return nil }
+        return (fields.dropLast().map(\.string).joined(separator: "_"), part)
+    }
+
     /// The `_`-separated fields of a `.cdeevent` name, or nil for another extension.
-    private static func stem(_ wrappedName: String) -> [String]? {
-        let name = strippingWrapperSuffixes(wrappedName)
-        guard name.hasSuffix(eventExtension), name.count > eventExtension.count else { return nil }
-        return name.dropLast(eventExtension.count).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+    private static func stem(_ wrappedName: NameBytes) -> [NameBytes]? {
+        let name = stripped(wrappedName)
+        guard name.hasSuffix(eventExtension), name.count > eventExtension.utf8.count else { return nil }
+        return name.dropLast(eventExtension.utf8.count).bytes.split(separator: UInt8(ascii: "_"), omittingEmptySubsequences: false).map(NameBytes.init)
     }
 
     /// `<i>of<n>` with 1 <= i <= n <= 10,000, both without leading zeros.
-    static func partSuffix(_ field: String) -> PartNumber? {
-        let pieces = field.components(separatedBy: "of")
-        guard pieces.count == 2, let index = positive(pieces[0]), let count = positive(pieces[1]), index <= count else { return nil }
+    private static func partSuffix(_ field: NameBytes) -> PartNumber? {
+        let bytes = field.bytes
+        // Exactly one "of": the two numbers around it are digits only, so any other "o" or "f"
+        // makes one of them invalid.
+        guard let of = bytes.indices.first(where: { bytes[$0] == UInt8(ascii: "o") && bytes[($0 + 1)...].first == UInt8(ascii: "f") }),
+            let index = positive(NameBytes(bytes[..<of])), let count = positive(NameBytes(bytes[(of + 2)...])), index <= count
+        else { return nil }
         return PartNumber(index: index, count: count)
     }
 
     /// A global count or revision: `0` or digits without a leading zero, within int64.
-    static func counter(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit), text == "0" || !text.hasPrefix("0") else { return nil }
-        return Int64(text)
+    private static func counter(_ text: NameBytes) -> Int64? {
+        guard let first = text.bytes.first, first != UInt8(ascii: "0") || text.count == 1 else { return nil }
+        var value: Int64 = 0
+        for byte in text.bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            let (tens, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = tens.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow && !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 
-    private static func positive(_ text: String) -> Int? {
+    private static func positive(_ text: NameBytes) -> Int? {
         guard let value = counter(text), value > 0, value <= Int64(PartNumber.maximumCount) else { return nil }
         return Int(value)
     }
 }
 
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isWholeNumber }
+/// A name as its UTF-8 bytes. Every delimiter and suffix of the grammar is ASCII, and an ASCII
+/// byte of UTF-8 is always a whole scalar, so comparing and splitting bytes is the comparison
+/// over Unicode scalar values that Spec/cloud-layout.md 4.1 defines. (`Character`s are not: a
+/// `_` followed by a combining mark is one character, and no `_` to them; and breaking every
+/// name into characters was most of the time a folder listing took.)
+private struct NameBytes {
+    var bytes: ArraySlice<UInt8>
+
+    init(_ name: String) { bytes = ArraySlice(name.utf8) }
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    var count: Int { bytes.count }
+    /// The bytes as text: whole scalars, since they were cut only next to ASCII bytes.
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    func hasPrefix(_ prefix: String) -> Bool { bytes.starts(with: prefix.utf8) }
+    func hasSuffix(_ suffix: String) -> Bool { bytes.count >= suffix.utf8.count && bytes.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) }
+    func dropFirst(_ count: Int) -> NameBytes { NameBytes(bytes.dropFirst(count)) }
+    func dropLast(_ count: Int) -> NameBytes { NameBytes(bytes.dropLast(count)) }
 }

@@ -47,10 +47,8 @@ enum MergeInputs {
             }
             if !isDirectory.boolValue {
                 let name = URL(fileURLWithPath: path).lastPathComponent
-                if let part = CloudFileName.parseEvent(name)?.part ?? CloudFileName.parseBaseline(name)?.part {
-                    // Without the wrapper suffixes first (Spec/wrappers.md 5.3): `7_A_3_1of2.cdeevent.zip` is of set `7_A_3`.
-                    let stem = CloudFileName.strippingWrapperSuffixes(name).dropLast(CloudFileName.eventExtension.count)
-                    let base = String(stem.split(separator: "_", omittingEmptySubsequences: false).dropLast().joined(separator: "_"))
+                // Without the wrapper suffixes (Spec/wrappers.md 5.3): `7_A_3_1of2.cdeevent.zip` is of set `7_A_3`.
+                if let (base, part) = CloudFileName.partOfSet(name) {
                     partGroups[base, default: []].append((path, part.index, part.count))
                     continue
                 }
