@@ -57,6 +57,27 @@ struct CloudFolderScannerTests {
         #expect(contents.dataFiles.isEmpty)
     }
 
+    @Test("below a listed folder, a path whose name starts with a combining mark is still opened a name at a time")
+    func combiningMarkAfterSlash() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try scratch.write("outside/x", "outside")
+        // "\u{301}link" is a link to outside/: a reader opening below E/ never follows it, even
+        // though, compared as characters, the "/" before it is not a "/".
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.url.appendingPathComponent("E/\u{301}link").path, withDestinationPath: scratch.url.appendingPathComponent("outside").path)
+        let file = scratch.url.appendingPathComponent("E/\u{301}link/x", isDirectory: false)
+        do {
+            let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
+            let error = #expect(throws: FormatError.self) { try EventFileReader.readBytes(at: file, limit: 100) }
+            // The reason is the link's, not that of a descriptor closed on the way out.
+            #expect([ENOTDIR, ELOOP].contains { error?.message.contains(String(cString: strerror($0))) == true }, "\(String(describing: error))")
+            withExtendedLifetime(listings) {}
+        }
+        // The same path while no folder is being read is the user's, and is opened by path.
+        #expect(try EventFileReader.readBytes(at: file, limit: 100) == Array("outside".utf8))
+    }
+
     @Test("a root holding ensembles lists each; an ensemble folder lists itself as '.'")
     func rootAndEnsemble() throws {
         let scratch = try ScratchFolder()

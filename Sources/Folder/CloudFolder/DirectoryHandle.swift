@@ -88,20 +88,21 @@ package final class DirectoryHandle: Sendable {
     /// Opens the regular file at `relative` (`/`-separated, below this folder) one name at a
     /// time, every name with `O_NOFOLLOW` (empty names and `.` stay where they are, as in any
     /// path; `names` never holds `..`). Returns a descriptor or -1 with `errno` set.
-    private func openFile(_ names: [Substring]) -> Int32 {
+    private func openFile(_ names: [String]) -> Int32 {
         guard !names.isEmpty else {
             errno = ENOENT
             return -1
         }
         var folder = descriptor
-        defer { if folder != descriptor { close(folder) } }
+        // Not close(-1) after a failed open: it would replace the errno the caller reports.
+        defer { if folder != descriptor && folder >= 0 { close(folder) } }
         for name in names.dropLast() {
-            let next = openat(folder, String(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if folder != descriptor { close(folder) }
             folder = next
             guard next >= 0 else { return -1 }
         }
-        return openat(folder, String(names[names.count - 1]), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        return openat(folder, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     }
 
     // MARK: Folders being read
@@ -127,12 +128,20 @@ package final class DirectoryHandle: Sendable {
     /// The descriptor of the file at `path` when it lies below a folder being read, opened from
     /// that folder's descriptor; nil when no such folder holds it. Paths the readers build from a
     /// listing never hold `..`; one that does was typed by the user and is theirs to resolve.
+    ///
+    /// Paths are compared and split as UTF-8 bytes, as the file system takes them: compared as
+    /// characters, a `/` followed by a combining mark is no `/` at all.
     static func opening(_ path: String) -> Int32? {
+        let bytes = path.utf8
         let folder: DirectoryHandle? = lock.withLock {
-            held.values.compactMap(\.handle).filter { path.hasPrefix($0.path + "/") }.max { $0.path.utf8.count < $1.path.utf8.count }
+            held.values.compactMap(\.handle).filter { handle in
+                let prefix = handle.path.utf8
+                return bytes.starts(with: prefix) && bytes.dropFirst(prefix.count).first == UInt8(ascii: "/")
+            }.max { $0.path.utf8.count < $1.path.utf8.count }
         }
         guard let folder else { return nil }
-        let names = path.dropFirst(folder.path.count + 1).split(separator: "/").filter { $0 != "." }
+        let names = bytes.dropFirst(folder.path.utf8.count + 1).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+            .filter { $0 != "." }
         return names.contains("..") ? nil : folder.openFile(names)
     }
 }
