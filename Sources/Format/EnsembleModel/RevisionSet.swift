@@ -41,9 +41,10 @@ public struct RevisionSet: Hashable, Sendable {
     /// Store identifiers in UTF-8 byte order.
     public var stores: [String] { storage.keys.map(\.value).sorted(by: utf8Precedes) }
 
-    /// Every (store, revision), stores in UTF-8 byte order.
+    /// Every (store, revision), stores in UTF-8 byte order. (The pairs are sorted as they are:
+    /// looking each store up again cost more than the sort, for every event indexed.)
     public var revisions: [(store: String, revision: Int64)] {
-        stores.map { ($0, storage[ExactString($0)] ?? -1) }
+        storage.map { (store: $0.key.value, revision: $0.value) }.sorted { utf8Precedes($0.store, $1.store) }
     }
 
     public var count: Int { storage.count }
