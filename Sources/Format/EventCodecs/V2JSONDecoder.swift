@@ -113,6 +113,14 @@ public struct V2JSONDecoder: Sendable {
 
     /// Joins the parts of one event, given in any order; all of 1...n must be present.
     public static func join(_ parts: [EventPart]) throws(FormatError) -> Event {
+        // The usual event is one file: nothing to sort, check or copy (a concatenation copies
+        // every change, retaining all its parts).
+        if parts.count == 1, let part = parts.first, part.position == .single, let header = part.header {
+            return Event(
+                uniqueIdentifier: header.uniqueIdentifier, type: header.type, storeIdentifier: header.storeIdentifier,
+                globalCount: header.globalCount, timestamp: header.timestamp, modelVersion: header.modelVersion,
+                revisionSet: header.revisionSet, objectChanges: part.objectChanges, unknownFields: part.unknownFields)
+        }
         let sorted = parts.sorted { $0.index < $1.index }
         let expected = sorted.first?.count ?? 1
         guard sorted.map(\.index) == Array(1...max(1, expected)), sorted.allSatisfy({ $0.count == expected }),

@@ -46,10 +46,12 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
 
     /// The kind of `bytes`, by the rules of Spec/wrappers.md 2, in their order.
     public static func detect(_ bytes: some Collection<UInt8>) -> ContentKind {
-        let head = Array(bytes.prefix(xmlWindow))
+        // Read in place: a copy of the first kilobyte was an allocation large enough to make the
+        // allocator tidy up, for every file of a folder.
+        let head = bytes.prefix(xmlWindow)
         if head.first == 0x89 { return .v2Binary }
         if head.starts(with: zipLocalHeader) || head.starts(with: zipEmptyArchive) { return .zip }
-        if head.count >= 2, head[0] == RNCryptor.version, let mode = RNCryptor.Mode(rawValue: head[1]),
+        if head.first == RNCryptor.version, let second = head.dropFirst().first, let mode = RNCryptor.Mode(rawValue: second),
             bytes.count >= mode.minimumLength
         {
             return .encrypted
@@ -57,14 +59,12 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
         if head.starts(with: binaryPlistMagic) { return .binaryPropertyList }
         if head.starts(with: sqliteMagic) { return .sqlite }
         // Text: an optional byte order mark, then optional JSON whitespace.
-        var index = head.starts(with: byteOrderMark) ? byteOrderMark.count : 0
-        while index < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 }
-        guard index < head.count else { return .json }  // empty or blank: the JSON reader says so
-        let first = head[index]
-        if first == UInt8(ascii: "<"), containsPlistTag(head) { return .xmlPropertyList }
+        let text = (head.starts(with: byteOrderMark) ? head.dropFirst(byteOrderMark.count) : head[...]).drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        guard let first = text.first else { return .json }  // empty or blank: the JSON reader says so
+        if first == UInt8(ascii: "<"), containsPlistTag(Array(head)) { return .xmlPropertyList }
         if (0x20...0x7E).contains(first) { return .json }
         // A byte order mark before anything else is still text for the JSON reader to refuse.
-        return index > 0 && head.starts(with: byteOrderMark) ? .json : .unknown
+        return head.starts(with: byteOrderMark) ? .json : .unknown
     }
 
     private static func containsPlistTag(_ head: [UInt8]) -> Bool {
