@@ -167,6 +167,16 @@ struct ExactStringTests {
         #expect(JSONValue.string("Caf\u{E9}") != JSONValue.string("Cafe\u{301}"))
         #expect(ExactString("Caf\u{E9}") != ExactString("Cafe\u{301}"))
     }
+
+    @Test("the same representation is the same string; another representation of the same bytes is equal too")
+    func representation() {
+        let long = "7E4D2C1B-9A8F-4E6D-B5C4-3A2B1C0D9E8F", copy = long
+        let rebuilt = String(decoding: Array(long.utf8), as: UTF8.self)
+        #expect(ExactString.identical(long, copy) && ExactString.identical("name", "nam" + "e"))
+        #expect(!ExactString.identical(long, rebuilt) && ExactString(long) == ExactString(rebuilt))
+        #expect(!ExactString.identical("name", "names") && ExactString("name") != ExactString("names"))
+        #expect(ExactString.representationHash(long) == ExactString.representationHash(copy))
+    }
 }
 
 @Suite("Exact decimal arithmetic")

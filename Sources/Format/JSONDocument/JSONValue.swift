@@ -174,6 +174,7 @@ public struct ExactString: Hashable, Sendable {
     // Native strings are read in place; copying them to call the mutating `withUTF8` cost a
     // retain and a release per comparison, a large share of a replay (measured: Benchmarks/README.md).
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+        if identical(lhs.value, rhs.value) { return true }
         let fast = lhs.value.utf8.withContiguousStorageIfAvailable { left in
             rhs.value.utf8.withContiguousStorageIfAvailable { right -> Bool in
                 guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
@@ -181,6 +182,23 @@ public struct ExactString: Hashable, Sendable {
             }
         }
         return (fast ?? nil) ?? lhs.value.utf8.elementsEqual(rhs.value.utf8)
+    }
+
+    /// Whether two strings have the same representation: the same bits are the same string (one
+    /// small string's inline bytes, or one storage and count). Entity and property names, compared
+    /// for every change, are usually settled so without reading their bytes; false says nothing.
+    @inline(__always)
+    public static func identical(_ a: String, _ b: String) -> Bool {
+        typealias Bits = (UInt64, UInt64)
+        return MemoryLayout<String>.size == MemoryLayout<Bits>.size && unsafeBitCast(a, to: Bits.self) == unsafeBitCast(b, to: Bits.self)
+    }
+
+    /// A small number from a string's representation, for a cache of ``identical(_:_:)`` strings.
+    @inline(__always)
+    public static func representationHash(_ string: String) -> UInt64 {
+        guard MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size else { return 0 }
+        let bits = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        return (bits.0 ^ bits.1 &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -106,8 +106,20 @@ public struct StoreState: Sendable {
     private struct Numbering: Sendable {
         private var names: [String] = []
         private var numbers: [ExactString: Int32] = [:]
+        /// Names met lately, by their representation: a change's names are usually the very
+        /// strings (or the same small strings) of the changes before it, found without reading
+        /// their bytes. The strings are held, so a representation is never reused while cached.
+        private var recent = [(name: String, number: Int32)](repeating: ("", -1), count: 64)
 
         mutating func number(_ name: String) -> Int32 {
+            let slot = Int(truncatingIfNeeded: ExactString.representationHash(name) >> 58)
+            if recent[slot].number >= 0 && ExactString.identical(recent[slot].name, name) { return recent[slot].number }
+            let number = lookUp(name)
+            recent[slot] = (name, number)
+            return number
+        }
+
+        private mutating func lookUp(_ name: String) -> Int32 {
             // A model has a few entity and property names: comparing bytes beats hashing them.
             if names.count <= 16 {
                 let exact = ExactString(name)
@@ -192,7 +204,7 @@ public struct StoreState: Sendable {
         var entityNumbers: [Int32] = []
         entityNumbers.reserveCapacity(changes.count)
         for index in changes.indices {
-            if let last = entityNumbers.last, changes[index - 1].entity.utf8.elementsEqual(changes[index].entity.utf8) {
+            if let last = entityNumbers.last, exactlyEqual(changes[index - 1].entity, changes[index].entity) {
                 entityNumbers.append(last)
             } else {
                 entityNumbers.append(entities.number(changes[index].entity))

@@ -52,7 +52,10 @@ public struct ModelValidator: Sendable {
             }
             for property in properties {
                 let definition: Rule
-                if let known = names.firstIndex(where: { exactlyEqual($0, property.name) }) {
+                // The same string as an earlier change's name, usually, is found without reading bytes.
+                if let known = names.firstIndex(where: { ExactString.identical($0, property.name) })
+                    ?? names.firstIndex(where: { exactlyEqual($0, property.name) })
+                {
                     definition = definitions[known]
                 } else {
                     definition = Rule(model.property(property.name, of: entityName))
