@@ -15,6 +15,10 @@ struct JSONWriterTests {
     func escaping() {
         let value = JSONValue.string("q\"b\\/\u{08}\u{09}\u{0A}\u{0C}\u{0D}\u{01}\u{1F}\u{7F}é\u{2028}")
         #expect(JSONWriter().string(value) == "\"q\\\"b\\\\/\\b\\t\\n\\f\\r\\u0001\\u001f\u{7F}é\u{2028}\"")
+        // Escapes first, last and side by side, and nothing to escape at all.
+        #expect(JSONWriter().string(.string("\"\"\u{0}")) == #""\"\"\u0000""#)
+        #expect(JSONWriter().string(.string("")) == #""""#)
+        #expect(JSONWriter().string(.string("plain text")) == #""plain text""#)
     }
 
     @Test("pretty layout keeps the canonical key order")

@@ -66,7 +66,20 @@ public struct JSONWriter: Sendable {
     /// Appends `string` as a canonical JSON string (quotes and escapes included).
     public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        let written: Void? = string.utf8.withContiguousStorageIfAvailable { appendEscaped($0, into: &output) }
+        if written == nil { Array(string.utf8).withUnsafeBufferPointer { appendEscaped($0, into: &output) } }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// The bytes between escapes are copied as runs: a state document is mostly strings, and
+    /// appending them a byte at a time was the largest part of writing one.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            runStart = index + 1
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
@@ -75,14 +88,13 @@ public struct JSONWriter: Sendable {
             case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x00..<0x20:
+            default:
                 output.append(contentsOf: [
                     UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                     hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
                 ])
-            default: output.append(byte)
             }
         }
-        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }
 }
