@@ -95,6 +95,16 @@ struct V2JSONFastDecoderTests {
         #expect(part.objectChanges.map(\.entity) == ["Alpha", "Note"])
     }
 
+    @Test("a store named twice in the revision set, however it is spelled, is left to the general pipeline")
+    func duplicateStores() throws {
+        for revisions in [#"{"A":1,"A":2}"#, #"{"A":1,"\u0041":2}"#, #"{"B":0,"A":1,"B":0}"#] {
+            let text =
+                #"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","#
+                + #""revisionsByStoreIdentifier":\#(revisions),"changesByEntity":{}}"#
+            #expect(V2JSONFastDecoder.decodePart(Array(text.utf8), position: .single) == nil, "\(revisions)")
+        }
+    }
+
     @Test("on 8,000 edits of fixture trees: never a part the general pipeline would not give")
     func treeMutations() throws {
         let validator = try BundledSchema.v2Event.validator()

@@ -23,8 +23,16 @@ public struct RevisionSet: Hashable, Sendable {
     /// From (store, revision) pairs, keeping stores apart by their exact bytes; a later pair for
     /// the same store wins.
     public init(pairs: [(String, Int64)]) {
-        storage = [:]
+        storage = Dictionary(minimumCapacity: pairs.count)
         for (store, revision) in pairs { storage[ExactString(store)] = revision }
+    }
+
+    /// From pairs that name each store once (by exact bytes); nil when a store comes twice.
+    /// (One hash per store, into a table made at its size: a set grown a store at a time hashed
+    /// every store again at each growth, for every event read.)
+    public init?(uniquePairs pairs: [(String, Int64)]) {
+        storage = Dictionary(minimumCapacity: pairs.count)
+        for (store, revision) in pairs where storage.updateValue(revision, forKey: ExactString(store)) != nil { return nil }
     }
 
     /// From a dictionary. Swift's `String` keys already merge canonically equivalent

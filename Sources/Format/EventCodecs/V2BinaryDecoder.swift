@@ -199,7 +199,7 @@ public struct V2BinaryDecoder: Sendable {
                     location: .init(offset: header.offset(at: storeStart)))
             }
             let modelVersion = try header.optionalReference(strings).map { strings[$0] }
-            var revisions = RevisionSet()
+            var pairs: [(String, Int64)] = []
             var previous: Int?
             for _ in 0..<(try header.count()) {
                 let nameStart = header.position
@@ -210,13 +210,15 @@ public struct V2BinaryDecoder: Sendable {
                         .binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: header.offset(at: nameStart)))
                 }
                 previous = index
-                revisions[strings[index]] = try pointing(JSONPointer(["revisionsByStoreIdentifier", strings[index]])) { () throws(FormatError) in
+                let revision = try pointing(JSONPointer(["revisionsByStoreIdentifier", strings[index]])) { () throws(FormatError) in
                     try header.counter()
                 }
+                pairs.append((strings[index], revision))
             }
+            // Ascending references are distinct strings (Spec/v2-binary.md 6): each store once.
             return Event(
                 uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisions, objectChanges: [])
+                timestamp: timestamp, modelVersion: modelVersion, revisionSet: RevisionSet(pairs: pairs), objectChanges: [])
         }
         guard event.revisionSet[event.storeIdentifier] != nil else {
             throw FormatError(

@@ -350,12 +350,13 @@ private struct PartReader {
     }
 
     mutating func revisionSet() throws(Decline) -> RevisionSet {
-        var revisions = RevisionSet()
-        if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return revisions }
+        var pairs: [(String, Int64)] = []
+        if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return RevisionSet() }
         repeat {
-            guard let store = cursor.text(try cursor.key()), revisions[store] == nil else { throw Decline() }
-            revisions[store] = try cursor.unsignedInteger()
+            guard let store = cursor.text(try cursor.key()) else { throw Decline() }
+            pairs.append((store, try cursor.unsignedInteger()))
         } while try cursor.next(UInt8(ascii: "}"))
+        guard let revisions = RevisionSet(uniquePairs: pairs) else { throw Decline() }
         return revisions
     }
 
