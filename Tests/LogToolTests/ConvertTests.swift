@@ -97,6 +97,13 @@ struct ConvertTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
     }
 
+    /// Code, file and pointer of each error of a `convert --json` run.
+    static func errors(of run: Run) throws -> [[String?]] {
+        (try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []).map { error in
+            ["code", "file", "pointer"].map { error[JSONPointer([$0])]?.stringValue }
+        }
+    }
+
     @Test(
         "a binary event with sections of unknown type is refused as lossy at \"\", to JSON or binary, alone or in a folder",
         arguments: ["deflated-and-unknown-section.bin", "minor-7-unknown-flags.bin"])
@@ -113,11 +120,7 @@ struct ConvertTests {
                 let destination = scratch.appendingPathComponent("out").path
                 let run = try Run("convert", "--json", "--encoding", encoding, input, destination)
                 #expect(run.status == 1, "\(input) as \(encoding)")
-                let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
-                #expect(
-                    errors.map { error in ["code", "file", "pointer"].map { error[JSONPointer([$0])] } } == [
-                        [.string("convert.lossy"), .string(reported), .string("")]
-                    ])
+                #expect(try Self.errors(of: run) == [["convert.lossy", reported, ""]])
                 #expect(!FileManager.default.fileExists(atPath: destination))
             }
         }
@@ -139,11 +142,7 @@ struct ConvertTests {
             let destination = scratch.appendingPathComponent("out").path
             let run = try Run("convert", "--json", "--to", "v1", "--model", model.path, source, destination)
             #expect(run.status == 1, "\(source): \(run.stderr)")
-            let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
-            #expect(
-                errors.map { error in ["code", "file", "pointer"].map { error[JSONPointer([$0])] } } == [
-                    [.string("convert.lossy"), .string(source), .string("/changesByEntity/Gauge/0/properties/3/x-unit")]
-                ])
+            #expect(try Self.errors(of: run) == [["convert.lossy", source, "/changesByEntity/Gauge/0/properties/3/x-unit"]])
             #expect(!FileManager.default.fileExists(atPath: destination))
         }
     }
