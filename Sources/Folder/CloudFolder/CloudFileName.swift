@@ -95,7 +95,8 @@ package enum CloudFileName {
 
     /// `.NAME.icloud` gives NAME (not empty).
     private static func placeholderName(_ name: NameBytes) -> NameBytes? {
-        name.hasPrefix(".") && name.hasSuffix(".icloud") && name.count > ".icloud".utf8.count + 1 ? name.dropFirst(1).dropLast(7) : nil
+        let suffix = ".icloud"
+        return name.hasPrefix(".") && name.hasSuffix(suffix) && name.count > suffix.utf8.count + 1 ? name.dropFirst(1).dropLast(suffix.utf8.count) : nil
     }
 
     /// The name of the file a placeholder or a partial file will become (`.7_A_3.cdeevent.icloud`
