@@ -793,8 +793,13 @@ public struct StoreState: Sendable {
         case .dataFile(let name): ids(["dataFile", name])
         case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)
-        case .toMany(let members): ids(members.map { slots[Int($0)].id }.sorted(by: utf8Precedes))
-        case .ordered(let order): ids(order.map { slots[Int($0)].id })
+        // The closures read the slots alone: capturing `self` copied the whole state per value.
+        case .toMany(let members):
+            let slots = self.slots
+            ids(members.map { slots[Int($0)].id }.sorted(by: utf8Precedes))
+        case .ordered(let order):
+            let slots = self.slots
+            ids(order.map { slots[Int($0)].id })
         }
     }
 
