@@ -400,7 +400,9 @@ public struct StoreState: Sendable {
             gained.append(target)
             joined.insert(target)
         }
-        order = moving(order, by: moved) { joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0)) }
+        // The closure takes the slots alone: capturing `self` here, where it is being changed,
+        // made a copy of the whole state for the call.
+        order = moving(order, by: moved) { [slots] in joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0)) }
         slots[Int(object)].properties[property] = .ordered(order)
         return finishEdit(property, of: object, lost: Array(lost), gained: gained)
     }
