@@ -255,8 +255,10 @@ public struct StoreState: Sendable {
             nextTarget += 1
             guard number >= 0 else { continue }
             let isInsert = changes[index].type == .insert
-            for property in changes[index].propertyChanges {
-                set(property, of: number, isInsert: isInsert)
+            // Each change's name and value are passed, not the change: copying a whole change
+            // retained and released its unknown members too, for every property set.
+            for property in changes[index].propertyChanges.indices {
+                set(changes[index].propertyChanges[property].name, changes[index].propertyChanges[property].value, of: number, isInsert: isInsert)
             }
         }
         for index in changes.indices where changes[index].type == .delete {
@@ -282,11 +284,11 @@ public struct StoreState: Sendable {
         orderedRemovals = [:]
     }
 
-    private mutating func set(_ change: PropertyChange, of object: Int32, isInsert: Bool) {
-        let property = propertyNames.number(change.name)
+    private mutating func set(_ name: String, _ newValue: PropertyChange.Value, of object: Int32, isInsert: Bool) {
+        let property = propertyNames.number(name)
         // An update of a to-many or ordered to-many edits the current value in place (8.3.4,
         // 8.3.5): rebuilding it made every event that touches a relationship cost its size.
-        if !isInsert, change.value.kind == .toMany || change.value.kind == .orderedToMany {
+        if !isInsert, newValue.kind == .toMany || newValue.kind == .orderedToMany {
             enum Holding { case toMany, ordered, other }
             // Decided first, so that no copy of the collection is alive while it is edited.
             let holding: Holding =
@@ -296,7 +298,7 @@ public struct StoreState: Sendable {
                 default: .other
                 }
             let edited: (lost: Set<Int32>, gained: Set<Int32>)?
-            switch (change.value, holding) {
+            switch (newValue, holding) {
             case (.toMany(let added, let removed), .toMany):
                 edited = editToMany(property, of: object, adding: added, removing: removed)
             case (.orderedToMany(let added, let removed, let moved), .ordered):
@@ -305,14 +307,14 @@ public struct StoreState: Sendable {
                 edited = nil
             }
             if let edited {
-                if isWatched(object) { provenance[change.name] = .some(currentSource) }
+                if isWatched(object) { provenance[name] = .some(currentSource) }
                 maintainInverse(of: property, on: object, lost: edited.lost, gained: edited.gained)
                 return
             }
         }
         let entity = slots[Int(object)].entity
         let value: Stored
-        switch change.value {
+        switch newValue {
         case .attribute(let attribute):
             value = .attribute(attribute)
         case .attributeInDataFile(let file):
@@ -342,7 +344,7 @@ public struct StoreState: Sendable {
             value = .ordered(moving(order, by: moved) { members.contains($0) })
         }
         let current = store(value, as: property, of: object)
-        if isWatched(object) { provenance[change.name] = .some(currentSource) }
+        if isWatched(object) { provenance[name] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
             let before = current?.targets ?? [], after = value.targets
             maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))

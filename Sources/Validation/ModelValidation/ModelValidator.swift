@@ -50,24 +50,24 @@ public struct ModelValidator: Sendable {
             if type == .delete && !properties.isEmpty {
                 errors.append(FormatError(.modelDeleteWithProperties, "a delete carries no property values", at: changePointer() / "properties"))
             }
-            for property in properties {
+            // Each change's name and value are read, not the change: copying a whole change
+            // retained and released its unknown members too.
+            for property in properties.indices {
+                let name = properties[property].name
                 let definition: Rule
                 // The same string as an earlier change's name, usually, is found without reading bytes.
-                if let known = names.firstIndex(where: { ExactString.identical($0, property.name) })
-                    ?? names.firstIndex(where: { exactlyEqual($0, property.name) })
-                {
+                if let known = names.firstIndex(where: { ExactString.identical($0, name) }) ?? names.firstIndex(where: { exactlyEqual($0, name) }) {
                     definition = definitions[known]
                 } else {
-                    definition = Rule(model.property(property.name, of: entityName))
+                    definition = Rule(model.property(name, of: entityName))
                     if names.count < 32 {
-                        names.append(property.name)
+                        names.append(name)
                         definitions.append(definition)
                     }
                 }
-                guard let problem = check(property, definition, entity: entityName) else { continue }
+                guard let problem = check(name, properties[property].value, definition, entity: entityName) else { continue }
                 errors.append(
-                    FormatError(
-                        problem.code, problem.message, at: problem.pointer(below: propertyPointer(property.name, change: changePointer(), document: document))))
+                    FormatError(problem.code, problem.message, at: problem.pointer(below: propertyPointer(name, change: changePointer(), document: document))))
             }
         }
         return errors.finish()
@@ -102,21 +102,21 @@ public struct ModelValidator: Sendable {
         }
     }
 
-    private func check(_ property: PropertyChange, _ definition: Rule, entity: String) -> Problem? {
+    private func check(_ name: String, _ value: PropertyChange.Value, _ definition: Rule, entity: String) -> Problem? {
         switch definition {
         case .unknown:
-            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(property.name)\" in the model")
+            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(name)\" in the model")
         case .transient:
-            return Problem(code: .modelTransientProperty, message: "\(entity).\(property.name) is transient and never synced")
+            return Problem(code: .modelTransientProperty, message: "\(entity).\(name) is transient and never synced")
         case .attribute(let type):
-            switch property.value {
-            case .attribute(let value):
-                guard type.accepts(value) else {
+            switch value {
+            case .attribute(let attribute):
+                guard type.accepts(attribute) else {
                     return Problem(
-                        code: .modelWrongValueType, message: "this value does not fit \(entity).\(property.name), of type \(type.rawValue)",
+                        code: .modelWrongValueType, message: "this value does not fit \(entity).\(name), of type \(type.rawValue)",
                         member: "value")
                 }
-                if case .integer(let int) = value, let range = type.integerRange, !range.contains(int) {
+                if case .integer(let int) = attribute, let range = type.integerRange, !range.contains(int) {
                     return Problem(
                         code: .modelIntegerOutOfRange,
                         message: "\(int) is outside the range of \(type.rawValue) (\(range.lowerBound)...\(range.upperBound))", member: "value")
@@ -126,19 +126,19 @@ public struct ModelValidator: Sendable {
                 guard type == .binary || type == .transformable else {
                     return Problem(
                         code: .modelWrongValueType,
-                        message: "only Binary and Transformable values live in data files; \(entity).\(property.name) is \(type.rawValue)",
+                        message: "only Binary and Transformable values live in data files; \(entity).\(name) is \(type.rawValue)",
                         member: "filename")
                 }
                 return nil
             default:
                 return Problem(
-                    code: .modelWrongKind, message: "\(entity).\(property.name) is an attribute (type 0), not \(kindName(property.kind))", member: "type")
+                    code: .modelWrongKind, message: "\(entity).\(name) is an attribute (type 0), not \(kindName(value.kind))", member: "type")
             }
         case .relationship(let expected):
-            guard property.kind == expected else {
+            guard value.kind == expected else {
                 return Problem(
                     code: .modelWrongKind,
-                    message: "\(entity).\(property.name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(property.kind.rawValue)",
+                    message: "\(entity).\(name) is \(kindName(expected)) (type \(expected.rawValue)), not type \(value.kind.rawValue)",
                     member: "type")
             }
             return nil
