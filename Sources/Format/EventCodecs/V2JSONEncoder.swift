@@ -64,9 +64,7 @@ public struct V2JSONEncoder: Sendable {
             object[V2Key.storeIdentifier] = .string(header.storeIdentifier)
             object[V2Key.modelVersion] = header.modelVersion.map(JSONValue.string)
             var revisions = JSONObject()
-            for store in header.revisionSet.stores {
-                revisions[store] = JSONValue(header.revisionSet[store] ?? 0)
-            }
+            for (store, revision) in header.revisionSet.revisions { revisions[store] = JSONValue(revision) }
             object[V2Key.revisionsByStoreIdentifier] = .object(revisions)
         }
         if !changes.isEmpty || header == nil {
@@ -131,6 +129,21 @@ public struct V2JSONEncoder: Sendable {
             object[V2Key.movedIdentifiersByIndex] = .object(movedObject)
         }
         return .object(object)
+    }
+
+    /// A revision set as the canonical `revisionsByStoreIdentifier` object, written straight from
+    /// its pairs (the counterpart of `V2JSONFastDecoder.decodeRevisionSet`): for stores that keep
+    /// one per event, where a JSON tree per set cost more than the rest of the row.
+    package static func encodeRevisionSet(_ revisionSet: RevisionSet) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (index, pair) in revisionSet.revisions.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(pair.store, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: String(pair.revision).utf8)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).

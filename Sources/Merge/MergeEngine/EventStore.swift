@@ -83,18 +83,9 @@ package final class EventStore: @unchecked Sendable {
         try insert.bind(8, .integer(event.type.rawValue))
         try insert.bind(9, .text(event.uniqueIdentifier))
         try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
-        // Lists and the revision set as canonical JSON: the toolkit's exact strings, no second
-        // encoding. The revision set, in every row, is written straight from its pairs.
+        // Lists and the revision set as canonical JSON: the toolkit's exact strings, no second encoding.
         let writer = JSONWriter()
-        var revisions: [UInt8] = [UInt8(ascii: "{")]
-        for (index, pair) in event.revisionSet.revisions.enumerated() {
-            if index > 0 { revisions.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(pair.store, into: &revisions)
-            revisions.append(UInt8(ascii: ":"))
-            revisions.append(contentsOf: String(pair.revision).utf8)
-        }
-        revisions.append(UInt8(ascii: "}"))
-        try insert.bind(11, .text(String(decoding: revisions, as: UTF8.self)))
+        try insert.bind(11, .text(String(decoding: V2JSONEncoder.encodeRevisionSet(event.revisionSet), as: UTF8.self)))
         try insert.bind(12, .text(writer.string(.array(sourced.parts.map(JSONValue.string)))))
         try insert.bind(13, .text(writer.string(.array(sourced.dataFileReferences.map(JSONValue.string)))))
         try insert.bind(14, .integer(Int64(sourced.changeCounts.inserts)))
