@@ -60,28 +60,24 @@ package final class EarlyReplay: @unchecked Sendable {
         pending.wait()
         queue.async { [self] in
             defer { pending.signal() }
-            let batch = handover.take()
             if !abandoned {
-                for (sourced, body) in batch {
-                    state.apply(body)
-                    Self.record(sourced.file, in: &replayed)
+                for index in handover.batch.indices {
+                    state.apply(handover.batch[index].body)
+                    Self.record(handover.batch[index].sourced.file, in: &replayed)
                     count += 1
                 }
             }
             // Freeing thousands of decoded changes is left to another thread: this one is the
-            // slower side of the pipeline.
-            DispatchQueue.global().async { withExtendedLifetime(batch) {} }
+            // slower side of the pipeline. Only the handover holds the batch, so the last
+            // reference is dropped there (a copy held here was often the last, and freed here).
+            DispatchQueue.global().async { handover.batch = [] }
         }
     }
 
-    /// Events passed to the applying thread, and from it to the one that frees them.
+    /// Events passed to the applying thread, and from it to the one that frees them; the batch
+    /// is read in place and emptied only by the freeing thread.
     private final class Handover: @unchecked Sendable {
         var batch: [(sourced: SourcedEvent, body: Event)] = []
-
-        func take() -> [(sourced: SourcedEvent, body: Event)] {
-            defer { batch = [] }
-            return batch
-        }
     }
 
     /// Stops applying: the bet is already lost (another input joined, say).
