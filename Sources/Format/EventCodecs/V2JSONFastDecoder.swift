@@ -351,6 +351,8 @@ private struct PartReader {
 
     mutating func revisionSet() throws(Decline) -> RevisionSet {
         var pairs: [(String, Int64)] = []
+        // Room for a usual ensemble's stores at once, not grown a store at a time.
+        pairs.reserveCapacity(16)
         if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return RevisionSet() }
         repeat {
             guard let store = cursor.text(try cursor.key()) else { throw Decline() }

@@ -244,7 +244,8 @@ package final class EventStore: @unchecked Sendable {
             row.text(column) == "[]" ? [] : try json(column).arrayValue?.compactMap(\.stringValue) ?? []
         }
         var revisions = RevisionSet()
-        if let fast = V2JSONFastDecoder.decodeRevisionSet(Array(row.text(10).utf8)) {
+        // The column's bytes as they are: a `String` of them first was made and copied again.
+        if let fast = V2JSONFastDecoder.decodeRevisionSet(row.blob(10)) {
             revisions = fast
         } else {
             for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }

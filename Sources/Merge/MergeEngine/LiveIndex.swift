@@ -15,6 +15,13 @@ struct LiveIndex: Sendable {
         fileprivate var first: Candidate
         fileprivate var more: [Candidate] = []
 
+        /// An entry still without a pair (object numbers are never negative).
+        fileprivate static var empty: Entry { Entry(first: (-1, -1)) }
+
+        fileprivate mutating func add(_ candidate: Candidate) {
+            if first.object < 0 { first = candidate } else { more.append(candidate) }
+        }
+
         func makeIterator() -> Iterator { Iterator(entry: self) }
 
         struct Iterator: IteratorProtocol {
@@ -36,12 +43,8 @@ struct LiveIndex: Sendable {
     subscript(id: String) -> Entry? { table[IdentifierKey(id)] }
 
     mutating func add(_ id: String, _ candidate: Candidate) {
-        let key = IdentifierKey(id)
-        if table[key] == nil {
-            table[key] = Entry(first: candidate)
-        } else {
-            table[key]?.more.append(candidate)
-        }
+        // One hash and one probe: a new identifier's entry is made in place, empty at first.
+        table[IdentifierKey(id), default: .empty].add(candidate)
     }
 
     mutating func remove(_ id: String, object: Int32) {

@@ -30,8 +30,9 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Int32) -> Value? {
         if let position = position(of: key) {
-            let old = members[position].value
-            members[position].value = value
+            // Swapped in place: a copy of the old value was retained, then released by the store.
+            var old = value
+            swap(&old, &members[position].value)
             return old
         }
         members.append((key, value))
@@ -57,6 +58,9 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
         index?[key] = nil
         return old
     }
+
+    /// Makes room for `count` properties at least.
+    mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
 
     var count: Int { members.count }
 

@@ -42,6 +42,16 @@ public struct StoreState: Sendable {
             }
         }
 
+        /// For a value that holds at most one object (a to-one, an attribute, or no value at
+        /// all): that object, if any. Not `isSingle` for a to-many or ordered value.
+        static func single(_ value: Stored?) -> (isSingle: Bool, target: Int32?) {
+            switch value {
+            case .toOne(let target)?: (true, target)
+            case .toMany?, .ordered?: (false, nil)
+            case .attribute?, .dataFile?, nil: (true, nil)
+            }
+        }
+
         /// The objects a relationship value holds.
         var targets: Set<Int32> {
             switch self {
@@ -219,13 +229,17 @@ public struct StoreState: Sendable {
                 inserted.append(existing)
                 continue
             }
+            // Room for the properties the insert sets: grown one at a time, the list was
+            // reallocated about three times per object.
+            var slot = Slot(entity: entity, id: changes[index].globalIdentifier)
+            slot.properties.reserveCapacity(changes[index].propertyChanges.count)
             let number: Int32
             if let free = freeSlots.popLast() {
                 number = free
-                slots[Int(free)] = Slot(entity: entity, id: changes[index].globalIdentifier)
+                slots[Int(free)] = slot
             } else {
                 number = Int32(slots.count)
-                slots.append(Slot(entity: entity, id: changes[index].globalIdentifier))
+                slots.append(slot)
             }
             live.add(id, (entity, number))
             liveCount += 1
@@ -346,8 +360,14 @@ public struct StoreState: Sendable {
         let current = store(value, as: property, of: object)
         if isWatched(object) { provenance[name] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
-            let before = current?.targets ?? [], after = value.targets
-            maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))
+            let was = Stored.single(current), now = Stored.single(value)
+            if was.isSingle && now.isSingle {
+                // Most relationship changes are to-ones: no sets are built for them.
+                if was.target != now.target { maintainInverse(of: property, on: object, lost: was.target, gained: now.target) }
+            } else {
+                let before = current?.targets ?? [], after = value.targets
+                maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))
+            }
         }
     }
 
@@ -465,36 +485,45 @@ public struct StoreState: Sendable {
     /// (Spec/merge.md 8.8).
     /// `lost` are the objects the relationship no longer holds, `gained` those it now holds.
     private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: Set<Int32>, gained: Set<Int32>) {
-        let entity = slots[Int(object)].entity
-        guard let inverse = self.relationship(relationship, of: entity)?.inverse else { return }
-        for target in inObjectOrder(lost) where slots[Int(target)].isLive {
-            detach(object, from: inverse, of: target)
-        }
-        for target in inObjectOrder(gained) where slots[Int(target)].isLive {
-            guard let inverseDefinition = self.relationship(inverse, of: slots[Int(target)].entity) else { continue }
-            if !inverseDefinition.isToMany {
-                // A to-one holds one object: its previous partner loses the target.
-                if case .toOne(let previous?)? = slots[Int(target)].properties[inverse], previous != object, slots[Int(previous)].isLive {
-                    detach(target, from: relationship, of: previous)
-                }
-                store(.toOne(object), as: inverse, of: target)
-            } else if inverseDefinition.isOrdered {
-                modify(inverse, of: target, adding: object) { value in
-                    guard case .ordered(var order)? = value else { return .ordered([object]) }
-                    value = nil
-                    if !order.contains(object) { order.append(object) }
-                    return .ordered(order)
-                }
-            } else {
-                modify(inverse, of: target, adding: object) { value in
-                    guard case .toMany(var members)? = value else { return .toMany([object]) }
-                    value = nil
-                    members.insert(object)
-                    return .toMany(members)
-                }
+        guard let inverse = self.relationship(relationship, of: slots[Int(object)].entity)?.inverse else { return }
+        for target in inObjectOrder(lost) where slots[Int(target)].isLive { detach(object, from: inverse, of: target) }
+        for target in inObjectOrder(gained) { attach(object, to: inverse, of: target, from: relationship) }
+    }
+
+    /// ``maintainInverse(of:on:lost:gained:)`` for a change that loses and gains one object at
+    /// most (a to-one's).
+    private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: Int32?, gained: Int32?) {
+        guard let inverse = self.relationship(relationship, of: slots[Int(object)].entity)?.inverse else { return }
+        if let lost, slots[Int(lost)].isLive { detach(object, from: inverse, of: lost) }
+        if let gained { attach(object, to: inverse, of: gained, from: relationship) }
+    }
+
+    /// Adds `object` to the `inverse` side of `target` (which `object` now holds through
+    /// `relationship`).
+    private mutating func attach(_ object: Int32, to inverse: Int32, of target: Int32, from relationship: Int32) {
+        guard slots[Int(target)].isLive, let inverseDefinition = self.relationship(inverse, of: slots[Int(target)].entity) else { return }
+        if !inverseDefinition.isToMany {
+            // A to-one holds one object: its previous partner loses the target.
+            if case .toOne(let previous?)? = slots[Int(target)].properties[inverse], previous != object, slots[Int(previous)].isLive {
+                detach(target, from: relationship, of: previous)
             }
-            if isWatched(target) { provenance[propertyNames[inverse]] = .some(nil) }
+            store(.toOne(object), as: inverse, of: target)
+        } else if inverseDefinition.isOrdered {
+            modify(inverse, of: target, adding: object) { value in
+                guard case .ordered(var order)? = value else { return .ordered([object]) }
+                value = nil
+                if !order.contains(object) { order.append(object) }
+                return .ordered(order)
+            }
+        } else {
+            modify(inverse, of: target, adding: object) { value in
+                guard case .toMany(var members)? = value else { return .toMany([object]) }
+                value = nil
+                members.insert(object)
+                return .toMany(members)
+            }
         }
+        if isWatched(target) { provenance[propertyNames[inverse]] = .some(nil) }
     }
 
     /// The objects sorted by ``objectOrder(_:_:)``. (A closure, not the method itself: passing
@@ -519,8 +548,17 @@ public struct StoreState: Sendable {
         let old = slots[Int(object)].properties.updateValue(value, forKey: property)
         // Attributes hold no objects: only relationships change who refers to whom.
         guard old?.isRelationship == true || value.isRelationship else { return old }
-        let before = old?.targets ?? [], after = value.targets
         let referrer = Self.pair(object, property)
+        let was = Stored.single(old), now = Stored.single(value)
+        if was.isSingle && now.isSingle {
+            // To-ones: no sets are built.
+            if was.target != now.target {
+                if let target = was.target { slots[Int(target)].referrers.remove(referrer) }
+                if let target = now.target { slots[Int(target)].referrers.insert(referrer) }
+            }
+            return old
+        }
+        let before = old?.targets ?? [], after = value.targets
         for target in before where !after.contains(target) { slots[Int(target)].referrers.remove(referrer) }
         for target in after where !before.contains(target) { slots[Int(target)].referrers.insert(referrer) }
         return old
