@@ -250,9 +250,8 @@ package struct CloudFolderScanner: Sendable {
     /// directory gives them; one at a time, without a list of names.
     static func forEachEntry(of folder: EnsembleSubfolder, in listing: EnsembleListing, _ body: (ListedEntry) -> Void) throws(FormatError) {
         guard let handle = listing.folder else { return }
-        try handle.subfolder(folder.rawValue, displayPath: folder.rawValue).forEachEntry(displayPath: folder.rawValue) { name, info in
-            body(entry(name, info: info, in: folder))
-        }
+        try handle.subfolder(folder.rawValue, displayPath: folder.rawValue).forEachEntry(
+            displayPath: folder.rawValue, transform: { entry($0, info: $1, in: folder) }, body)
     }
 
     /// A writer's temporary folder (`.NAME.partial-UUID`, `.NAME.replaced-UUID`, README 6.1):
