@@ -57,6 +57,12 @@ public struct RevisionSet: Hashable, Sendable {
 
     public var count: Int { storage.count }
 
+    /// Calls `body` with every (store, revision), in no particular order: for a caller that keeps
+    /// its own order, the sort of ``revisions`` is wasted.
+    public func forEachPair(_ body: (_ store: String, _ revision: Int64) -> Void) {
+        for (store, revision) in storage { body(store.value, revision) }
+    }
+
     /// Walks each set once without building the union of their stores: merges compare
     /// thousands of baselines and history compares every change with others (Spec/merge.md 4.3).
     public func compare(_ other: RevisionSet) -> Ordering {

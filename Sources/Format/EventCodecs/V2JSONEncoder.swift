@@ -131,21 +131,6 @@ public struct V2JSONEncoder: Sendable {
         return .object(object)
     }
 
-    /// A revision set as the canonical `revisionsByStoreIdentifier` object, written straight from
-    /// its pairs (the counterpart of `V2JSONFastDecoder.decodeRevisionSet`): for stores that keep
-    /// one per event, where a JSON tree per set cost more than the rest of the row.
-    package static func encodeRevisionSet(_ revisionSet: RevisionSet) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        for (index, pair) in revisionSet.revisions.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(pair.store, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            bytes.append(contentsOf: String(pair.revision).utf8)
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
-    }
-
     /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).
     public static func attributeJSON(_ value: AttributeValue, at pointer: JSONPointer = .root) throws(FormatError) -> JSONValue {
         func tagged(_ tag: String, _ payload: JSONValue) -> JSONValue { .array([.string(tag), payload]) }

@@ -34,21 +34,6 @@ public enum V2JSONFastDecoder {
             }
         }
     }
-
-    /// A revision set written as a v2 `revisionsByStoreIdentifier` object, or nil when only the
-    /// general parser can tell.
-    package static func decodeRevisionSet(_ bytes: [UInt8]) -> RevisionSet? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var reader = PartReader(cursor: Cursor(bytes: buffer, options: .strict))
-            do throws(Decline) {
-                let revisions = try reader.revisionSet()
-                reader.cursor.skipWhitespace()
-                return reader.cursor.index == buffer.count ? revisions : nil
-            } catch {
-                return nil
-            }
-        }
-    }
 }
 
 /// "Ask the general pipeline": never a diagnostic of its own.

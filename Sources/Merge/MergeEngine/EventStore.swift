@@ -2,7 +2,6 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import SQLiteConnection
-import EventCodecs
 
 extension FormatError.Code {
     public static let mergeEventStore = Self("merge.event-store")
@@ -33,6 +32,11 @@ package final class EventStore: @unchecked Sendable {
     private let insert: Connection.Statement
     private var held: [SourcedEvent] = []
     public private(set) var count = 0
+    /// Store identifiers by number, for the revision column: a set is kept as (number, revision)
+    /// pairs of native 64-bit integers, not as JSON naming every store in full. The JSON was most
+    /// of a row, and reading it back most of the analysis of a long history.
+    private var storeNumbers: [ExactString: Int64] = [:]
+    private var storeNames: [String] = []
 
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
@@ -44,7 +48,7 @@ package final class EventStore: @unchecked Sendable {
             CREATE TABLE event(
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, held INTEGER,
                 store TEXT NOT NULL, revision INTEGER NOT NULL, global_count INTEGER NOT NULL, timestamp REAL NOT NULL, type INTEGER NOT NULL,
-                unique_id TEXT NOT NULL, model_version TEXT, revisions TEXT NOT NULL, parts TEXT NOT NULL, data_files TEXT NOT NULL,
+                unique_id TEXT NOT NULL, model_version TEXT, revisions BLOB NOT NULL, parts TEXT NOT NULL, data_files TEXT NOT NULL,
                 inserts INTEGER NOT NULL, updates INTEGER NOT NULL, deletes INTEGER NOT NULL, digest INTEGER, unknown TEXT,
                 role INTEGER NOT NULL DEFAULT 0)
             """)
@@ -83,9 +87,9 @@ package final class EventStore: @unchecked Sendable {
         try insert.bind(8, .integer(event.type.rawValue))
         try insert.bind(9, .text(event.uniqueIdentifier))
         try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
-        // Lists and the revision set as canonical JSON: the toolkit's exact strings, no second encoding.
+        try insert.bind(11, .blob(revisionColumn(event.revisionSet)))
+        // Lists as canonical JSON: the toolkit's exact strings, no second encoding.
         let writer = JSONWriter()
-        try insert.bind(11, .text(String(decoding: V2JSONEncoder.encodeRevisionSet(event.revisionSet), as: UTF8.self)))
         try insert.bind(12, .text(writer.string(.array(sourced.parts.map(JSONValue.string)))))
         try insert.bind(13, .text(writer.string(.array(sourced.dataFileReferences.map(JSONValue.string)))))
         try insert.bind(14, .integer(Int64(sourced.changeCounts.inserts)))
@@ -226,6 +230,43 @@ package final class EventStore: @unchecked Sendable {
         try database.execute("UPDATE event SET role = 0")
     }
 
+    /// The revision column of `revisions`: (store number, revision) pairs.
+    private func revisionColumn(_ revisions: RevisionSet) -> [UInt8] {
+        var pairs: [Int64] = []
+        pairs.reserveCapacity(2 * revisions.count)
+        revisions.forEachPair { store, revision in
+            let key = ExactString(store)
+            let number: Int64
+            if let known = storeNumbers[key] {
+                number = known
+            } else {
+                number = Int64(storeNames.count)
+                storeNames.append(store)
+                storeNumbers[key] = number
+            }
+            pairs += [number, revision]
+        }
+        return pairs.withUnsafeBytes { Array($0) }
+    }
+
+    /// The revision set of a revision column.
+    private func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
+        let pairCount = column.count / 16
+        var pairs: [(String, Int64)] = []
+        pairs.reserveCapacity(pairCount)
+        column.withUnsafeBytes { raw in
+            for offset in stride(from: 0, to: 16 * pairCount, by: 16) {
+                let number = raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)
+                guard number >= 0, number < storeNames.count else { return }
+                pairs.append((storeNames[Int(number)], raw.loadUnaligned(fromByteOffset: offset + 8, as: Int64.self)))
+            }
+        }
+        guard column.count % 16 == 0, pairs.count == pairCount, let revisions = RevisionSet(uniquePairs: pairs) else {
+            throw FormatError(.mergeEventStore, "the event store holds a revision set it cannot read")
+        }
+        return revisions
+    }
+
     private func sourced(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent {
         if !row.isNull(2) {
             let index = Int(row.int64(2))
@@ -243,13 +284,7 @@ package final class EventStore: @unchecked Sendable {
         func strings(_ column: Int32) throws(FormatError) -> [String] {
             row.text(column) == "[]" ? [] : try json(column).arrayValue?.compactMap(\.stringValue) ?? []
         }
-        var revisions = RevisionSet()
-        // The column's bytes as they are: a `String` of them first was made and copied again.
-        if let fast = V2JSONFastDecoder.decodeRevisionSet(row.blob(10)) {
-            revisions = fast
-        } else {
-            for (store, revision) in try json(10).objectValue ?? JSONObject() { revisions[store] = revision.numberValue?.int64Value }
-        }
+        let revisions = try revisionSet(row.blob(10))
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
         guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
