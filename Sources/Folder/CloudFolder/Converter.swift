@@ -95,8 +95,12 @@ package struct Converter: Sendable {
     /// `base`, without its trailing slashes (Spec/merge.md 5.9: never `//`), then `/inside`.
     public static func join(_ base: String, _ inside: String) -> String {
         if inside.isEmpty || inside == "." { return base }
-        var trimmed = Substring(base)
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        // By bytes: `/` is one byte and never part of another character, and counting characters
+        // cost more than the rest of reading a small event's entry.
+        let bytes = base.utf8
+        var end = bytes.endIndex
+        while bytes.distance(from: bytes.startIndex, to: end) > 1, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
+        let trimmed = base[..<end]
         return trimmed == "/" ? "/" + inside : trimmed + "/" + inside
     }
 

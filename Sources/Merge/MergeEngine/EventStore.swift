@@ -244,7 +244,8 @@ package final class EventStore: @unchecked Sendable {
                 storeNames.append(store)
                 storeNumbers[key] = number
             }
-            pairs += [number, revision]
+            pairs.append(number)
+            pairs.append(revision)
         }
         return pairs.withUnsafeBytes { Array($0) }
     }

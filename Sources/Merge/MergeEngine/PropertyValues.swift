@@ -48,15 +48,14 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
     @discardableResult
     mutating func removeValue(forKey key: Int32) -> Value? {
         guard let position = position(of: key) else { return nil }
-        let old = members[position].value
         let last = members.count - 1
         if position != last {
             members.swapAt(position, last)
             index?[members[position].key] = position
         }
-        members.removeLast()
         index?[key] = nil
-        return old
+        // Moved out, not copied: a copy was retained, then the member released.
+        return members.removeLast().value
     }
 
     /// Makes room for `count` properties at least.
