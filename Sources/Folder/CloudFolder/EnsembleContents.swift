@@ -287,11 +287,13 @@ package struct EnsembleContents: Sendable {
         intern: Bool = true, progress: (step: String, total: Int)? = nil, chunk: ([(Name, EventEntry, Event?)]) -> Void
     ) {
         var filesRead = 0
-        // In chunks, so that only one chunk of whole events is in memory when summarizing.
+        // In chunks, so that only one chunk of whole events is in memory when summarizing. Small
+        // ones: a sink that applies them while the next are read overlaps best with many small
+        // chunks waiting, not a few large ones (the same memory; Benchmarks/README.md).
         var next = supply()
         while next != nil {
             var groups: [(name: Name, files: [(part: PartNumber?, entry: ListedEntry)])] = []
-            while let group = next, groups.count < 256 || groups.last.map({ together($0.name, group.name) }) == true {
+            while let group = next, groups.count < 64 || groups.last.map({ together($0.name, group.name) }) == true {
                 groups.append(group)
                 next = supply()
             }

@@ -15,8 +15,9 @@ import EnsembleModel
 package final class EarlyReplay: @unchecked Sendable {
     // `state`, `replayed`, `count` and `abandoned` are used only on `queue`, or after it drained.
     private let queue = DispatchQueue(label: "ensembles.early-replay")
-    /// At most two offers wait, so that memory stays bounded when applying is the slower side.
-    private let pending = DispatchSemaphore(value: 2)
+    /// At most eight offers wait, so that memory stays bounded when applying is the slower side
+    /// (a folder offers 64 events at a time: 512 events wait at most).
+    private let pending = DispatchSemaphore(value: 8)
     private var state: StoreState
     private var replayed = SHA256()
     private var count = 0
