@@ -37,7 +37,8 @@ package struct SourcedEvent: Sendable {
             case .update: changeCounts.updates += 1
             case .delete: changeCounts.deletes += 1
             }
-            referenced += changes[index].dataFiles
+            // Most changes name no data file; appending an empty list still made a new buffer.
+            if !changes[index].dataFiles.isEmpty { referenced += changes[index].dataFiles }
             for property in changes[index].propertyChanges.indices {
                 if case .attributeInDataFile(let name) = changes[index].propertyChanges[property].value { referenced.append(name) }
             }

@@ -585,6 +585,8 @@ struct ByteReader {
     /// A set of strings, written as ascending references; each must pass `valid`.
     mutating func sortedStrings(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [String] {
         let count = try count()
+        // Most sets are empty (a change's data files): no buffer is asked for them.
+        guard count > 0 else { return [] }
         var result: [String] = []
         result.reserveCapacity(count)
         var last: Int?
