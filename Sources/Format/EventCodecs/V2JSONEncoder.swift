@@ -131,6 +131,26 @@ public struct V2JSONEncoder: Sendable {
         return .object(object)
     }
 
+    /// The bytes ``JSONWriter`` writes for ``attributeJSON(_:at:)``, written straight into `output`
+    /// for the usual values: a writer of many values (a merged state) spent more on building a
+    /// JSON value per attribute than on the rest of writing it. Tested against that pair.
+    package static func writeAttribute(_ value: AttributeValue, into output: inout [UInt8]) throws(FormatError) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .integer(let int): output.append(contentsOf: String(int).utf8)
+        case .string(let text): JSONWriter.writeString(text, into: &output)
+        case .double(let double) where double.isFinite: output.append(contentsOf: CanonicalNumberFormat.double(double).utf8)
+        case .date(let milliseconds) where milliseconds.isFinite:
+            output.append(contentsOf: #"[""#.utf8)
+            output.append(contentsOf: V2ValueTag.date.utf8)
+            output.append(contentsOf: #"","#.utf8)
+            output.append(contentsOf: CanonicalNumberFormat.ecmaScript(milliseconds).utf8)
+            output.append(UInt8(ascii: "]"))
+        default: JSONWriter().append(try attributeJSON(value), to: &output)
+        }
+    }
+
     /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).
     public static func attributeJSON(_ value: AttributeValue, at pointer: JSONPointer = .root) throws(FormatError) -> JSONValue {
         func tagged(_ tag: String, _ payload: JSONValue) -> JSONValue { .array([.string(tag), payload]) }

@@ -63,5 +63,12 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
 
     var count: Int { members.count }
 
+    /// The positions of the members, by `order` of their keys (ascending; keys are distinct).
+    func positions(by order: (Int32) -> Int32) -> [Int] { members.indices.sorted { order(members[$0].key) < order(members[$1].key) } }
+
+    func key(at position: Int) -> Int32 { members[position].key }
+
+    func value(at position: Int) -> Value { members[position].value }
+
     func makeIterator() -> IndexingIterator<[(key: Int32, value: Value)]> { members.makeIterator() }
 }

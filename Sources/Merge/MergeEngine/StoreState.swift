@@ -793,24 +793,26 @@ public struct StoreState: Sendable {
     private func write(_ objects: ArraySlice<Int32>, after previous: Int32?, rank: [Int32]) throws(FormatError) -> [UInt8] {
         var buffer: [UInt8] = []
         var entity = previous
-        for object in objects {
-            let slot = slots[Int(object)]
-            if entity != slot.entity {
+        // The slots' fields are read in place, and the properties put in name order by position:
+        // copying each slot, and each of its (name, value) pairs to sort them, retained and
+        // released everything they hold.
+        for object in objects.lazy.map({ Int($0) }) {
+            if entity != slots[object].entity {
                 if entity != nil { buffer.append(contentsOf: "},".utf8) }
-                JSONWriter.writeString(entities[slot.entity], into: &buffer)
+                JSONWriter.writeString(entities[slots[object].entity], into: &buffer)
                 buffer.append(contentsOf: ":{".utf8)
-                entity = slot.entity
+                entity = slots[object].entity
             } else {
                 buffer.append(UInt8(ascii: ","))
             }
-            JSONWriter.writeString(slot.id, into: &buffer)
+            JSONWriter.writeString(slots[object].id, into: &buffer)
             buffer.append(contentsOf: ":{".utf8)
-            let properties = slot.properties.sorted { rank[Int($0.key)] < rank[Int($1.key)] }
-            for (index, property) in properties.enumerated() {
+            let properties = slots[object].properties
+            for (index, position) in properties.positions(by: { rank[Int($0)] }).enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                JSONWriter.writeString(propertyNames[property.key], into: &buffer)
+                JSONWriter.writeString(propertyNames[properties.key(at: position)], into: &buffer)
                 buffer.append(UInt8(ascii: ":"))
-                try write(property.value, into: &buffer)
+                try write(properties.value(at: position), into: &buffer)
             }
             buffer.append(UInt8(ascii: "}"))
         }
@@ -828,10 +830,7 @@ public struct StoreState: Sendable {
             buffer.append(UInt8(ascii: "]"))
         }
         switch value {
-        // The usual attribute values written as they are; the others through their JSON form.
-        case .attribute(.string(let text)): JSONWriter.writeString(text, into: &buffer)
-        case .attribute(.integer(let integer)): buffer.append(contentsOf: String(integer).utf8)
-        case .attribute(let attribute): JSONWriter().append(try V2JSONEncoder.attributeJSON(attribute), to: &buffer)
+        case .attribute(let attribute): try V2JSONEncoder.writeAttribute(attribute, into: &buffer)
         case .dataFile(let name): ids(["dataFile", name])
         case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)
