@@ -13,7 +13,9 @@ import EnsembleModel
 /// usual. Events must be offered in nondecreasing global count, each global count whole in one
 /// offer, which is how a folder's names order them.
 package final class EarlyReplay: @unchecked Sendable {
-    // `state`, `replayed`, `count` and `abandoned` are used only on `queue`, or after it drained.
+    // `state` and `abandoned` are used only on `queue`, or after it drained; `replayed` and
+    // `count` only by the thread that offers events and asks for the state (the one reading the
+    // folder), so that the applying thread, the slower side, does nothing but apply.
     private let queue = DispatchQueue(label: "ensembles.early-replay")
     /// At most eight offers wait, so that memory stays bounded when applying is the slower side
     /// (a folder offers 64 events at a time: 512 events wait at most).
@@ -58,15 +60,15 @@ package final class EarlyReplay: @unchecked Sendable {
             handover.batch.append((sourced, body))
         }
         handover.batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
+        // Recorded in the order they are applied in: the queue applies every batch whole, in
+        // the order offered, unless it abandons (and then no state is given).
+        for (sourced, _) in handover.batch { Self.record(sourced.file, in: &replayed) }
+        count += handover.batch.count
         pending.wait()
         queue.async { [self] in
             defer { pending.signal() }
             if !abandoned {
-                for index in handover.batch.indices {
-                    state.apply(handover.batch[index].body)
-                    Self.record(handover.batch[index].sourced.file, in: &replayed)
-                    count += 1
-                }
+                for index in handover.batch.indices { state.apply(handover.batch[index].body) }
             }
             // Freeing thousands of decoded changes is left to another thread: this one is the
             // slower side of the pipeline. Only the handover holds the batch, so the last
@@ -100,6 +102,8 @@ package final class EarlyReplay: @unchecked Sendable {
     }
 
     private static func record(_ file: String, in hash: inout SHA256) {
-        hash.update(data: Array(file.utf8) + [0])
+        var file = file
+        file.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }
     }
 }
