@@ -73,8 +73,14 @@ enum MergeInputs {
             }
             for listing in listings {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
-                let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replayEarly && inputs.count == 1) }
-                let contents = EnsembleContents.read(listing, reader: reader, summarize: summarize, sink: sink)
+                let replaysEarly = replayEarly && inputs.count == 1
+                let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replaysEarly) }
+                // Replayed as they are read, the events are read again only when the analysis
+                // disagrees: that rare second read checks them again instead of every first
+                // read taking a fingerprint.
+                var folderReader = reader
+                folderReader.fingerprints = !(replaysEarly && sink != nil)
+                let contents = EnsembleContents.read(listing, reader: folderReader, summarize: summarize, sink: sink)
                 contentsRead?(contents)
                 if let sink {
                     if let failure = sink.failure { throw EnsembleError(.failure, failure) }
