@@ -227,7 +227,9 @@ package final class EventStore: @unchecked Sendable {
     func resetRoles() throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
-        try database.execute("UPDATE event SET role = 0")
+        // Only the rows that have one: rewriting every row cost a pass of page writes over a
+        // fresh store, where no row has a role yet.
+        try database.execute("UPDATE event SET role = 0 WHERE role != 0")
     }
 
     /// The revision column of `revisions`: (store number, revision) pairs.
