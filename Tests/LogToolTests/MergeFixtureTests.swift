@@ -22,6 +22,42 @@ struct MergeFixtureTests {
         #expect(differences.isEmpty, "\(testCase.name):\n\(differences.joined(separator: "\n"))")
     }
 
+    /// The cases whose command is `merge` of one folder (the merges that write the state while
+    /// the integrity checks run), with the exit code their `case.json` expects.
+    static let singleFolderCases: [(testCase: ConformanceRunner.Case, arguments: [String], exitCode: Int)] = cases.compactMap { testCase in
+        guard let data = try? Data(contentsOf: testCase.folder.appendingPathComponent("case.json")),
+            case .object(let description)? = try? JSONParser.parse(Array(data)),
+            case .array(let command)? = description["command"], let exitCode = description["exitCode"]?.numberValue?.int64Value
+        else { return nil }
+        let arguments = command.compactMap(\.stringValue)
+        guard arguments.count == 2, arguments[0] == "merge", arguments[1].hasPrefix("cloud") else { return nil }
+        return (testCase, Array(arguments.dropFirst()), Int(exitCode))
+    }
+
+    @Test(
+        "merge --out of each single-folder case: the expected state in the file (written while the checks ran, or after), or no file; nothing else left beside it"
+    )
+    func mergeOut() throws {
+        #expect(Self.singleFolderCases.count >= 20)
+        for (testCase, arguments, exitCode) in Self.singleFolderCases {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("merge-out-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let out = scratch.appendingPathComponent("state.json")
+            let run = try Run(arguments: ["merge", "--out", out.path] + arguments, in: testCase.folder)
+            #expect(Int(run.status) == exitCode, "\(testCase.name): \(run.stderr)")
+            #expect(run.stdout == "", "\(testCase.name)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+            if exitCode == 0 {
+                let expected = try Data(contentsOf: testCase.folder.appendingPathComponent("expected/state.json")) + Data("\n".utf8)
+                #expect(try Data(contentsOf: out) == expected, "\(testCase.name)")
+                #expect(left == ["state.json"], "\(testCase.name): \(left)")
+            } else {
+                #expect(left.isEmpty, "\(testCase.name): \(left)")
+            }
+        }
+    }
+
     @Test("conformance passes every case from any working directory, and ends with the count")
     func builtIn() throws {
         let run = try Run(arguments: ["conformance"], in: FileManager.default.temporaryDirectory)

@@ -85,6 +85,20 @@ struct EventStoreTests {
         withBackwards.earlyReplay = backwards
         #expect(JSONWriter().string(try MergeEngine.merge(withBackwards).document()) == expected)
 
+        // Handed over before the analysis: the backwards state is given, then refused.
+        var handedOver: String?
+        let refused = try MergeEngine.merge(withBackwards) { handedOver = (try? $0.document()).map { JSONWriter().string($0) } }
+        #expect(!refused.isReplayedState)
+        #expect(handedOver != nil && handedOver != expected)
+        #expect(JSONWriter().string(try refused.state.document()) == expected)
+        var withInOrder = input
+        withInOrder.earlyReplay = inOrder
+        handedOver = nil
+        let taken = try MergeEngine.merge(withInOrder) { handedOver = (try? $0.document()).map { JSONWriter().string($0) } }
+        #expect(taken.isReplayedState)
+        #expect(handedOver == expected)
+        #expect(JSONWriter().string(try taken.state.document()) == expected)
+
         let missing = EarlyReplay(baselines: [], input: input)
         missing.offer(Array(events.prefix(2)), bodies: [nil, nil])
         #expect(missing.state(for: analysis) == nil)

@@ -88,6 +88,13 @@ package final class EarlyReplay: @unchecked Sendable {
         queue.async { [self] in abandoned = true }
     }
 
+    /// The state once every offered event is applied, before any analysis has checked it; nil
+    /// when the replay was abandoned. ``state(for:)`` decides whether it is the merge's.
+    public func replayedState() -> StoreState? {
+        queue.sync {}
+        return abandoned ? nil : state
+    }
+
     /// The state, when the analysis replays exactly what was applied; nil otherwise.
     public func state(for analysis: MergeAnalysis) -> StoreState? {
         queue.sync {}

@@ -88,9 +88,24 @@ package struct MergeFailure: Error, Sendable {
 /// the total order and returns the final store state.
 package enum MergeEngine {
     public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
+        try merge(input, whileChecking: nil).state
+    }
+
+    /// ``merge(_:)``. With `whileChecking`, the state replayed while a folder was read is handed
+    /// to it before the analysis decides whether that state is the merge's, so that the caller
+    /// can start writing it meanwhile (the analysis runs on one core); `isReplayedState` says
+    /// whether the state returned is the one handed over.
+    public static func merge(
+        _ input: MergeInput, whileChecking: ((StoreState) -> Void)?
+    ) throws(MergeFailure) -> (state: StoreState, isReplayedState: Bool) {
+        var handedOver = false
+        if let whileChecking, let replayed = input.earlyReplay?.replayedState() {
+            whileChecking(replayed)
+            handedOver = true
+        }
         let analysis = analyze(input)
         guard analysis.problems.isEmpty else { throw MergeFailure(problems: analysis.problems) }
-        if let early = input.earlyReplay?.state(for: analysis) { return early }
+        if let early = input.earlyReplay?.state(for: analysis) { return (early, handedOver) }
         var state = StoreState(model: input.model)
         try replay(analysis.baselines, into: &state, input)
         // A page of summaries at a time, so that the replay order is never all in memory.
@@ -107,7 +122,7 @@ package enum MergeEngine {
             let message = (error as? FormatError)?.message ?? "\(error)"
             throw MergeFailure(problems: [IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(message)")])
         }
-        return state
+        return (state, false)
     }
 
     /// Applies events in the order given, reading summarized ones again (a few ahead, on every

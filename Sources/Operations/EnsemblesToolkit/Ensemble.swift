@@ -76,11 +76,21 @@ public struct Ensemble: Sendable {
     /// Replays every event to the final state (Spec/merge.md). Warnings that do not stop the
     /// merge (an invalid store registration) go to `warnings`.
     public func merge(warnings: inout [FormatError]) throws(EnsembleError) -> StoreState {
+        try merge(warnings: &warnings, whileChecking: nil).state
+    }
+
+    /// ``merge(warnings:)``. With `whileChecking`, a folder's state replayed as it was read is
+    /// handed over before the integrity checks decide whether it is the merge's, so that writing
+    /// it can overlap them; `isReplayedState` says whether the state returned is the one handed
+    /// over (otherwise, discard what was made of it).
+    public func merge(
+        warnings: inout [FormatError], whileChecking: ((StoreState) -> Void)?
+    ) throws(EnsembleError) -> (state: StoreState, isReplayedState: Bool) {
         let input = try MergeInputs.gather(
             inputs, reader: reader, summarize: true, replayEarly: true, modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         do {
-            return try MergeEngine.merge(input)
+            return try MergeEngine.merge(input, whileChecking: whileChecking)
         } catch {
             throw EnsembleError(kind: .integrity, problems: error.problems)
         }

@@ -69,15 +69,27 @@ struct Merge: ParsableCommand {
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
+        // With --out alone, the state replayed while the folder was read is written beside it
+        // while the integrity checks run (they use one core), and kept only if they take it.
+        var staged: StagedState?
+        var overlap: ((StoreState) -> Void)?
+        if let out, sqlite == nil { overlap = { staged = StagedState($0, out: out, inBackground: true) } }
         let state: StoreState
+        let isStaged: Bool
         do {
-            state = try ensemble.merge(warnings: &warnings)
+            (state, isStaged) = try ensemble.merge(warnings: &warnings, whileChecking: overlap)
         } catch {
+            staged?.discard()
             for warning in warnings { writeStandardError("warning: \(warning)") }
             throw reportAndExit(error, json: json)
         }
         for warning in warnings { writeStandardError("warning: \(warning)") }
-        try output(state)
+        if isStaged, let staged {
+            try staged.commit()
+        } else {
+            staged?.discard()
+            try output(state)
+        }
         // Freeing a large state object by object takes a tenth of a second: another thread does
         // it, and the process may end first.
         DispatchQueue.global().async { withExtendedLifetime(state) {} }
@@ -137,28 +149,71 @@ struct Merge: ParsableCommand {
             }
             return Console.out(Data([UInt8(ascii: "\n")]))
         }
-        let destination = URL(fileURLWithPath: out).standardizedFileURL
-        let temporary = TemporaryFiles.reserveSibling(of: destination)
-        defer { TemporaryFiles.release(temporary) }
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = try? FileHandle(forWritingTo: temporary) else {
-            writeStandardError("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)")
-            throw ToolExit(status: .usage)
+        try StagedState(state, out: out, inBackground: false).commit()
+    }
+}
+
+/// The state document written to a temporary file beside `--out`, on another thread when asked:
+/// it replaces the destination only on ``commit()``, once complete and flushed; ``discard()``
+/// removes it.
+private final class StagedState: @unchecked Sendable {
+    private let out: String
+    private let destination: URL
+    private let temporary: URL
+    private let written = DispatchGroup()
+    // Set by the writing thread, read after `written` is waited for.
+    private var handle: FileHandle?
+    /// What stopped the write: the message for standard error and the exit status.
+    private var failure: (message: String, status: ExitStatus)?
+
+    init(_ state: StoreState, out: String, inBackground: Bool) {
+        self.out = out
+        destination = URL(fileURLWithPath: out).standardizedFileURL
+        temporary = TemporaryFiles.reserveSibling(of: destination)
+        if inBackground {
+            DispatchQueue.global().async(group: written) { [self] in write(state) }
+        } else {
+            write(state)
         }
-        var failure: Error?
+    }
+
+    private func write(_ state: StoreState) {
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = try? FileHandle(forWritingTo: temporary) else {
+            failure = ("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)", .usage)
+            return
+        }
+        self.handle = handle
+        var writeFailure: Error?
         do {
             try state.writeDocument { bytes in
-                guard failure == nil else { return }
-                do { try handle.write(contentsOf: bytes) } catch { failure = error }
+                guard writeFailure == nil else { return }
+                do { try handle.write(contentsOf: bytes) } catch { writeFailure = error }
             }
         } catch {
-            writeStandardError("logtool: \(error)")
-            throw ToolExit(status: .problemsFound)
+            failure = ("logtool: \(error)", .problemsFound)
+            return
         }
         do {
-            if let failure { throw failure }
+            if let writeFailure { throw writeFailure }
             try handle.write(contentsOf: [UInt8(ascii: "\n")])
             try handle.synchronize()
-            try handle.close()
+        } catch {
+            failure = ("logtool: \(out): could not write the state: \(error.localizedDescription)", .usage)
+        }
+    }
+
+    /// Waits for the write, then puts the file in place of the destination, or reports what
+    /// stopped it (nothing replaces the destination then).
+    func commit() throws {
+        written.wait()
+        defer { TemporaryFiles.release(temporary) }
+        if let failure {
+            try? handle?.close()
+            writeStandardError(failure.message)
+            throw ToolExit(status: failure.status)
+        }
+        do {
+            try handle?.close()
             guard rename(temporary.path, destination.path) == 0 else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
             }
@@ -166,5 +221,12 @@ struct Merge: ParsableCommand {
             writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
             throw ToolExit(status: .usage)
         }
+    }
+
+    /// Waits for the write and removes the file.
+    func discard() {
+        written.wait()
+        try? handle?.close()
+        TemporaryFiles.release(temporary)
     }
 }
