@@ -97,15 +97,14 @@ package final class EarlyReplay: @unchecked Sendable {
 
     /// The state, when the analysis replays exactly what was applied; nil otherwise.
     public func state(for analysis: MergeAnalysis) -> StoreState? {
-        queue.sync {}
-        guard !abandoned, count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
+        guard let replayed = replayedState(), count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
         var expected = SHA256()
         do throws(FormatError) {
             try analysis.forEachReplayedFile { Self.record($0, in: &expected) }
         } catch {
             return nil
         }
-        return Array(expected.finalize()) == Array(replayed.finalize()) ? state : nil
+        return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
     }
 
     private static func record(_ file: String, in hash: inout SHA256) {

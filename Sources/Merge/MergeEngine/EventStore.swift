@@ -35,8 +35,7 @@ package final class EventStore: @unchecked Sendable {
     /// Store identifiers by number, for the revision column: a set is kept as (number, revision)
     /// pairs of native 64-bit integers, not as JSON naming every store in full. The JSON was most
     /// of a row, and reading it back most of the analysis of a long history.
-    private var storeNumbers: [ExactString: Int64] = [:]
-    private var storeNames: [String] = []
+    private var stores = Numbering()
 
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
@@ -237,16 +236,7 @@ package final class EventStore: @unchecked Sendable {
         var pairs: [Int64] = []
         pairs.reserveCapacity(2 * revisions.count)
         revisions.forEachPair { store, revision in
-            let key = ExactString(store)
-            let number: Int64
-            if let known = storeNumbers[key] {
-                number = known
-            } else {
-                number = Int64(storeNames.count)
-                storeNames.append(store)
-                storeNumbers[key] = number
-            }
-            pairs.append(number)
+            pairs.append(Int64(stores.number(store)))
             pairs.append(revision)
         }
         return pairs.withUnsafeBytes { Array($0) }
@@ -260,8 +250,8 @@ package final class EventStore: @unchecked Sendable {
         column.withUnsafeBytes { raw in
             for offset in stride(from: 0, to: 16 * pairCount, by: 16) {
                 let number = raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)
-                guard number >= 0, number < storeNames.count else { return }
-                pairs.append((storeNames[Int(number)], raw.loadUnaligned(fromByteOffset: offset + 8, as: Int64.self)))
+                guard number >= 0, number < stores.count else { return }
+                pairs.append((stores[Int32(number)], raw.loadUnaligned(fromByteOffset: offset + 8, as: Int64.self)))
             }
         }
         guard column.count % 16 == 0, pairs.count == pairCount, let revisions = RevisionSet(uniquePairs: pairs) else {
