@@ -39,10 +39,13 @@ def run(logtool, *args):
     return subprocess.run([logtool, *args], capture_output=True, text=True)
 
 
-def browser():
+def browser(work):
+    # The profile lives in the scratch folder: chromedriver's own default, a folder in the
+    # system's temporary directory, was sometimes left behind after quit().
     options = Options()
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         options.add_argument(argument)
+    options.add_argument("--user-data-dir=" + os.path.join(work, "profile"))
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     for binary in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
         if os.path.exists(binary):
@@ -142,7 +145,7 @@ def main():
         sys.exit(__doc__)
     logtool = sys.argv[1]
     with tempfile.TemporaryDirectory() as work:
-        driver = browser()
+        driver = browser(work)
         try:
             fixture_page(logtool, driver, work)
             large_page(logtool, driver, work)

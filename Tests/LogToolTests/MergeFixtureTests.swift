@@ -89,7 +89,8 @@ struct MergeFixtureTests {
 
     /// An engine that reads the expected results of the case it runs in and prints them, with
     /// `mangle` applied to every file name of a finding: with the identity it passes every case.
-    static func replayingEngine(mangle: String) -> String {
+    /// `body` gets the command; the script is removed when it returns.
+    static func withReplayingEngine<T>(mangle: String, _ body: (String) throws -> T) throws -> T {
         let script = """
             import json, os, sys
             if os.path.exists('expected/device.json'):
@@ -108,8 +109,9 @@ struct MergeFixtureTests {
             sys.exit(1)
             """
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("replaying-engine-\(UUID().uuidString).py")
-        _ = FileManager.default.createFile(atPath: file.path, contents: Data(script.utf8))
-        return "python3 '\(file.path)'"
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(script.utf8).write(to: file)
+        return try body("python3 '\(file.path)'")
     }
 
     static var errorCases: [String] {
@@ -118,9 +120,9 @@ struct MergeFixtureTests {
 
     @Test("an engine that prints the expected findings passes; the same with wrong files fails every error case")
     func wrongFiles() throws {
-        let faithful = try Run("conformance", "--engine", Self.replayingEngine(mangle: "f"))
+        let faithful = try Self.withReplayingEngine(mangle: "f") { try Run("conformance", "--engine", $0) }
         #expect(faithful.status == 0, "\(faithful.stdout)")
-        let wrong = try Run("conformance", "--engine", Self.replayingEngine(mangle: "f + '.copy'"))
+        let wrong = try Self.withReplayingEngine(mangle: "f + '.copy'") { try Run("conformance", "--engine", $0) }
         #expect(wrong.status == 1)
         #expect(!Self.errorCases.isEmpty)
         for name in Self.errorCases { #expect(wrong.stdout.contains("FAIL \(name)\n"), "\(name)") }
@@ -142,9 +144,8 @@ struct MergeFixtureTests {
     func expectedFailures() throws {
         let list = FileManager.default.temporaryDirectory.appendingPathComponent("xfail-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: list) }
-        let engine = Self.replayingEngine(mangle: "f + '.copy'")
         try Data(("# known failures\n\n" + Self.errorCases.joined(separator: "\n") + "\n").utf8).write(to: list)
-        let listed = try Run("conformance", "--engine", engine, "--expected-failures", list.path)
+        let listed = try Self.withReplayingEngine(mangle: "f + '.copy'") { try Run("conformance", "--engine", $0, "--expected-failures", list.path) }
         #expect(listed.status == 0, "\(listed.stdout)")
         #expect(listed.stdout.contains("XFAIL \(Self.errorCases[0])\n"))
         #expect(
