@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
@@ -7,7 +7,7 @@ import PackageDescription
 //   Merge       CSQLite -> SQLiteConnection -> MergeEngine, CoreDataStore   (siblings: neither
 //   Folder      CloudFolder -> SyntheticHistory                              imports the other)
 //   Operations  EnsemblesToolkit: what a library user calls (merge, verify, ...)
-//   Tool        SQLiteExport, LogToolCore -> logtool
+//   Tool        SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc trait)
 let package = Package(
     name: "EnsemblesToolkit",
     platforms: [.macOS(.v13)],
@@ -17,6 +17,11 @@ let package = Package(
             "CloudFolder", "CoreDataStore", "EnsemblesToolkit",
         ]),
         .executable(name: "logtool", targets: ["logtool"]),
+    ],
+    traits: [
+        // Off by default, so that a plain `swift build` needs nothing beyond Swift; the release
+        // build the README recommends, and scripts/test, turn it on.
+        .trait(name: "Jemalloc", description: "The logtool executable allocates with jemalloc (Debian: libjemalloc-dev) instead of the C library's malloc."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -121,7 +126,13 @@ let package = Package(
             ],
             path: "Sources/Tool/LogToolCore"
         ),
-        .executableTarget(name: "logtool", dependencies: ["LogToolCore"], path: "Sources/Tool/logtool"),
+        // The executable's allocator: jemalloc and its settings (no dependencies; see allocator.c).
+        .target(name: "LogToolAllocator", path: "Sources/Tool/LogToolAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
+        .executableTarget(
+            name: "logtool",
+            dependencies: ["LogToolCore", .target(name: "LogToolAllocator", condition: .when(traits: ["Jemalloc"]))],
+            path: "Sources/Tool/logtool"
+        ),
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),

@@ -8,7 +8,7 @@ For each size (number of object changes), generates one history with
 events; the script checks that their merges print the same state. With --loro, the Loro CRDT
 library is fed that same history (Benchmarks/loro/loro_workload.py reads the JSON folder).
 
-    swift build -c release --product logtool
+    swift build -c release --product logtool --traits Jemalloc
     python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 400000 1000000 \
         [--repeat 3] [--objects 50000] [--stores 10] [--seed 7] [--encodings json binary] \
         [--loro [--loro-max 1000000]]
@@ -150,6 +150,7 @@ def main():
         parser.error("--repeat must be at least 1")
     encodings = [e for e in ENCODINGS if e in args.encodings]
     tool = os.path.abspath(args.logtool)
+    print(f"logtool: {tool} (allocator: {allocator(tool)})")
     os.makedirs(args.work, exist_ok=True)
     rows, loro_rows, notes = [], {}, []
     for size in args.sizes:
@@ -210,6 +211,12 @@ def main():
             print(f"JSON and binary folders merged to byte-identical states at every size ({', '.join(map(str, same))}).")
     for note in notes:
         print("note: " + note)
+
+def allocator(tool):
+    """Which malloc the binary links: the Jemalloc trait changes every figure (Package.swift)."""
+    linked = subprocess.run(["ldd", tool], capture_output=True, text=True).stdout
+    return "jemalloc" if "libjemalloc" in linked else "the C library's malloc"
+
 
 if __name__ == "__main__":
     main()
