@@ -63,8 +63,15 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
 
     var count: Int { members.count }
 
-    /// The positions of the members, by `order` of their keys (ascending; keys are distinct).
-    func positions(by order: (Int32) -> Int32) -> [Int] { members.indices.sorted { order(members[$0].key) < order(members[$1].key) } }
+    /// The positions of the members by the `rank` of their keys (ascending; ranks are distinct).
+    /// Each position is sorted with its rank packed above it: a comparison that read the members
+    /// through a closure retained and released them every time.
+    func positions(byRank rank: [Int32]) -> [Int] {
+        var packed = members.map { Int64(rank[Int($0.key)]) << 32 }
+        for position in packed.indices { packed[position] |= Int64(position) }
+        packed.sort()
+        return packed.map { Int($0 & 0xFFFF_FFFF) }
+    }
 
     func key(at position: Int) -> Int32 { members[position].key }
 

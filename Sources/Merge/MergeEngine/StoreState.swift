@@ -346,9 +346,11 @@ public struct StoreState: Sendable {
             }
         }
         for id in added {
-            // Skipped when its identifier is already a member's.
-            if live[id]?.contains(where: { members.contains($0.object) }) == true { continue }
-            guard let target = resolve(id, from: entity, relationship: property) else { continue }
+            // Skipped when its identifier is already a member's. (The identifier is looked up
+            // once, for both questions.)
+            guard let candidates = live[id], !candidates.contains(where: { members.contains($0.object) }),
+                let target = resolve(candidates, from: entity, relationship: property)
+            else { continue }
             members.insert(target)
             gained.append(target)
         }
@@ -374,11 +376,11 @@ public struct StoreState: Sendable {
         var gained: [Int32] = []
         var joined: Set<Int32> = []
         for id in added.sorted(by: utf8Precedes) {
-            let isMember =
-                live[id]?.contains {
-                    joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
-                } == true
-            guard !isMember, let target = resolve(id, from: entity, relationship: property) else { continue }
+            guard let candidates = live[id] else { continue }
+            let isMember = candidates.contains {
+                joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
+            }
+            guard !isMember, let target = resolve(candidates, from: entity, relationship: property) else { continue }
             order.append(target)
             gained.append(target)
             joined.insert(target)
@@ -429,7 +431,11 @@ public struct StoreState: Sendable {
     /// entity, with one the destination entity or its sub-entities; the first entity by name
     /// in UTF-8 byte order when several match.
     private mutating func resolve(_ id: String, from entity: Int32, relationship: Int32) -> Int32? {
-        guard let candidates = live[id] else { return nil }
+        live[id].flatMap { resolve($0, from: entity, relationship: relationship) }
+    }
+
+    /// ``resolve(_:from:relationship:)`` among the live objects of one identifier.
+    private mutating func resolve(_ candidates: LiveIndex.Entry, from entity: Int32, relationship: Int32) -> Int32? {
         let destination = self.relationship(relationship, of: entity)?.destination
         var best: (entity: Int32, object: Int32)?
         for candidate in candidates {
@@ -769,7 +775,7 @@ public struct StoreState: Sendable {
             JSONWriter.writeString(slots[object].id, into: &buffer)
             buffer.append(contentsOf: ":{".utf8)
             let properties = slots[object].properties
-            for (index, position) in properties.positions(by: { rank[Int($0)] }).enumerated() {
+            for (index, position) in properties.positions(byRank: rank).enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
                 JSONWriter.writeString(propertyNames[properties.key(at: position)], into: &buffer)
                 buffer.append(UInt8(ascii: ":"))
