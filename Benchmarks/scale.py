@@ -212,6 +212,7 @@ def main():
     for note in notes:
         print("note: " + note)
 
+
 def allocator(tool):
     """Which malloc the binary links: the Jemalloc trait changes every figure (Package.swift)."""
     linked = subprocess.run(["ldd", tool], capture_output=True, text=True).stdout
