@@ -177,7 +177,25 @@ struct ExactStringTests {
         #expect(!ExactString.identical("name", "names") && ExactString("name") != ExactString("names"))
         #expect(ExactString.representationHash(long) == ExactString.representationHash(copy))
     }
+
+    @Test("prefix keys: the first 8 bytes big-endian, zero-padded; a smaller key is an earlier string in UTF-8 order")
+    func prefixKeys() {
+        #expect(ExactString.prefixKey("") == 0)
+        #expect(ExactString.prefixKey("A") == 0x4100_0000_0000_0000)
+        #expect(ExactString.prefixKey("ABCDEFGH") == 0x4142_4344_4546_4748)
+        #expect(ExactString.prefixKey("ABCDEFGHIJ") == ExactString.prefixKey("ABCDEFGH"))
+        #expect(ExactString.prefixKey("\u{E9}") == 0xC3A9_0000_0000_0000)
+        // Short, long, shared prefixes, a zero byte and multi-byte characters, every pair.
+        let strings = ["", "\u{0}", "A", "A\u{0}", "AB", "ABCDEFG", "ABCDEFGH", "ABCDEFGHI", "ABCDEFGI", "B", "Caf\u{E9}", "Cafe\u{301}", "\u{1F600}", "z"]
+        for a in strings {
+            for b in strings where ExactString.prefixKey(a) != ExactString.prefixKey(b) {
+                #expect((ExactString.prefixKey(a) < ExactString.prefixKey(b)) == utf8Precedes(a, b), "\(a.debugDescription) \(b.debugDescription)")
+            }
+        }
+    }
 }
+
+private func utf8Precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 
 @Suite("Exact decimal arithmetic")
 struct ExactDecimalTests {

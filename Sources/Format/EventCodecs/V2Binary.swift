@@ -218,21 +218,11 @@ struct StringTable {
         // Positions sorted by the first bytes of their strings as a number, and by all bytes
         // only where those are equal: comparing the strings alone was most of encoding.
         let strings = distinct.map(\.value)
-        let keys = strings.map(Self.sortKey)
+        let keys = strings.map(ExactString.prefixKey)
         let order = strings.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : utf8Precedes(strings[$0], strings[$1]) }
         sorted = order.map { strings[$0] }
         positions.reserveCapacity(sorted.count)
         for (position, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(position) }
-    }
-
-    /// The first 8 bytes of `string` as a big-endian number, padded with zeros: a string whose
-    /// key is smaller comes first in UTF-8 byte order (equal keys say nothing).
-    static func sortKey(_ string: String) -> UInt64 {
-        var string = string
-        return string.withUTF8 { bytes in
-            guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
-            return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
-        }
     }
 
     func index(_ string: String) -> UInt64 { positions[ExactString(string)] ?? 0 }

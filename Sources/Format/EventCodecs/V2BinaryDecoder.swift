@@ -158,7 +158,7 @@ public struct V2BinaryDecoder: Sendable {
             let start = reader.position
             let string = try reader.tableString(limit: limits.maximumStringBytes)
             // Section 6, rule 4: by the first 8 bytes as a number, by all only where those are equal.
-            let key = StringTable.sortKey(string)
+            let key = ExactString.prefixKey(string)
             if index > 0, key < previousKey || (key == previousKey && !utf8Precedes(strings[index - 1], string)) {
                 throw FormatError(.binaryInvalidValue, "the string table is not sorted and unique", location: .init(offset: reader.offset(at: start)))
             }

@@ -184,6 +184,17 @@ public struct ExactString: Hashable, Sendable {
         return (fast ?? nil) ?? lhs.value.utf8.elementsEqual(rhs.value.utf8)
     }
 
+    /// The first 8 UTF-8 bytes of `string` as a big-endian number, padded with zero bytes: a
+    /// string with a smaller key comes first in UTF-8 byte order, and strings with different keys
+    /// differ (equal keys say nothing). Comparing keys first spares most byte comparisons.
+    public static func prefixKey(_ string: String) -> UInt64 {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
+            return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
+        }
+    }
+
     /// Whether two strings have the same representation: the same bits are the same string (one
     /// small string's inline bytes, or one storage and count). Entity and property names, compared
     /// for every change, are usually settled so without reading their bytes; false says nothing.

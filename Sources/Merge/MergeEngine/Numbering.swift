@@ -4,6 +4,9 @@ import JSONDocument
 /// state's entity and property names, an event store's store identifiers.
 struct Numbering: Sendable {
     private var names: [String] = []
+    /// ``ExactString/prefixKey(_:)`` of each name, by number: a short list is searched by these
+    /// first (store identifiers, 36 bytes each, were compared in full until one matched).
+    private var prefixes: [UInt64] = []
     private var numbers: [ExactString: Int32] = [:]
     /// Names met lately, by their representation: a change's names are usually the very
     /// strings (or the same small strings) of the changes before it, found without reading
@@ -21,14 +24,16 @@ struct Numbering: Sendable {
     private mutating func lookUp(_ name: String) -> Int32 {
         // There are usually a few (a model's names, an ensemble's stores): comparing bytes beats
         // hashing them.
+        let prefix = ExactString.prefixKey(name)
         if names.count <= 16 {
             let exact = ExactString(name)
-            if let index = names.firstIndex(where: { ExactString($0) == exact }) { return Int32(index) }
+            for index in prefixes.indices where prefixes[index] == prefix && ExactString(names[index]) == exact { return Int32(index) }
         } else if let number = numbers[ExactString(name)] {
             return number
         }
         let number = Int32(names.count)
         names.append(name)
+        prefixes.append(prefix)
         numbers[ExactString(name)] = number
         return number
     }

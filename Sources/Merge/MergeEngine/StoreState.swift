@@ -656,13 +656,7 @@ public struct StoreState: Sendable {
         var keys: [(rank: Int32, object: Int32, prefix: UInt64)] = []
         keys.reserveCapacity(liveCount)
         for index in slots.indices where slots[index].isLive {
-            // Padded with zero bytes: a strict order of prefixes is the identifiers' byte order.
-            var prefix: UInt64 = 0, count = 0
-            for byte in slots[index].id.utf8.prefix(8) {
-                prefix = prefix << 8 | UInt64(byte)
-                count += 1
-            }
-            keys.append((rank[Int(slots[index].entity)], Int32(index), prefix << (8 * (8 - count))))
+            keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
         }
         keys.sort { a, b in
             if a.rank != b.rank { return a.rank < b.rank }
