@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
@@ -20,7 +20,8 @@ let package = Package(
     ],
     traits: [
         // Off by default, so that a plain `swift build` needs nothing beyond Swift; the release
-        // build the README recommends, and scripts/test, turn it on.
+        // build the README recommends, and scripts/test, turn it on. (Tools 6.2: SwiftPM 6.1
+        // linked a dependency guarded by a trait even with the trait off.)
         .trait(name: "Jemalloc", description: "The logtool executable allocates with jemalloc (Debian: libjemalloc-dev) instead of the C library's malloc."),
     ],
     dependencies: [

@@ -144,7 +144,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     logtool = sys.argv[1]
-    with tempfile.TemporaryDirectory() as work:
+    # chromium's helper processes may still be closing files in the profile after quit().
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
         driver = browser(work)
         try:
             fixture_page(logtool, driver, work)
