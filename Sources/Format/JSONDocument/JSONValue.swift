@@ -188,11 +188,14 @@ public struct ExactString: Hashable, Sendable {
     /// string with a smaller key comes first in UTF-8 byte order, and strings with different keys
     /// differ (equal keys say nothing). Comparing keys first spares most byte comparisons.
     public static func prefixKey(_ string: String) -> UInt64 {
-        var string = string
-        return string.withUTF8 { bytes in
+        func key(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
             guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
             return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
         }
+        // Native strings are read in place, as in `==`; only others are copied.
+        if let found = string.utf8.withContiguousStorageIfAvailable(key) { return found }
+        var copy = string
+        return copy.withUTF8(key)
     }
 
     /// Whether two strings have the same representation: the same bits are the same string (one

@@ -4,8 +4,9 @@ import JSONDocument
 /// state's entity and property names, an event store's store identifiers.
 struct Numbering: Sendable {
     private var names: [String] = []
-    /// ``ExactString/prefixKey(_:)`` of each name, by number: a short list is searched by these
-    /// first (store identifiers, 36 bytes each, were compared in full until one matched).
+    /// ``ExactString/prefixKey(_:)`` of each name while the list is short, by number: searched
+    /// first, they spare a byte comparison (a call and a `memcmp`) per name passed over; store
+    /// identifiers share no short prefix, so their keys settle almost every comparison.
     private var prefixes: [UInt64] = []
     private var numbers: [ExactString: Int32] = [:]
     /// Names met lately, by their representation: a change's names are usually the very
@@ -24,16 +25,16 @@ struct Numbering: Sendable {
     private mutating func lookUp(_ name: String) -> Int32 {
         // There are usually a few (a model's names, an ensemble's stores): comparing bytes beats
         // hashing them.
-        let prefix = ExactString.prefixKey(name)
         if names.count <= 16 {
+            let prefix = ExactString.prefixKey(name)
             let exact = ExactString(name)
             for index in prefixes.indices where prefixes[index] == prefix && ExactString(names[index]) == exact { return Int32(index) }
+            prefixes.append(prefix)
         } else if let number = numbers[ExactString(name)] {
             return number
         }
         let number = Int32(names.count)
         names.append(name)
-        prefixes.append(prefix)
         numbers[ExactString(name)] = number
         return number
     }
