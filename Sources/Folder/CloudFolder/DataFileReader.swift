@@ -15,7 +15,7 @@ package enum DataFileReader {
     /// receives the content in pieces (a caller must not use what it received when this throws);
     /// without it a raw file, which has nothing to verify, is not read at all.
     package static func check(at url: URL, content: ((ArraySlice<UInt8>) -> Void)? = nil) throws(FormatError) {
-        let (descriptor, size) = try EventFileReader.openRegularFile(url)
+        let (descriptor, size) = try EventFileReader.openRegularFile(url.path)
         defer { close(descriptor) }
         var head = [UInt8](repeating: 0, count: DataBlob.headerLength)
         let headCount = try readFully(descriptor, into: &head, at: 0)
@@ -56,7 +56,7 @@ package enum DataFileReader {
     /// Hands every byte of a regular file to `body`, a chunk at a time: copies of files of any
     /// size (registrations, data files) cost a fixed buffer.
     package static func forEachChunk(at url: URL, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
-        let (descriptor, _) = try EventFileReader.openRegularFile(url)
+        let (descriptor, _) = try EventFileReader.openRegularFile(url.path)
         defer { close(descriptor) }
         try stream(descriptor, from: 0, body)
     }

@@ -306,15 +306,13 @@ package struct EnsembleContents: Sendable {
             let files = sets.map { (count: $0.count, files: $0.files) }
             filesRead += groups.reduce(0) { $0 + $1.files.count }
             if let progress { ProgressReport.report(progress.step, done: filesRead, total: progress.total) }
+            let folder = listing.url.path
             DispatchQueue.concurrentPerform(iterations: files.count) { index in
                 let set = files[index]
                 let results = set.files.keys.sorted().compactMap { part in
-                    // Said to be a file: otherwise URL asks the file system, an `lstat` of the
-                    // whole path for every event file.
                     set.files[part].map { listed in
                         reader.readPart(
-                            at: listing.url.appendingPathComponent(listed.path, isDirectory: false),
-                            position: set.count.map { .part(index: part, count: $0) } ?? .single,
+                            atPath: Converter.join(folder, listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
                             displayName: listed.path)
                     }
                 }

@@ -199,9 +199,15 @@ package struct EventFileReader: Sendable {
 
     /// Reads `url` and decodes it as the given part of an event.
     public func readPart(at url: URL, position: EventPartPosition, displayName: String) -> PartResult {
+        readPart(atPath: url.path, position: position, displayName: displayName)
+    }
+
+    /// ``readPart(at:position:displayName:)`` by path: a folder's reader joins each file's path to
+    /// the folder's, where a `URL` per file cost its parsing and percent-encoding twice.
+    package func readPart(atPath path: String, position: EventPartPosition, displayName: String) -> PartResult {
         let bytes: [UInt8]
         do {
-            bytes = try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
+            bytes = try Self.readBytes(atPath: path, limit: jsonOptions.maximumBytes)
         } catch {
             return PartResult(encoding: nil, part: nil, errors: [error.inFile(displayName)])
         }
@@ -399,7 +405,12 @@ package struct EventFileReader: Sendable {
     /// `fstat` on the open descriptor, which is then the only thing read: a name swapped for a
     /// link or a FIFO after the folder was listed is refused, never followed or waited on.
     package static func readBytes(at url: URL, limit: Int) throws(FormatError) -> [UInt8] {
-        let (descriptor, size) = try openRegularFile(url)
+        try readBytes(atPath: url.path, limit: limit)
+    }
+
+    /// ``readBytes(at:limit:)`` by path.
+    package static func readBytes(atPath path: String, limit: Int) throws(FormatError) -> [UInt8] {
+        let (descriptor, size) = try openRegularFile(path)
         defer { close(descriptor) }
         guard size <= Int64(limit) else {
             // Decided from the size and the first bytes alone: a binary event is binary.too-large
@@ -429,13 +440,13 @@ package struct EventFileReader: Sendable {
         return bytes
     }
 
-    /// Opens `url` without following a link and without blocking, and checks on the open
+    /// Opens `path` without following a link and without blocking, and checks on the open
     /// descriptor that it is a regular file; returns the descriptor (the caller closes it) and
     /// the size `fstat` gives.
-    static func openRegularFile(_ url: URL) throws(FormatError) -> (descriptor: Int32, size: Int64) {
+    static func openRegularFile(_ path: String) throws(FormatError) -> (descriptor: Int32, size: Int64) {
         // Below a folder being read, the file is opened from the folder's descriptor, a name at a
         // time (Spec/cloud-layout.md 7); a file given directly is opened by its path.
-        let descriptor = DirectoryHandle.opening(url.path) ?? open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = DirectoryHandle.opening(path) ?? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }
