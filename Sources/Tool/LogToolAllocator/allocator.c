@@ -3,8 +3,8 @@
 //
 // Why jemalloc: a merge decodes millions of small values on some threads and frees them on
 // another. With glibc's malloc, allocating and freeing them took about a quarter of the CPU of
-// a 1M-change merge; jemalloc's per-thread caches made that merge 11-17% faster (Benchmarks/
-// README.md, "The allocator"). No well-kept Swift library replaces the allocator, and jemalloc
+// a 1M-change merge; with jemalloc, the same code merged it 12% faster (Benchmarks/README.md,
+// "The allocator"). No well-kept Swift library replaces the allocator, and jemalloc
 // is the one the Swift server ecosystem's benchmark tool links.
 //
 // One arena for the process: the threads' caches serve most allocations, and on the 2-core
