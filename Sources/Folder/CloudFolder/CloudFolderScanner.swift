@@ -32,9 +32,6 @@ package struct EnsembleListing: Sendable {
     /// The folder held open while the listing lives: every file below it is opened from this
     /// descriptor (``DirectoryHandle``).
     var folder: DirectoryHandle?
-    /// Its `events/`, held open as well: an event file is then opened with one `openat` from this
-    /// descriptor, where from ``folder`` it took two and a `close` (tens of thousands of files).
-    var eventsFolder: DirectoryHandle?
     /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
     /// relative to the ensemble): read errors, never empty folders.
     package var problems: [FormatError] = []
@@ -184,7 +181,6 @@ package struct CloudFolderScanner: Sendable {
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
         listing.eventsListed = listsEvents || !eventsFolder
         listing.folder = handle.hold()
-        listing.eventsFolder = try? handle.subfolder(EnsembleSubfolder.events.rawValue, displayPath: EnsembleSubfolder.events.rawValue).hold()
         listing.problems = problems
         listing.duplicates = folded
         listing.hold(duplicates.map(\.handle))
