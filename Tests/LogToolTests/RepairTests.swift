@@ -151,6 +151,46 @@ struct RepairTests {
         #expect(Self.snapshot(folder.appendingPathComponent("cloud")) == before)
     }
 
+    @Test(
+        "a journal stopped before its header was whole: undo has nothing to put back, apply writes the header and repairs",
+        arguments: ["", #"{"cloudRoot":"/elsewhere/clo"#])
+    func tornJournalHeader(_ torn: String) throws {
+        let work = try Self.scratch("header")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let before = Self.snapshot(folder.appendingPathComponent("cloud"))
+        let quarantine = work.appendingPathComponent("q")
+        try FileManager.default.createDirectory(at: quarantine, withIntermediateDirectories: false)
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        try Data(torn.utf8).write(to: journal)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(undo.stdout.contains("Put back 0 file(s)"), "\(undo.stdout)")
+        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+        let header = try #require(try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").first)
+        #expect(header.hasPrefix(#"{"cloudRoot":"\#(folder.path)/cloud","#), "\(header)")
+        #expect(Self.contents([folder.appendingPathComponent("cloud"), quarantine]) == before.values.sorted())
+        #expect(try Run(arguments: ["repair", "--undo", quarantine.path], in: folder).status == 0)
+        #expect(Self.snapshot(folder.appendingPathComponent("cloud")) == before)
+    }
+
+    @Test("a journal without its header beside other files is not taken for a fresh one, by apply or by undo")
+    func headerlessJournalWithFiles() throws {
+        let (work, folder, quarantine, _) = try Self.repairedCopy("headerless")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try Data().write(to: quarantine.appendingPathComponent("journal.jsonl"))
+        let moved = Self.snapshot(quarantine)
+        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 2)
+        #expect(applied.stderr.contains("repair.journal"), "\(applied.stderr)")
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 2)
+        #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
+        #expect(Self.snapshot(quarantine) == moved)
+    }
+
     @Test("undo puts back every file it can when one quarantined file is gone, and names that one")
     func undoGoesOn() throws {
         let (work, folder, quarantine, _) = try Self.repairedCopy("missing")

@@ -643,10 +643,7 @@ package struct StagingArea {
         defer { TemporaryFiles.endWrite() }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
-            let handle = try FileHandle(forWritingTo: url)
+            let handle = try TemporaryFiles.openFile(url)
             defer { try? handle.close() }
             try body(handle)
             if durable { try handle.synchronize() }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONDocument
 import CFileSystem
+import TemporaryFiles
 
 extension FormatError.Code {
     /// The quarantine folder cannot be used: inside the cloud folder, not empty and not a
@@ -64,23 +65,34 @@ public final class RepairJournal {
         }
         do {
             try manager.createDirectory(at: self.quarantine, withIntermediateDirectories: true)
-            if !manager.fileExists(atPath: journalURL.path) {
-                let header = JSONObject([
-                    ("journal", JSONValue(Int64(1))), ("cloudRoot", .string(self.cloudRoot.path)), ("quarantine", .string(self.quarantine.path)),
-                ])
-                guard manager.createFile(atPath: journalURL.path, contents: Data((JSONWriter().string(.object(header)) + "\n").utf8)) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-                Self.syncFolder(self.quarantine.path)
-            }
-            handle = try FileHandle(forUpdating: journalURL)
+            handle = try TemporaryFiles.openFile(journalURL, truncating: false)
         } catch {
             throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
         }
-        let (root, steps, length) = try Self.read(journalURL)
+        var (root, steps, length) = try Self.read(journalURL)
+        if root == nil {
+            // A new journal, or one whose creation was stopped before its header was whole: no
+            // step was ever written, so nothing moved and the header can be written afresh.
+            guard existing.allSatisfy({ $0 == Self.fileName }) else {
+                throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: journalURL.path))
+            }
+            let header = JSONObject([
+                ("journal", JSONValue(Int64(1))), ("cloudRoot", .string(self.cloudRoot.path)), ("quarantine", .string(self.quarantine.path)),
+            ])
+            let line = Data((JSONWriter().string(.object(header)) + "\n").utf8)
+            do {
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: line)
+                try handle.synchronize()
+            } catch {
+                throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
+            }
+            Self.syncFolder(self.quarantine.path)
+            (root, steps, length) = (self.cloudRoot.path, [], line.count)
+        }
         guard root == self.cloudRoot.path else {
             throw FormatError(
-                .repairQuarantine, "this quarantine belongs to the repair of \(root), not of \(self.cloudRoot.path)",
+                .repairQuarantine, "this quarantine belongs to the repair of \(root ?? ""), not of \(self.cloudRoot.path)",
                 location: .init(file: quarantine.path))
         }
         self.steps = steps
@@ -99,19 +111,26 @@ public final class RepairJournal {
 
     deinit { try? handle.close() }
 
-    /// Opens an existing journal for undo: the cloud root comes from its header.
-    public static func open(quarantine: URL) throws(FormatError) -> RepairJournal {
+    /// Opens an existing journal for undo: the cloud root comes from its header. Nil when the
+    /// repair was stopped before the header was whole, so that it moved nothing.
+    public static func open(quarantine: URL) throws(FormatError) -> RepairJournal? {
         let url = quarantine.standardizedFileURL.appendingPathComponent(fileName)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw FormatError(.repairJournal, "no repair journal in this folder", location: .init(file: quarantine.path))
         }
-        let (root, _, _) = try read(url)
+        guard let root = try read(url).root else {
+            // Only a journal stopped before its first step stands alone in its folder.
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: quarantine.path)) ?? []
+            guard names == [fileName] else { throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path)) }
+            return nil
+        }
         return try RepairJournal(quarantine: quarantine, cloudRoot: URL(fileURLWithPath: root))
     }
 
     /// The header's cloud root and the steps, with what each record says of them. A last line
     /// cut short by a crash is ignored: it was never flushed as a whole, so its step never began.
-    private static func read(_ url: URL) throws(FormatError) -> (root: String, steps: [Step], length: Int) {
+    /// The root is nil when not even the header is whole (then there are no steps).
+    private static func read(_ url: URL) throws(FormatError) -> (root: String?, steps: [Step], length: Int) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw FormatError(.repairJournal, "the journal cannot be read", location: .init(file: url.path))
         }
@@ -122,7 +141,8 @@ public final class RepairJournal {
             length -= last.count + (data.last == UInt8(ascii: "\n") ? 1 : 0)
             lines.removeLast()
         }
-        guard let first = lines.first, let header = (try? JSONParser.parse(Array(first)))?.objectValue, let root = header["cloudRoot"]?.stringValue else {
+        guard let first = lines.first else { return (nil, [], 0) }
+        guard let header = (try? JSONParser.parse(Array(first)))?.objectValue, let root = header["cloudRoot"]?.stringValue else {
             throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path))
         }
         var steps: [Step] = []
@@ -333,6 +353,8 @@ public final class RepairJournal {
     public struct UndoResult: Sendable {
         public var restored = 0
         public var refused: [FormatError] = []
+
+        public init() {}
     }
 
     /// Puts every moved file back where it was, newest step first, and recreates removed

@@ -32,6 +32,17 @@ package enum TemporaryFiles {
         return url
     }
 
+    /// Opens `url` for reading and writing by a single `open(2)`, creating it empty if it is not
+    /// there (and emptying it when `truncating`). Not `FileManager.createFile`: on Linux that
+    /// writes the file under a hidden temporary name in the same folder and renames it into
+    /// place, so a process killed in between leaves a stray `.dat.nosync…` file there, which
+    /// in a user's folder or a repair's quarantine is a file nobody asked for.
+    package static func openFile(_ url: URL, truncating: Bool = true) throws -> FileHandle {
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0), 0o666)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
     /// Removes a reserved sibling (if it is still there) and forgets it.
     package static func release(_ url: URL) {
         try? FileManager.default.removeItem(at: url)

@@ -285,7 +285,8 @@ extension Ensemble {
 /// Undoes the repair journaled in `quarantine` (Spec/repair.md 6).
 public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairJournal.UndoResult {
     do {
-        return try RepairJournal.open(quarantine: quarantine).undo()
+        // A repair stopped before its journal's header was whole moved nothing.
+        return try RepairJournal.open(quarantine: quarantine)?.undo() ?? RepairJournal.UndoResult()
     } catch {
         throw EnsembleError(error.code == .repairJournal ? .usage : .failure, error)
     }

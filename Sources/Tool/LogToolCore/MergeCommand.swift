@@ -178,7 +178,7 @@ private final class StagedState: @unchecked Sendable {
     }
 
     private func write(_ state: StoreState) {
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = try? FileHandle(forWritingTo: temporary) else {
+        guard let handle = try? TemporaryFiles.openFile(temporary) else {
             failure = ("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)", .usage)
             return
         }
