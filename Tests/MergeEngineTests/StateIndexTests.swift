@@ -8,11 +8,11 @@ import EnsembleModel
 /// of 40 bytes).
 @Suite("state indexes")
 struct StateIndexTests {
-    @Test("PropertyValues: the same answers as a dictionary, with and without its index")
+    @Test("SmallMap: the same answers as a dictionary, with and without its index")
     func propertyValues() {
         var random = SplitMix64(seed: 7)
         for keys in [4, 16, 17, 200] {
-            var values = PropertyValues<Int>()
+            var values = SmallMap<Int32, Int>()
             var expected: [Int32: Int] = [:]
             for step in 0..<5_000 {
                 let key = Int32(Int.random(in: 0..<keys, using: &random))
@@ -33,6 +33,14 @@ struct StateIndexTests {
         let identifiers = [
             "", "a", base, base.lowercased(), base + "-1", String(repeating: "x", count: 40), String(repeating: "x", count: 41),
             String(repeating: "x", count: 39) + "y", "\u{e9}", "e\u{301}", base + "-12345-0000000123456789", base + "-12345-0000000123456788",
+            // Canonical UUIDs are packed: neighbours by one digit, mixed case, a letter past F,
+            // a misplaced dash, bytes above 0x7F and the characters beside the digits' and letters' ranges
+            // (which would give a digit's value) stay apart.
+            "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F8-C36C-495A-93FC-0C247A3E6E4F", "F621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+            "E621E1F8-C36C-495A-93FC-1C247A3E6E5F", "e621e1f8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5G",
+            "E621E1F8C-36C-495A-93FC-0C247A3E6E5F", "00000000-0000-0000-0000-000000000000", "0000000:-0000-0000-0000-000000000000",
+            "0000000A-0000-0000-0000-000000000000", "0000000@-0000-0000-0000-000000000000", "00000009-0000-0000-0000-000000000000",
+            "000000\u{e9}-0000-0000-0000-000000000000", "0000000J-0000-0000-0000-000000000000", "0000000j-0000-0000-0000-000000000000",
         ]
         var index = LiveIndex()
         var expected: [String: [Int32]] = [:]  // by the identifier's bytes (keys below are unique byte strings)

@@ -38,58 +38,125 @@ struct LiveIndex: Sendable {
         }
     }
 
-    private var table: [IdentifierKey: Entry] = [:]
+    /// One identifier's key and entry in one element: a lookup reads one place in memory, where
+    /// a dictionary keeps keys and values apart and costs two cache misses on a large state.
+    private struct Record: Hashable, Sendable {
+        var key: IdentifierKey
+        var entry: Entry
 
-    subscript(id: String) -> Entry? { table[IdentifierKey(id)] }
+        static func == (lhs: Record, rhs: Record) -> Bool { lhs.key == rhs.key }
+        func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    }
+
+    private var table: Set<Record> = []
+
+    subscript(id: String) -> Entry? {
+        table.firstIndex(of: Record(key: IdentifierKey(id), entry: .empty)).map { table[$0].entry }
+    }
 
     mutating func add(_ id: String, _ candidate: Candidate) {
-        // One hash and one probe: a new identifier's entry is made in place, empty at first.
-        table[IdentifierKey(id), default: .empty].add(candidate)
+        var record = Record(key: IdentifierKey(id), entry: .empty)
+        if let index = table.firstIndex(of: record) { record = table.remove(at: index) }
+        record.entry.add(candidate)
+        table.insert(record)
     }
 
     mutating func remove(_ id: String, object: Int32) {
-        let key = IdentifierKey(id)
-        guard var entry = table.removeValue(forKey: key) else { return }
-        entry.more.removeAll { $0.object == object }
-        if entry.first.object == object {
-            guard !entry.more.isEmpty else { return }
-            entry.first = entry.more.removeFirst()
+        guard var record = table.remove(Record(key: IdentifierKey(id), entry: .empty)) else { return }
+        record.entry.more.removeAll { $0.object == object }
+        if record.entry.first.object == object {
+            guard !record.entry.more.isEmpty else { return }
+            record.entry.first = record.entry.more.removeFirst()
         }
-        table[key] = entry
+        table.insert(record)
     }
 }
 
-/// A global identifier as a hash key, compared by its exact bytes (as ``ExactString``): the first
-/// 40 bytes inline, the whole text as well only when it is longer.
+/// A global identifier as a hash key, compared by its exact bytes (as ``ExactString``) in 32
+/// bytes: a UUID in its canonical text form (8-4-4-4-12 hex digits, all upper or all lower case,
+/// as devices write them) packed into 16; any other identifier's first 16 bytes, and the whole
+/// text as well when it is longer.
 struct IdentifierKey: Hashable, Sendable {
-    private var head: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
-    private let count: Int
-    private var long: ExactString?
+    private var high: UInt64 = 0
+    private var low: UInt64 = 0
+    /// The byte count, with ``upperUUID`` or ``lowerUUID`` set when `high` and `low` hold a
+    /// packed UUID (a packed and a raw identifier then never compare equal).
+    private var form: UInt64 = 0
+    private var long: LongIdentifier?
+
+    private static let upperUUID: UInt64 = 1 << 62
+    private static let lowerUUID: UInt64 = 1 << 61
+
+    /// The whole text of an identifier longer than 16 bytes that is not a canonical UUID.
+    private final class LongIdentifier: Sendable {
+        let text: ExactString
+        init(_ text: String) { self.text = ExactString(text) }
+    }
 
     init(_ id: String) {
-        var head = self.head
         var id = id
         let count = id.withUTF8 { bytes in
-            withUnsafeMutableBytes(of: &head) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix($0.count))) }
+            if bytes.count == 36, let packed = Self.packedUUID(UnsafeRawBufferPointer(bytes)) {
+                (high, low, form) = packed
+            } else {
+                withUnsafeMutableBytes(of: &high) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix(8))) }
+                withUnsafeMutableBytes(of: &low) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).dropFirst(8).prefix(8))) }
+                form = UInt64(bytes.count)
+            }
             return bytes.count
         }
-        self.head = head
-        self.count = count
-        if count > MemoryLayout.size(ofValue: head) { long = ExactString(id) }
+        if count > 16 && form == UInt64(count) { long = LongIdentifier(id) }
+    }
+
+    /// The 32 hex digits of a canonical UUID as 128 bits, with the form of their letters; nil for
+    /// anything else. Eight digits at a time: checked and converted in a few word operations,
+    /// since every object change of a replay makes a key.
+    private static func packedUUID(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64)? {
+        guard bytes[8] == UInt8(ascii: "-"), bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-"), bytes[23] == UInt8(ascii: "-") else {
+            return nil
+        }
+        func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        func halves(_ first: Int, _ second: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: first, as: UInt32.self)))
+                | UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: second, as: UInt32.self))) << 32
+        }
+        let (a, b, c, d) = (digits(word(0)), digits(halves(9, 14)), digits(halves(19, 24)), digits(word(28)))
+        // Each word's check bits: bit 1 set for all digits or upper case letters, bit 2 for all
+        // digits or lower case letters.
+        let cases = a.cases & b.cases & c.cases & d.cases
+        guard cases != 0 else { return nil }
+        // The four words hold the 32 digits once each (the last group is split 4 + 8).
+        return (a.value << 32 | b.value, c.value << 32 | d.value, cases & 1 != 0 ? upperUUID : lowerUUID)
+    }
+
+    /// Eight hex digit characters as 32 bits, and which letter cases they fit (see
+    /// ``packedUUID(_:)``); `cases` is 0 when they are not all hex digits of one case.
+    @inline(__always)
+    private static func digits(_ x: UInt64) -> (value: UInt64, cases: UInt64) {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        // Every byte below 0x80, so that adding up to 0x50 to each carries into no other.
+        guard x & high == 0 else { return (0, 0) }
+        @inline(__always) func inRange(_ first: UInt64, _ end: UInt64) -> UInt64 {
+            (x &+ ones &* (0x80 - first)) & ~(x &+ ones &* (0x80 - end)) & high
+        }
+        let digit = inRange(0x30, 0x3A)
+        let upper: UInt64 = (digit | inRange(0x41, 0x47)) == high ? 1 : 0
+        let lower: UInt64 = (digit | inRange(0x61, 0x67)) == high ? 2 : 0
+        // A digit's value is its low four bits; a letter's is those plus 9 (bit 6 set).
+        var nibbles = (x & (ones &* 0x0F)) &+ ((x >> 6) & ones) &* 9
+        nibbles = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
+        nibbles = (nibbles | nibbles >> 8) & 0x0000_FFFF_0000_FFFF
+        return ((nibbles | nibbles >> 16) & 0xFFFF_FFFF, upper | lower)
     }
 
     static func == (lhs: IdentifierKey, rhs: IdentifierKey) -> Bool {
-        lhs.count == rhs.count && lhs.head.0 == rhs.head.0 && lhs.head.1 == rhs.head.1 && lhs.head.2 == rhs.head.2
-            && lhs.head.3 == rhs.head.3 && lhs.head.4 == rhs.head.4 && lhs.long == rhs.long
+        lhs.high == rhs.high && lhs.low == rhs.low && lhs.form == rhs.form && lhs.long?.text == rhs.long?.text
     }
 
     func hash(into hasher: inout Hasher) {
-        hasher.combine(count)
-        hasher.combine(head.0)
-        hasher.combine(head.1)
-        hasher.combine(head.2)
-        hasher.combine(head.3)
-        hasher.combine(head.4)
-        if let long { hasher.combine(long) }
+        hasher.combine(high)
+        hasher.combine(low)
+        hasher.combine(form)
+        if let long { hasher.combine(long.text) }
     }
 }

@@ -71,9 +71,9 @@ public struct StoreState: Sendable {
         var id: String
         var isLive = true
         /// Set properties by property number.
-        var properties = PropertyValues<Stored>()
+        var properties = SmallMap<Int32, Stored>()
         /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
-        var referrers: Set<Int64> = []
+        var referrers = SmallMap<Int64, Void>()
     }
 
     private var slots: [Slot] = []
@@ -592,9 +592,9 @@ public struct StoreState: Sendable {
         liveCount -= 1
         let referrers = slots[Int(object)].referrers
         slots[Int(object)].isLive = false
-        slots[Int(object)].properties = PropertyValues()
-        slots[Int(object)].referrers = []
-        for referrer in referrers {
+        slots[Int(object)].properties = SmallMap()
+        slots[Int(object)].referrers = SmallMap()
+        for (referrer, _) in referrers {
             let holder = Int32(truncatingIfNeeded: referrer >> 32), relationship = Int32(truncatingIfNeeded: referrer)
             if case .ordered? = slots[Int(holder)].properties[relationship] {
                 orderedRemovals[referrer, default: []].append(object)

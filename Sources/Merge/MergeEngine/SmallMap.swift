@@ -1,21 +1,22 @@
-/// The set properties of one object, by property number.
+/// A small map: an object's set properties by property number, or the (holder, relationship)
+/// pairs that hold an object (with `Void` values, as a set).
 ///
-/// An object has a few properties: a list searched from the front is faster than hashing each
-/// number into a dictionary (measured: Benchmarks/README.md). A list that grows past 16 gets an
-/// index as well, so that a hostile history setting thousands of properties on one object does
-/// not make each step cost their number.
-struct PropertyValues<Value: Sendable>: Sequence, Sendable {
-    private var members: [(key: Int32, value: Value)] = []
-    private var index: [Int32: Int]?
+/// Both have a few members: a list searched from the front is faster than hashing each key
+/// into a dictionary or a set (measured: Benchmarks/README.md). A list that grows past 16 gets
+/// an index as well, so that a hostile history setting thousands of properties on one object,
+/// or pointing thousands of objects at one, does not make each step cost their number.
+struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sequence, Sendable {
+    private var members: [(key: Key, value: Value)] = []
+    private var index: [Key: Int]?
 
     init() {}
 
-    private func position(of key: Int32) -> Int? {
+    private func position(of key: Key) -> Int? {
         if let index { return index[key] }
         return members.firstIndex { $0.key == key }
     }
 
-    subscript(key: Int32) -> Value? {
+    subscript(key: Key) -> Value? {
         get { position(of: key).map { members[$0].value } }
         set {
             if let newValue {
@@ -28,7 +29,7 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
 
     /// Sets `value`; returns the value it replaced.
     @discardableResult
-    mutating func updateValue(_ value: Value, forKey key: Int32) -> Value? {
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
         if let position = position(of: key) {
             // Swapped in place: a copy of the old value was retained, then released by the store.
             var old = value
@@ -46,7 +47,7 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
 
     /// Removes the value of `key` and returns it (the last member takes its place).
     @discardableResult
-    mutating func removeValue(forKey key: Int32) -> Value? {
+    mutating func removeValue(forKey key: Key) -> Value? {
         guard let position = position(of: key) else { return nil }
         let last = members.count - 1
         if position != last {
@@ -63,6 +64,12 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
 
     var count: Int { members.count }
 
+    func value(at position: Int) -> Value { members[position].value }
+
+    func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { members.makeIterator() }
+}
+
+extension SmallMap where Key == Int32 {
     /// The positions of the members by the `rank` of their keys (ascending; ranks are distinct).
     /// Each position is sorted with its rank packed above it: a comparison that read the members
     /// through a closure retained and released them every time.
@@ -74,8 +81,12 @@ struct PropertyValues<Value: Sendable>: Sequence, Sendable {
     }
 
     func key(at position: Int) -> Int32 { members[position].key }
+}
 
-    func value(at position: Int) -> Value { members[position].value }
+extension SmallMap where Value == Void {
+    func contains(_ key: Key) -> Bool { position(of: key) != nil }
 
-    func makeIterator() -> IndexingIterator<[(key: Int32, value: Value)]> { members.makeIterator() }
+    mutating func insert(_ key: Key) { updateValue((), forKey: key) }
+
+    mutating func remove(_ key: Key) { removeValue(forKey: key) }
 }
