@@ -189,6 +189,18 @@ struct ToolExit: Error {
     var status: ExitStatus
 }
 
+/// Leaves `value` allocated until the process exits, which returns its memory at once: a command
+/// about to end need not free a large state object by object (a tenth of a second for 100k
+/// objects, on the main thread, after the output is written).
+func keepUntilExit(_ value: some Any) {
+    _ = Unmanaged.passRetained(KeptUntilExit(value))
+}
+
+private final class KeptUntilExit<Value> {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 func writeStandardError(_ text: String) {
     Console.err(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }

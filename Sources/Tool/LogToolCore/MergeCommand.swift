@@ -90,9 +90,7 @@ struct Merge: ParsableCommand {
             staged?.discard()
             try output(state)
         }
-        // Freeing a large state object by object takes a tenth of a second: another thread does
-        // it, and the process may end first.
-        DispatchQueue.global().async { withExtendedLifetime(state) {} }
+        keepUntilExit(state)
     }
 
     /// Device mode (Spec/merge.md 15.6): the state the device reaches goes where a merge's
