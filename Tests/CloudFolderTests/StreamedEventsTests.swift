@@ -7,9 +7,22 @@ import CloudFolder
 private final class Collector: EnsembleReadingSink {
     var baselines: [String] = []
     var chunks: [[EventFileEntry]] = []
+    var bodies: [Event?] = []
+    /// Whether the sink says it is busy (nil: it never says).
+    let alwaysBusy: Bool?
+
+    init(alwaysBusy: Bool? = nil) { self.alwaysBusy = alwaysBusy }
+
+    var busy: (@Sendable () -> Bool)? {
+        guard let answer = alwaysBusy else { return nil }
+        return { answer }
+    }
 
     func read(baselines: [BaselineFileEntry]) { self.baselines = baselines.map(\.entry.file) }
-    func read(events: [EventFileEntry], bodies: [Event?]) { chunks.append(events) }
+    func read(events: [EventFileEntry], bodies: [Event?]) {
+        chunks.append(events)
+        self.bodies += bodies
+    }
 }
 
 @Suite("Streamed event files")
@@ -42,5 +55,28 @@ struct StreamedEventsTests {
         #expect(streamed.debris == whole.debris)
         #expect(streamed.problems.map(\.description).sorted() == whole.problems.map(\.description).sorted())
         #expect(!whole.problems.isEmpty)
+    }
+
+    @Test("a sink that is always busy or never busy is handed the same chunks, events and bodies")
+    func busySink() throws {
+        let folder = try ScratchFolder()
+        try folder.write("stores/A", registration)
+        try folder.folder("baselines")
+        // Three chunks of 64 and a few more, so that every chunk's files are shared out.
+        for revision in 1...200 as ClosedRange<Int64> {
+            try folder.write("events/\(revision)_A_\(revision).cdeevent", event(store: "A", revision: revision, globalCount: revision))
+        }
+        let listing = try #require(try CloudFolderScanner().scan(folder.url.path).first)
+        var handed: [[[String]]] = []
+        var bodies: [[Event?]] = []
+        for busy in [nil, false, true] as [Bool?] {
+            let collector = Collector(alwaysBusy: busy)
+            _ = EnsembleContents.read(listing, summarize: true, sink: collector)
+            handed.append(collector.chunks.map { $0.map(\.entry.file) })
+            bodies.append(collector.bodies)
+        }
+        #expect(handed[0].flatMap { $0 }.count == 200)
+        #expect(handed[1] == handed[0] && handed[2] == handed[0])
+        #expect(bodies[1] == bodies[0] && bodies[2] == bodies[0])
     }
 }

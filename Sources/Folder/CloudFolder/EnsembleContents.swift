@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import JSONDocument
 import DataModel
 import EnsembleModel
@@ -92,6 +93,14 @@ package protocol EnsembleReadingSink: AnyObject {
     /// count, store, revision), the files of one global count always in one chunk. `bodies[i]`
     /// is the whole event of `events[i]` when it was summarized.
     func read(events: [EventFileEntry], bodies: [Event?])
+    /// A test, callable from any thread, of whether the sink has enough events waiting that one
+    /// thread reading keeps it busy: the threads helping the reader then stop taking files and
+    /// leave their cores to the sink. Nil: never busy.
+    var busy: (@Sendable () -> Bool)? { get }
+}
+
+extension EnsembleReadingSink {
+    package var busy: (@Sendable () -> Bool)? { nil }
 }
 
 /// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
@@ -233,7 +242,7 @@ package struct EnsembleContents: Sendable {
         }
         readGroups(
             eventSupply, listing: listing, reader: reader, summarize: summarize, into: &contents, together: { $0.globalCount == $1.globalCount },
-            intern: sink == nil, progress: ("event files read", eventFileCount)
+            intern: sink == nil, progress: ("event files read", eventFileCount), busy: sink?.busy
         ) { chunk in
             let entries = chunk.map { name, entry, body in
                 var name = name
@@ -284,7 +293,8 @@ package struct EnsembleContents: Sendable {
         listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
         into contents: inout EnsembleContents,
         together: (Name, Name) -> Bool = { _, _ in false },
-        intern: Bool = true, progress: (step: String, total: Int)? = nil, chunk: ([(Name, EventEntry, Event?)]) -> Void
+        intern: Bool = true, progress: (step: String, total: Int)? = nil, busy: (@Sendable () -> Bool)? = nil,
+        chunk: ([(Name, EventEntry, Event?)]) -> Void
     ) {
         var filesRead = 0
         // In chunks, so that only one chunk of whole events is in memory when summarizing. Small
@@ -307,7 +317,7 @@ package struct EnsembleContents: Sendable {
             filesRead += groups.reduce(0) { $0 + $1.files.count }
             if let progress { ProgressReport.report(progress.step, done: filesRead, total: progress.total) }
             let folder = listing.url.path
-            DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            @Sendable func read(_ index: Int) {
                 let set = files[index]
                 let results = set.files.keys.sorted().compactMap { part in
                     set.files[part].map { listed in
@@ -317,6 +327,18 @@ package struct EnsembleContents: Sendable {
                     }
                 }
                 built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize))
+            }
+            // The sets are taken in turn by one worker per core. While the sink is busy, every
+            // worker but the first stops taking them, so that the sink's thread shares the cores
+            // with one reader, not with all of them (measured: Benchmarks/README.md).
+            let next = NextIndex()
+            let busy = busy ?? { false }
+            DispatchQueue.concurrentPerform(iterations: ProcessInfo.processInfo.activeProcessorCount) { worker in
+                while worker == 0 || !busy() {
+                    let index = next.take()
+                    guard index < files.count else { return }
+                    read(index)
+                }
             }
             var result: [(Name, EventEntry, Event?)] = []
             for (set, entry) in zip(sets, built.values) {
@@ -338,6 +360,12 @@ package struct EnsembleContents: Sendable {
             }
             chunk(result)
         }
+    }
+
+    /// Indices handed out once each to the threads reading a chunk.
+    private final class NextIndex: Sendable {
+        private let next = Atomic<Int>(0)
+        func take() -> Int { next.wrappingAdd(1, ordering: .relaxed).oldValue }
     }
 
     /// One event's entry from its decoded files, with the problems and unknown keys found.

@@ -189,6 +189,11 @@ enum MergeInputs {
             early = EarlyReplay(baselines: entries.compactMap { MergeInputs.sourced($0.entry, base: base) }, input: input)
         }
 
+        var busy: (@Sendable () -> Bool)? {
+            guard let early else { return nil }
+            return { early.isBusy }
+        }
+
         func read(events entries: [EventFileEntry], bodies: [Event?]) {
             var events: [SourcedEvent] = [], eventBodies: [Event?] = []
             for (entry, body) in zip(entries, bodies) {
