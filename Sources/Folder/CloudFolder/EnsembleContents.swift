@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import JSONDocument
 import DataModel
 import EnsembleModel
@@ -362,10 +361,18 @@ package struct EnsembleContents: Sendable {
         }
     }
 
-    /// Indices handed out once each to the threads reading a chunk.
-    private final class NextIndex: Sendable {
-        private let next = Atomic<Int>(0)
-        func take() -> Int { next.wrappingAdd(1, ordering: .relaxed).oldValue }
+    /// Indices handed out once each to the threads reading a chunk. (A lock, not `Atomic`,
+    /// which needs macOS 15: one take per file is nothing beside reading it.)
+    private final class NextIndex: @unchecked Sendable {
+        private let lock = NSLock()
+        private var next = 0
+
+        func take() -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            next += 1
+            return next - 1
+        }
     }
 
     /// One event's entry from its decoded files, with the problems and unknown keys found.

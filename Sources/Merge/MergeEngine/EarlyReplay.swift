@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Crypto
 import JSONDocument
 import EnsembleModel
@@ -21,8 +20,10 @@ package final class EarlyReplay: @unchecked Sendable {
     /// At most eight offers wait, so that memory stays bounded when applying is the slower side
     /// (a folder offers 64 events at a time: 512 events wait at most).
     private let pending = DispatchSemaphore(value: 8)
-    /// Offers queued and not yet applied.
-    private let queued = Atomic<Int>(0)
+    /// Offers queued and not yet applied, under `queuedLock` (not `Atomic`, which needs macOS
+    /// 15; it changes twice per 64 events).
+    private var queued = 0
+    private let queuedLock = NSLock()
     private var state: StoreState
     private var replayed = SHA256()
     private var count = 0
@@ -68,10 +69,10 @@ package final class EarlyReplay: @unchecked Sendable {
         for (sourced, _) in handover.batch { Self.record(sourced.file, in: &replayed) }
         count += handover.batch.count
         pending.wait()
-        queued.add(1, ordering: .relaxed)
+        changeQueued(by: 1)
         queue.async { [self] in
             defer {
-                queued.subtract(1, ordering: .relaxed)
+                changeQueued(by: -1)
                 pending.signal()
             }
             if !abandoned {
@@ -87,7 +88,17 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Whether half the offers that may wait are waiting: the applying thread has work for a
     /// while, and reading on one thread keeps it supplied. (Of 1, 2, 4 and 6 waiting, 4 was the
     /// fastest on both the JSON and the binary folder: Benchmarks/README.md.)
-    public var isBusy: Bool { queued.load(ordering: .relaxed) >= 4 }
+    public var isBusy: Bool {
+        queuedLock.lock()
+        defer { queuedLock.unlock() }
+        return queued >= 4
+    }
+
+    private func changeQueued(by change: Int) {
+        queuedLock.lock()
+        queued += change
+        queuedLock.unlock()
+    }
 
     /// Events passed to the applying thread, and from it to the one that frees them; the batch
     /// is read in place and emptied only by the freeing thread.
