@@ -5,7 +5,7 @@ import EnsembleModel
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
 /// dictionary on seeded random operations, across their thresholds (16 properties; identifiers
-/// of 40 bytes).
+/// of 16 bytes, and canonical UUIDs).
 @Suite("state indexes")
 struct StateIndexTests {
     @Test("SmallMap: the same answers as a dictionary, with and without its index")
@@ -41,6 +41,15 @@ struct StateIndexTests {
             "E621E1F8C-36C-495A-93FC-0C247A3E6E5F", "00000000-0000-0000-0000-000000000000", "0000000:-0000-0000-0000-000000000000",
             "0000000A-0000-0000-0000-000000000000", "0000000@-0000-0000-0000-000000000000", "00000009-0000-0000-0000-000000000000",
             "000000\u{e9}-0000-0000-0000-000000000000", "0000000J-0000-0000-0000-000000000000", "0000000j-0000-0000-0000-000000000000",
+            // Each character just outside a range beside the one it would be taken for.
+            "0000000/-0000-0000-0000-000000000000", "0000000F-0000-0000-0000-000000000000", "0000000`-0000-0000-0000-000000000000",
+            "0000000g-0000-0000-0000-000000000000", "0000000G-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000001",
+            "0000000`-0000-0000-0000-00000000000a", "00000009-0000-0000-0000-00000000000a", "0000000g-0000-0000-0000-00000000000a",
+            "00000000-0000-0000-0000-00000000000a",
+            // Raw identifiers: 9 to 16 bytes (the second word), and longer ones whose first 16
+            // bytes agree (the whole text).
+            "ABCDEFGH1", "ABCDEFGH2", "ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOQ", "ABCDEFGHIJKLMNOP1", "ABCDEFGHIJKLMNOP2",
+            "ABCDEFGHIJKLMNOP-0000-0000-0000-0000", "ABCDEFGHIJKLMNOP-0000-0000-0000-0001",
         ]
         var index = LiveIndex()
         var expected: [String: [Int32]] = [:]  // by the identifier's bytes (keys below are unique byte strings)

@@ -72,7 +72,7 @@ struct LiveIndex: Sendable {
     }
 }
 
-/// A global identifier as a hash key, compared by its exact bytes (as ``ExactString``) in 32
+/// A global identifier as a hash key, compared by its exact bytes (as ``ExactString``) in 40
 /// bytes: a UUID in its canonical text form (8-4-4-4-12 hex digits, all upper or all lower case,
 /// as devices write them) packed into 16; any other identifier's first 16 bytes, and the whole
 /// text as well when it is longer.
@@ -82,16 +82,12 @@ struct IdentifierKey: Hashable, Sendable {
     /// The byte count, with ``upperUUID`` or ``lowerUUID`` set when `high` and `low` hold a
     /// packed UUID (a packed and a raw identifier then never compare equal).
     private var form: UInt64 = 0
-    private var long: LongIdentifier?
+    /// The whole text of an identifier longer than 16 bytes that is not a canonical UUID (the
+    /// string itself: a key is made for every lookup, and a box would be an allocation each).
+    private var long: ExactString?
 
     private static let upperUUID: UInt64 = 1 << 62
     private static let lowerUUID: UInt64 = 1 << 61
-
-    /// The whole text of an identifier longer than 16 bytes that is not a canonical UUID.
-    private final class LongIdentifier: Sendable {
-        let text: ExactString
-        init(_ text: String) { self.text = ExactString(text) }
-    }
 
     init(_ id: String) {
         var id = id
@@ -105,7 +101,7 @@ struct IdentifierKey: Hashable, Sendable {
             }
             return bytes.count
         }
-        if count > 16 && form == UInt64(count) { long = LongIdentifier(id) }
+        if count > 16 && form == UInt64(count) { long = ExactString(id) }
     }
 
     /// The 32 hex digits of a canonical UUID as 128 bits, with the form of their letters; nil for
@@ -150,13 +146,13 @@ struct IdentifierKey: Hashable, Sendable {
     }
 
     static func == (lhs: IdentifierKey, rhs: IdentifierKey) -> Bool {
-        lhs.high == rhs.high && lhs.low == rhs.low && lhs.form == rhs.form && lhs.long?.text == rhs.long?.text
+        lhs.high == rhs.high && lhs.low == rhs.low && lhs.form == rhs.form && lhs.long == rhs.long
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(high)
         hasher.combine(low)
         hasher.combine(form)
-        if let long { hasher.combine(long.text) }
+        if let long { hasher.combine(long) }
     }
 }
