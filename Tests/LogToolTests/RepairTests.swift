@@ -151,28 +151,62 @@ struct RepairTests {
         #expect(Self.snapshot(folder.appendingPathComponent("cloud")) == before)
     }
 
-    @Test(
-        "a journal stopped before its header was whole: undo has nothing to put back, apply writes the header and repairs",
-        arguments: ["", #"{"cloudRoot":"/elsewhere/clo"#])
-    func tornJournalHeader(_ torn: String) throws {
-        let work = try Self.scratch("header")
-        defer { try? FileManager.default.removeItem(at: work) }
+    /// A copy of the fold-and-quarantine fixture and an empty quarantine folder beside it: the
+    /// scratch folder (to remove), the case folder, the quarantine and the cloud's files.
+    static func unrepairedCopy(_ name: String) throws -> (work: URL, folder: URL, quarantine: URL, before: [String: String]) {
+        let work = try scratch(name)
         let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("fold-and-quarantine"), to: folder)
-        let before = Self.snapshot(folder.appendingPathComponent("cloud"))
+        try FileManager.default.copyItem(at: root.appendingPathComponent("fold-and-quarantine"), to: folder)
         let quarantine = work.appendingPathComponent("q")
         try FileManager.default.createDirectory(at: quarantine, withIntermediateDirectories: false)
+        return (work, folder, quarantine, snapshot(folder.appendingPathComponent("cloud")))
+    }
+
+    /// The header line Spec/repair.md 5.1 gives for a repair of `cloud` into `quarantine`.
+    static func header(cloud: URL, quarantine: URL) -> String {
+        #"{"cloudRoot":"\#(cloud.path)","journal":1,"quarantine":"\#(quarantine.path)"}"# + "\n"
+    }
+
+    @Test(
+        "a journal cut before its header was whole: undo has nothing to put back, apply writes the header and repairs",
+        arguments: [0, 1, 14, 40, -1])
+    func cutJournalHeader(_ length: Int) throws {
+        let (work, folder, quarantine, before) = try Self.unrepairedCopy("header")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let cloud = folder.appendingPathComponent("cloud")
+        let header = Self.header(cloud: cloud, quarantine: quarantine)
         let journal = quarantine.appendingPathComponent("journal.jsonl")
-        try Data(torn.utf8).write(to: journal)
+        // -1: the whole line but its line feed.
+        try Data(header.utf8.prefix(length < 0 ? header.utf8.count - 1 : length)).write(to: journal)
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
         #expect(undo.status == 0, "\(undo.stderr)")
         #expect(undo.stdout.contains("Put back 0 file(s)"), "\(undo.stdout)")
         let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
         #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
-        let header = try #require(try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").first)
-        #expect(header.hasPrefix(#"{"cloudRoot":"\#(folder.path)/cloud","#), "\(header)")
-        #expect(Self.contents([folder.appendingPathComponent("cloud"), quarantine]) == before.values.sorted())
+        #expect(try String(contentsOf: journal, encoding: .utf8).hasPrefix(header))
+        #expect(Self.contents([cloud, quarantine]) == before.values.sorted())
         #expect(try Run(arguments: ["repair", "--undo", quarantine.path], in: folder).status == 0)
+        #expect(Self.snapshot(cloud) == before)
+    }
+
+    @Test(
+        "a journal.jsonl that is no cut header of this repair is left as it is, by apply and by undo",
+        arguments: [
+            (#"{"cloudRoot":"/elsewhere/clo"#, 0), (#"{"note":"my own"}"#, 2), ("my notes\n", 2), (#"{"cloudRoot":"/x"}"# + "\n", 0),
+        ])
+    func foreignJournal(_ text: String, undoStatus: Int32) throws {
+        let (work, folder, quarantine, before) = try Self.unrepairedCopy("foreign")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        try Data(text.utf8).write(to: journal)
+        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 2)
+        #expect(applied.stderr.contains("repair.quarantine"), "\(applied.stderr)")
+        // A header of another repair's, cut or whole but without steps, moved nothing: undo has
+        // nothing to put back.
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == undoStatus, "\(undo.stderr)")
+        #expect(try Data(contentsOf: journal) == Data(text.utf8))
         #expect(Self.snapshot(folder.appendingPathComponent("cloud")) == before)
     }
 
@@ -184,11 +218,31 @@ struct RepairTests {
         let moved = Self.snapshot(quarantine)
         let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
         #expect(applied.status == 2)
-        #expect(applied.stderr.contains("repair.journal"), "\(applied.stderr)")
+        #expect(applied.stderr.contains("repair.quarantine"), "\(applied.stderr)")
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
         #expect(undo.status == 2)
         #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
         #expect(Self.snapshot(quarantine) == moved)
+    }
+
+    @Test("a quarantine whose journal another process holds is refused, and nothing moves")
+    func journalInUse() throws {
+        let (work, folder, quarantine, before) = try Self.repairedCopy("locked")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let cloud = folder.appendingPathComponent("cloud")
+        let after = Self.snapshot(cloud)
+        let descriptor = open(quarantine.appendingPathComponent("journal.jsonl").path, O_RDONLY)
+        #expect(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 1)
+        #expect(undo.stderr.contains("another repair or undo is using this quarantine"), "\(undo.stderr)")
+        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 2)
+        #expect(applied.stderr.contains("another repair or undo is using this quarantine"), "\(applied.stderr)")
+        #expect(Self.snapshot(cloud) == after)
+        close(descriptor)
+        #expect(try Run(arguments: ["repair", "--undo", quarantine.path], in: folder).status == 0)
+        #expect(Self.snapshot(cloud) == before)
     }
 
     @Test("undo puts back every file it can when one quarantined file is gone, and names that one")

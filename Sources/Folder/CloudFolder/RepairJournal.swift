@@ -53,33 +53,41 @@ public final class RepairJournal {
 
     /// Opens the journal of `quarantine`, creating the folder and the journal for `cloudRoot`
     /// when the folder does not exist or is empty. A folder that holds anything else, or the
-    /// journal of another cloud root, is refused.
+    /// journal of another cloud root, is refused; so is a journal another process has open.
     public init(quarantine: URL, cloudRoot: URL) throws(FormatError) {
         self.quarantine = quarantine.standardizedFileURL
         self.cloudRoot = cloudRoot.standardizedFileURL
         journalURL = self.quarantine.appendingPathComponent(Self.fileName)
-        let manager = FileManager.default
-        let existing = (try? manager.contentsOfDirectory(atPath: self.quarantine.path)) ?? []
+        let existing = try Self.names(in: self.quarantine)
         if !existing.isEmpty && !existing.contains(Self.fileName) {
             throw FormatError(.repairQuarantine, "the quarantine folder is not empty and holds no repair journal", location: .init(file: quarantine.path))
         }
         do {
-            try manager.createDirectory(at: self.quarantine, withIntermediateDirectories: true)
+            try Self.createFolders(self.quarantine.path)
             handle = try TemporaryFiles.openFile(journalURL, truncating: false)
         } catch {
             throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
         }
+        // One process at a time: another run's header or steps must not be cut off or
+        // interleaved with this one's.
+        guard flock(handle.fileDescriptor, LOCK_EX | LOCK_NB) == 0 else {
+            throw FormatError(.repairQuarantine, "another repair or undo is using this quarantine", location: .init(file: journalURL.path))
+        }
         var (root, steps, length) = try Self.read(journalURL)
         if root == nil {
-            // A new journal, or one whose creation was stopped before its header was whole: no
-            // step was ever written, so nothing moved and the header can be written afresh.
-            guard existing.allSatisfy({ $0 == Self.fileName }) else {
-                throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: journalURL.path))
-            }
+            // A new journal, or this repair's own whose creation was stopped before its header
+            // was whole (a byte prefix of the header written now): no step was ever written, so
+            // nothing moved and the header can be written afresh. Anything else is not ours.
             let header = JSONObject([
                 ("journal", JSONValue(Int64(1))), ("cloudRoot", .string(self.cloudRoot.path)), ("quarantine", .string(self.quarantine.path)),
             ])
             let line = Data((JSONWriter().string(.object(header)) + "\n").utf8)
+            let found = FileManager.default.contents(atPath: journalURL.path) ?? Data()
+            guard existing.allSatisfy({ $0 == Self.fileName }), found.count < line.count, line.starts(with: found) else {
+                throw FormatError(
+                    .repairQuarantine, "the quarantine holds a journal.jsonl that is not the journal of a repair of \(self.cloudRoot.path)",
+                    location: .init(file: journalURL.path))
+            }
             do {
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: line)
@@ -87,9 +95,10 @@ public final class RepairJournal {
             } catch {
                 throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
             }
-            Self.syncFolder(self.quarantine.path)
             (root, steps, length) = (self.cloudRoot.path, [], line.count)
         }
+        // Every run: a run stopped before this left the journal's entry unsynced.
+        Self.syncFolder(self.quarantine.path)
         guard root == self.cloudRoot.path else {
             throw FormatError(
                 .repairQuarantine, "this quarantine belongs to the repair of \(root ?? ""), not of \(self.cloudRoot.path)",
@@ -111,20 +120,64 @@ public final class RepairJournal {
 
     deinit { try? handle.close() }
 
-    /// Opens an existing journal for undo: the cloud root comes from its header. Nil when the
-    /// repair was stopped before the header was whole, so that it moved nothing.
-    public static func open(quarantine: URL) throws(FormatError) -> RepairJournal? {
+    /// The names in `folder`; none when it does not exist. A folder that cannot be listed is
+    /// refused rather than taken for an empty one.
+    private static func names(in folder: URL) throws(FormatError) -> [String] {
+        guard Self.exists(folder.path) else { return [] }
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        } catch {
+            throw FormatError(.repairQuarantine, "the quarantine folder cannot be listed: \(error.localizedDescription)", location: .init(file: folder.path))
+        }
+    }
+
+    /// Opens an existing journal for undo: the cloud root comes from its header.
+    public static func open(quarantine: URL) throws(FormatError) -> RepairJournal {
+        guard let journal = try openForUndo(quarantine) else {
+            throw FormatError(
+                .repairJournal, "the journal was cut before its header was written: the repair moved nothing",
+                location: .init(file: quarantine.standardizedFileURL.appendingPathComponent(fileName).path))
+        }
+        return journal
+    }
+
+    /// Undoes the repair journaled in `quarantine` (``undo()``); nothing to put back when the
+    /// repair was stopped before its journal's header was whole.
+    public static func undo(quarantine: URL) throws(FormatError) -> UndoResult {
+        try openForUndo(quarantine)?.undo() ?? UndoResult()
+    }
+
+    /// The journal of `quarantine`; nil when it is alone in its folder and cut before its header
+    /// was whole (no line feed, and the bytes a header starts with).
+    private static func openForUndo(_ quarantine: URL) throws(FormatError) -> RepairJournal? {
         let url = quarantine.standardizedFileURL.appendingPathComponent(fileName)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw FormatError(.repairJournal, "no repair journal in this folder", location: .init(file: quarantine.path))
         }
         guard let root = try read(url).root else {
-            // Only a journal stopped before its first step stands alone in its folder.
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: quarantine.path)) ?? []
-            guard names == [fileName] else { throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path)) }
+            let found = FileManager.default.contents(atPath: url.path) ?? Data()
+            let start = Data(#"{"cloudRoot":""#.utf8)
+            let isCutHeader = !found.contains(UInt8(ascii: "\n")) && (found.count <= start.count ? start.starts(with: found) : found.starts(with: start))
+            guard isCutHeader, try names(in: quarantine.standardizedFileURL) == [fileName] else {
+                throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path))
+            }
             return nil
         }
         return try RepairJournal(quarantine: quarantine, cloudRoot: URL(fileURLWithPath: root))
+    }
+
+    /// Creates `path` and its missing ancestors, flushing each new folder's entry in its parent,
+    /// so that a file renamed into it after a flush survives a power cut.
+    private static func createFolders(_ path: String) throws {
+        var missing: [String] = []
+        var folder = path
+        while !Self.exists(folder) && folder != "/" && !folder.isEmpty {
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        guard !missing.isEmpty else { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        for created in missing.reversed() { syncFolder((created as NSString).deletingLastPathComponent) }
     }
 
     /// The header's cloud root and the steps, with what each record says of them. A last line
@@ -290,7 +343,6 @@ public final class RepairJournal {
     /// Makes `to` hold the file and `from` not exist, whatever state a stopped move left: the
     /// rename happened, did not, or a copy across file systems stopped part-way.
     private func finishMove(from: String, to: String, sha256: String, step: Int, recovering: Bool) throws(FormatError) {
-        let manager = FileManager.default
         let partial = to + Self.partialSuffix + "-\(step)"
         let fromExists = Self.exists(from)
         let toExists = Self.exists(to)
@@ -321,7 +373,7 @@ public final class RepairJournal {
         }
         let parent = (to as NSString).deletingLastPathComponent
         do {
-            try manager.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try Self.createFolders(parent)
         } catch {
             throw FormatError(.repairMoveFailed, "cannot create \(parent): \(error.localizedDescription)", location: .init(file: to))
         }

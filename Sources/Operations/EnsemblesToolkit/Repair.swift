@@ -285,8 +285,7 @@ extension Ensemble {
 /// Undoes the repair journaled in `quarantine` (Spec/repair.md 6).
 public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairJournal.UndoResult {
     do {
-        // A repair stopped before its journal's header was whole moved nothing.
-        return try RepairJournal.open(quarantine: quarantine)?.undo() ?? RepairJournal.UndoResult()
+        return try RepairJournal.undo(quarantine: quarantine)
     } catch {
         throw EnsembleError(error.code == .repairJournal ? .usage : .failure, error)
     }
