@@ -93,13 +93,9 @@ package protocol EnsembleReadingSink: AnyObject {
     /// is the whole event of `events[i]` when it was summarized.
     func read(events: [EventFileEntry], bodies: [Event?])
     /// A test, callable from any thread, of whether the sink has enough events waiting that one
-    /// thread reading keeps it busy: the threads helping the reader then stop taking files and
-    /// leave their cores to the sink. Nil: never busy.
+    /// thread reading keeps it busy: a thread helping the reader that finds it so takes no more
+    /// files of the chunk being read, and leaves its core to the sink. Nil: never busy.
     var busy: (@Sendable () -> Bool)? { get }
-}
-
-extension EnsembleReadingSink {
-    package var busy: (@Sendable () -> Bool)? { nil }
 }
 
 /// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
@@ -327,9 +323,10 @@ package struct EnsembleContents: Sendable {
                 }
                 built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize))
             }
-            // The sets are taken in turn by one worker per core. While the sink is busy, every
-            // worker but the first stops taking them, so that the sink's thread shares the cores
-            // with one reader, not with all of them (measured: Benchmarks/README.md).
+            // The sets are taken in turn by one worker per core. A worker other than the first
+            // that finds the sink busy takes no more of this chunk's sets (the sink's queue only
+            // shrinks while a chunk is read), so that the sink's thread shares the cores with
+            // one reader, not with all of them (measured: Benchmarks/README.md).
             let next = NextIndex()
             let busy = busy ?? { false }
             DispatchQueue.concurrentPerform(iterations: ProcessInfo.processInfo.activeProcessorCount) { worker in

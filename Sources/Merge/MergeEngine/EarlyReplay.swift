@@ -85,9 +85,9 @@ package final class EarlyReplay: @unchecked Sendable {
         }
     }
 
-    /// Whether half the offers that may wait are waiting: the applying thread has work for a
-    /// while, and reading on one thread keeps it supplied. (Of 1, 2, 4 and 6 waiting, 4 was the
-    /// fastest on both the JSON and the binary folder: Benchmarks/README.md.)
+    /// Whether four offers (of the eight that may be) are queued or being applied: the applying
+    /// thread has work for a while, and reading on one thread keeps it supplied. (Of 1, 2, 4 and
+    /// 6, 4 was the fastest on both the JSON and the binary folder: Benchmarks/README.md.)
     public var isBusy: Bool {
         queuedLock.lock()
         defer { queuedLock.unlock() }
