@@ -167,6 +167,16 @@ struct RepairTests {
         #"{"cloudRoot":"\#(cloud.path)","journal":1,"quarantine":"\#(quarantine.path)"}"# + "\n"
     }
 
+    /// Runs logtool with `arguments` in `folder` and expects it to end with `status`, naming
+    /// `reason` on standard error.
+    static func expectRefusal(
+        _ arguments: [String], in folder: URL, status: Int32, reason: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let run = try Run(arguments: arguments, in: folder)
+        #expect(run.status == status, sourceLocation: sourceLocation)
+        #expect(run.stderr.contains(reason), "\(run.stderr)", sourceLocation: sourceLocation)
+    }
+
     @Test(
         "a journal cut before its header was whole: undo has nothing to put back, apply writes the header and repairs",
         arguments: [0, 1, 14, 40, -1])
@@ -199,9 +209,7 @@ struct RepairTests {
         defer { try? FileManager.default.removeItem(at: work) }
         let journal = quarantine.appendingPathComponent("journal.jsonl")
         try Data(text.utf8).write(to: journal)
-        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
-        #expect(applied.status == 2)
-        #expect(applied.stderr.contains("repair.quarantine"), "\(applied.stderr)")
+        try Self.expectRefusal(["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder, status: 2, reason: "repair.quarantine")
         // A header of another repair's, cut or whole but without steps, moved nothing: undo has
         // nothing to put back.
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
@@ -216,12 +224,8 @@ struct RepairTests {
         defer { try? FileManager.default.removeItem(at: work) }
         try Data().write(to: quarantine.appendingPathComponent("journal.jsonl"))
         let moved = Self.snapshot(quarantine)
-        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
-        #expect(applied.status == 2)
-        #expect(applied.stderr.contains("repair.quarantine"), "\(applied.stderr)")
-        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
-        #expect(undo.status == 2)
-        #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
+        try Self.expectRefusal(["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder, status: 2, reason: "repair.quarantine")
+        try Self.expectRefusal(["repair", "--undo", quarantine.path], in: folder, status: 2, reason: "repair.journal")
         #expect(Self.snapshot(quarantine) == moved)
     }
 
@@ -233,12 +237,9 @@ struct RepairTests {
         let after = Self.snapshot(cloud)
         let descriptor = open(quarantine.appendingPathComponent("journal.jsonl").path, O_RDONLY)
         #expect(descriptor >= 0 && flock(descriptor, LOCK_EX) == 0)
-        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
-        #expect(undo.status == 1)
-        #expect(undo.stderr.contains("another repair or undo is using this quarantine"), "\(undo.stderr)")
-        let applied = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
-        #expect(applied.status == 2)
-        #expect(applied.stderr.contains("another repair or undo is using this quarantine"), "\(applied.stderr)")
+        let inUse = "another repair or undo is using this quarantine"
+        try Self.expectRefusal(["repair", "--undo", quarantine.path], in: folder, status: 1, reason: inUse)
+        try Self.expectRefusal(["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder, status: 2, reason: inUse)
         #expect(Self.snapshot(cloud) == after)
         close(descriptor)
         #expect(try Run(arguments: ["repair", "--undo", quarantine.path], in: folder).status == 0)

@@ -450,7 +450,7 @@ public final class RepairJournal {
             case .removeFolder(let path):
                 if steps[position].removed {
                     do {
-                        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                        try Self.createFolders(path)
                     } catch {
                         throw FormatError(.repairMoveFailed, "cannot recreate the folder: \(error.localizedDescription)", location: .init(file: path))
                     }

@@ -55,8 +55,8 @@ struct LiveIndex: Sendable {
     }
 
     mutating func add(_ id: String, _ candidate: Candidate) {
-        var record = Record(key: IdentifierKey(id), entry: .empty)
-        if let index = table.firstIndex(of: record) { record = table.remove(at: index) }
+        let probe = Record(key: IdentifierKey(id), entry: .empty)
+        var record = table.remove(probe) ?? probe
         record.entry.add(candidate)
         table.insert(record)
     }
