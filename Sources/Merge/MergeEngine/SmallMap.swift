@@ -64,23 +64,24 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sequence, Sendable {
 
     var count: Int { members.count }
 
-    func value(at position: Int) -> Value { members[position].value }
-
     func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { members.makeIterator() }
 }
 
 extension SmallMap where Key == Int32 {
-    /// The positions of the members by the `rank` of their keys (ascending; ranks are distinct).
-    /// Each position is sorted with its rank packed above it: a comparison that read the members
-    /// through a closure retained and released them every time.
-    func positions(byRank rank: [Int32]) -> [Int] {
-        var packed = members.map { Int64(rank[Int($0.key)]) << 32 }
-        for position in packed.indices { packed[position] |= Int64(position) }
-        packed.sort()
-        return packed.map { Int($0 & 0xFFFF_FFFF) }
+    /// Puts into `positions` the members' positions by the `rank` of their keys (ascending;
+    /// ranks are distinct). Each position is sorted with its rank packed above it: a comparison
+    /// that read the members through a closure retained and released them every time. The
+    /// caller's buffer is reused from object to object.
+    func positions(byRank rank: [Int32], into positions: inout [Int64]) {
+        positions.removeAll(keepingCapacity: true)
+        for position in members.indices { positions.append(Int64(rank[Int(members[position].key)]) << 32 | Int64(position)) }
+        positions.sort()
+        for index in positions.indices { positions[index] &= 0xFFFF_FFFF }
     }
 
     func key(at position: Int) -> Int32 { members[position].key }
+
+    func value(at position: Int) -> Value { members[position].value }
 }
 
 extension SmallMap where Value == Void {

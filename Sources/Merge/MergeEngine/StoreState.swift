@@ -732,6 +732,8 @@ public struct StoreState: Sendable {
         // Property numbers ranked by name once, so that each object sorts its few numbers.
         let order = (0..<Int32(propertyNames.count)).sorted { utf8Precedes(propertyNames[$0], propertyNames[$1]) }
         let rank = order.indices.reduce(into: [Int32](repeating: 0, count: order.count)) { $0[Int(order[$1])] = Int32($1) }
+        let names = WrittenNames(entities: entities, properties: propertyNames)
+        defer { names.deallocate() }
         let objects = liveObjectsInOrder
         emit(Array(#"{"entities":{"#.utf8))
         let piece = 2_048, batch = 8 * piece
@@ -742,7 +744,7 @@ public struct StoreState: Sendable {
             DispatchQueue.concurrentPerform(iterations: starts.count) { index in
                 let lower = starts[index], upper = min(batchEnd, lower + piece)
                 let previous = lower > 0 ? slots[Int(objects[lower - 1])].entity : nil
-                written.set(index, Result { () throws(FormatError) in try write(objects[lower..<upper], after: previous, rank: rank) })
+                written.set(index, Result { () throws(FormatError) in try write(objects[lower..<upper], after: previous, rank: rank, names: names) })
             }
             // Every piece is set once concurrentPerform returns.
             for case let result? in written.values { emit(try result.get()) }
@@ -750,17 +752,55 @@ public struct StoreState: Sendable {
         emit(Array((objects.isEmpty ? "}}" : "}}}").utf8))
     }
 
+    /// Entity and property names as the document writes them (quoted and escaped), end to end
+    /// in one buffer that the threads writing pieces copy from. Writing the shared name strings
+    /// retained and released them, and their counts then went back and forth between the cores
+    /// for every property written; a `[UInt8]` read through a closure copied the whole state
+    /// into the closure (measured: Benchmarks/README.md). Unchecked: the buffer is only read
+    /// once made, and freed after the last piece is written.
+    private struct WrittenNames: @unchecked Sendable {
+        private let bytes: UnsafeMutableBufferPointer<UInt8>
+        /// Where each name starts: entity `e` at `starts[e]`, property `p` at `starts[entityCount + p]`.
+        private let starts: [Int]
+        private let entityCount: Int
+
+        init(entities: Numbering, properties: Numbering) {
+            var written: [UInt8] = []
+            var starts: [Int] = []
+            for name in (0..<Int32(entities.count)).map({ entities[$0] }) + (0..<Int32(properties.count)).map({ properties[$0] }) {
+                starts.append(written.count)
+                JSONWriter.writeString(name, into: &written)
+            }
+            starts.append(written.count)
+            bytes = .allocate(capacity: written.count)
+            _ = bytes.initialize(from: written)
+            self.starts = starts
+            entityCount = entities.count
+        }
+
+        func deallocate() { bytes.deallocate() }
+
+        func append(entity: Int32, to buffer: inout [UInt8]) { append(Int(entity), to: &buffer) }
+
+        func append(property: Int32, to buffer: inout [UInt8]) { append(entityCount + Int(property), to: &buffer) }
+
+        private func append(_ name: Int, to buffer: inout [UInt8]) {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[starts[name]..<starts[name + 1]]))
+        }
+    }
+
     /// The members of `objects` in the state document, after an object of entity `previous`.
-    private func write(_ objects: ArraySlice<Int32>, after previous: Int32?, rank: [Int32]) throws(FormatError) -> [UInt8] {
+    private func write(_ objects: ArraySlice<Int32>, after previous: Int32?, rank: [Int32], names: WrittenNames) throws(FormatError) -> [UInt8] {
         var buffer: [UInt8] = []
         var entity = previous
-        // The slots' fields are read in place, and the properties put in name order by position:
-        // copying each slot, and each of its (name, value) pairs to sort them, retained and
+        var positions: [Int64] = []
+        // The slots' fields are read in place, and the properties put in name order by position,
+        // all without closures: copying each slot, or the state into a closure, retained and
         // released everything they hold.
         for object in objects.lazy.map({ Int($0) }) {
             if entity != slots[object].entity {
                 if entity != nil { buffer.append(contentsOf: "},".utf8) }
-                JSONWriter.writeString(entities[slots[object].entity], into: &buffer)
+                names.append(entity: slots[object].entity, to: &buffer)
                 buffer.append(contentsOf: ":{".utf8)
                 entity = slots[object].entity
             } else {
@@ -768,12 +808,12 @@ public struct StoreState: Sendable {
             }
             JSONWriter.writeString(slots[object].id, into: &buffer)
             buffer.append(contentsOf: ":{".utf8)
-            let properties = slots[object].properties
-            for (index, position) in properties.positions(byRank: rank).enumerated() {
+            slots[object].properties.positions(byRank: rank, into: &positions)
+            for (index, position) in positions.enumerated() {
                 if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                JSONWriter.writeString(propertyNames[properties.key(at: position)], into: &buffer)
+                names.append(property: slots[object].properties.key(at: Int(position)), to: &buffer)
                 buffer.append(UInt8(ascii: ":"))
-                try write(properties.value(at: position), into: &buffer)
+                try write(slots[object].properties.value(at: Int(position)), into: &buffer)
             }
             buffer.append(UInt8(ascii: "}"))
         }
@@ -782,27 +822,50 @@ public struct StoreState: Sendable {
 
     /// One value as the state document gives it (Spec/merge.md 9).
     private func write(_ value: Stored, into buffer: inout [UInt8]) throws(FormatError) {
-        func ids(_ ids: [String]) {
-            buffer.append(UInt8(ascii: "["))
-            for (index, id) in ids.enumerated() {
-                if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                JSONWriter.writeString(id, into: &buffer)
-            }
-            buffer.append(UInt8(ascii: "]"))
-        }
         switch value {
         case .attribute(let attribute): try V2JSONEncoder.writeAttribute(attribute, into: &buffer)
-        case .dataFile(let name): ids(["dataFile", name])
+        case .dataFile(let name):
+            buffer.append(contentsOf: #"["dataFile","#.utf8)
+            JSONWriter.writeString(name, into: &buffer)
+            buffer.append(UInt8(ascii: "]"))
         case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)
-        // The closures read the slots alone: capturing `self` copied the whole state per value.
-        case .toMany(let members):
-            let slots = self.slots
-            ids(members.map { slots[Int($0)].id }.sorted(by: utf8Precedes))
-        case .ordered(let order):
-            let slots = self.slots
-            ids(order.map { slots[Int($0)].id })
+        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members), into: &buffer)
+        case .ordered(let order): writeIdentifiers(of: order, into: &buffer)
         }
+    }
+
+    private func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "["))
+        for index in objects.indices {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(slots[Int(objects[index])].id, into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "]"))
+    }
+
+    /// Objects by global identifier in UTF-8 byte order: sorted by their first 8 bytes as a
+    /// number (as ``liveObjectsInOrder``), then each run that shares them by the whole bytes.
+    /// Sorting the identifier strings themselves retained and released each of them, and a
+    /// comparison closure reading the slots copied the whole state into it.
+    private func inIdentifierOrder(_ objects: Set<Int32>) -> [Int32] {
+        var keys: [(prefix: UInt64, object: Int32)] = []
+        keys.reserveCapacity(objects.count)
+        for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
+        keys.sort { $0.prefix < $1.prefix }
+        for end in keys.indices.dropFirst() {
+            var index = end
+            while index > 0, keys[index - 1].prefix == keys[index].prefix,
+                utf8Precedes(slots[Int(keys[index].object)].id, slots[Int(keys[index - 1].object)].id)
+            {
+                keys.swapAt(index - 1, index)
+                index -= 1
+            }
+        }
+        var sorted: [Int32] = []
+        sorted.reserveCapacity(keys.count)
+        for key in keys { sorted.append(key.object) }
+        return sorted
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {
