@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 import EnsembleModel
+import JSONDocument
 @testable import MergeEngine
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
@@ -96,5 +97,29 @@ struct StateIndexTests {
         for (got, want) in zip(listed, expected) {
             #expect(Array(got.0.utf8) == Array(want.0.utf8) && Array(got.1.utf8) == Array(want.1.utf8), "\(got) vs \(want)")
         }
+    }
+
+    @Test("a to-many's members come out in identifier byte order, including many that share their first 8 bytes")
+    func toManyMemberOrder() throws {
+        var random = SplitMix64(seed: 11)
+        var identifiers = [
+            "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z",
+            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
+        ]
+        // A run longer than any small-sort threshold, all with one 8-byte prefix.
+        for _ in 0..<100 { identifiers.append("abcdefgh" + String(random.next() % 1_000_000)) }
+        identifiers = Array(Set(identifiers.map(ExactString.init))).map(\.value)
+        var changes = identifiers.shuffled(using: &random).map { ObjectChange(entity: "Tag", globalIdentifier: $0, type: .insert) }
+        changes.append(
+            ObjectChange(
+                entity: "Note", globalIdentifier: "holder", type: .insert,
+                propertyChanges: [PropertyChange(name: "tags", value: .toMany(added: identifiers.shuffled(using: &random), removed: []))]))
+        var state = StoreState(model: nil)
+        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        let document = try JSONParser.parse(try state.documentBytes())
+        let written = document.objectValue?["entities"]?.objectValue?["Note"]?.objectValue?["holder"]?.objectValue?["tags"]?.arrayValue
+        // The expected order compares byte arrays, not the state's keys.
+        let expected = identifiers.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(written?.map { Array(($0.stringValue ?? "-").utf8) } == expected)
     }
 }

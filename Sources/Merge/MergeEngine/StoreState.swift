@@ -853,14 +853,16 @@ public struct StoreState: Sendable {
         keys.reserveCapacity(objects.count)
         for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
         keys.sort { $0.prefix < $1.prefix }
-        for end in keys.indices.dropFirst() {
-            var index = end
-            while index > 0, keys[index - 1].prefix == keys[index].prefix,
-                utf8Precedes(slots[Int(keys[index].object)].id, slots[Int(keys[index - 1].object)].id)
-            {
-                keys.swapAt(index - 1, index)
-                index -= 1
+        var start = 0
+        while start < keys.count {
+            var end = start + 1
+            while end < keys.count && keys[end].prefix == keys[start].prefix { end += 1 }
+            // Rare (identifiers rarely share 8 bytes), and sorted, not searched, so that a
+            // hostile relationship of members that all do still costs n log n.
+            if end - start > 1 {
+                keys[start..<end].sort { [slots] a, b in utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id) }
             }
+            start = end
         }
         var sorted: [Int32] = []
         sorted.reserveCapacity(keys.count)
