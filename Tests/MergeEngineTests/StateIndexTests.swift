@@ -6,7 +6,8 @@ import JSONDocument
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
 /// dictionary on seeded random operations, across their thresholds (16 properties; identifiers
-/// of 16 bytes, and canonical UUIDs).
+/// of 16 bytes, and canonical UUIDs). The orders and bytes the state is written in are checked
+/// against orders and documents built here from its values.
 @Suite("state indexes")
 struct StateIndexTests {
     @Test("SmallMap: the same answers as a dictionary, with and without its index")
@@ -121,5 +122,41 @@ struct StateIndexTests {
         // The expected order compares byte arrays, not the state's keys.
         let expected = identifiers.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
         #expect(written?.map { Array(($0.stringValue ?? "-").utf8) } == expected)
+    }
+
+    @Test("the state document has the bytes of its values, over several pieces, with names that need escapes")
+    func documentFromValues() throws {
+        let entities = ["", "A\"b", "\u{1}x", "\u{e9}t\u{e9}", "Plain"]
+        let names = ["", "q\"uote", "back\\slash", "\u{7}", "n\u{e9}", "z"]
+        var random = SplitMix64(seed: 3)
+        var ids: [String] = []
+        var changes: [ObjectChange] = []
+        // More objects than one piece of 2,048, so that pieces and their entity boundaries are
+        // written by several threads.
+        for number in 0..<5_000 {
+            let id = "id-\(random.next() % 100)-\(number)"
+            let earlier = (0..<4).compactMap { _ in ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
+            let values: [PropertyChange.Value] = [
+                .attribute(.string("text \"\(number)\"\n")), .attribute(.integer(Int64(number) - 2_500)), .attribute(.double(Double(number) / 4)),
+                .attributeInDataFile(filename: "blob-\(number)"), .toMany(added: earlier, removed: []), .toMany(added: [], removed: []),
+                .orderedToMany(added: earlier, removed: [], movedByIndex: earlier.isEmpty ? [:] : [0: earlier[earlier.count - 1]]),
+                .toOne(relatedIdentifier: earlier.first),
+            ]
+            let properties = names.indices.map { PropertyChange(name: names[$0], value: values[(number + $0) % values.count]) }
+            changes.append(ObjectChange(entity: entities[number % entities.count], globalIdentifier: id, type: .insert, propertyChanges: properties))
+            ids.append(id)
+        }
+        var state = StoreState(model: nil)
+        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        // The expected document goes through each object's values as JSON (their own sort of
+        // identifiers) and the general writer, not through the state's document writer.
+        var byEntity: [String: [(String, JSONValue)]] = [:]
+        for object in state.objectsInOrder {
+            let properties = try #require(try state.properties(entity: object.entity, id: object.id))
+            byEntity[object.entity, default: []].append((object.id, .object(JSONObject(properties.map { ($0.name, $0.value) }))))
+        }
+        let expected = JSONValue.object(JSONObject([("entities", .object(JSONObject(byEntity.map { ($0.key, .object(JSONObject($0.value))) })))]))
+        #expect(byEntity.count == entities.count && state.liveObjectCount == 5_000)
+        #expect(try state.documentBytes() == JSONWriter().bytes(expected))
     }
 }

@@ -658,11 +658,7 @@ public struct StoreState: Sendable {
         for index in slots.indices where slots[index].isLive {
             keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
         }
-        keys.sort { a, b in
-            if a.rank != b.rank { return a.rank < b.rank }
-            if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
-        }
+        keys.sort { [slots] a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
         return keys.map(\.object)
     }
 
@@ -753,14 +749,13 @@ public struct StoreState: Sendable {
     }
 
     /// Entity and property names as the document writes them (quoted and escaped), end to end
-    /// in one buffer that the threads writing pieces copy from. Writing the shared name strings
-    /// retained and released them, and their counts then went back and forth between the cores
-    /// for every property written; a `[UInt8]` read through a closure copied the whole state
-    /// into the closure (measured: Benchmarks/README.md). Unchecked: the buffer is only read
-    /// once made, and freed after the last piece is written.
+    /// in one buffer that the threads writing pieces copy from, instead of writing the shared
+    /// name strings (which retained and released them for every property written). Unchecked
+    /// `Sendable`: the buffer is only read once made, and freed after the last piece is written.
     private struct WrittenNames: @unchecked Sendable {
-        private let bytes: UnsafeMutableBufferPointer<UInt8>
-        /// Where each name starts: entity `e` at `starts[e]`, property `p` at `starts[entityCount + p]`.
+        private let bytes: UnsafeBufferPointer<UInt8>
+        /// Where each name starts (entity `e` at `starts[e]`, property `p` at
+        /// `starts[entityCount + p]`), and last where the last name ends.
         private let starts: [Int]
         private let entityCount: Int
 
@@ -772,8 +767,10 @@ public struct StoreState: Sendable {
                 JSONWriter.writeString(name, into: &written)
             }
             starts.append(written.count)
-            bytes = .allocate(capacity: written.count)
-            _ = bytes.initialize(from: written)
+            // At least one byte: a state without names still allocates (and frees) a buffer.
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, written.count))
+            _ = buffer.initialize(fromContentsOf: written)
+            bytes = UnsafeBufferPointer(buffer)
             self.starts = starts
             entityCount = entities.count
         }
@@ -795,8 +792,8 @@ public struct StoreState: Sendable {
         var entity = previous
         var positions: [Int64] = []
         // The slots' fields are read in place, and the properties put in name order by position,
-        // all without closures: copying each slot, or the state into a closure, retained and
-        // released everything they hold.
+        // with no closure that captures the state: copying each slot, or the state into a
+        // closure, retained and released everything they hold.
         for object in objects.lazy.map({ Int($0) }) {
             if entity != slots[object].entity {
                 if entity != nil { buffer.append(contentsOf: "},".utf8) }
@@ -844,30 +841,26 @@ public struct StoreState: Sendable {
         buffer.append(UInt8(ascii: "]"))
     }
 
-    /// Objects by global identifier in UTF-8 byte order: sorted by their first 8 bytes as a
-    /// number (as ``liveObjectsInOrder``), then each run that shares them by the whole bytes.
-    /// Sorting the identifier strings themselves retained and released each of them, and a
-    /// comparison closure reading the slots copied the whole state into it.
+    /// A to-many's members in the order the document lists them: by global identifier in UTF-8
+    /// byte order (Spec/merge.md 9.2). Sorted by number keys, as ``liveObjectsInOrder``: sorting
+    /// the identifier strings themselves retained and released each of them.
     private func inIdentifierOrder(_ objects: Set<Int32>) -> [Int32] {
         var keys: [(prefix: UInt64, object: Int32)] = []
         keys.reserveCapacity(objects.count)
         for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
-        keys.sort { $0.prefix < $1.prefix }
-        var start = 0
-        while start < keys.count {
-            var end = start + 1
-            while end < keys.count && keys[end].prefix == keys[start].prefix { end += 1 }
-            // Rare (identifiers rarely share 8 bytes), and sorted, not searched, so that a
-            // hostile relationship of members that all do still costs n log n.
-            if end - start > 1 {
-                keys[start..<end].sort { [slots] a, b in utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id) }
-            }
-            start = end
-        }
+        keys.sort { [slots] a, b in Self.identifierPrecedes(a, b, in: slots) }
         var sorted: [Int32] = []
         sorted.reserveCapacity(keys.count)
         for key in keys { sorted.append(key.object) }
         return sorted
+    }
+
+    /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
+    /// ``ExactString/prefixKey(_:)`` of its identifier: the keys settle most comparisons without
+    /// reading either slot.
+    private static func identifierPrecedes(_ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: [Slot]) -> Bool {
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {
