@@ -327,11 +327,11 @@ package struct EnsembleContents: Sendable {
             // that finds the sink busy takes no more of this chunk's sets (the sink's queue only
             // shrinks while a chunk is read), so that the sink's thread shares the cores with
             // one reader, not with all of them (measured: Benchmarks/README.md).
-            let next = NextIndex()
+            let next = SharedCounter()
             let busy = busy ?? { false }
             DispatchQueue.concurrentPerform(iterations: ProcessInfo.processInfo.activeProcessorCount) { worker in
                 while worker == 0 || !busy() {
-                    let index = next.take()
+                    let index = next.add(1)
                     guard index < files.count else { return }
                     read(index)
                 }
@@ -355,20 +355,6 @@ package struct EnsembleContents: Sendable {
                 result.append((set.name, entry.entry, entry.body))
             }
             chunk(result)
-        }
-    }
-
-    /// Indices handed out once each to the threads reading a chunk. (A lock, not `Atomic`,
-    /// which needs macOS 15: one take per file is nothing beside reading it.)
-    private final class NextIndex: @unchecked Sendable {
-        private let lock = NSLock()
-        private var next = 0
-
-        func take() -> Int {
-            lock.lock()
-            defer { lock.unlock() }
-            next += 1
-            return next - 1
         }
     }
 

@@ -20,10 +20,8 @@ package final class EarlyReplay: @unchecked Sendable {
     /// At most eight offers wait, so that memory stays bounded when applying is the slower side
     /// (a folder offers 64 events at a time: 512 events wait at most).
     private let pending = DispatchSemaphore(value: 8)
-    /// Offers queued and not yet applied, under `queuedLock` (not `Atomic`, which needs macOS
-    /// 15; it changes twice per 64 events).
-    private var queued = 0
-    private let queuedLock = NSLock()
+    /// Offers queued and not yet applied.
+    private let queued = SharedCounter()
     private var state: StoreState
     private var replayed = SHA256()
     private var count = 0
@@ -69,10 +67,10 @@ package final class EarlyReplay: @unchecked Sendable {
         for (sourced, _) in handover.batch { Self.record(sourced.file, in: &replayed) }
         count += handover.batch.count
         pending.wait()
-        changeQueued(by: 1)
+        queued.add(1)
         queue.async { [self] in
             defer {
-                changeQueued(by: -1)
+                queued.add(-1)
                 pending.signal()
             }
             if !abandoned {
@@ -88,17 +86,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Whether four offers (of the eight that may be) are queued or being applied: the applying
     /// thread has work for a while, and reading on one thread keeps it supplied. (Of 1, 2, 4 and
     /// 6, 4 was the fastest on both the JSON and the binary folder: Benchmarks/README.md.)
-    public var isBusy: Bool {
-        queuedLock.lock()
-        defer { queuedLock.unlock() }
-        return queued >= 4
-    }
-
-    private func changeQueued(by change: Int) {
-        queuedLock.lock()
-        queued += change
-        queuedLock.unlock()
-    }
+    public var isBusy: Bool { queued.value >= 4 }
 
     /// Events passed to the applying thread, and from it to the one that frees them; the batch
     /// is read in place and emptied only by the freeing thread.
