@@ -61,7 +61,7 @@ struct StateIndexTests {
             let key = id.utf8.map { String($0) }.joined(separator: ",")
             if Bool.random(using: &random) {
                 let object = Int32(step)
-                index.add(id, (entity: Int32(step % 3), object: object))
+                index.add(index.probe(id), (entity: Int32(step % 3), object: object))
                 expected[key, default: []].append(object)
             } else if let victim = expected[key]?.randomElement(using: &random) {
                 index.remove(id, object: victim)
@@ -70,6 +70,47 @@ struct StateIndexTests {
             let found = index[id].map { $0.map(\.object) } ?? []
             #expect(Set(found) == Set(expected[key] ?? []), "step \(step), \(id)")
         }
+    }
+
+    @Test("LiveIndex: the same pairs in the same order as a dictionary of lists, while its table grows and empties")
+    func liveIndexAtScale() {
+        // Enough identifiers for the table to grow many times and hold long runs of neighbouring
+        // buckets, so that emptying a bucket in a run has buckets to move back; each identifier
+        // is added to and removed from again and again.
+        var random = SplitMix64(seed: 29)
+        var identifiers: [String] = []
+        for index in 0..<6_000 {
+            let hex = String((0..<32).map { _ in Array("0123456789abcdef")[Int.random(in: 0..<16, using: &random)] })
+            let uuid = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].joined(
+                separator: "-")
+            switch index % 4 {
+            case 0: identifiers.append(uuid)
+            case 1: identifiers.append(uuid.uppercased())
+            case 2: identifiers.append(String(hex.prefix(1 + index % 16)))
+            default: identifiers.append(uuid + "-\(index)")
+            }
+        }
+        var index = LiveIndex()
+        var expected: [String: [Int32]] = [:]  // the identifiers are distinct byte strings
+        for step in 0..<200_000 {
+            // Adds win for the first half, removes for the second: the table fills, then empties.
+            let id = identifiers[Int.random(in: 0..<identifiers.count, using: &random)]
+            let adding = Int.random(in: 0..<100, using: &random) < (step < 100_000 ? 70 : 30)
+            if adding {
+                index.add(index.probe(id), (entity: Int32(step % 5), object: Int32(step)))
+                expected[id, default: []].append(Int32(step))
+            } else if let victim = expected[id]?.randomElement(using: &random) {
+                index.remove(id, object: victim)
+                expected[id]?.removeAll { $0 == victim }
+            }
+            if step % 50 == 0 {
+                for other in identifiers.prefix(40) {
+                    #expect((index[other].map { $0.map(\.object) } ?? []) == (expected[other] ?? []), "step \(step), \(other)")
+                }
+            }
+            #expect((index[id].map { $0.map(\.object) } ?? []) == (expected[id] ?? []), "step \(step), \(id)")
+        }
+        for id in identifiers { #expect((index[id].map { $0.map(\.object) } ?? []) == (expected[id] ?? []), "\(id)") }
     }
 
     @Test("live objects come out by entity name, then identifier, in byte order, whatever their prefixes")

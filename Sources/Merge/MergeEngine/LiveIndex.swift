@@ -3,10 +3,18 @@ import JSONDocument
 /// Live objects by global identifier: for each identifier, the (entity, object number) pairs
 /// live with it, usually one (Spec/merge.md 7: (Base, x) and (Sub, x) are two objects).
 ///
-/// Every object change of a replay looks an identifier up here. The identifier's bytes are
-/// kept in the key itself when they fit (a UUID does), and the first pair in the entry: a
-/// lookup then reads the table and nothing else, where a `String` key and an array of pairs
-/// cost two more cache misses on a large state (measured: Benchmarks/README.md).
+/// Every object change of a replay looks an identifier up here, and on a large state each
+/// lookup is a cache miss: `perf` put 84% of a lookup's time on the first read of the element
+/// it probed. So the table is this type's own, open addressing with linear probing over
+/// 32-byte buckets that hold the identifier's bytes (a UUID packed into 16) and its first pair,
+/// and a lookup is split in two: ``probe(_:)`` hashes an identifier without touching the table,
+/// ``warm(_:)`` reads the bucket it starts at, so that a replay can hash all of an event's
+/// identifiers, then read their buckets in a loop whose misses overlap, then look them up
+/// (measured: Benchmarks/README.md). Identifiers that do not pack (longer than 16 bytes and not
+/// a canonical UUID) and the pairs after an identifier's first are kept in dictionaries.
+///
+/// Buckets are placed by a `Hasher` hash, which is seeded at random in each process, as Swift's
+/// own dictionaries are: a hostile folder cannot choose identifiers that collide.
 struct LiveIndex: Sendable {
     typealias Candidate = (entity: Int32, object: Int32)
 
@@ -20,6 +28,16 @@ struct LiveIndex: Sendable {
 
         fileprivate mutating func add(_ candidate: Candidate) {
             if first.object < 0 { first = candidate } else { more.append(candidate) }
+        }
+
+        /// Removes the pair of `object`; returns whether a pair is left.
+        fileprivate mutating func remove(object: Int32) -> Bool {
+            more.removeAll { $0.object == object }
+            if first.object == object {
+                guard !more.isEmpty else { return false }
+                first = more.removeFirst()
+            }
+            return true
         }
 
         func makeIterator() -> Iterator { Iterator(entry: self) }
@@ -38,76 +56,179 @@ struct LiveIndex: Sendable {
         }
     }
 
-    /// One identifier's key and entry in one element: a lookup reads one place in memory, where
-    /// a dictionary keeps keys and values apart and costs two cache misses on a large state.
-    private struct Record: Hashable, Sendable {
-        var key: IdentifierKey
-        var entry: Entry
-
-        static func == (lhs: Record, rhs: Record) -> Bool { lhs.key == rhs.key }
-        func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    /// An identifier's key and hash, computed without reading the table (it stays valid while
+    /// the table changes).
+    struct Probe: Sendable {
+        fileprivate let key: IdentifierKey
+        fileprivate let hash: UInt64
     }
 
-    private var table: Set<Record> = []
-
-    subscript(id: String) -> Entry? {
-        table.firstIndex(of: Record(key: IdentifierKey(id), entry: .empty)).map { table[$0].entry }
+    private struct Bucket: Sendable {
+        var key = PackedIdentifier()
+        /// The hash's low 32 bits: where the bucket's identifier starts looking, read again when
+        /// buckets move, without hashing again (a table stays far below 2^32 buckets, since
+        /// object numbers are 32-bit).
+        var hash: UInt32 = 0
+        var first: Candidate = (-1, -1)
     }
 
-    mutating func add(_ id: String, _ candidate: Candidate) {
-        let probe = Record(key: IdentifierKey(id), entry: .empty)
-        var record = table.remove(probe) ?? probe
-        record.entry.add(candidate)
-        table.insert(record)
+    /// A power of two buckets, at most three quarters used; empty until the first pair.
+    private var buckets: [Bucket] = []
+    private var used = 0
+    /// The pairs after the first of a packed identifier (its bucket's key has `hasMore` set).
+    private var more: [PackedIdentifier: [Candidate]] = [:]
+    private var unpacked: [ExactString: Entry] = [:]
+
+    func probe(_ id: String) -> Probe {
+        let key = IdentifierKey(id)
+        guard case .packed(let packed) = key else { return Probe(key: key, hash: 0) }
+        var hasher = Hasher()
+        hasher.combine(packed)
+        return Probe(key: key, hash: UInt64(UInt(bitPattern: hasher.finalize())))
+    }
+
+    /// Reads the bucket where the lookup of `probe` starts (the caller keeps the sum so that
+    /// the reads are not optimized away).
+    func warm(_ probe: Probe) -> UInt64 {
+        guard case .packed = probe.key, !buckets.isEmpty else { return 0 }
+        return buckets[Int(truncatingIfNeeded: probe.hash) & (buckets.count - 1)].key.high
+    }
+
+    subscript(id: String) -> Entry? { self[probe(id)] }
+
+    subscript(probe: Probe) -> Entry? {
+        switch probe.key {
+        case .unpacked(let text):
+            return unpacked[text]
+        case .packed(let key):
+            guard let position = position(of: key, hash: probe.hash) else { return nil }
+            let bucket = buckets[position]
+            return Entry(first: bucket.first, more: bucket.key.hasMore ? more[key] ?? [] : [])
+        }
+    }
+
+    mutating func add(_ probe: Probe, _ candidate: Candidate) {
+        switch probe.key {
+        case .unpacked(let text):
+            unpacked[text, default: .empty].add(candidate)
+        case .packed(let key):
+            if let position = position(of: key, hash: probe.hash) {
+                buckets[position].key.hasMore = true
+                more[key, default: []].append(candidate)
+                return
+            }
+            if (used + 1) * 4 > buckets.count * 3 { grow() }
+            var position = Int(truncatingIfNeeded: probe.hash) & (buckets.count - 1)
+            while buckets[position].key.isUsed { position = (position + 1) & (buckets.count - 1) }
+            var stored = key
+            stored.isUsed = true
+            buckets[position] = Bucket(key: stored, hash: UInt32(truncatingIfNeeded: probe.hash), first: candidate)
+            used += 1
+        }
     }
 
     mutating func remove(_ id: String, object: Int32) {
-        guard var record = table.remove(Record(key: IdentifierKey(id), entry: .empty)) else { return }
-        record.entry.more.removeAll { $0.object == object }
-        if record.entry.first.object == object {
-            guard !record.entry.more.isEmpty else { return }
-            record.entry.first = record.entry.more.removeFirst()
+        let probe = probe(id)
+        switch probe.key {
+        case .unpacked(let text):
+            guard var entry = unpacked.removeValue(forKey: text), entry.remove(object: object) else { return }
+            unpacked[text] = entry
+        case .packed(let key):
+            guard let position = position(of: key, hash: probe.hash) else { return }
+            var entry = Entry(first: buckets[position].first, more: buckets[position].key.hasMore ? more.removeValue(forKey: key) ?? [] : [])
+            guard entry.remove(object: object) else { return empty(position) }
+            buckets[position].first = entry.first
+            buckets[position].key.hasMore = !entry.more.isEmpty
+            if !entry.more.isEmpty { more[key] = entry.more }
         }
-        table.insert(record)
+    }
+
+    /// The bucket of `key`, if it is in the table.
+    private func position(of key: PackedIdentifier, hash: UInt64) -> Int? {
+        guard !buckets.isEmpty else { return nil }
+        let mask = buckets.count - 1
+        var position = Int(truncatingIfNeeded: hash) & mask
+        // The table is never full, so an empty bucket ends every search.
+        while buckets[position].key.isUsed {
+            if buckets[position].key.sameIdentifier(as: key) { return position }
+            position = (position + 1) & mask
+        }
+        return nil
+    }
+
+    /// Empties a bucket, moving back the buckets after it that would no longer be found (no
+    /// markers of deleted buckets are left, so searches stay as short as the table is full).
+    private mutating func empty(_ position: Int) {
+        let mask = buckets.count - 1
+        var hole = position, next = (position + 1) & mask
+        while buckets[next].key.isUsed {
+            let start = Int(buckets[next].hash) & mask
+            // It moves when the hole lies between where its search starts and where it is.
+            if (next - start) & mask >= (next - hole) & mask {
+                buckets[hole] = buckets[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        buckets[hole] = Bucket()
+        used -= 1
+    }
+
+    private mutating func grow() {
+        let old = buckets
+        buckets = Array(repeating: Bucket(), count: max(16, old.count * 2))
+        let mask = buckets.count - 1
+        for bucket in old where bucket.key.isUsed {
+            var position = Int(bucket.hash) & mask
+            while buckets[position].key.isUsed { position = (position + 1) & mask }
+            buckets[position] = bucket
+        }
     }
 }
 
-/// A global identifier as a hash key, compared by its exact bytes (as ``ExactString``) in 40
-/// bytes: a UUID in its canonical text form (8-4-4-4-12 hex digits, all upper or all lower case,
-/// as devices write them) packed into 16; any other identifier's first 16 bytes, and the whole
-/// text as well when it is longer.
-struct IdentifierKey: Hashable, Sendable {
-    private var high: UInt64 = 0
-    private var low: UInt64 = 0
-    /// The byte count, with ``upperUUID`` or ``lowerUUID`` set when `high` and `low` hold a
-    /// packed UUID (a packed and a raw identifier then never compare equal).
-    private var form: UInt64 = 0
-    /// The whole text of an identifier longer than 16 bytes that is not a canonical UUID (the
-    /// string itself: a key is made for every lookup, and a box would be an allocation each).
-    private var long: ExactString?
-
-    private static let upperUUID: UInt64 = 1 << 62
-    private static let lowerUUID: UInt64 = 1 << 61
+/// A global identifier as a key, compared by its exact bytes (as ``ExactString``): packed into
+/// 16 bytes when it is a UUID in its canonical text form (8-4-4-4-12 hex digits, all upper or
+/// all lower case, as devices write them) or 16 bytes at most; otherwise its whole text.
+enum IdentifierKey: Sendable {
+    case packed(PackedIdentifier)
+    case unpacked(ExactString)
 
     init(_ id: String) {
         var id = id
-        let count = id.withUTF8 { bytes in
-            if bytes.count == 36, let packed = Self.packedUUID(UnsafeRawBufferPointer(bytes)) {
-                (high, low, form) = packed
-            } else {
-                withUnsafeMutableBytes(of: &high) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix(8))) }
-                withUnsafeMutableBytes(of: &low) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).dropFirst(8).prefix(8))) }
-                form = UInt64(bytes.count)
-            }
-            return bytes.count
+        let packed = id.withUTF8 { bytes -> PackedIdentifier? in
+            let raw = UnsafeRawBufferPointer(bytes)
+            if bytes.count == 36, let uuid = PackedIdentifier(uuid: raw) { return uuid }
+            return bytes.count <= 16 ? PackedIdentifier(raw: raw) : nil
         }
-        if count > 16 && form == UInt64(count) { long = ExactString(id) }
+        self = packed.map(Self.packed) ?? .unpacked(ExactString(id))
+    }
+}
+
+/// An identifier of 16 bytes at most, or a canonical UUID's 32 hex digits, in two words, with
+/// its form: the byte count, or which letter case the UUID's digits have (a packed and a raw
+/// identifier then never compare equal). Two bits of the form are the table's.
+struct PackedIdentifier: Hashable, Sendable {
+    fileprivate var high: UInt64 = 0
+    fileprivate var low: UInt64 = 0
+    private var form: UInt32 = 0
+
+    private static let upperUUID: UInt32 = 1 << 29
+    private static let lowerUUID: UInt32 = 1 << 28
+    private static let usedFlag: UInt32 = 1 << 31
+    private static let moreFlag: UInt32 = 1 << 30
+
+    fileprivate init() {}
+
+    fileprivate init(raw bytes: UnsafeRawBufferPointer) {
+        withUnsafeMutableBytes(of: &high) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(8))) }
+        withUnsafeMutableBytes(of: &low) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.dropFirst(8).prefix(8))) }
+        form = UInt32(bytes.count)
     }
 
     /// The 32 hex digits of a canonical UUID as 128 bits, with the form of their letters; nil for
     /// anything else. Eight digits at a time: checked and converted in a few word operations,
     /// since every object change of a replay makes a key.
-    private static func packedUUID(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64)? {
+    fileprivate init?(uuid bytes: UnsafeRawBufferPointer) {
         guard bytes[8] == UInt8(ascii: "-"), bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-"), bytes[23] == UInt8(ascii: "-") else {
             return nil
         }
@@ -116,19 +237,20 @@ struct IdentifierKey: Hashable, Sendable {
             UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: first, as: UInt32.self)))
                 | UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: second, as: UInt32.self))) << 32
         }
-        let (a, b, c, d) = (digits(word(0)), digits(halves(9, 14)), digits(halves(19, 24)), digits(word(28)))
+        let (a, b, c, d) = (Self.digits(word(0)), Self.digits(halves(9, 14)), Self.digits(halves(19, 24)), Self.digits(word(28)))
         // Each word's check bits: bit 1 set for all digits or upper case letters, bit 2 for all
         // digits or lower case letters.
         let cases = a.cases & b.cases & c.cases & d.cases
         guard cases != 0 else { return nil }
         // The four words hold the 32 digits once each (the last group is split 4 + 8).
-        return (a.value << 32 | b.value, c.value << 32 | d.value, cases & 1 != 0 ? upperUUID : lowerUUID)
+        (high, low) = (a.value << 32 | b.value, c.value << 32 | d.value)
+        form = cases & 1 != 0 ? Self.upperUUID : Self.lowerUUID
     }
 
     /// Eight hex digit characters as 32 bits, and which letter cases they fit (see
-    /// ``packedUUID(_:)``); `cases` is 0 when they are not all hex digits of one case.
+    /// ``init(uuid:)``); `cases` is 0 when they are not all hex digits of one case.
     @inline(__always)
-    private static func digits(_ x: UInt64) -> (value: UInt64, cases: UInt64) {
+    private static func digits(_ x: UInt64) -> (value: UInt64, cases: UInt32) {
         let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
         // Every byte below 0x80, so that adding up to 0x50 to each carries into no other.
         guard x & high == 0 else { return (0, 0) }
@@ -136,8 +258,8 @@ struct IdentifierKey: Hashable, Sendable {
             (x &+ ones &* (0x80 - first)) & ~(x &+ ones &* (0x80 - end)) & high
         }
         let digit = inRange(0x30, 0x3A)
-        let upper: UInt64 = (digit | inRange(0x41, 0x47)) == high ? 1 : 0
-        let lower: UInt64 = (digit | inRange(0x61, 0x67)) == high ? 2 : 0
+        let upper: UInt32 = (digit | inRange(0x41, 0x47)) == high ? 1 : 0
+        let lower: UInt32 = (digit | inRange(0x61, 0x67)) == high ? 2 : 0
         // A digit's value is its low four bits; a letter's is those plus 9 (bit 6 set).
         var nibbles = (x & (ones &* 0x0F)) &+ ((x >> 6) & ones) &* 9
         nibbles = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
@@ -145,14 +267,21 @@ struct IdentifierKey: Hashable, Sendable {
         return ((nibbles | nibbles >> 16) & 0xFFFF_FFFF, upper | lower)
     }
 
-    static func == (lhs: IdentifierKey, rhs: IdentifierKey) -> Bool {
-        lhs.high == rhs.high && lhs.low == rhs.low && lhs.form == rhs.form && lhs.long == rhs.long
+    /// Whether a bucket holds an identifier.
+    fileprivate var isUsed: Bool {
+        get { form & Self.usedFlag != 0 }
+        set { form = newValue ? form | Self.usedFlag : form & ~Self.usedFlag }
     }
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(high)
-        hasher.combine(low)
-        hasher.combine(form)
-        if let long { hasher.combine(long) }
+    /// Whether the identifier has pairs after its first.
+    fileprivate var hasMore: Bool {
+        get { form & Self.moreFlag != 0 }
+        set { form = newValue ? form | Self.moreFlag : form & ~Self.moreFlag }
+    }
+
+    /// The same identifier, whatever the table's bits.
+    fileprivate func sameIdentifier(as other: PackedIdentifier) -> Bool {
+        let identity = ~(Self.usedFlag | Self.moreFlag)
+        return high == other.high && low == other.low && form & identity == other.form & identity
     }
 }

@@ -81,8 +81,9 @@ public struct StoreState: Sendable {
     private var freeSlots: [Int32] = []
     private var live = LiveIndex()
     private var liveCount = 0
-    /// Kept only so that the loop reading ahead in ``apply(_:)`` is not optimized away.
+    /// Kept only so that the loops reading ahead in ``apply(_:)`` are not optimized away.
     private var touchedProperties = 0
+    private var touchedBuckets: UInt64 = 0
     /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
     /// taken out once at the end of the delete phase, so that deleting N members of one
     /// ordered to-many does not search and shift it N times.
@@ -149,8 +150,10 @@ public struct StoreState: Sendable {
     }
 
     /// The live object (entity, id), if any.
-    private func object(_ entity: Int32, _ id: String) -> Int32? {
-        live[id]?.first { $0.entity == entity }?.object
+    private func object(_ entity: Int32, _ id: String) -> Int32? { object(entity, live.probe(id)) }
+
+    private func object(_ entity: Int32, _ probe: LiveIndex.Probe) -> Int32? {
+        live[probe]?.first { $0.entity == entity }?.object
     }
 
     private func key(of object: Int32) -> ObjectKey {
@@ -181,12 +184,21 @@ public struct StoreState: Sendable {
                 entityNumbers.append(entities.number(changes[index].entity))
             }
         }
+        // Every identifier is hashed first, then the buckets its lookup starts at are read in a
+        // tight loop: on a large state each is a cache miss, and misses in a loop without
+        // dependences overlap, where the lookups below would wait for them one by one.
+        var probes: [LiveIndex.Probe] = []
+        probes.reserveCapacity(changes.count)
+        for index in changes.indices { probes.append(live.probe(changes[index].globalIdentifier)) }
+        var warmed: UInt64 = 0
+        for probe in probes { warmed &+= live.warm(probe) }
+        touchedBuckets = warmed
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
         var inserted: [Int32] = []
         for index in changes.indices where changes[index].type == .insert {
-            let entity = entityNumbers[index], id = changes[index].globalIdentifier
-            if let existing = object(entity, id) {
+            let entity = entityNumbers[index]
+            if let existing = object(entity, probes[index]) {
                 inserted.append(existing)
                 continue
             }
@@ -202,7 +214,7 @@ public struct StoreState: Sendable {
                 number = Int32(slots.count)
                 slots.append(slot)
             }
-            live.add(id, (entity, number))
+            live.add(probes[index], (entity, number))
             liveCount += 1
             inserted.append(number)
             if isWatched(number) { provenance = [:] }
@@ -218,7 +230,7 @@ public struct StoreState: Sendable {
                 targets.append(inserted[nextInserted])
                 nextInserted += 1
             } else {
-                targets.append(object(entityNumbers[index], changes[index].globalIdentifier) ?? -1)
+                targets.append(object(entityNumbers[index], probes[index]) ?? -1)
             }
         }
         var touched = 0
@@ -237,7 +249,7 @@ public struct StoreState: Sendable {
             }
         }
         for index in changes.indices where changes[index].type == .delete {
-            if let number = object(entityNumbers[index], changes[index].globalIdentifier) { delete(number) }
+            if let number = object(entityNumbers[index], probes[index]) { delete(number) }
         }
         removeDeletedFromOrdered()
     }
