@@ -53,64 +53,84 @@ struct StateIndexTests {
             "ABCDEFGH1", "ABCDEFGH2", "ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOQ", "ABCDEFGHIJKLMNOP1", "ABCDEFGHIJKLMNOP2",
             "ABCDEFGHIJKLMNOP-0000-0000-0000-0000", "ABCDEFGHIJKLMNOP-0000-0000-0000-0001",
         ]
-        var index = LiveIndex()
-        var expected: [String: [Int32]] = [:]  // by the identifier's bytes (keys below are unique byte strings)
         var random = SplitMix64(seed: 11)
-        for step in 0..<3_000 {
-            let id = identifiers[Int.random(in: 0..<identifiers.count, using: &random)]
-            let key = id.utf8.map { String($0) }.joined(separator: ",")
-            if Bool.random(using: &random) {
-                let object = Int32(step)
-                index.add(index.probe(id), (entity: Int32(step % 3), object: object))
-                expected[key, default: []].append(object)
-            } else if let victim = expected[key]?.randomElement(using: &random) {
-                index.remove(id, object: victim)
-                expected[key]?.removeAll { $0 == victim }
-            }
-            let found = index[id].map { $0.map(\.object) } ?? []
-            #expect(Set(found) == Set(expected[key] ?? []), "step \(step), \(id)")
+        churn(identifiers, steps: 3_000, using: &random)
+    }
+
+    @Test("LiveIndex: a small table under churn keeps apart identifiers that differ by case, length or a NUL byte")
+    func liveIndexSmallTables() {
+        // A table of 16 or 32 buckets, about three quarters used: runs of neighbouring buckets
+        // wrap around its end and meet each other, so that emptying a bucket moves others back
+        // across the end, and identifiers that pack alike (one UUID in both cases, bytes that
+        // differ by a trailing NUL or by length) land in one run. The hash seed changes from
+        // process to process, so each round adds random UUIDs to move the runs around.
+        let uuid = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        let tricky = [
+            "", "\u{0}", "a", "a\u{0}", "\u{0}a", "ABCDEFGHIJKLMNO", "ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP\u{0}", uuid, uuid.lowercased(),
+            "e621e1f8-C36C-495A-93FC-0C247A3E6E5F", uuid + "\u{0}", String(uuid.dropLast()), "00000000-0000-0000-0000-000000000000",
+        ]
+        var random = SplitMix64(seed: 5)
+        for _ in 0..<150 {
+            churn(tricky + (0..<10).map { _ in Self.randomUUID(using: &random) }, steps: 1_000, using: &random)
         }
     }
 
-    @Test("LiveIndex: the same pairs in the same order as a dictionary of lists, while its table grows and empties")
+    @Test("LiveIndex: the same pairs in the same order as a dictionary of lists, while its table grows and identifiers come and go")
     func liveIndexAtScale() {
         // Enough identifiers for the table to grow many times and hold long runs of neighbouring
-        // buckets, so that emptying a bucket in a run has buckets to move back; each identifier
-        // is added to and removed from again and again.
+        // buckets; each identifier is added to and removed from again and again, and at the end
+        // every pair is removed. Canonical UUIDs in both cases (one UUID each time), raw
+        // identifiers of 1 to 16 bytes, and longer ones that do not pack.
         var random = SplitMix64(seed: 29)
         var identifiers: [String] = []
         for index in 0..<6_000 {
-            let hex = String((0..<32).map { _ in Array("0123456789abcdef")[Int.random(in: 0..<16, using: &random)] })
-            let uuid = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].joined(
-                separator: "-")
             switch index % 4 {
-            case 0: identifiers.append(uuid)
-            case 1: identifiers.append(uuid.uppercased())
-            case 2: identifiers.append(String(hex.prefix(1 + index % 16)))
-            default: identifiers.append(uuid + "-\(index)")
+            case 0: identifiers.append(Self.randomUUID(using: &random))
+            case 1: identifiers.append(identifiers[index - 1].uppercased())
+            case 2: identifiers.append(String(identifiers[index - 2].prefix(1 + index % 16)))
+            default: identifiers.append(identifiers[index - 3] + "-\(index)")
             }
         }
+        churn(identifiers, steps: 200_000, emptying: true, using: &random)
+    }
+
+    private static func randomUUID(using random: inout SplitMix64) -> String {
+        let hex = String((0..<32).map { _ in Array("0123456789abcdef")[Int.random(in: 0..<16, using: &random)] })
+        return [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].joined(separator: "-")
+    }
+
+    /// Adds and removes random pairs of `identifiers` in a new index and in a dictionary of
+    /// lists keyed by the identifiers' bytes, and compares the pairs (entity and object, in
+    /// order) of the identifier changed, and every so often of all of them; with `emptying`,
+    /// removes every pair at the end and checks that none is left.
+    private func churn(_ identifiers: [String], steps: Int, emptying: Bool = false, using random: inout SplitMix64) {
         var index = LiveIndex()
-        var expected: [String: [Int32]] = [:]  // the identifiers are distinct byte strings
-        for step in 0..<200_000 {
-            // Adds win for the first half, removes for the second: the table fills, then empties.
-            let id = identifiers[Int.random(in: 0..<identifiers.count, using: &random)]
-            let adding = Int.random(in: 0..<100, using: &random) < (step < 100_000 ? 70 : 30)
-            if adding {
-                index.add(index.probe(id), (entity: Int32(step % 5), object: Int32(step)))
-                expected[id, default: []].append(Int32(step))
-            } else if let victim = expected[id]?.randomElement(using: &random) {
-                index.remove(id, object: victim)
-                expected[id]?.removeAll { $0 == victim }
-            }
-            if step % 50 == 0 {
-                for other in identifiers.prefix(40) {
-                    #expect((index[other].map { $0.map(\.object) } ?? []) == (expected[other] ?? []), "step \(step), \(other)")
-                }
-            }
-            #expect((index[id].map { $0.map(\.object) } ?? []) == (expected[id] ?? []), "step \(step), \(id)")
+        var expected: [[UInt8]: [LiveIndex.Candidate]] = [:]
+        func check(_ id: String, _ context: String) {
+            let found = index[id].map { $0.map { "\($0.entity):\($0.object)" } } ?? []
+            #expect(found == (expected[Array(id.utf8)] ?? []).map { "\($0.entity):\($0.object)" }, "\(context), \(Array(id.utf8))")
         }
-        for id in identifiers { #expect((index[id].map { $0.map(\.object) } ?? []) == (expected[id] ?? []), "\(id)") }
+        for step in 0..<steps {
+            // Adds win in the first half, removes in the second.
+            let id = identifiers[Int.random(in: 0..<identifiers.count, using: &random)], key = Array(id.utf8)
+            if Int.random(in: 0..<100, using: &random) < (step < steps / 2 ? 55 : 45) {
+                let candidate = (entity: Int32.random(in: 0..<4, using: &random), object: Int32(step))
+                index.add(LiveIndex.probe(id), candidate)
+                expected[key, default: []].append(candidate)
+            } else if let victim = expected[key]?.randomElement(using: &random) {
+                index.remove(id, object: victim.object)
+                expected[key]?.removeAll { $0.object == victim.object }
+            }
+            check(id, "step \(step)")
+            if step % 97 == 0 { for other in identifiers.prefix(40) { check(other, "step \(step)") } }
+        }
+        for id in identifiers { check(id, "end") }
+        guard emptying else { return }
+        for id in identifiers {
+            for candidate in expected[Array(id.utf8)] ?? [] { index.remove(id, object: candidate.object) }
+            expected[Array(id.utf8)] = nil
+        }
+        for id in identifiers { check(id, "emptied") }
     }
 
     @Test("live objects come out by entity name, then identifier, in byte order, whatever their prefixes")

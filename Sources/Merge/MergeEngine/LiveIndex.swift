@@ -7,14 +7,14 @@ import JSONDocument
 /// lookup is a cache miss: `perf` put 84% of a lookup's time on the first read of the element
 /// it probed. So the table is this type's own, open addressing with linear probing over
 /// 32-byte buckets that hold the identifier's bytes (a UUID packed into 16) and its first pair,
-/// and a lookup is split in two: ``probe(_:)`` hashes an identifier without touching the table,
+/// and a lookup is split in two: ``probe(_:)`` hashes an identifier without reading the table,
 /// ``warm(_:)`` reads the bucket it starts at, so that a replay can hash all of an event's
 /// identifiers, then read their buckets in a loop whose misses overlap, then look them up
 /// (measured: Benchmarks/README.md). Identifiers that do not pack (longer than 16 bytes and not
 /// a canonical UUID) and the pairs after an identifier's first are kept in dictionaries.
 ///
-/// Buckets are placed by a `Hasher` hash, which is seeded at random in each process, as Swift's
-/// own dictionaries are: a hostile folder cannot choose identifiers that collide.
+/// Buckets are placed by a `Hasher` hash, which is seeded at random in each process (unless
+/// `SWIFT_DETERMINISTIC_HASHING` is set): a hostile folder cannot choose identifiers that collide.
 struct LiveIndex: Sendable {
     typealias Candidate = (entity: Int32, object: Int32)
 
@@ -56,18 +56,19 @@ struct LiveIndex: Sendable {
         }
     }
 
-    /// An identifier's key and hash, computed without reading the table (it stays valid while
-    /// the table changes).
+    /// An identifier's key and, when it packs, its hash, computed without reading the table (a
+    /// probe holds no position, so it stays valid while the table changes).
     struct Probe: Sendable {
         fileprivate let key: IdentifierKey
-        fileprivate let hash: UInt64
+        /// The hash's low 32 bits, which are all a bucket's place uses: a table has at most 2^32
+        /// buckets, since object numbers are 32-bit and a table is at least a quarter empty.
+        fileprivate let hash: UInt32
     }
 
     private struct Bucket: Sendable {
         var key = PackedIdentifier()
-        /// The hash's low 32 bits: where the bucket's identifier starts looking, read again when
-        /// buckets move, without hashing again (a table stays far below 2^32 buckets, since
-        /// object numbers are 32-bit).
+        /// The probe's hash, where a search for the identifier starts: read again when buckets
+        /// move, without hashing again.
         var hash: UInt32 = 0
         var first: Candidate = (-1, -1)
     }
@@ -79,22 +80,22 @@ struct LiveIndex: Sendable {
     private var more: [PackedIdentifier: [Candidate]] = [:]
     private var unpacked: [ExactString: Entry] = [:]
 
-    func probe(_ id: String) -> Probe {
+    static func probe(_ id: String) -> Probe {
         let key = IdentifierKey(id)
         guard case .packed(let packed) = key else { return Probe(key: key, hash: 0) }
         var hasher = Hasher()
         hasher.combine(packed)
-        return Probe(key: key, hash: UInt64(UInt(bitPattern: hasher.finalize())))
+        return Probe(key: key, hash: UInt32(truncatingIfNeeded: hasher.finalize()))
     }
 
     /// Reads the bucket where the lookup of `probe` starts (the caller keeps the sum so that
     /// the reads are not optimized away).
     func warm(_ probe: Probe) -> UInt64 {
         guard case .packed = probe.key, !buckets.isEmpty else { return 0 }
-        return buckets[Int(truncatingIfNeeded: probe.hash) & (buckets.count - 1)].key.high
+        return buckets[home(probe.hash)].key.high
     }
 
-    subscript(id: String) -> Entry? { self[probe(id)] }
+    subscript(id: String) -> Entry? { self[Self.probe(id)] }
 
     subscript(probe: Probe) -> Entry? {
         switch probe.key {
@@ -118,17 +119,15 @@ struct LiveIndex: Sendable {
                 return
             }
             if (used + 1) * 4 > buckets.count * 3 { grow() }
-            var position = Int(truncatingIfNeeded: probe.hash) & (buckets.count - 1)
-            while buckets[position].key.isUsed { position = (position + 1) & (buckets.count - 1) }
             var stored = key
             stored.isUsed = true
-            buckets[position] = Bucket(key: stored, hash: UInt32(truncatingIfNeeded: probe.hash), first: candidate)
+            place(Bucket(key: stored, hash: probe.hash, first: candidate))
             used += 1
         }
     }
 
     mutating func remove(_ id: String, object: Int32) {
-        let probe = probe(id)
+        let probe = Self.probe(id)
         switch probe.key {
         case .unpacked(let text):
             guard var entry = unpacked.removeValue(forKey: text), entry.remove(object: object) else { return }
@@ -143,11 +142,14 @@ struct LiveIndex: Sendable {
         }
     }
 
+    /// Where a search for an identifier with this hash starts (the table is not empty).
+    private func home(_ hash: UInt32) -> Int { Int(hash) & (buckets.count - 1) }
+
     /// The bucket of `key`, if it is in the table.
-    private func position(of key: PackedIdentifier, hash: UInt64) -> Int? {
+    private func position(of key: PackedIdentifier, hash: UInt32) -> Int? {
         guard !buckets.isEmpty else { return nil }
         let mask = buckets.count - 1
-        var position = Int(truncatingIfNeeded: hash) & mask
+        var position = home(hash)
         // The table is never full, so an empty bucket ends every search.
         while buckets[position].key.isUsed {
             if buckets[position].key.sameIdentifier(as: key) { return position }
@@ -162,7 +164,7 @@ struct LiveIndex: Sendable {
         let mask = buckets.count - 1
         var hole = position, next = (position + 1) & mask
         while buckets[next].key.isUsed {
-            let start = Int(buckets[next].hash) & mask
+            let start = home(buckets[next].hash)
             // It moves when the hole lies between where its search starts and where it is.
             if (next - start) & mask >= (next - hole) & mask {
                 buckets[hole] = buckets[next]
@@ -174,15 +176,17 @@ struct LiveIndex: Sendable {
         used -= 1
     }
 
+    /// Puts a bucket in the first empty place from its home (the identifier is not in the table).
+    private mutating func place(_ bucket: Bucket) {
+        var position = home(bucket.hash)
+        while buckets[position].key.isUsed { position = (position + 1) & (buckets.count - 1) }
+        buckets[position] = bucket
+    }
+
     private mutating func grow() {
         let old = buckets
         buckets = Array(repeating: Bucket(), count: max(16, old.count * 2))
-        let mask = buckets.count - 1
-        for bucket in old where bucket.key.isUsed {
-            var position = Int(bucket.hash) & mask
-            while buckets[position].key.isUsed { position = (position + 1) & mask }
-            buckets[position] = bucket
-        }
+        for bucket in old where bucket.key.isUsed { place(bucket) }
     }
 }
 
@@ -206,7 +210,9 @@ enum IdentifierKey: Sendable {
 
 /// An identifier of 16 bytes at most, or a canonical UUID's 32 hex digits, in two words, with
 /// its form: the byte count, or which letter case the UUID's digits have (a packed and a raw
-/// identifier then never compare equal). Two bits of the form are the table's.
+/// identifier then never compare equal). Two bits of the form are the table's; the synthesized
+/// `==` and hash include them, so only keys without them (a probe's) are hashed or compared so,
+/// and a bucket's key is compared with ``sameIdentifier(as:)``.
 struct PackedIdentifier: Hashable, Sendable {
     fileprivate var high: UInt64 = 0
     fileprivate var low: UInt64 = 0

@@ -150,7 +150,7 @@ public struct StoreState: Sendable {
     }
 
     /// The live object (entity, id), if any.
-    private func object(_ entity: Int32, _ id: String) -> Int32? { object(entity, live.probe(id)) }
+    private func object(_ entity: Int32, _ id: String) -> Int32? { object(entity, LiveIndex.probe(id)) }
 
     private func object(_ entity: Int32, _ probe: LiveIndex.Probe) -> Int32? {
         live[probe]?.first { $0.entity == entity }?.object
@@ -189,7 +189,7 @@ public struct StoreState: Sendable {
         // dependences overlap, where the lookups below would wait for them one by one.
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(changes.count)
-        for index in changes.indices { probes.append(live.probe(changes[index].globalIdentifier)) }
+        for index in changes.indices { probes.append(LiveIndex.probe(changes[index].globalIdentifier)) }
         var warmed: UInt64 = 0
         for probe in probes { warmed &+= live.warm(probe) }
         touchedBuckets = warmed
