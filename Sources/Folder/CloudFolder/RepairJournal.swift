@@ -131,24 +131,15 @@ public final class RepairJournal {
         }
     }
 
-    /// Opens an existing journal for undo: the cloud root comes from its header.
-    public static func open(quarantine: URL) throws(FormatError) -> RepairJournal {
-        guard let journal = try openForUndo(quarantine) else {
-            throw FormatError(
-                .repairJournal, "the journal was cut before its header was written: the repair moved nothing",
-                location: .init(file: quarantine.standardizedFileURL.appendingPathComponent(fileName).path))
-        }
-        return journal
-    }
-
     /// Undoes the repair journaled in `quarantine` (``undo()``); nothing to put back when the
     /// repair was stopped before its journal's header was whole.
     public static func undo(quarantine: URL) throws(FormatError) -> UndoResult {
         try openForUndo(quarantine)?.undo() ?? UndoResult()
     }
 
-    /// The journal of `quarantine`; nil when it is alone in its folder and cut before its header
-    /// was whole (no line feed, and the bytes a header starts with).
+    /// The journal of `quarantine`, opened for undo (the cloud root comes from its header); nil
+    /// when it is alone in its folder and cut before its header was whole (no line feed, and the
+    /// bytes a header starts with).
     private static func openForUndo(_ quarantine: URL) throws(FormatError) -> RepairJournal? {
         let url = quarantine.standardizedFileURL.appendingPathComponent(fileName)
         guard FileManager.default.fileExists(atPath: url.path) else {

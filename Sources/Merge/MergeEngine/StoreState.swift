@@ -82,8 +82,7 @@ public struct StoreState: Sendable {
     private var live = LiveIndex()
     private var liveCount = 0
     /// Kept only so that the loops reading ahead in ``apply(_:)`` are not optimized away.
-    private var touchedProperties = 0
-    private var touchedBuckets: UInt64 = 0
+    private var readAhead = 0
     /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
     /// taken out once at the end of the delete phase, so that deleting N members of one
     /// ordered to-many does not search and shift it N times.
@@ -192,7 +191,7 @@ public struct StoreState: Sendable {
         for index in changes.indices { probes.append(LiveIndex.probe(changes[index].globalIdentifier)) }
         var warmed: UInt64 = 0
         for probe in probes { warmed &+= live.warm(probe) }
-        touchedBuckets = warmed
+        readAhead = Int(truncatingIfNeeded: warmed)
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
         var inserted: [Int32] = []
@@ -235,7 +234,7 @@ public struct StoreState: Sendable {
         }
         var touched = 0
         for number in targets where number >= 0 { touched &+= slots[Int(number)].properties.count }
-        touchedProperties = touched
+        readAhead &+= touched
         var nextTarget = 0
         for index in changes.indices where changes[index].type != .delete {
             let number = targets[nextTarget]
@@ -861,10 +860,7 @@ public struct StoreState: Sendable {
         keys.reserveCapacity(objects.count)
         for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
         keys.sort { [slots] a, b in Self.identifierPrecedes(a, b, in: slots) }
-        var sorted: [Int32] = []
-        sorted.reserveCapacity(keys.count)
-        for key in keys { sorted.append(key.object) }
-        return sorted
+        return keys.map(\.object)
     }
 
     /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
