@@ -88,11 +88,13 @@ let package = Package(
         .target(
             name: "MergeEngine",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", "ProgressReporting",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", "ProgressReporting", "CPrefetch",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Merge/MergeEngine"
         ),
+        // The processor's prefetch hint, which Swift cannot issue (see StoreState.apply).
+        .target(name: "CPrefetch", path: "Sources/Merge/CPrefetch"),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
         .target(name: "CFileSystem", path: "Sources/Folder/CFileSystem"),
         .target(

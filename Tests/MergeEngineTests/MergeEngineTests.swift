@@ -132,6 +132,16 @@ struct MergeEngineTests {
         #expect(result == #"{"entities":{"P":{"p":{"best":null,"kids":[]}}}}"#)
     }
 
+    @Test("an event's deletes: an object deleted twice goes once, its namesake of another entity stays, and freed slots are taken again")
+    func deletesOfOneEvent() throws {
+        let result = try state([
+            event("A", 0, 0, [insert("P", "x", [name("px")]), insert("P", "y", [name("py")]), insert("Q", "x", [name("qx")])]),
+            event("A", 1, 1, [insert("P", "z", [name("pz")]), delete("P", "x"), delete("P", "z"), delete("P", "x"), delete("Q", "y")]),
+            event("A", 2, 2, [insert("P", "u", [name("pu")]), insert("P", "v", [name("pv")]), insert("P", "w", [name("pw")]), delete("P", "x")]),
+        ])
+        #expect(result == #"{"entities":{"P":{"u":{"name":"pu"},"v":{"name":"pv"},"w":{"name":"pw"},"y":{"name":"py"}},"Q":{"x":{"name":"qx"}}}}"#)
+    }
+
     @Test("integrity: a revision gap (200) and a missing dependency (201) stop the merge")
     func integrity() {
         var input = MergeInput()

@@ -1,4 +1,5 @@
 import JSONDocument
+import CPrefetch
 
 /// Live objects by global identifier: for each identifier, the (entity, object number) pairs
 /// live with it, usually one (Spec/merge.md 7: (Base, x) and (Sub, x) are two objects).
@@ -8,9 +9,9 @@ import JSONDocument
 /// it probed. So the table is this type's own, open addressing with linear probing over
 /// 32-byte buckets that hold the identifier's bytes (a UUID packed into 16) and its first pair,
 /// and a lookup is split in two: ``probe(_:)`` hashes an identifier without reading the table,
-/// ``warm(_:)`` reads the bucket it starts at, so that a replay can hash all of an event's
-/// identifiers, then read their buckets in a loop whose misses overlap, then look them up
-/// (measured: Benchmarks/README.md). Identifiers that do not pack (longer than 16 bytes and not
+/// ``prefetch(_:)`` asks for the bucket it starts at, so that a replay can hash all of an
+/// event's identifiers, ask for all their buckets, and only then look them up (measured:
+/// Benchmarks/README.md). Identifiers that do not pack (longer than 16 bytes and not
 /// a canonical UUID) and the pairs after an identifier's first are kept in dictionaries.
 ///
 /// Buckets are placed by a `Hasher` hash, which is seeded at random in each process (unless
@@ -88,11 +89,12 @@ struct LiveIndex: Sendable {
         return Probe(key: key, hash: UInt32(truncatingIfNeeded: hasher.finalize()))
     }
 
-    /// Reads the bucket where the lookup of `probe` starts (the caller keeps the sum so that
-    /// the reads are not optimized away).
-    func warm(_ probe: Probe) -> UInt64 {
-        guard case .packed = probe.key, !buckets.isEmpty else { return 0 }
-        return buckets[home(probe.hash)].key.high
+    /// Asks for the bucket where the lookup of `probe` starts: a hint that does not wait for the
+    /// memory, so that the misses of many probes overlap.
+    func prefetch(_ probe: Probe) {
+        guard case .packed = probe.key, !buckets.isEmpty else { return }
+        let position = home(probe.hash)
+        buckets.withUnsafeBufferPointer { cpf_prefetch($0.baseAddress.map { $0 + position }) }
     }
 
     subscript(id: String) -> Entry? { self[Self.probe(id)] }

@@ -3,6 +3,7 @@ import JSONDocument
 import EnsembleModel
 import DataModel
 import EventCodecs
+import CPrefetch
 
 /// The state of the store being rebuilt: live objects and the properties set on them
 /// (Spec/merge.md sections 7 and 8).
@@ -81,8 +82,6 @@ public struct StoreState: Sendable {
     private var freeSlots: [Int32] = []
     private var live = LiveIndex()
     private var liveCount = 0
-    /// Kept only so that the loops reading ahead in ``apply(_:)`` are not optimized away.
-    private var readAhead = 0
     /// Deleted members still to take out of ordered to-manys, by holder << 32 | property:
     /// taken out once at the end of the delete phase, so that deleting N members of one
     /// ordered to-many does not search and shift it N times.
@@ -183,15 +182,16 @@ public struct StoreState: Sendable {
                 entityNumbers.append(entities.number(changes[index].entity))
             }
         }
-        // Every identifier is hashed first, then the buckets its lookup starts at are read in a
-        // tight loop: on a large state each is a cache miss, and misses in a loop without
-        // dependences overlap, where the lookups below would wait for them one by one.
+        // On a large state, each object's memory is a cache miss. The memory is asked for in
+        // loops of prefetch hints, which do not wait and whose misses overlap, before the
+        // loops that use it, which would otherwise wait for them one by one: the identifiers'
+        // text, then the buckets where their lookups start, then the objects found and their
+        // property lists (measured: Benchmarks/README.md).
+        Self.prefetchIdentifiers(of: changes)
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(changes.count)
         for index in changes.indices { probes.append(LiveIndex.probe(changes[index].globalIdentifier)) }
-        var warmed: UInt64 = 0
-        for probe in probes { warmed &+= live.warm(probe) }
-        readAhead = Int(truncatingIfNeeded: warmed)
+        for probe in probes { live.prefetch(probe) }
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
         var inserted: [Int32] = []
@@ -218,9 +218,7 @@ public struct StoreState: Sendable {
             inserted.append(number)
             if isWatched(number) { provenance = [:] }
         }
-        // Every object of the set phase is found first, then its properties are read once, all
-        // in tight loops: on a large state each is a cache miss, and misses in a loop without
-        // dependences overlap, where the set phase would wait for them one by one.
+        // Every object of the set phase is found first, then asked for with its properties.
         var targets: [Int32] = []
         targets.reserveCapacity(changes.count)
         var nextInserted = 0
@@ -232,9 +230,7 @@ public struct StoreState: Sendable {
                 targets.append(object(entityNumbers[index], probes[index]) ?? -1)
             }
         }
-        var touched = 0
-        for number in targets where number >= 0 { touched &+= slots[Int(number)].properties.count }
-        readAhead &+= touched
+        prefetchSlots(targets)
         var nextTarget = 0
         for index in changes.indices where changes[index].type != .delete {
             let number = targets[nextTarget]
@@ -247,10 +243,46 @@ public struct StoreState: Sendable {
                 set(changes[index].propertyChanges[property].name, changes[index].propertyChanges[property].value, of: number, isInsert: isInsert)
             }
         }
+        // The same for the deletes. Found before any is deleted: deleting one object changes no
+        // other's lookup, and an object deleted twice is skipped the second time.
+        var deleted: [Int32] = []
         for index in changes.indices where changes[index].type == .delete {
-            if let number = object(entityNumbers[index], probes[index]) { delete(number) }
+            if let number = object(entityNumbers[index], probes[index]) { deleted.append(number) }
         }
+        prefetchSlots(deleted)
+        for number in deleted { delete(number) }
         removeDeletedFromOrdered()
+    }
+
+    /// Asks for the text of every change's global identifier. The strings' bits are read, not
+    /// the strings: a copy is a retain, an atomic write that waits for the very line the hint
+    /// is for. On a 64-bit platform a string's second word holds the address of its storage
+    /// (which its text follows) below 4 bits of flags; a wrong guess, or a small string with no
+    /// storage, costs a useless hint, never a wrong answer.
+    private static func prefetchIdentifiers(of changes: [ObjectChange]) {
+        guard MemoryLayout<String>.size == 16, let field = MemoryLayout<ObjectChange>.offset(of: \.globalIdentifier) else { return }
+        let stride = MemoryLayout<ObjectChange>.stride
+        changes.withUnsafeBytes { raw in
+            for index in 0..<changes.count {
+                let storage = UInt(truncatingIfNeeded: raw.load(fromByteOffset: index * stride + field + 8, as: UInt64.self) & 0x0FFF_FFFF_FFFF_FFFF)
+                // The header and the text of a UUID span at most two lines.
+                cpf_prefetch(UnsafeRawPointer(bitPattern: storage))
+                cpf_prefetch(UnsafeRawPointer(bitPattern: storage &+ 64))
+            }
+        }
+    }
+
+    /// Asks for the slots of `objects` (negative numbers skipped) and for their property lists;
+    /// reading a slot's list pointer is the only wait.
+    private func prefetchSlots(_ objects: [Int32]) {
+        guard let field = MemoryLayout<Slot>.offset(of: \.properties) else { return }
+        slots.withUnsafeBufferPointer { buffer in
+            guard let first = buffer.baseAddress else { return }
+            for number in objects where number >= 0 && Int(number) < buffer.count {
+                cpf_prefetch(first + Int(number))
+                SmallMap<Int32, Stored>.prefetch(at: UnsafeRawPointer(first + Int(number)) + field)
+            }
+        }
     }
 
     /// Takes the members deleted in this event out of the ordered to-manys that held them, one
