@@ -18,8 +18,8 @@ func seconds(_ work: () throws -> Void) rethrows -> Double {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard let folder = arguments.first else {
-    print("usage: ApplyBenchmark FOLDER (made by logtool generate)")
+guard let folder = arguments.first, arguments.count <= 2, let runs = arguments.dropFirst().first.map({ Int($0) }) ?? 3, runs > 0 else {
+    print("usage: ApplyBenchmark FOLDER [RUNS] (a folder made by logtool generate; RUNS, 3 unless given, is how many times it is applied)")
     exit(2)
 }
 let root = URL(fileURLWithPath: folder)
@@ -57,7 +57,7 @@ print(
 )
 var times: [Double] = []
 var state = StoreState(model: model)
-for _ in 0..<3 {
+for _ in 0..<runs {
     state = StoreState(model: model)
     times.append(seconds { for event in replayed { state.apply(event) } })
 }
