@@ -55,16 +55,16 @@ let properties = replayed.reduce(0) { $0 + $1.objectChanges.reduce(0) { $0 + $1.
 print(
     "\(replayed.count) events, \(changes) object changes, \(properties) property changes, \(bytesRead) bytes decoded in \(String(format: "%.2f", decodeSeconds)) s"
 )
-var times: [Double] = []
+var times: [Double] = [], writeTimes: [Double] = []
 var state = StoreState(model: model)
 for _ in 0..<runs {
     state = StoreState(model: model)
     times.append(seconds { for event in replayed { state.apply(event) } })
+    writeTimes.append(try seconds { try state.writeDocument { _ in } })
 }
-let writeSeconds = try seconds { try state.writeDocument { _ in } }
 let best = times.min() ?? 0
 print(
     String(
-        format: "apply: best %.2f s (%.0f changes/s, %.0f ns per property change), runs %@; write the state: %.2f s; %d live objects",
+        format: "apply: best %.2f s (%.0f changes/s, %.0f ns per property change), runs %@; write the state: best %.3f s, runs %@; %d live objects",
         best, Double(changes) / best, best * 1e9 / Double(max(1, properties)), times.map { String(format: "%.2f", $0) }.joined(separator: ", "),
-        writeSeconds, state.liveObjectCount))
+        writeTimes.min() ?? 0, writeTimes.map { String(format: "%.3f", $0) }.joined(separator: ", "), state.liveObjectCount))
