@@ -383,7 +383,6 @@ private struct PartReader {
                 if !(try cursor.open(UInt8(ascii: "["), UInt8(ascii: "]"))) {
                     repeat { list.append(try propertyChange()) } while try cursor.next(UInt8(ascii: "]"))
                 }
-                guard !hasDuplicates(list.map(\.name)) else { throw Decline() }
                 properties = list
             } else if cursor.isKey(key, "dataFiles"), dataFiles == nil {
                 let names = try identifierSet()
@@ -395,10 +394,12 @@ private struct PartReader {
         } while try cursor.next(UInt8(ascii: "}"))
         guard let type, let globalIdentifier else { throw Decline() }
         // Sorted here, as the public initializer would sort them: calling it copied (retained and
-        // released) the change's parts once more (measured: Benchmarks/README.md).
+        // released) the change's parts once more (measured: Benchmarks/README.md). Sorted, a
+        // name given twice is next to itself, found without a list of the names.
+        let sorted = ObjectChange.sortedByName(properties ?? [])
+        guard !sorted.indices.dropFirst().contains(where: { exactlyEqual(sorted[$0 - 1].name, sorted[$0].name) }) else { throw Decline() }
         return ObjectChange(
-            entity: entity, globalIdentifier: globalIdentifier, type: type, sortedPropertyChanges: ObjectChange.sortedByName(properties ?? []),
-            sortedDataFiles: sortedUnique(dataFiles ?? []))
+            entity: entity, globalIdentifier: globalIdentifier, type: type, sortedPropertyChanges: sorted, sortedDataFiles: sortedUnique(dataFiles ?? []))
     }
 
     /// Members of a property change, as bits of a mask.
