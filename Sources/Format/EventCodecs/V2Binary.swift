@@ -270,21 +270,12 @@ enum UUIDPrefix {
     /// nil if one is not such a digit. Without a branch per digit, which random identifiers
     /// mispredict half of the time.
     private static func value(ofDigits characters: UInt64) -> UInt32? {
-        /// 0x80 in each byte that lies in `range`, for bytes below 0x80.
-        func inRange(_ range: ClosedRange<UInt8>) -> UInt64 {
-            let atLeast = characters &+ 0x0101_0101_0101_0101 &* UInt64(0x80 - range.lowerBound)
-            let above = characters &+ 0x0101_0101_0101_0101 &* UInt64(0x7F - range.upperBound)
-            return atLeast & ~above & 0x8080_8080_8080_8080
-        }
-        let letters = inRange(UInt8(ascii: "A")...UInt8(ascii: "F"))
-        guard characters & 0x8080_8080_8080_8080 == 0, inRange(UInt8(ascii: "0")...UInt8(ascii: "9")) | letters == 0x8080_8080_8080_8080 else {
-            return nil
-        }
-        // One digit's value per byte ("A" is 0x41: 1 + 9), then the nibbles packed together.
-        var nibbles = (characters & 0x0F0F_0F0F_0F0F_0F0F) &+ (letters >> 7) &* 9
-        nibbles = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
-        nibbles = (nibbles | nibbles >> 8) & 0x0000_FFFF_0000_FFFF
-        return UInt32(truncatingIfNeeded: nibbles | nibbles >> 16)
+        let letters = ByteLanes.inRange(characters, UInt8(ascii: "A"), UInt8(ascii: "F") + 1)
+        guard characters & 0x8080_8080_8080_8080 == 0,
+            ByteLanes.inRange(characters, UInt8(ascii: "0"), UInt8(ascii: "9") + 1) | letters == 0x8080_8080_8080_8080
+        else { return nil }
+        // One digit's value per byte ("A" is 0x41: 1 + 9).
+        return ByteLanes.packNibbles((characters & 0x0F0F_0F0F_0F0F_0F0F) &+ (letters >> 7) &* 9)
     }
 
     /// Writes the 36 characters of the uppercase text of the 16 bytes of `uuid` to the start of

@@ -93,18 +93,14 @@ private struct Cursor {
 
     /// Skips, 8 bytes at a time, string bytes that need no closer look: ASCII, and neither a
     /// quote, a backslash nor a control character. Stops at the first 8 bytes that hold one of
-    /// those (or where fewer than 8 are left), for the caller's byte-by-byte loop. The tests are
-    /// the classic "has a zero byte" bit trick, on bytes known to be below 0x80: it may flag a
-    /// word it need not (a byte after a true hit), never miss one, and either way the byte loop
-    /// decides. Scanning every byte was an eighth of decoding (measured: Benchmarks/README.md).
+    /// those (or where fewer than 8 are left), for the caller's byte-by-byte loop, which decides.
+    /// Scanning every byte was an eighth of decoding (measured: Benchmarks/README.md).
     mutating func skipPlainText() {
         guard let base = bytes.baseAddress.map(UnsafeRawPointer.init) else { return }
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
         while bytes.count - index >= 8 {
             let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            guard word & highs == 0, !hasZeroByte(word ^ (ones &* UInt64(quote))), !hasZeroByte(word ^ (ones &* UInt64(backslash))),
-                (word &- ones &* 0x20) & ~word & highs == 0
+            guard word & 0x8080_8080_8080_8080 == 0,
+                ByteLanes.inRange(word, 0, 0x20) | ByteLanes.inRange(word, quote, quote + 1) | ByteLanes.inRange(word, backslash, backslash + 1) == 0
             else { return }
             index += 8
         }

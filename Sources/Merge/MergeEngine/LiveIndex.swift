@@ -259,20 +259,13 @@ struct PackedIdentifier: Hashable, Sendable {
     /// ``init(uuid:)``); `cases` is 0 when they are not all hex digits of one case.
     @inline(__always)
     private static func digits(_ x: UInt64) -> (value: UInt64, cases: UInt32) {
-        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
-        // Every byte below 0x80, so that adding up to 0x50 to each carries into no other.
-        guard x & high == 0 else { return (0, 0) }
-        @inline(__always) func inRange(_ first: UInt64, _ end: UInt64) -> UInt64 {
-            (x &+ ones &* (0x80 - first)) & ~(x &+ ones &* (0x80 - end)) & high
-        }
-        let digit = inRange(0x30, 0x3A)
-        let upper: UInt32 = (digit | inRange(0x41, 0x47)) == high ? 1 : 0
-        let lower: UInt32 = (digit | inRange(0x61, 0x67)) == high ? 2 : 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        guard x & 0x8080_8080_8080_8080 == 0 else { return (0, 0) }
+        let digit = ByteLanes.inRange(x, 0x30, 0x3A), all: UInt64 = 0x8080_8080_8080_8080
+        let upper: UInt32 = (digit | ByteLanes.inRange(x, 0x41, 0x47)) == all ? 1 : 0
+        let lower: UInt32 = (digit | ByteLanes.inRange(x, 0x61, 0x67)) == all ? 2 : 0
         // A digit's value is its low four bits; a letter's is those plus 9 (bit 6 set).
-        var nibbles = (x & (ones &* 0x0F)) &+ ((x >> 6) & ones) &* 9
-        nibbles = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
-        nibbles = (nibbles | nibbles >> 8) & 0x0000_FFFF_0000_FFFF
-        return ((nibbles | nibbles >> 16) & 0xFFFF_FFFF, upper | lower)
+        return (UInt64(ByteLanes.packNibbles((x & (ones &* 0x0F)) &+ ((x >> 6) & ones) &* 9)), upper | lower)
     }
 
     /// Whether a bucket holds an identifier.
