@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore"]),
         .testTarget(name: "ConformanceTests", dependencies: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
+            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 swift build -c release -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
 corpus=$(mktemp -d)
-cp ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container ../Fixtures/wrappers/valid/*.cdeevent ../Fixtures/wrappers/damaged/*.cdeevent FailCases/* "$corpus"/ 2>/dev/null || true
+cp $(find ../Fixtures/v2-json ../Fixtures/v1-json -name '*.json') ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container ../Fixtures/wrappers/valid/*.cdeevent ../Fixtures/wrappers/damaged/*.cdeevent FailCases/* "$corpus"/ 2>/dev/null || true
 mkdir -p FailCases
-./.build-fuzz/release/FuzzDecoders "$corpus" -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=FailCases/ -print_final_stats=1
+./.build-fuzz/release/FuzzDecoders "$corpus" -dict=v2-json.dict -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=FailCases/ -print_final_stats=1
 echo "corpus size: $(ls "$corpus" | wc -l) files"

@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import CloudFolder
+import SchemaValidation
 
 /// Fuzz crashers kept as regression tests (swift-protobuf's `FuzzTesting/FailCases`): every file
 /// of `Fuzz/FailCases/` goes through every decoder that the fuzz target `FuzzDecoders` feeds, and
@@ -57,15 +58,21 @@ struct FuzzCrasherTests {
         } catch {
             Self.expectListed(error, "blob reader", file, bytes: bytes)
         }
+        var general: Event?
         do throws(FormatError) {
             let json = try JSONParser.parse(bytes)
             do throws(FormatError) {
-                _ = try V2JSONDecoder().decodeEvent(json)
+                let decoded = try V2JSONDecoder().decodeEvent(json)
+                if decoded.unknownKeys.isEmpty, try BundledSchema.v2Event.validator().validate(json).isEmpty { general = decoded.event }
             } catch {
                 Self.expectListed(error, "v2 JSON decoder", file, bytes: bytes)
             }
         } catch {
             Self.expectListed(error, "JSON parser", file, bytes: bytes)
+        }
+        // The fast JSON decoder takes only what the general pipeline takes, and gives its event.
+        if let fast = V2JSONFastDecoder.decodeEvent(bytes) {
+            #expect(fast == general, "\(file): the fast JSON decoder took an input the general pipeline reads otherwise")
         }
         // The whole pipeline, as every command reads an event file: an event or the reasons why not.
         let result = EventFileReader().decodePart(bytes, position: .single, displayName: file)

@@ -1,6 +1,8 @@
 import EventCodecs
 import FileWrappers
+import EnsembleModel
 import JSONDocument
+import SchemaValidation
 
 /// Keys rather than a password: a password costs 20,000 SHA-1 rounds per encrypted input, which
 /// would slow the fuzzer a thousandfold; the layers around the key derivation are the same. Made
@@ -29,10 +31,23 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         _ = Unwrapper.kindError(unwrapped.kind, bytes: unwrapped.bytes, layers: unwrapped.layers)
     }
     _ = try? ZipArchive.readSingleEntry(bytes, maximumBytes: 16 * 1024 * 1024)
-    if let json = try? JSONParser.parse(bytes) {
-        _ = try? V2JSONDecoder().decodeEvent(json)
+    let general = generalEvent(bytes)
+    // The fast JSON decoder may only take an input the general pipeline takes, and must then give
+    // its event (Spec/v2-json.md 4): anything else stops the fuzzer, which keeps the input.
+    if let fast = V2JSONFastDecoder.decodeEvent(bytes), fast != general {
+        fatalError("the fast JSON decoder gave \(fast), the general pipeline \(general.map { "\($0)" } ?? "nothing")")
     }
     return 0
+}
+
+/// The event the general JSON pipeline (strict parser, v2 event schema, ``V2JSONDecoder``) reads
+/// in `bytes` with nothing to report, or nil.
+func generalEvent(_ bytes: [UInt8]) -> Event? {
+    guard let json = try? JSONParser.parse(bytes) else { return nil }
+    guard let decoded = try? V2JSONDecoder().decodeEvent(json), decoded.unknownKeys.isEmpty,
+        let validator = try? BundledSchema.v2Event.validator(), validator.validate(json).isEmpty
+    else { return nil }
+    return decoded.event
 }
 
 @_silgen_name("LLVMFuzzerRunDriver")
