@@ -78,6 +78,24 @@ struct CloudFolderScannerTests {
         #expect(try EventFileReader.readBytes(at: file, limit: 100) == Array("outside".utf8))
     }
 
+    @Test("below a listed folder, files are opened through the subfolder first opened, even once it is replaced by a link")
+    func subfolderKeptOpen() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/a", "first a")
+        try scratch.write("E/events/b", "first b")
+        try scratch.write("outside/b", "outside")
+        let events = scratch.url.appendingPathComponent("E/events").path
+        let b = scratch.url.appendingPathComponent("E/events/b", isDirectory: false)
+        let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
+        #expect(try EventFileReader.readBytes(at: scratch.url.appendingPathComponent("E/events/a", isDirectory: false), limit: 100) == Array("first a".utf8))
+        // events/ is moved away and replaced by a link to outside/: the reader goes on reading
+        // the folder it opened, below E/, and never the one the link names.
+        #expect(rename(events, scratch.url.appendingPathComponent("E/moved").path) == 0)
+        try FileManager.default.createSymbolicLink(atPath: events, withDestinationPath: scratch.url.appendingPathComponent("outside").path)
+        #expect(try EventFileReader.readBytes(at: b, limit: 100) == Array("first b".utf8))
+        withExtendedLifetime(listings) {}
+    }
+
     @Test("a root holding ensembles lists each; an ensemble folder lists itself as '.'")
     func rootAndEnsemble() throws {
         let scratch = try ScratchFolder()

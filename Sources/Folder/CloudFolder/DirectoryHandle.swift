@@ -127,16 +127,48 @@ package final class DirectoryHandle: Sendable {
             errno = ENOENT
             return -1
         }
-        var folder = descriptor
-        // Not close(-1) after a failed open: it would replace the errno the caller reports.
-        defer { if folder != descriptor && folder >= 0 { close(folder) } }
-        for name in names.dropLast() {
-            let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if folder != descriptor { close(folder) }
-            folder = next
-            guard next >= 0 else { return -1 }
+        guard names.count > 1 else { return openat(descriptor, names[0], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let folder = subfolders.descriptor(names.dropLast(), below: descriptor)
+        guard folder.descriptor >= 0 else { return -1 }
+        defer { if !folder.isKept { close(folder.descriptor) } }
+        return openat(folder.descriptor, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    }
+
+    /// The subfolders files were opened through, kept open with this folder: every event file's
+    /// path goes through `events/`, and opening and closing it again for each of tens of
+    /// thousands of files was a third of the system calls of reading a folder (Benchmarks/README.md).
+    /// A subfolder replaced after it was first opened is not seen: files are opened from the one
+    /// first opened, which was below this folder, so they still never lie outside it.
+    private let subfolders = Subfolders()
+
+    private final class Subfolders: @unchecked Sendable {
+        /// By their names below the folder joined with `/`; few (an ensemble has four), but
+        /// bounded all the same, beyond which a subfolder is opened for each file.
+        private var open: [[String]: Int32] = [:]
+        private let lock = NSLock()
+        private static let limit = 16
+
+        deinit { for descriptor in open.values { close(descriptor) } }
+
+        /// The descriptor of the folder at `names` below `root`, and whether it is kept (the
+        /// caller closes it otherwise); -1 with `errno` set when a name is missing, a link or
+        /// not a folder.
+        func descriptor(_ names: ArraySlice<String>, below root: Int32) -> (descriptor: Int32, isKept: Bool) {
+            let key = Array(names)
+            lock.lock()
+            defer { lock.unlock() }
+            if let kept = open[key] { return (kept, true) }
+            var folder = root
+            for name in names {
+                let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                if folder != root { close(folder) }
+                folder = next
+                guard next >= 0 else { return (-1, false) }
+            }
+            guard open.count < Self.limit else { return (folder, false) }
+            open[key] = folder
+            return (folder, true)
         }
-        return openat(folder, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     }
 
     // MARK: Folders being read

@@ -100,6 +100,10 @@ package protocol EnsembleReadingSink: AnyObject {
 
 /// Everything an ensemble folder holds, read and decoded; problems are collected, not thrown.
 package struct EnsembleContents: Sendable {
+    /// Asked once: on Linux each question reads two cgroup files, and a folder is read in
+    /// hundreds of chunks.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
+
     public var identifier: String
     public var displayPath: String
     public var stores: [StoreRegistration] = []
@@ -329,7 +333,7 @@ package struct EnsembleContents: Sendable {
             // one reader, not with all of them (measured: Benchmarks/README.md).
             let next = SharedCounter()
             let busy = busy ?? { false }
-            DispatchQueue.concurrentPerform(iterations: ProcessInfo.processInfo.activeProcessorCount) { worker in
+            DispatchQueue.concurrentPerform(iterations: Self.cores) { worker in
                 while worker == 0 || !busy() {
                     let index = next.add(1)
                     guard index < files.count else { return }
