@@ -192,10 +192,17 @@ public struct ExactString: Hashable, Sendable {
             guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
             return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
         }
-        // Native strings are read in place, as in `==`; only others are copied.
-        if let found = string.utf8.withContiguousStorageIfAvailable(key) { return found }
+        return withUTF8(of: string, key)
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `string`: a native string's in place, as in `==`,
+    /// another's from a copy. (The mutating `withUTF8` needs a copy of every string, a retain
+    /// and a release: an atomic write to memory another core may have just written.)
+    @inlinable
+    public static func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try string.utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = string
-        return copy.withUTF8(key)
+        return try copy.withUTF8(body)
     }
 
     /// Whether two strings have the same representation: the same bits are the same string (one
@@ -216,10 +223,6 @@ public struct ExactString: Hashable, Sendable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        let hashed: Void? = value.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if hashed == nil {
-            var copy = value
-            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
+        Self.withUTF8(of: value) { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -200,8 +200,7 @@ enum IdentifierKey: Sendable {
     case unpacked(ExactString)
 
     init(_ id: String) {
-        var id = id
-        let packed = id.withUTF8 { bytes -> PackedIdentifier? in
+        let packed = ExactString.withUTF8(of: id) { bytes -> PackedIdentifier? in
             let raw = UnsafeRawBufferPointer(bytes)
             if bytes.count == 36, let uuid = PackedIdentifier(uuid: raw) { return uuid }
             return bytes.count <= 16 ? PackedIdentifier(raw: raw) : nil
