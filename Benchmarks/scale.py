@@ -31,6 +31,10 @@ Table 1, merge (one row per size and encoding):
   floor s      the read floor: reading every byte of every file of the folder once, in Python, 1 MiB
                at a time, page cache warm (one open per file is part of it); best of 3 reads
   merge/floor  best merge time / read floor
+  cat s        the read floor as issue 18's table measured it, "cat every file": `find CLOUD -type f
+               -exec cat {} + > /dev/null`, page cache warm, best of 3; slower than the floor above,
+               which pays no process start and no copy out to a pipe or device
+  merge/cat    best merge time / cat s
   loro s       with --loro (same for both encodings): Loro's import_batch of all peers' updates
                into a new document, best of --repeat (loro_workload.py's importSeconds)
   merge/loro   best merge time / Loro's import time (below 1: our merge is faster)
@@ -81,6 +85,13 @@ def read_floor(path):
                     pass
     return time.perf_counter() - start
 
+def cat_floor(path):
+    """Seconds for `find PATH -type f -exec cat {} +` with its output thrown away."""
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(["find", path, "-type", "f", "-exec", "cat", "{}", "+"], stdout=sink, check=True)
+    return time.perf_counter() - start
+
 def generate(tool, args, size, encoding):
     """The generated folder of this size and encoding, made once (into a temporary name first,
     so an interrupted run never leaves a folder that a later run would take as complete)."""
@@ -99,6 +110,7 @@ def measure(tool, args, size, encoding, folder):
     cloud, model = os.path.join(folder, "cloud"), os.path.join(folder, "Model.xcdatamodeld")
     read_floor(cloud)  # warm the page cache once, as every timed command after it gets it warm
     floor = min(read_floor(cloud) for _ in range(3))  # a few ms at small sizes: take the best of 3
+    cat = min(cat_floor(cloud) for _ in range(3))
     runs = [timed([tool, "merge", cloud, "--model", model]) for _ in range(args.repeat)]
     merge = runs[0][2]
     if any(r[2].stdout != merge.stdout for r in runs):
@@ -113,7 +125,7 @@ def measure(tool, args, size, encoding, folder):
     row = {"changes": size, "encoding": encoding, "stores": args.stores, "objects": args.objects, "seed": args.seed,
            "merge_s": best, "merge_median_s": statistics.median(r[0] for r in runs),
            "merge_all_s": [r[0] for r in runs], "changes_per_s": size / best, "merge_peak_mb": max(r[1] for r in runs),
-           "state_bytes": len(merge.stdout), "floor_s": floor, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
+           "state_bytes": len(merge.stdout), "floor_s": floor, "cat_floor_s": cat, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
            "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb}
     return row, merge.stdout
 
@@ -174,10 +186,11 @@ def main():
 
     show_loro = bool(loro_rows)
     print(f"{'changes':>9} {'enc':<6} {'merge s':>8} {'median s':>9} {'changes/s':>10} {'peak MB':>8} {'floor s':>8} "
-          f"{'merge/floor':>11}" + (f" {'loro s':>7} {'merge/loro':>10}" if show_loro else ""))
+          f"{'merge/floor':>11} {'cat s':>6} {'merge/cat':>9}" + (f" {'loro s':>7} {'merge/loro':>10}" if show_loro else ""))
     for r in rows:
         line = (f"{r['changes']:>9} {r['encoding']:<6} {r['merge_s']:>8.2f} {r['merge_median_s']:>9.2f} {r['changes_per_s']:>10.0f} "
-                f"{r['merge_peak_mb']:>8.0f} {r['floor_s']:>8.3f} {ratio(r['merge_s'], r['floor_s']):>11.1f}")
+                f"{r['merge_peak_mb']:>8.0f} {r['floor_s']:>8.3f} {ratio(r['merge_s'], r['floor_s']):>11.1f} "
+                f"{r['cat_floor_s']:>6.3f} {ratio(r['merge_s'], r['cat_floor_s']):>9.1f}")
         if "loro_import_s" in r:
             line += f" {r['loro_import_s']:>7.2f} {ratio(r['merge_s'], r['loro_import_s']):>10.2f}"
         print(line)
