@@ -136,19 +136,19 @@ package final class DirectoryHandle: Sendable {
 
     /// The subfolders files were opened through, kept open with this folder: every event file's
     /// path goes through `events/`, and opening and closing it again for each of tens of
-    /// thousands of files was a third of the system calls of reading a folder (Benchmarks/README.md).
+    /// thousands of files was half the opens and closes of reading a folder (Benchmarks/README.md).
     /// A subfolder replaced after it was first opened is not seen: files are opened from the one
     /// first opened, which was below this folder, so they still never lie outside it.
     private let subfolders = Subfolders()
 
     private final class Subfolders: @unchecked Sendable {
-        /// By their names below the folder joined with `/`; few (an ensemble has four), but
+        /// By the names that lead to them from the folder; few (an ensemble has four), but
         /// bounded all the same, beyond which a subfolder is opened for each file.
-        private var open: [[String]: Int32] = [:]
+        private var kept: [[String]: Int32] = [:]
         private let lock = NSLock()
         private static let limit = 16
 
-        deinit { for descriptor in open.values { close(descriptor) } }
+        deinit { for descriptor in kept.values { close(descriptor) } }
 
         /// The descriptor of the folder at `names` below `root`, and whether it is kept (the
         /// caller closes it otherwise); -1 with `errno` set when a name is missing, a link or
@@ -157,7 +157,7 @@ package final class DirectoryHandle: Sendable {
             let key = Array(names)
             lock.lock()
             defer { lock.unlock() }
-            if let kept = open[key] { return (kept, true) }
+            if let found = kept[key] { return (found, true) }
             var folder = root
             for name in names {
                 let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -165,8 +165,8 @@ package final class DirectoryHandle: Sendable {
                 folder = next
                 guard next >= 0 else { return (-1, false) }
             }
-            guard open.count < Self.limit else { return (folder, false) }
-            open[key] = folder
+            guard kept.count < Self.limit else { return (folder, false) }
+            kept[key] = folder
             return (folder, true)
         }
     }
