@@ -78,21 +78,30 @@ struct CloudFolderScannerTests {
         #expect(try EventFileReader.readBytes(at: file, limit: 100) == Array("outside".utf8))
     }
 
-    @Test("below a listed folder, files are opened through the subfolder first opened, even once it is replaced by a link")
+    @Test("below a listed folder, a subfolder kept open is checked at every open: swapped for a link, it is never followed")
     func subfolderKeptOpen() throws {
         let scratch = try ScratchFolder()
         try scratch.write("E/events/a", "first a")
         try scratch.write("E/events/b", "first b")
         try scratch.write("outside/b", "outside")
+        try scratch.write("other/b", "other b")
         let events = scratch.url.appendingPathComponent("E/events").path
-        let b = scratch.url.appendingPathComponent("E/events/b", isDirectory: false)
+        func read(_ name: String) throws -> [UInt8] {
+            try EventFileReader.readBytes(at: scratch.url.appendingPathComponent("E/events/\(name)", isDirectory: false), limit: 100)
+        }
         let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
-        #expect(try EventFileReader.readBytes(at: scratch.url.appendingPathComponent("E/events/a", isDirectory: false), limit: 100) == Array("first a".utf8))
-        // events/ is moved away and replaced by a link to outside/: the reader goes on reading
-        // the folder it opened, below E/, and never the one the link names.
+        // The first file opens events/ and keeps it.
+        #expect(try read("a") == Array("first a".utf8))
+        // events/ swapped for a link to outside/ after that: the kept folder is not used, the
+        // link is not followed.
         #expect(rename(events, scratch.url.appendingPathComponent("E/moved").path) == 0)
         try FileManager.default.createSymbolicLink(atPath: events, withDestinationPath: scratch.url.appendingPathComponent("outside").path)
-        #expect(try EventFileReader.readBytes(at: b, limit: 100) == Array("first b".utf8))
+        let error = #expect(throws: FormatError.self) { try read("b") }
+        #expect(error?.code == .fileUnreadable, "\(String(describing: error))")
+        // Replaced by another folder: its files are read, as they would be without the kept one.
+        #expect(unlink(events) == 0)
+        #expect(rename(scratch.url.appendingPathComponent("other").path, events) == 0)
+        #expect(try read("b") == Array("other b".utf8))
         withExtendedLifetime(listings) {}
     }
 

@@ -127,47 +127,56 @@ package final class DirectoryHandle: Sendable {
             errno = ENOENT
             return -1
         }
-        guard names.count > 1 else { return openat(descriptor, names[0], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
-        let folder = subfolders.descriptor(names.dropLast(), below: descriptor)
-        guard folder.descriptor >= 0 else { return -1 }
-        defer { if !folder.isKept { close(folder.descriptor) } }
-        return openat(folder.descriptor, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        // A file right below a subfolder (`events/x`) is opened from that subfolder kept open,
+        // once the name is checked to still be it.
+        if names.count == 2, let folder = subfolders.descriptor(names[0], below: descriptor) {
+            return openat(folder, names[1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        }
+        var folder = descriptor
+        // Not close(-1) after a failed open: it would replace the errno the caller reports.
+        defer { if folder != descriptor && folder >= 0 { close(folder) } }
+        for name in names.dropLast() {
+            let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if folder != descriptor { close(folder) }
+            folder = next
+            guard next >= 0 else { return -1 }
+        }
+        return openat(folder, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     }
 
     /// The subfolders files were opened through, kept open with this folder: every event file's
     /// path goes through `events/`, and opening and closing it again for each of tens of
     /// thousands of files was half the opens and closes of reading a folder (Benchmarks/README.md).
-    /// A subfolder replaced after it was first opened is not seen: files are opened from the one
-    /// first opened, which was below this folder, so they still never lie outside it.
     private let subfolders = Subfolders()
 
     private final class Subfolders: @unchecked Sendable {
-        /// By the names that lead to them from the folder; few (an ensemble has four), but
-        /// bounded all the same, beyond which a subfolder is opened for each file.
-        private var kept: [[String]: Int32] = [:]
+        /// By name; few (an ensemble has four), but bounded all the same.
+        private var kept: [String: (descriptor: Int32, device: dev_t, inode: ino_t)] = [:]
         private let lock = NSLock()
         private static let limit = 16
 
-        deinit { for descriptor in kept.values { close(descriptor) } }
+        deinit { for folder in kept.values { close(folder.descriptor) } }
 
-        /// The descriptor of the folder at `names` below `root`, and whether it is kept (the
-        /// caller closes it otherwise); -1 with `errno` set when a name is missing, a link or
-        /// not a folder.
-        func descriptor(_ names: ArraySlice<String>, below root: Int32) -> (descriptor: Int32, isKept: Bool) {
-            let key = Array(names)
+        /// The kept descriptor of the folder `name` below `root` (opened now if it is not kept
+        /// yet), when `name` still names that folder: a folder, not a link, on the same device
+        /// with the same inode. Nil otherwise, and the caller opens the name as it would without
+        /// this table, with the same outcome: a subfolder swapped for a link after it was first
+        /// opened is still never followed (Spec/cloud-layout.md 8).
+        func descriptor(_ name: String, below root: Int32) -> Int32? {
+            var named = stat()
+            guard fstatat(root, name, &named, AT_SYMLINK_NOFOLLOW) == 0, named.st_mode & S_IFMT == S_IFDIR else { return nil }
             lock.lock()
             defer { lock.unlock() }
-            if let found = kept[key] { return (found, true) }
-            var folder = root
-            for name in names {
-                let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                if folder != root { close(folder) }
-                folder = next
-                guard next >= 0 else { return (-1, false) }
+            if let folder = kept[name] { return folder.device == named.st_dev && folder.inode == named.st_ino ? folder.descriptor : nil }
+            guard kept.count < Self.limit else { return nil }
+            let opened = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            var status = stat()
+            guard opened >= 0, fstat(opened, &status) == 0, status.st_dev == named.st_dev, status.st_ino == named.st_ino else {
+                if opened >= 0 { close(opened) }
+                return nil
             }
-            guard kept.count < Self.limit else { return (folder, false) }
-            kept[key] = folder
-            return (folder, true)
+            kept[name] = (opened, status.st_dev, status.st_ino)
+            return opened
         }
     }
 
