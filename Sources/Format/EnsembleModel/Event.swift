@@ -98,8 +98,8 @@ public struct Event: Hashable, Sendable {
 /// comparison was a visible share of a million-change merge (measured: Benchmarks/README.md).
 @inlinable
 public func utf8Precedes(_ a: String, _ b: String) -> Bool {
-    let fast = a.utf8.withContiguousStorageIfAvailable { left in
-        b.utf8.withContiguousStorageIfAvailable { right -> Bool in
+    ExactString.withUTF8(of: a) { left in
+        ExactString.withUTF8(of: b) { right in
             let shared = min(left.count, right.count)
             if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
                 let order = memcmp(l, r, shared)
@@ -108,5 +108,4 @@ public func utf8Precedes(_ a: String, _ b: String) -> Bool {
             return left.count < right.count
         }
     }
-    return (fast ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
 }

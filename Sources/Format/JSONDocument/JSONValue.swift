@@ -175,13 +175,12 @@ public struct ExactString: Hashable, Sendable {
     // retain and a release per comparison, a large share of a replay (measured: Benchmarks/README.md).
     public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
         if identical(lhs.value, rhs.value) { return true }
-        let fast = lhs.value.utf8.withContiguousStorageIfAvailable { left in
-            rhs.value.utf8.withContiguousStorageIfAvailable { right -> Bool in
+        return withUTF8(of: lhs.value) { left in
+            withUTF8(of: rhs.value) { right in
                 guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
                 return memcmp(l, r, left.count) == 0
             }
         }
-        return (fast ?? nil) ?? lhs.value.utf8.elementsEqual(rhs.value.utf8)
     }
 
     /// The first 8 UTF-8 bytes of `string` as a big-endian number, padded with zero bytes: a

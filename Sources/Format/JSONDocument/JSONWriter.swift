@@ -66,8 +66,7 @@ public struct JSONWriter: Sendable {
     /// Appends `string` as a canonical JSON string (quotes and escapes included).
     public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        let written: Void? = string.utf8.withContiguousStorageIfAvailable { appendEscaped($0, into: &output) }
-        if written == nil { Array(string.utf8).withUnsafeBufferPointer { appendEscaped($0, into: &output) } }
+        ExactString.withUTF8(of: string) { appendEscaped($0, into: &output) }
         output.append(UInt8(ascii: "\""))
     }
 
