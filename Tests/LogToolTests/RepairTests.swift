@@ -164,7 +164,9 @@ struct RepairTests {
 
     /// The header line Spec/repair.md 5.1 gives for a repair of `cloud` into `quarantine`.
     static func header(cloud: URL, quarantine: URL) -> String {
-        #"{"cloudRoot":"\#(cloud.path)","journal":1,"quarantine":"\#(quarantine.path)"}"# + "\n"
+        let record = #"{"cloudRoot":"\#(cloud.path)","journal":2,"quarantine":"\#(quarantine.path)"}"#
+        let check = RepairSafetyTests.check(record, after: "")
+        return #"{"check":"\#(check)","cloudRoot":"\#(cloud.path)","journal":2,"quarantine":"\#(quarantine.path)"}"# + "\n"
     }
 
     /// Runs logtool with `arguments` in `folder` and expects it to end with `status`, naming

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "CFileSystem.h"
 
 int cfs_rename_noreplace(const char *from, const char *to) {
@@ -23,6 +24,40 @@ int cfs_rename_exchange(const char *a, const char *b) {
     return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 #else
     errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfs_renameat_noreplace(int fromdir, const char *from, int todir, const char *to) {
+#if defined(__APPLE__)
+    return renameatx_np(fromdir, from, todir, to, RENAME_EXCL);
+#elif defined(RENAME_NOREPLACE)
+    return renameat2(fromdir, from, todir, to, RENAME_NOREPLACE);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cfs_open_unnamed(int dir) {
+#if defined(O_TMPFILE)
+    return openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+#else
+    (void)dir;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int cfs_link_unnamed(int fd, int dir, const char *name) {
+#if defined(__linux__)
+    // linkat with AT_EMPTY_PATH needs a capability; the /proc link of the descriptor does not.
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dir, name, AT_SYMLINK_FOLLOW);
+#else
+    (void)fd; (void)dir; (void)name;
+    errno = EOPNOTSUPP;
     return -1;
 #endif
 }

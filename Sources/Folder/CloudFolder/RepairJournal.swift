@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import JSONDocument
 import CFileSystem
 import TemporaryFiles
@@ -9,18 +10,28 @@ extension FormatError.Code {
     public static let repairQuarantine = Self("repair.quarantine")
     /// A move or folder removal failed; the journal says how far the repair got (Spec/repair.md 5).
     public static let repairMoveFailed = Self("repair.move-failed")
+    /// A file changed or was replaced while the repair moved it: both versions are kept
+    /// (Spec/repair.md 5.2).
+    public static let repairSourceChanged = Self("repair.source-changed")
     /// Undo found something new where a moved file was: it is left in the quarantine
     /// (Spec/repair.md 6).
     public static let repairUndoBlocked = Self("repair.undo-blocked")
-    /// The journal cannot be read, or disagrees with the files (Spec/repair.md 5).
+    /// The journal cannot be read, was edited or cut, or names a path no repair moves
+    /// (Spec/repair.md 5).
     public static let repairJournal = Self("repair.journal")
+    /// The cloud root the journal names is no longer there: undo does not re-create it
+    /// (Spec/repair.md 6).
+    public static let repairCloudMoved = Self("repair.cloud-moved")
 }
 
 /// The write-ahead journal of a repair (Spec/repair.md 5): every move and folder removal is
 /// appended and flushed before it happens and marked done after, so that a repair stopped at any
 /// moment, even by SIGKILL or a power cut, can be completed or undone. Nothing it does deletes a
 /// file: a file is renamed, or copied, flushed and checked by SHA-256 before its original is
-/// unlinked; folders are removed only when empty.
+/// unlinked, and only while its name still names the file that was copied; folders are removed
+/// only when empty. Every path it touches is derived from the cloud root and the quarantine
+/// folder and reached by descriptor without following links (``RepairFolder``), whatever the
+/// journal says.
 public final class RepairJournal {
     /// One recorded step and how far it got.
     struct Step {
@@ -38,11 +49,43 @@ public final class RepairJournal {
         case removeFolder(String)
     }
 
+    /// The header line's facts.
+    private struct Header {
+        var cloudRoot: String
+        var quarantine: String
+        /// Journal format 2 chains a check through every line (Spec/repair.md 5.1); format 1 has none.
+        var checked: Bool
+    }
+
     public let quarantine: URL
     public let cloudRoot: URL
+    /// The quarantine as the header names it: the prefix of the paths the steps give for files
+    /// in the quarantine, which are found below ``quarantine`` wherever the folder now is.
+    private let recordedQuarantine: String
+    private let checked: Bool
     private let journalURL: URL
     private var handle: FileHandle
     private(set) var steps: [Step] = []
+    /// The check of the last line written (Spec/repair.md 5.1).
+    private var lastCheck: String
+    /// Nil when the cloud root is gone and nothing is left to do.
+    private let cloudParent: RepairFolder?
+    private let quarantineFolder: RepairFolder
+    /// Called during a copy across file systems with the original's path: tests replace files
+    /// there, as a sync service may.
+    package var duringCopy: ((CopyStage, String) -> Void)?
+
+    /// Whether a copy across file systems is made in a file without a name where the file system
+    /// can (Spec/repair.md 5.2); tests turn it off to take the path of file systems that cannot.
+    package var copiesIntoUnnamedFiles = true
+
+    /// How far a copy across file systems got when ``duringCopy`` is called.
+    package enum CopyStage: Sendable {
+        /// Copied and checked, not yet given its name at the destination.
+        case copied
+        /// Published at the destination; the original not yet unlinked.
+        case published
+    }
 
     /// The journal's file name inside the quarantine folder.
     public static let fileName = "journal.jsonl"
@@ -50,6 +93,8 @@ public final class RepairJournal {
     public static let filesFolder = "files"
     /// The suffix of a copy in progress across file systems, followed by `-<step>` (Spec/repair.md 5.2).
     static let partialSuffix = ".repair-partial"
+    /// The journal format this version writes.
+    static let format: Int64 = 2
 
     /// Opens the journal of `quarantine`, creating the folder and the journal for `cloudRoot`
     /// when the folder does not exist or is empty. A folder that holds anything else, or the
@@ -73,15 +118,13 @@ public final class RepairJournal {
         guard flock(handle.fileDescriptor, LOCK_EX | LOCK_NB) == 0 else {
             throw FormatError(.repairQuarantine, "another repair or undo is using this quarantine", location: .init(file: journalURL.path))
         }
-        var (root, steps, length) = try Self.read(journalURL)
-        if root == nil {
+        var (header, steps, length, last) = try Self.read(journalURL)
+        if header == nil {
             // A new journal, or this repair's own whose creation was stopped before its header
             // was whole (a byte prefix of the header written now): no step was ever written, so
             // nothing moved and the header can be written afresh. Anything else is not ours.
-            let header = JSONObject([
-                ("journal", JSONValue(Int64(1))), ("cloudRoot", .string(self.cloudRoot.path)), ("quarantine", .string(self.quarantine.path)),
-            ])
-            let line = Data((JSONWriter().string(.object(header)) + "\n").utf8)
+            let fresh = Header(cloudRoot: self.cloudRoot.path, quarantine: self.quarantine.path, checked: true)
+            let (line, check) = Self.line(Self.headerRecord(fresh), after: "")
             let found = FileManager.default.contents(atPath: journalURL.path) ?? Data()
             guard existing.allSatisfy({ $0 == Self.fileName }), found.count < line.count, line.starts(with: found) else {
                 throw FormatError(
@@ -95,15 +138,32 @@ public final class RepairJournal {
             } catch {
                 throw FormatError(.repairQuarantine, "cannot create the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
             }
-            (root, steps, length) = (self.cloudRoot.path, [], line.count)
+            (header, steps, length, last) = (fresh, [], line.count, check)
         }
         // Every run: a run stopped before this left the journal's entry unsynced.
         Self.syncFolder(self.quarantine.path)
-        guard root == self.cloudRoot.path else {
+        guard let header, header.cloudRoot == self.cloudRoot.path else {
             throw FormatError(
-                .repairQuarantine, "this quarantine belongs to the repair of \(root ?? ""), not of \(self.cloudRoot.path)",
+                .repairQuarantine, "this quarantine belongs to the repair of \(header?.cloudRoot ?? ""), not of \(self.cloudRoot.path)",
                 location: .init(file: quarantine.path))
         }
+        recordedQuarantine = header.quarantine
+        checked = header.checked
+        lastCheck = last
+        // The cloud root must still be where the journal says when anything is left to finish
+        // or undo: undo never re-creates it.
+        let parent = try RepairFolder.open(self.cloudRoot.deletingLastPathComponent().path)
+        let isFolder = parent?.status(self.cloudRoot.lastPathComponent).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+        guard isFolder || steps.allSatisfy(\.undone) else {
+            throw FormatError(
+                .repairCloudMoved, "the cloud folder this repair moved files from is no longer there; nothing was changed",
+                location: .init(file: self.cloudRoot.path))
+        }
+        cloudParent = isFolder ? parent : nil
+        guard let held = try RepairFolder.open(self.quarantine.path) else {
+            throw FormatError(.repairQuarantine, "the quarantine folder is gone", location: .init(file: self.quarantine.path))
+        }
+        quarantineFolder = held
         self.steps = steps
         nextNumber = (steps.map(\.number).max() ?? 0) + 1
         do {
@@ -116,6 +176,7 @@ public final class RepairJournal {
         } catch {
             throw FormatError(.repairJournal, "cannot append to the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
         }
+        for step in steps { try checkPaths(step) }
     }
 
     deinit { try? handle.close() }
@@ -134,7 +195,9 @@ public final class RepairJournal {
     /// Undoes the repair journaled in `quarantine` (``undo()``); nothing to put back when the
     /// repair was stopped before its journal's header was whole.
     public static func undo(quarantine: URL) throws(FormatError) -> UndoResult {
-        try openForUndo(quarantine)?.undo() ?? UndoResult()
+        guard let journal = try openForUndo(quarantine) else { return UndoResult() }
+        try journal.checkAccounted()
+        return try journal.undo()
     }
 
     /// The journal of `quarantine`, opened for undo (the cloud root comes from its header); nil
@@ -145,16 +208,19 @@ public final class RepairJournal {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw FormatError(.repairJournal, "no repair journal in this folder", location: .init(file: quarantine.path))
         }
-        guard let root = try read(url).root else {
+        guard let header = try read(url).header else {
             let found = FileManager.default.contents(atPath: url.path) ?? Data()
-            let start = Data(#"{"cloudRoot":""#.utf8)
-            let isCutHeader = !found.contains(UInt8(ascii: "\n")) && (found.count <= start.count ? start.starts(with: found) : found.starts(with: start))
+            let start = Data(#"{"check":""#.utf8)
+            let startV1 = Data(#"{"cloudRoot":""#.utf8)
+            let isCutHeader =
+                !found.contains(UInt8(ascii: "\n"))
+                && [start, startV1].contains { found.count <= $0.count ? $0.starts(with: found) : found.starts(with: $0) }
             guard isCutHeader, try names(in: quarantine.standardizedFileURL) == [fileName] else {
                 throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path))
             }
             return nil
         }
-        return try RepairJournal(quarantine: quarantine, cloudRoot: URL(fileURLWithPath: root))
+        return try RepairJournal(quarantine: quarantine, cloudRoot: URL(fileURLWithPath: header.cloudRoot))
     }
 
     /// Creates `path` and its missing ancestors, flushing each new folder's entry in its parent,
@@ -171,10 +237,34 @@ public final class RepairJournal {
         for created in missing.reversed() { syncFolder((created as NSString).deletingLastPathComponent) }
     }
 
-    /// The header's cloud root and the steps, with what each record says of them. A last line
-    /// cut short by a crash is ignored: it was never flushed as a whole, so its step never began.
-    /// The root is nil when not even the header is whole (then there are no steps).
-    private static func read(_ url: URL) throws(FormatError) -> (root: String?, steps: [Step], length: Int) {
+    private static func headerRecord(_ header: Header) -> JSONObject {
+        JSONObject([("journal", JSONValue(format)), ("cloudRoot", .string(header.cloudRoot)), ("quarantine", .string(header.quarantine))])
+    }
+
+    /// The check of a record (Spec/repair.md 5.1): the first 16 bytes, in hex, of the SHA-256 of
+    /// the previous line's check followed by the record's canonical JSON without its check. A
+    /// line edited, removed or inserted breaks every check after it.
+    private static func check(of record: JSONObject, after previous: String) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array(previous.utf8))
+        hasher.update(data: JSONWriter().bytes(.object(record)))
+        return RepairFolder.hex(Array(hasher.finalize().prefix(16)))
+    }
+
+    /// A record as a journal line with its check, and the check.
+    private static func line(_ record: JSONObject, after previous: String) -> (Data, String) {
+        let check = check(of: record, after: previous)
+        var checked = record
+        checked["check"] = .string(check)
+        return (Data((JSONWriter().string(.object(checked)) + "\n").utf8), check)
+    }
+
+    /// The header, the steps with what each record says of them, the length of the whole lines
+    /// and the last line's check. A last line cut short by a crash is ignored: it was never
+    /// flushed as a whole, so its step never began. The header is nil when not even it is whole
+    /// (then there are no steps). A line whose check does not follow from the lines before it
+    /// was edited, and the journal is refused.
+    private static func read(_ url: URL) throws(FormatError) -> (header: Header?, steps: [Step], length: Int, lastCheck: String) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw FormatError(.repairJournal, "the journal cannot be read", location: .init(file: url.path))
         }
@@ -185,33 +275,48 @@ public final class RepairJournal {
             length -= last.count + (data.last == UInt8(ascii: "\n") ? 1 : 0)
             lines.removeLast()
         }
-        guard let first = lines.first else { return (nil, [], 0) }
-        guard let header = (try? JSONParser.parse(Array(first)))?.objectValue, let root = header["cloudRoot"]?.stringValue else {
+        guard let first = lines.first else { return (nil, [], 0, "") }
+        func failure(_ line: Int, _ what: String) -> FormatError {
+            FormatError(.repairJournal, "line \(line): \(what)", location: .init(file: url.path))
+        }
+        guard let headerObject = (try? JSONParser.parse(Array(first)))?.objectValue, let root = headerObject["cloudRoot"]?.stringValue else {
             throw FormatError(.repairJournal, "the journal has no header line", location: .init(file: url.path))
         }
+        // Spec 0.5.0's reader took a header without `journal` for format 1.
+        let version = headerObject["journal"]?.numberValue?.int64Value ?? 1
+        guard version == 1 || version == format else { throw failure(1, "journal format \(version) is not one this version reads") }
+        let header = Header(cloudRoot: root, quarantine: headerObject["quarantine"]?.stringValue ?? "", checked: version == format)
+        var previous = ""
         var steps: [Step] = []
         var index: [Int: Int] = [:]
-        for (number, line) in lines.dropFirst().enumerated() {
-            guard let record = (try? JSONParser.parse(Array(line)))?.objectValue else {
-                throw FormatError(.repairJournal, "line \(number + 2) is not JSON", location: .init(file: url.path))
+        for (offset, line) in lines.enumerated() {
+            let number = offset + 1
+            guard var record = (try? JSONParser.parse(Array(line)))?.objectValue else { throw failure(number, "not JSON") }
+            if header.checked {
+                guard let check = record["check"]?.stringValue else { throw failure(number, "no check: the journal was edited") }
+                record["check"] = nil
+                guard check == Self.check(of: record, after: previous) else {
+                    throw failure(number, "its check does not follow from the lines before it: the journal was edited, or lines were removed")
+                }
+                previous = check
             }
+            guard number > 1 else { continue }
             func integer(_ key: String) -> Int? { record[key]?.numberValue?.int64Value.map(Int.init) }
             if let step = integer("step"), let operation = record["op"]?.stringValue {
+                guard index[step] == nil else { throw failure(number, "step \(step) is announced twice") }
                 switch operation {
                 case "move":
                     guard let from = record["from"]?.stringValue, let to = record["to"]?.stringValue, let sha = record["sha256"]?.stringValue,
                         let size = record["size"]?.numberValue?.int64Value
-                    else { throw FormatError(.repairJournal, "line \(number + 2): a move without from, to, sha256 or size", location: .init(file: url.path)) }
+                    else { throw failure(number, "a move without from, to, sha256 or size") }
                     index[step] = steps.count
                     steps.append(Step(number: step, operation: .move(from: from, to: to, sha256: sha, size: size)))
                 case "rmdir":
-                    guard let path = record["path"]?.stringValue else {
-                        throw FormatError(.repairJournal, "line \(number + 2): a folder removal without path", location: .init(file: url.path))
-                    }
+                    guard let path = record["path"]?.stringValue else { throw failure(number, "a folder removal without path") }
                     index[step] = steps.count
                     steps.append(Step(number: step, operation: .removeFolder(path)))
                 default:
-                    throw FormatError(.repairJournal, "line \(number + 2): unknown operation \(operation)", location: .init(file: url.path))
+                    throw failure(number, "unknown operation \(operation)")
                 }
             } else if let step = integer("done"), let position = index[step] {
                 steps[position].done = true
@@ -221,20 +326,22 @@ public final class RepairJournal {
             } else if let step = integer("undone"), let position = index[step] {
                 steps[position].undone = true
             } else {
-                throw FormatError(.repairJournal, "line \(number + 2) is not a journal record", location: .init(file: url.path))
+                throw failure(number, "not a journal record")
             }
         }
-        return (root, steps, length)
+        return (header, steps, length, previous)
     }
 
     /// Appends one record and flushes it before anything it announces happens.
     private func append(_ record: JSONObject) throws(FormatError) {
+        let (line, check) = checked ? Self.line(record, after: lastCheck) : (Data((JSONWriter().string(.object(record)) + "\n").utf8), "")
         do {
-            try handle.write(contentsOf: Data((JSONWriter().string(.object(record)) + "\n").utf8))
+            try handle.write(contentsOf: line)
             try handle.synchronize()
         } catch {
             throw FormatError(.repairJournal, "cannot append to the journal: \(error.localizedDescription)", location: .init(file: journalURL.path))
         }
+        lastCheck = check
     }
 
     private var nextNumber = 1
@@ -245,152 +352,338 @@ public final class RepairJournal {
         let base = cloudRoot.deletingLastPathComponent().path
         let path = file.standardizedFileURL.path
         let relative = path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : file.lastPathComponent
-        return quarantine.appendingPathComponent(Self.filesFolder).appendingPathComponent(relative)
+        // In the header's terms: the journal names files in the quarantine where it first was.
+        return URL(fileURLWithPath: recordedQuarantine).appendingPathComponent(Self.filesFolder).appendingPathComponent(relative)
     }
+
+    // MARK: Where a path may be
+
+    /// A path a step may name (Spec/repair.md 5.4): below the cloud root or one of its duplicates
+    /// `<root> 2` to `<root> 9` (components below the cloud root's parent), or below the
+    /// quarantine's `files/` (components below the quarantine folder).
+    private enum Place: Equatable {
+        case cloud([String])
+        case quarantine([String])
+    }
+
+    /// The place of `path`, or nil when no repair step may name it.
+    private func place(_ path: String) -> Place? {
+        func below(_ base: String) -> [String]? {
+            let prefix = base.hasSuffix("/") ? base : base + "/"
+            guard path.hasPrefix(prefix) else { return nil }
+            let components = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
+            return components
+        }
+        if let components = below(recordedQuarantine + "/" + Self.filesFolder) { return .quarantine([Self.filesFolder] + components) }
+        let name = cloudRoot.lastPathComponent
+        if let components = below(cloudRoot.deletingLastPathComponent().path), let top = components.first,
+            top == name || (2...9).contains(where: { top == "\(name) \($0)" })
+        {
+            return .cloud(components)
+        }
+        return nil
+    }
+
+    /// Refuses a step whose paths no repair writes: every file moves from the cloud to the same
+    /// path in the quarantine, or (a fold) within the cloud; every folder removed is in the cloud.
+    private func checkPaths(_ step: Step) throws(FormatError) {
+        switch step.operation {
+        case .move(let from, let to, _, _):
+            switch (place(from), place(to)) {
+            case (.cloud(let source)?, .quarantine(let target)?) where target == [Self.filesFolder] + source: return
+            case (.cloud?, .cloud?): return
+            default:
+                throw FormatError(
+                    .repairJournal, "step \(step.number) moves \(from) to \(to), which no repair of \(cloudRoot.path) does: the journal was edited",
+                    location: .init(file: journalURL.path))
+            }
+        case .removeFolder(let path):
+            guard case .cloud? = place(path) else {
+                throw FormatError(
+                    .repairJournal, "step \(step.number) removes \(path), outside \(cloudRoot.path): the journal was edited",
+                    location: .init(file: journalURL.path))
+            }
+        }
+    }
+
+    /// The folder holding `path` and its last name, reached by descriptor from the cloud root's
+    /// parent or the quarantine folder; the folder is nil when it does not exist (and is not
+    /// created).
+    private func locate(_ path: String, creating: Bool) throws(FormatError) -> (folder: RepairFolder?, name: String) {
+        let (anchor, components): (RepairFolder, [String])
+        switch place(path) {
+        case .cloud(let below)?:
+            guard let cloudParent else { throw FormatError(.repairCloudMoved, "the cloud folder is no longer there", location: .init(file: path)) }
+            (anchor, components) = (cloudParent, below)
+        case .quarantine(let below)?: (anchor, components) = (quarantineFolder, below)
+        case nil: throw FormatError(.repairMoveFailed, "outside the cloud folder and the quarantine: never touched", location: .init(file: path))
+        }
+        return (try anchor.folder(components.dropLast(), creating: creating), components.last ?? "")
+    }
+
+    /// Refuses to undo when the quarantine's `files/` holds a file no step accounts for: the
+    /// journal was cut or edited, and undo would report success with files left behind
+    /// (Spec/repair.md 6).
+    private func checkAccounted() throws(FormatError) {
+        var expected = Set<String>()
+        for step in steps {
+            guard case .move(_, let to, _, _) = step.operation, case .quarantine(let components)? = place(to) else { continue }
+            let relative = components.joined(separator: "/")
+            expected.insert(relative)
+            expected.insert(relative + Self.partialSuffix + "-\(step.number)")
+        }
+        var unaccounted: [String] = []
+        var pending = [Self.filesFolder]
+        while let relative = pending.popLast() {
+            let path = quarantine.path + "/" + relative
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                var status = stat()
+                guard lstat(path + "/" + name, &status) == 0 else { continue }
+                if status.st_mode & S_IFMT == S_IFDIR {
+                    pending.append(relative + "/" + name)
+                } else if !expected.contains(relative + "/" + name) {
+                    unaccounted.append(path + "/" + name)
+                }
+            }
+        }
+        guard unaccounted.isEmpty else {
+            throw FormatError(
+                .repairJournal,
+                "the quarantine holds \(unaccounted.count) file(s) its journal does not name (the journal was cut or edited), such as \(unaccounted.sorted()[0]); nothing was changed",
+                location: .init(file: journalURL.path))
+        }
+    }
+
+    // MARK: Applying
 
     /// Completes a step that was announced but not marked done (the repair was stopped while
     /// doing it), from what the files say (Spec/repair.md 5.3).
     public func recover() throws(FormatError) {
-        if let first = recover(stoppingAtFirst: true).first { throw first }
-    }
-
-    /// Completes the stopped steps; a step that cannot be completed is returned and stays
-    /// undone (undo then leaves its file where it is).
-    private func recover(stoppingAtFirst: Bool) -> [FormatError] {
-        var failures: [FormatError] = []
-        for position in steps.indices where !steps[position].done {
-            do throws(FormatError) {
-                try complete(position)
-            } catch {
-                failures.append(error)
-                if stoppingAtFirst { break }
-            }
+        for position in steps.indices where !steps[position].done && !steps[position].undone {
+            try complete(position)
         }
-        return failures
     }
 
     private func complete(_ position: Int) throws(FormatError) {
         switch steps[position].operation {
         case .move(let from, let to, let sha, _):
-            try finishMove(from: from, to: to, sha256: sha, step: steps[position].number, recovering: true)
-            try append(JSONObject([("done", JSONValue(Int64(steps[position].number)))]))
-            steps[position].done = true
+            let outcome = try finishMove(from: from, to: to, sha256: sha, step: steps[position].number, recovering: true, undoing: false)
+            try markDone(position, outcome)
         case .removeFolder(let path):
-            let removed = !FileManager.default.fileExists(atPath: path)
+            let (folder, name) = try locate(path, creating: false)
+            let removed = folder?.status(name) == nil
             try append(JSONObject([("done", JSONValue(Int64(steps[position].number))), ("removed", .bool(removed))]))
             steps[position].done = true
             steps[position].removed = removed
         }
     }
 
+    /// Journals a finished move; one whose original was replaced while it was copied keeps both
+    /// versions and is reported.
+    private func markDone(_ position: Int, _ outcome: MoveOutcome) throws(FormatError) {
+        try append(JSONObject([("done", JSONValue(Int64(steps[position].number)))]))
+        steps[position].done = true
+        if case .keptBoth(let from, let to) = outcome {
+            throw FormatError(
+                .repairSourceChanged,
+                "the file was replaced while it was copied into the quarantine: its new version stays in the cloud folder, the version the plan moved is at \(to); the repair stopped",
+                location: .init(file: from))
+        }
+    }
+
     /// Moves `from` to `to` (never replacing anything), journaled.
     public func move(_ from: URL, to: URL) throws(FormatError) {
-        let digest: [UInt8]
-        let size: Int64
-        do {
-            digest = try DataFileReader.digest(of: from)
-            size = CloudFolderScanner.fileInfo(atPath: from.path).size ?? 0
-        } catch {
-            throw FormatError(.repairMoveFailed, "cannot read the file to move: \(error.message)", location: .init(file: from.path))
+        let number = nextNumber
+        let step = Step(number: number, operation: .move(from: from.path, to: to.path, sha256: "", size: 0))
+        try checkPaths(step)
+        let (folder, name) = try locate(from.path, creating: false)
+        guard let folder, let (sha, status) = folder.digest(name) else {
+            throw FormatError(.repairMoveFailed, "cannot read the file to move", location: .init(file: from.path))
         }
-        let sha = digest.map { String(format: "%02x", $0) }.joined()
         // Never onto something already there (Spec/repair.md 4): only a stopped step of this
         // repair may find both files, and recovery deals with it.
-        guard !Self.exists(to.path) else {
+        let (target, targetName) = try locate(to.path, creating: false)
+        guard target?.status(targetName) == nil else {
             throw FormatError(.repairMoveFailed, "something already stands at \(to.path): nothing was moved", location: .init(file: from.path))
         }
-        let number = nextNumber
         nextNumber += 1
+        let size = Int64(status.st_size)
         try append(
             JSONObject([
                 ("step", JSONValue(Int64(number))), ("op", .string("move")), ("from", .string(from.path)), ("to", .string(to.path)),
                 ("sha256", .string(sha)), ("size", JSONValue(size)),
             ]))
         steps.append(Step(number: number, operation: .move(from: from.path, to: to.path, sha256: sha, size: size)))
-        try finishMove(from: from.path, to: to.path, sha256: sha, step: number, recovering: false)
-        try append(JSONObject([("done", JSONValue(Int64(number)))]))
-        steps[steps.count - 1].done = true
+        let outcome = try finishMove(from: from.path, to: to.path, sha256: sha, step: number, recovering: false, undoing: false)
+        try markDone(steps.count - 1, outcome)
     }
 
     /// How many announced steps a stopped run left undone.
-    public var pendingSteps: Int { steps.filter { !$0.done }.count }
+    public var pendingSteps: Int { steps.filter { !$0.done && !$0.undone }.count }
 
     /// Removes `folder` if it is empty, journaled (a folder that is not empty is kept); whether
     /// it was removed.
     @discardableResult
     public func removeFolderIfEmpty(_ folder: URL) throws(FormatError) -> Bool {
         let number = nextNumber
+        let step = Step(number: number, operation: .removeFolder(folder.path))
+        try checkPaths(step)
         nextNumber += 1
         try append(JSONObject([("step", JSONValue(Int64(number))), ("op", .string("rmdir")), ("path", .string(folder.path))]))
-        steps.append(Step(number: number, operation: .removeFolder(folder.path)))
-        let removed = rmdir(folder.path) == 0
-        if removed { Self.syncFolder(folder.deletingLastPathComponent().path) }
+        steps.append(step)
+        let (parent, name) = try locate(folder.path, creating: false)
+        let removed = parent.map { unlinkat($0.descriptor, name, AT_REMOVEDIR) == 0 } ?? false
+        if removed { parent?.sync() }
         try append(JSONObject([("done", JSONValue(Int64(number))), ("removed", .bool(removed))]))
         steps[steps.count - 1].done = true
         steps[steps.count - 1].removed = removed
         return removed
     }
 
+    /// How a move ended.
+    private enum MoveOutcome {
+        case moved
+        /// The copy was published, but the original's name named another file by then (a sync
+        /// service replaced it): both stay.
+        case keptBoth(from: String, to: String)
+    }
+
     /// Makes `to` hold the file and `from` not exist, whatever state a stopped move left: the
-    /// rename happened, did not, or a copy across file systems stopped part-way.
-    private func finishMove(from: String, to: String, sha256: String, step: Int, recovering: Bool) throws(FormatError) {
-        let partial = to + Self.partialSuffix + "-\(step)"
-        let fromExists = Self.exists(from)
-        let toExists = Self.exists(to)
-        switch (fromExists, toExists) {
+    /// rename happened, did not, or a copy across file systems stopped part-way. `undoing`: the
+    /// move puts a file back into the cloud, where no folder is created and a file found at the
+    /// destination is `repair.undo-blocked`.
+    private func finishMove(
+        from: String, to: String, sha256: String, step: Int, recovering: Bool, undoing: Bool
+    ) throws(FormatError)
+        -> MoveOutcome
+    {
+        let blocked: FormatError.Code = undoing ? .repairUndoBlocked : .repairMoveFailed
+        let (source, sourceName) = try locate(from, creating: false)
+        let (target, targetName) = try locate(to, creating: false)
+        let partialName = targetName + Self.partialSuffix + "-\(step)"
+        switch (source?.status(sourceName) != nil, target?.status(targetName) != nil) {
         case (false, true):
-            return
+            return .moved
         case (true, true):
-            // A copy across file systems that was renamed into place but whose original was not
-            // yet unlinked: only an identical copy lets the original go.
-            guard Self.sha256(of: to) == sha256, Self.sha256(of: from) == sha256 else {
+            // A copy across file systems that was published but whose original was not yet
+            // unlinked: only an identical copy lets the original go.
+            guard let source, let target, target.digest(targetName)?.sha256 == sha256, let (sha, status) = source.digest(sourceName), sha == sha256
+            else {
                 throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
             }
-            guard unlink(from) == 0 else { throw Self.systemError("cannot remove the original after copying", from) }
-            Self.syncFolder((from as NSString).deletingLastPathComponent)
-            return
+            return try unlinkOriginal(source, sourceName, ifStill: status, from: from, to: to)
         case (false, false):
             throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
         case (true, false):
             break
         }
+        guard let source else { throw FormatError(.repairMoveFailed, "the file's folder is gone", location: .init(file: from)) }
         // A partial copy of a stopped step is the repair's own, incomplete: the original is still
         // in place. On a fresh step anything at that name belongs to someone else.
-        if Self.exists(partial) {
+        if let target, target.status(partialName) != nil {
             guard recovering else {
-                throw FormatError(.repairMoveFailed, "something already stands at \(partial): nothing was moved", location: .init(file: from))
+                throw FormatError(
+                    .repairMoveFailed, "something already stands at \(to)\(Self.partialSuffix)-\(step): nothing was moved", location: .init(file: from))
             }
-            _ = unlink(partial)
+            _ = unlinkat(target.descriptor, partialName, 0)
         }
-        let parent = (to as NSString).deletingLastPathComponent
-        do {
-            try Self.createFolders(parent)
-        } catch {
-            throw FormatError(.repairMoveFailed, "cannot create \(parent): \(error.localizedDescription)", location: .init(file: to))
+        var destination = target
+        if destination == nil { destination = try locate(to, creating: !undoing).folder }
+        guard let target = destination else {
+            throw FormatError(blocked, "the folder \((to as NSString).deletingLastPathComponent) is gone: nothing was moved back", location: .init(file: to))
         }
-        if cfs_rename_noreplace(from, to) == 0 {
-            Self.syncFolder(parent)
-            Self.syncFolder((from as NSString).deletingLastPathComponent)
-            return
+        if cfs_renameat_noreplace(source.descriptor, sourceName, target.descriptor, targetName) == 0 {
+            target.sync()
+            source.sync()
+            return .moved
         }
-        guard errno == EXDEV else { throw Self.systemError("cannot move the file to \(to)", from) }
-        // Another file system: copy, flush, check, publish, and only then unlink the original.
-        let copied: [UInt8]
-        do {
-            copied = try StagingArea.copy(URL(fileURLWithPath: from), to: URL(fileURLWithPath: partial))
-        } catch {
-            _ = unlink(partial)
-            throw FormatError(.repairMoveFailed, "cannot copy to \(to): \(error.errors.first?.message ?? "")", location: .init(file: from))
-        }
-        guard copied.map({ String(format: "%02x", $0) }).joined() == sha256, Self.sha256(of: partial) == sha256 else {
-            _ = unlink(partial)
-            throw FormatError(.repairMoveFailed, "the copy at \(to) does not read back as the original: nothing was changed", location: .init(file: from))
-        }
-        guard cfs_rename_noreplace(partial, to) == 0 else { throw Self.systemError("cannot publish the copy at \(to)", from) }
-        Self.syncFolder(parent)
-        guard unlink(from) == 0 else { throw Self.systemError("cannot remove the original after copying", from) }
-        Self.syncFolder((from as NSString).deletingLastPathComponent)
+        if errno == EEXIST { throw FormatError(blocked, "something now stands at \(to): nothing was moved", location: .init(file: to)) }
+        guard errno == EXDEV else { throw RepairFolder.failure("cannot move the file to \(to)", from) }
+        return try copyAcross(source, sourceName, into: target, targetName, partialName: partialName, sha256: sha256, blocked: blocked, from: from, to: to)
     }
+
+    /// Another file system: copy from one descriptor of the original into a file that has no name
+    /// in the destination folder until it is complete (or, where the file system cannot do that,
+    /// `TO.repair-partial-N`), flush, read back and check, publish without replacing, and unlink
+    /// the original only while its name still names the file copied (Spec/repair.md 5.2).
+    private func copyAcross(
+        _ source: RepairFolder, _ sourceName: String, into target: RepairFolder, _ targetName: String, partialName: String, sha256: String,
+        blocked: FormatError.Code, from: String, to: String
+    ) throws(FormatError) -> MoveOutcome {
+        let (input, before) = try source.openFile(sourceName)
+        defer { close(input) }
+        var named = false
+        var output = copiesIntoUnnamedFiles ? cfs_open_unnamed(target.descriptor) : -1
+        if output < 0 {
+            named = true
+            output = openat(target.descriptor, partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+            guard output >= 0 else { throw RepairFolder.failure("cannot create the copy", to) }
+            TemporaryFiles.register(target.path + "/" + partialName)
+        }
+        var published = false
+        defer {
+            close(output)
+            if named && !published {
+                _ = unlinkat(target.descriptor, partialName, 0)
+                TemporaryFiles.unregister(target.path + "/" + partialName)
+            }
+        }
+        do throws(FormatError) {
+            var hasher = SHA256()
+            try RepairFolder.stream(input) { (chunk) throws(FormatError) in
+                hasher.update(data: chunk)
+                var written = 0
+                while written < chunk.count {
+                    let count = chunk.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + written }, $0.count - written) }
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { throw RepairFolder.failure("cannot write the copy", to) }
+                    written += count
+                }
+            }
+            _ = fchmod(output, before.st_mode & 0o777)
+            guard fsync(output) == 0 else { throw RepairFolder.failure("cannot flush the copy", to) }
+            guard RepairFolder.hex(Array(hasher.finalize())) == sha256, try RepairFolder.digest(of: output) == sha256 else {
+                throw FormatError(
+                    .repairSourceChanged, "the file changed since it was planned, or its copy does not read back: nothing was moved",
+                    location: .init(file: from))
+            }
+        } catch {
+            throw FormatError(error.code, error.message, location: .init(file: from))
+        }
+        var after = stat()
+        guard fstat(input, &after) == 0, RepairFolder.same(before, after) else {
+            throw FormatError(.repairSourceChanged, "the file was written to while it was copied: nothing was moved", location: .init(file: from))
+        }
+        duringCopy?(.copied, from)
+        let status =
+            named
+            ? cfs_renameat_noreplace(target.descriptor, partialName, target.descriptor, targetName) : cfs_link_unnamed(output, target.descriptor, targetName)
+        guard status == 0 else {
+            if errno == EEXIST { throw FormatError(blocked, "something now stands at \(to): nothing was moved", location: .init(file: to)) }
+            throw RepairFolder.failure("cannot publish the copy at \(to)", from)
+        }
+        published = true
+        if named { TemporaryFiles.unregister(target.path + "/" + partialName) }
+        target.sync()
+        duringCopy?(.published, from)
+        return try unlinkOriginal(source, sourceName, ifStill: after, from: from, to: to)
+    }
+
+    /// Unlinks the original of a published copy only if its name still names the file that was
+    /// copied, unchanged; otherwise both stay.
+    private func unlinkOriginal(
+        _ source: RepairFolder, _ name: String, ifStill copied: stat, from: String, to: String
+    ) throws(FormatError)
+        -> MoveOutcome
+    {
+        guard let now = source.status(name), RepairFolder.same(now, copied) else { return .keptBoth(from: from, to: to) }
+        guard unlinkat(source.descriptor, name, 0) == 0 else { throw RepairFolder.failure("cannot remove the original after copying", from) }
+        source.sync()
+        return .moved
+    }
+
+    // MARK: Undo
 
     /// What undo did: the files put back, and the steps it refused with the reason.
     public struct UndoResult: Sendable {
@@ -405,13 +698,23 @@ public final class RepairJournal {
     /// (Spec/repair.md 6). Journaled, so an undo stopped part-way can be run again.
     public func undo() throws(FormatError) -> UndoResult {
         var result = UndoResult()
-        result.refused = recover(stoppingAtFirst: false)
+        // A step a stopped repair left half done is rolled back, not completed: its file need
+        // not travel to the quarantine (which may be full) only to come back.
+        for position in steps.indices where !steps[position].done && !steps[position].undone {
+            do throws(FormatError) {
+                try rollBack(position)
+            } catch {
+                result.refused.append(error)
+            }
+        }
         for position in steps.indices.reversed() where !steps[position].undone && steps[position].done {
             let number = Int64(steps[position].number)
             switch steps[position].operation {
             case .move(let from, let to, let sha, _):
-                let fromExists = Self.exists(from)
-                let toExists = Self.exists(to)
+                let (home, homeName) = try locate(from, creating: false)
+                let (moved, movedName) = try locate(to, creating: false)
+                let fromExists = home?.status(homeName) != nil
+                let toExists = moved?.status(movedName) != nil
                 // An undo stopped after the move back: the file is home again.
                 if steps[position].undoStarted && fromExists && !toExists {
                     try append(JSONObject([("undone", JSONValue(number))]))
@@ -419,7 +722,7 @@ public final class RepairJournal {
                     result.restored += 1
                     continue
                 }
-                guard !fromExists || (steps[position].undoStarted && toExists && Self.sha256(of: from) == sha) else {
+                guard !fromExists || (steps[position].undoStarted && toExists && home?.digest(homeName)?.sha256 == sha) else {
                     result.refused.append(
                         FormatError(.repairUndoBlocked, "something new stands at \(from); the moved file stays at \(to)", location: .init(file: from)))
                     continue
@@ -429,7 +732,11 @@ public final class RepairJournal {
                     steps[position].undoStarted = true
                 }
                 do throws(FormatError) {
-                    try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true)
+                    let outcome = try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true, undoing: true)
+                    if case .keptBoth = outcome {
+                        throw FormatError(
+                            .repairSourceChanged, "the quarantined file was replaced while it was copied back: both versions stay", location: .init(file: to))
+                    }
                 } catch {
                     // One file that cannot go back does not keep the others from it.
                     result.refused.append(error)
@@ -440,11 +747,12 @@ public final class RepairJournal {
                 result.restored += 1
             case .removeFolder(let path):
                 if steps[position].removed {
-                    do {
-                        try Self.createFolders(path)
-                    } catch {
-                        throw FormatError(.repairMoveFailed, "cannot recreate the folder: \(error.localizedDescription)", location: .init(file: path))
+                    let (parent, name) = try locate(path, creating: false)
+                    guard let parent, mkdirat(parent.descriptor, name, 0o777) == 0 || errno == EEXIST else {
+                        result.refused.append(RepairFolder.failure("cannot recreate the folder", path))
+                        continue
                     }
+                    parent.sync()
                 }
                 try append(JSONObject([("undone", JSONValue(number))]))
                 steps[position].undone = true
@@ -453,18 +761,43 @@ public final class RepairJournal {
         return result
     }
 
+    /// Undoes a step a stopped repair announced and did not finish, from what the files say: the
+    /// file still at home stays (its partial copy, the repair's own, goes); a move that happened
+    /// is marked done, for undo to move it back; a published copy whose original was not yet
+    /// unlinked is removed when both are identical.
+    private func rollBack(_ position: Int) throws(FormatError) {
+        guard case .move(let from, let to, let sha, _) = steps[position].operation else { return try complete(position) }
+        let number = steps[position].number
+        let (home, homeName) = try locate(from, creating: false)
+        let (moved, movedName) = try locate(to, creating: false)
+        if let moved, moved.status(movedName + Self.partialSuffix + "-\(number)") != nil {
+            _ = unlinkat(moved.descriptor, movedName + Self.partialSuffix + "-\(number)", 0)
+        }
+        switch (home?.status(homeName) != nil, moved?.status(movedName) != nil) {
+        case (true, false):
+            break
+        case (false, true):
+            try append(JSONObject([("done", JSONValue(Int64(number)))]))
+            steps[position].done = true
+            return
+        case (true, true):
+            guard let home, let moved, home.digest(homeName)?.sha256 == sha, let (copy, status) = moved.digest(movedName), copy == sha else {
+                throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
+            }
+            guard case .moved = try unlinkOriginal(moved, movedName, ifStill: status, from: to, to: from) else {
+                throw FormatError(.repairSourceChanged, "\(to) changed while it was removed: both stay", location: .init(file: to))
+            }
+        case (false, false):
+            throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
+        }
+        try append(JSONObject([("undone", JSONValue(Int64(number)))]))
+        steps[position].undone = true
+    }
+
     /// Whether anything (a link included, not followed) is at `path`.
     private static func exists(_ path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0
-    }
-
-    private static func sha256(of path: String) -> String? {
-        (try? DataFileReader.digest(of: URL(fileURLWithPath: path)))?.map { String(format: "%02x", $0) }.joined()
-    }
-
-    private static func systemError(_ what: String, _ path: String) -> FormatError {
-        FormatError(.repairMoveFailed, "\(what): \(String(cString: strerror(errno)))", location: .init(file: path))
     }
 
     static func syncFolder(_ path: String) { StagingArea.syncFolder(path) }

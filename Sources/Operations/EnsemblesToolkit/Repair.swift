@@ -76,12 +76,17 @@ extension Ensemble {
                 case .verifyDuplicateFolder:
                     guard let duplicate = files.first else { continue }
                     cleared.insert(index)
-                    // Files of the copy that no device can read go to the quarantine, not into the ensemble.
-                    let unreadable = Set(
-                        result.diagnostics.filter { $0.code == .verifyUnreadableFile }.flatMap(\.files).map { file($0).path })
-                    actions.append(Self.fold(file(duplicate), into: folder, diagnostic, unreadable: unreadable))
-                case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("../") }):
-                    // A file of a duplicate folder: its fold puts it in the quarantine.
+                    // Files of the copy that no device can read or use go to the quarantine, not into
+                    // the ensemble.
+                    let unusable = Set(
+                        result.diagnostics.filter { [.verifyUnreadableFile, .verifyOrphanDataFile].contains($0.code) }.flatMap(\.files).map {
+                            file($0).path
+                        })
+                    actions.append(Self.fold(file(duplicate), into: folder, diagnostic, unusable: unusable))
+                case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("../") }),
+                    .verifyOrphanDataFile where files.allSatisfy({ $0.hasPrefix("../") }):
+                    // A file of a duplicate folder: its fold puts it in the quarantine (one action
+                    // per file: a second would move it from where the first has moved it).
                     cleared.insert(index)
                 case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("events/") || $0.hasPrefix("baselines/") }):
                     quarantine(
@@ -116,7 +121,7 @@ extension Ensemble {
 
     /// The fold of one duplicate folder (Spec/repair.md 3.1): the files only it has move into
     /// the ensemble, the rest into the quarantine, and its emptied folders go.
-    private static func fold(_ duplicate: URL, into folder: URL, _ diagnostic: Diagnostic, unreadable: Set<String>) -> RepairPlan.Action {
+    private static func fold(_ duplicate: URL, into folder: URL, _ diagnostic: Diagnostic, unusable: Set<String>) -> RepairPlan.Action {
         let copied = Set(diagnostic.details["copied"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         var action = RepairPlan.Action(
             code: FormatError.Code.repairFoldDuplicate.rawValue, answers: [(diagnostic.code.rawValue, diagnostic.files)], does: "",
@@ -134,7 +139,7 @@ extension Ensemble {
                 case S_IFDIR: pending.append(child)
                 case S_IFREG:
                     let relative = String(child.path.dropFirst(duplicate.path.count + 1))
-                    if copied.contains(relative) && !unreadable.contains(child.standardizedFileURL.path) {
+                    if copied.contains(relative) && !unusable.contains(child.standardizedFileURL.path) {
                         action.moves.append((child, folder.appendingPathComponent(relative)))
                     } else {
                         action.quarantine.append(child)

@@ -11,4 +11,18 @@ int cfs_rename_noreplace(const char *from, const char *to);
 /// (ENOSYS or EINVAL when the file system cannot do it).
 int cfs_rename_exchange(const char *a, const char *b);
 
+/// `cfs_rename_noreplace` for names relative to two open folders: neither name's last component
+/// is followed if it is a link.
+int cfs_renameat_noreplace(int fromdir, const char *from, int todir, const char *to);
+
+/// Opens an unnamed regular file on the file system of folder `dir` (Linux O_TMPFILE): nothing
+/// appears in the folder until `cfs_link_unnamed` names it, and a crash leaves nothing behind.
+/// Returns a descriptor, or -1 with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file system
+/// or platform cannot do it).
+int cfs_open_unnamed(int dir);
+
+/// Gives the unnamed file `fd` the name `name` in folder `dir`; fails with EEXIST, replacing
+/// nothing, when the name is taken.
+int cfs_link_unnamed(int fd, int dir, const char *name);
+
 #endif
