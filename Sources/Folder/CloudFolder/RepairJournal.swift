@@ -653,7 +653,7 @@ public final class RepairJournal {
         }
         var after = stat()
         guard fstat(input, &after) == 0, RepairFolder.same(before, after) else {
-            throw FormatError(.repairSourceChanged, "the file was written to while it was copied: nothing was moved", location: .init(file: from))
+            throw FormatError(.repairSourceChanged, "the file was written to or replaced while it was copied: nothing was moved", location: .init(file: from))
         }
         duringCopy?(.copied, from)
         let status =
