@@ -174,13 +174,42 @@ package struct MergeAnalysis: Sendable {
         problems.sort(by: IntegrityProblem.reportPrecedes)
     }
 
+    /// One key of the replay order (Spec/merge.md 6), most significant first: the one definition
+    /// both the comparison of decoded events and the event index's `ORDER BY` are made from.
+    enum ReplayKey: CaseIterable {
+        case globalCount, timestamp, store, revision
+
+        /// The event index's column, ordered as this key orders: SQLite compares TEXT as its
+        /// UTF-8 bytes and REAL as doubles, as the comparison below does.
+        var column: String {
+            switch self {
+            case .globalCount: "global_count"
+            case .timestamp: "timestamp"
+            case .store: "store"
+            case .revision: "revision"
+            }
+        }
+
+        /// Whether `x` comes first by this key; nil when they tie on it.
+        @inline(__always)
+        func precedes(_ x: Event, _ y: Event) -> Bool? {
+            switch self {
+            case .globalCount: x.globalCount == y.globalCount ? nil : x.globalCount < y.globalCount
+            case .timestamp: x.timestamp == y.timestamp ? nil : x.timestamp < y.timestamp
+            case .store:
+                ExactString(x.storeIdentifier) == ExactString(y.storeIdentifier) ? nil : utf8Precedes(x.storeIdentifier, y.storeIdentifier)
+            case .revision: x.revision == y.revision ? nil : x.revision < y.revision
+            }
+        }
+    }
+
     /// The replay order (Spec/merge.md 6): global count, timestamp, store (UTF-8 bytes),
     /// revision. ``replayOrder()`` asks SQLite for the same order.
     static func replayPrecedes(_ x: Event, _ y: Event) -> Bool {
-        if x.globalCount != y.globalCount { return x.globalCount < y.globalCount }
-        if x.timestamp != y.timestamp { return x.timestamp < y.timestamp }
-        if ExactString(x.storeIdentifier) != ExactString(y.storeIdentifier) { return utf8Precedes(x.storeIdentifier, y.storeIdentifier) }
-        return x.revision < y.revision
+        for key in ReplayKey.allCases {
+            if let precedes = key.precedes(x, y) { return precedes }
+        }
+        return false
     }
 
     /// The events to replay, in replay order: global count, timestamp, store (UTF-8 bytes),
@@ -197,7 +226,7 @@ package struct MergeAnalysis: Sendable {
     }
 
     private static let replayedRows = "role = \(EventStore.Role.replayed.rawValue)"
-    private static let replayOrdering = "global_count, timestamp, store, revision"
+    private static let replayOrdering = ReplayKey.allCases.map(\.column).joined(separator: ", ")
 
     /// Calls `body` with the events to replay in replay order, a page at a time (so that the
     /// order is never all in memory), up to and including `globalCount`.
