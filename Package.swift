@@ -31,7 +31,7 @@ let package = Package(
     targets: [
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
         // Temporary paths to remove when a signal stops a command (no dependencies).
-        .target(name: "TemporaryFiles", path: "Sources/Format/TemporaryFiles"),
+        .target(name: "TemporaryFiles", dependencies: ["CFileSystem"], path: "Sources/Format/TemporaryFiles"),
         // How far a long operation is, for a progress line on a terminal (no dependencies).
         .target(name: "ProgressReporting", path: "Sources/Format/ProgressReporting"),
         .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

@@ -663,91 +663,24 @@ package struct StagingArea {
             throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))]
             )
         }
-        if replacing && Converter.exists(destination) {
-            try replaceDestination()
-            return
-        }
-        // The staged folders' entries reach the disk before the rename publishes them.
-        Self.syncFolders(below: url)
-        // Atomic, and never replaces what appeared at the destination meanwhile; plain rename(2)
-        // only where the file system cannot do that.
-        var status = cfs_rename_noreplace(url.path, destination.path)
-        if status != 0 && (errno == ENOSYS || errno == EINVAL) && !Converter.exists(destination) {
-            status = rename(url.path, destination.path)
-        }
-        if status != 0 && errno == EEXIST {
-            // Another writer published first: the same answer as if it had been there at the start.
-            throw ConversionFailure(
-                usage: true,
-                errors: [
-                    FormatError(
-                        .convertDestinationExists, "appeared while this was written; it is never replaced without --force",
-                        location: .init(file: destination.path))
-                ])
-        }
-        guard status == 0 else {
-            throw ConversionFailure(errors: [
-                FormatError(
-                    .convertWriteFailed, "could not move the converted result into place: \(String(cString: strerror(errno)))",
-                    location: .init(file: destination.path))
-            ])
-        }
-        committed = true
-        TemporaryFiles.unregister(url.path)
-        Self.syncFolder(destination.deletingLastPathComponent().path)
-    }
-
-    /// Puts the staged result where the destination is, then removes what was there.
-    private mutating func replaceDestination() throws(ConversionFailure) {
-        func failure(_ what: String) -> ConversionFailure {
-            ConversionFailure(errors: [
-                FormatError(
-                    .convertWriteFailed, "could not replace the destination: \(what): \(String(cString: strerror(errno)))",
-                    location: .init(file: destination.path))
-            ])
-        }
-        Self.syncFolders(below: url)
-        if cfs_rename_exchange(url.path, destination.path) == 0 {
-            // The staging name now holds the old content, still registered for removal.
-            try? FileManager.default.removeItem(at: url)
-        } else {
-            // Without an atomic swap: move the old content aside under a hidden name, never
-            // deleting it before the new content is in place.
-            let aside = TemporaryFiles.sibling(of: destination, kind: "replaced")
-            guard rename(destination.path, aside.path) == 0 else { throw failure("moving it aside") }
-            guard rename(url.path, destination.path) == 0 else {
-                let error = failure("moving the result into place")
-                _ = rename(aside.path, destination.path)
-                throw error
-            }
-            try? FileManager.default.removeItem(at: aside)
-        }
-        committed = true
-        TemporaryFiles.unregister(url.path)
-        // And the rename itself.
-        Self.syncFolder(destination.deletingLastPathComponent().path)
-    }
-
-    /// `fsync` of a folder, so that its entries survive a power cut (best effort: a file system
-    /// that cannot sync a folder still has the files' own syncs).
-    static func syncFolder(_ path: String) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
-    }
-
-    /// ``syncFolder(_:)`` of `root` and of every folder below it (a staged ensemble has a handful).
-    static func syncFolders(below root: URL) {
-        guard CloudFolderScanner.fileInfo(atPath: root.path).isDirectory else { return }
-        var folders = [root.path]
-        while let folder = folders.popLast() {
-            syncFolder(folder)
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-                let child = folder + "/" + name
-                if CloudFolderScanner.fileInfo(atPath: child).isDirectory { folders.append(child) }
+        do {
+            try TemporaryFiles.publish(url, at: destination, replacing: replacing)
+        } catch {
+            switch error {
+            case .destinationExists:
+                // Another writer published first: the same answer as if it had been there at the start.
+                throw ConversionFailure(
+                    usage: true,
+                    errors: [
+                        FormatError(
+                            .convertDestinationExists, "appeared while this was written; it is never replaced without --force",
+                            location: .init(file: destination.path))
+                    ])
+            case .failed(let reason):
+                throw ConversionFailure(errors: [FormatError(.convertWriteFailed, reason, location: .init(file: destination.path))])
             }
         }
+        committed = true
     }
 
     public func discard() {

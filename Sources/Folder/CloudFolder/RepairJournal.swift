@@ -800,5 +800,5 @@ public final class RepairJournal {
         return lstat(path, &status) == 0
     }
 
-    static func syncFolder(_ path: String) { StagingArea.syncFolder(path) }
+    static func syncFolder(_ path: String) { TemporaryFiles.syncFolder(path) }
 }

@@ -14,6 +14,23 @@ package enum TemporaryFiles {
         /// writer on another thread cannot recreate a folder that is being removed.
         let writeLock = NSLock()
         var stopping = false
+        /// Called by ``publish(_:at:replacing:)`` with the destination right before it renames:
+        /// tests create the destination there, as another writer may.
+        var beforePublish: (@Sendable (URL) -> Void)?
+    }
+
+    /// Sets the hook ``publish(_:at:replacing:)`` calls with the destination right before its
+    /// rename (nil to remove it): for tests of a destination that appears after the check.
+    package static func setBeforePublish(_ hook: (@Sendable (URL) -> Void)?) {
+        registry.lock.lock()
+        registry.beforePublish = hook
+        registry.lock.unlock()
+    }
+
+    static var beforePublish: (@Sendable (URL) -> Void)? {
+        registry.lock.lock()
+        defer { registry.lock.unlock() }
+        return registry.beforePublish
     }
 
     private static let registry = Registry()

@@ -98,7 +98,7 @@ extension Ensemble {
                     case .convertDestinationExists: .rebaseDestinationExists
                     default: .rebaseWriteFailed
                     }
-                return IntegrityProblem(code: code, number: nil, files: [], message: problem.message)
+                return IntegrityProblem(code: code, number: nil, files: problem.location.file.map { [$0] } ?? [], message: problem.message)
             }
             throw EnsembleError(kind: failure.usage ? .usage : .failure, problems: problems)
         } catch let error as EnsembleError {

@@ -73,7 +73,7 @@ struct Merge: ParsableCommand {
         // while the integrity checks run (they use one core), and kept only if they take it.
         var staged: StagedState?
         var overlap: ((StoreState) -> Void)?
-        if let out, sqlite == nil { overlap = { staged = StagedState($0, out: out, inBackground: true) } }
+        if let out, sqlite == nil { overlap = { staged = StagedState($0, out: out, replacing: force, inBackground: true) } }
         let state: StoreState
         let isStaged: Bool
         do {
@@ -147,7 +147,7 @@ struct Merge: ParsableCommand {
             }
             return Console.out(Data([UInt8(ascii: "\n")]))
         }
-        try StagedState(state, out: out, inBackground: false).commit()
+        try StagedState(state, out: out, replacing: force, inBackground: false).commit()
     }
 }
 
@@ -156,6 +156,7 @@ struct Merge: ParsableCommand {
 /// removes it.
 private final class StagedState: @unchecked Sendable {
     private let out: String
+    private let replacing: Bool
     private let destination: URL
     private let temporary: URL
     private let written = DispatchGroup()
@@ -164,8 +165,9 @@ private final class StagedState: @unchecked Sendable {
     /// What stopped the write: the message for standard error and the exit status.
     private var failure: (message: String, status: ExitStatus)?
 
-    init(_ state: StoreState, out: String, inBackground: Bool) {
+    init(_ state: StoreState, out: String, replacing: Bool, inBackground: Bool) {
         self.out = out
+        self.replacing = replacing
         destination = URL(fileURLWithPath: out).standardizedFileURL
         temporary = TemporaryFiles.reserveSibling(of: destination)
         if inBackground {
@@ -210,14 +212,18 @@ private final class StagedState: @unchecked Sendable {
             writeStandardError(failure.message)
             throw ToolExit(status: failure.status)
         }
+        try? handle?.close()
         do {
-            try handle?.close()
-            guard rename(temporary.path, destination.path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
-            }
+            try TemporaryFiles.publish(temporary, at: destination, replacing: replacing)
         } catch {
-            writeStandardError("logtool: \(out): could not write the state: \(error.localizedDescription)")
-            throw ToolExit(status: .usage)
+            switch error {
+            case .destinationExists:
+                writeStandardError("\(FormatError.Code.mergeDestinationExists): \(out): appeared while the state was written; give --force to replace it")
+                throw ToolExit(status: .usage)
+            case .failed(let reason):
+                writeStandardError("logtool: \(out): could not write the state: \(reason)")
+                throw ToolExit(status: .usage)
+            }
         }
     }
 

@@ -53,11 +53,25 @@ struct Timeline: ParsableCommand {
         let temporary = TemporaryFiles.reserveSibling(of: destination)
         defer { TemporaryFiles.release(temporary) }
         do {
-            try page.write(to: temporary)
-            guard rename(temporary.path, destination.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let handle = try TemporaryFiles.openFile(temporary)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: page)
+            try handle.synchronize()
         } catch {
             writeStandardError("logtool: \(output): the page could not be written: \(error.localizedDescription)")
             throw ToolExit(status: .problemsFound)
+        }
+        do {
+            try TemporaryFiles.publish(temporary, at: destination, replacing: force)
+        } catch {
+            switch error {
+            case .destinationExists:
+                writeStandardError("\(FormatError.Code.mergeDestinationExists): \(output): appeared while the page was written; give --force to replace it")
+                throw ToolExit(status: .usage)
+            case .failed(let reason):
+                writeStandardError("logtool: \(output): the page could not be written: \(reason)")
+                throw ToolExit(status: .problemsFound)
+            }
         }
     }
 }

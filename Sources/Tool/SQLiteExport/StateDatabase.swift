@@ -35,8 +35,15 @@ package enum StateDatabase {
         } catch {
             throw FormatError(.sqliteFailed, "\(error)", location: .init(file: path))
         }
-        guard rename(temporary.path, destination.path) == 0 else {
-            throw FormatError(.sqliteFailed, "could not move the database into place: \(String(cString: strerror(errno)))", location: .init(file: path))
+        do {
+            try TemporaryFiles.publish(temporary, at: destination, replacing: replacing)
+        } catch {
+            switch error {
+            case .destinationExists:
+                throw FormatError(.sqliteDestinationExists, "appeared while the database was written; it is never overwritten", location: .init(file: path))
+            case .failed(let reason):
+                throw FormatError(.sqliteFailed, reason, location: .init(file: path))
+            }
         }
     }
 
