@@ -12,6 +12,10 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [.package(path: toolkit.path)],
     targets: [
-        .executableTarget(name: "MergeAFolder", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)])
+        // Member import visibility (the direction of the language): `import EnsemblesToolkit`
+        // alone must make every member of what the library hands back usable.
+        .executableTarget(
+            name: "MergeAFolder", dependencies: [.product(name: "EnsemblesToolkit", package: toolkit.lastPathComponent)],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
     ]
 )
