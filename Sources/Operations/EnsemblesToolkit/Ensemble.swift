@@ -159,15 +159,29 @@ public struct Ensemble: Sendable {
         -> [EnsembleVerification]
     {
         var results: [EnsembleVerification] = []
+        try forEachVerified(asStore: asStore, progress: progress) { _, verification in results.append(verification) }
+        return results
+    }
+
+    /// Lists and reads each ensemble folder of the first input once, verifies it, and hands
+    /// `body` what was read (summaries) with the verification: for operations that report on
+    /// the folder beside verify's findings, without reading it again.
+    package func forEachVerified(
+        asStore: String? = nil, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil,
+        _ body: (EnsembleContents, EnsembleVerification) throws(EnsembleError) -> Void
+    ) throws(EnsembleError) {
         for listing in try listings() {
             progress?(listing.identifier, listing.entries.count)
+            let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
+            let verification: EnsembleVerification
             do {
-                results.append(try EnsembleVerifier.verify(listing, reader: reader, modelVersions: options.modelVersions, asStore: asStore))
+                verification = try EnsembleVerifier.verify(
+                    listing, contents: contents, reader: reader, modelVersions: options.modelVersions, asStore: asStore)
             } catch {
                 throw EnsembleError(.failure, error)
             }
+            try body(contents, verification)
         }
-        return results
     }
 }
 

@@ -70,12 +70,13 @@ public struct EnsembleVerification: Sendable {
 package enum EnsembleVerifier {
     /// Throws only when the event index (SQLite) fails, which says nothing about the folder.
     /// With `device`, the folder is also seen as that device sees it (Spec/merge.md 15.6).
+    /// `contents` is the listing read with summaries (verify needs each event's header,
+    /// references and change counts, never all object changes at once: a large folder would not
+    /// fit in memory); a caller that needs them too reads them once and passes them.
     package static func verify(
-        _ listing: EnsembleListing, reader: EventFileReader, modelVersions: ModelVersionCatalog? = nil, asStore device: String? = nil
+        _ listing: EnsembleListing, contents: EnsembleContents, reader: EventFileReader, modelVersions: ModelVersionCatalog? = nil,
+        asStore device: String? = nil
     ) throws(FormatError) -> EnsembleVerification {
-        // Summaries: verify needs each event's header, references and change counts, never all
-        // object changes at once (a large folder would not fit in memory).
-        let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
         let evidence = DeliveryEvidence(contents)
         var diagnostics: [Diagnostic] = []
         func add(

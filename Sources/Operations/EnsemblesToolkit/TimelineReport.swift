@@ -60,10 +60,9 @@ extension Ensemble {
     /// One timeline per ensemble of the first input (Spec/timeline.md); with `asStore`, device
     /// mode's held-back events are among the findings.
     public func timeline(asStore: String? = nil) throws(EnsembleError) -> [TimelineReport] {
-        let verifications = try verify(asStore: asStore)
         var reports: [TimelineReport] = []
-        for (listing, verification) in zip(try listings(), verifications) {
-            let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
+        // Each folder listed and read once: the marks come from what verify read.
+        try forEachVerified(asStore: asStore) { contents, verification in
             var marks: [TimelineReport.Mark] = []
             for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
                 guard let event = entry.event else { continue }
