@@ -213,18 +213,7 @@ private final class StagedState: @unchecked Sendable {
             throw ToolExit(status: failure.status)
         }
         try? handle?.close()
-        do {
-            try TemporaryFiles.publish(temporary, at: destination, replacing: replacing)
-        } catch {
-            switch error {
-            case .destinationExists:
-                writeStandardError("\(FormatError.Code.mergeDestinationExists): \(out): appeared while the state was written; give --force to replace it")
-                throw ToolExit(status: .usage)
-            case .failed(let reason):
-                writeStandardError("logtool: \(out): could not write the state: \(reason)")
-                throw ToolExit(status: .usage)
-            }
-        }
+        try publishOutput(temporary, at: destination, path: out, replacing: replacing, what: "the state", failure: .usage)
     }
 
     /// Waits for the write and removes the file.

@@ -61,17 +61,6 @@ struct Timeline: ParsableCommand {
             writeStandardError("logtool: \(output): the page could not be written: \(error.localizedDescription)")
             throw ToolExit(status: .problemsFound)
         }
-        do {
-            try TemporaryFiles.publish(temporary, at: destination, replacing: force)
-        } catch {
-            switch error {
-            case .destinationExists:
-                writeStandardError("\(FormatError.Code.mergeDestinationExists): \(output): appeared while the page was written; give --force to replace it")
-                throw ToolExit(status: .usage)
-            case .failed(let reason):
-                writeStandardError("logtool: \(output): the page could not be written: \(reason)")
-                throw ToolExit(status: .problemsFound)
-            }
-        }
+        try publishOutput(temporary, at: destination, path: output, replacing: force, what: "the page", failure: .problemsFound)
     }
 }
