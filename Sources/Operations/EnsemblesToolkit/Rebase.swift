@@ -86,10 +86,21 @@ extension Ensemble {
             modelVersion: input.modelHash ?? plan.foldedModelVersion ?? analysis.baselines.last(where: { $0.event.modelVersion != nil })?.event.modelVersion,
             revisionSet: plan.revisionSet)
         let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
+        let liveObjects = state.liveObjectCount
+        // The input's merged state, for the check of the new folder: the kept events replayed on
+        // top of the folded state are the rest of the input's replay (merge.md 13.7), so the
+        // input is not merged again from the start.
+        try Self.replay(plan.kept, into: &state, input)
+        let merged: [UInt8]
+        do {
+            merged = try state.documentBytes()
+        } catch {
+            throw EnsembleError(.failure, error)
+        }
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
         do {
             try RebaseWriter(path: path, binary: binary, replacing: replacing, reader: reader)
-                .write(baseline, named: name, plan: plan, listing: listing, input: input, folderLayers: folderLayers, to: outURL)
+                .write(baseline, named: name, plan: plan, listing: listing, input: input, merged: merged, folderLayers: folderLayers, to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
                 let code: FormatError.Code =
@@ -108,7 +119,7 @@ extension Ensemble {
         }
         return RebaseSummary(
             baseline: inside + "baselines/" + name, cutoffGlobalCount: plan.cutoff, foldedEvents: plan.foldedCount,
-            keptEvents: plan.kept.count, liveObjects: state.liveObjectCount)
+            keptEvents: plan.kept.count, liveObjects: liveObjects)
     }
 
     private static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(EnsembleError) {
@@ -129,8 +140,8 @@ private struct RebaseWriter {
     var reader: EventFileReader
 
     func write(
-        _ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, folderLayers: [WrapperLayer],
-        to outURL: URL
+        _ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, merged before: [UInt8],
+        folderLayers: [WrapperLayer], to outURL: URL
     ) throws {
         var staging = try StagingArea(for: outURL)
         staging.replacing = replacing
@@ -179,7 +190,6 @@ private struct RebaseWriter {
         guard (try? reader.readEvent(file: baselineURL.path, parts: [])) == baseline else {
             throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new baseline does not read back as the event written")])
         }
-        let before = try mergedDocument(input)
         var warnings: [FormatError] = []
         let after = try mergedDocument(try MergeInputs.gather([staging.url.path], reader: reader, summarize: true, warnings: &warnings))
         guard before == after else {
