@@ -56,7 +56,7 @@ struct Timeline: ParsableCommand {
             try page.write(to: temporary)
             guard rename(temporary.path, destination.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
         } catch {
-            writeStandardError("logtool: \(output): the page could not be written: \(error.localizedDescription)")
+            writeStandardError("logtool: \(escaped(output)): the page could not be written: \(error.localizedDescription)")
             throw ToolExit(status: .problemsFound)
         }
     }
