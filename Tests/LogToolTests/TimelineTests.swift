@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import JSONDocument
+import LogToolCore
 
 /// `logtool timeline` as a file (Spec/timeline.md); what a browser shows is checked by
 /// scripts/timeline-browser-test.py in a real headless chromium.
@@ -39,5 +40,36 @@ struct TimelineTests {
             arguments: ["timeline", "--as-store", "STORE-AA", "cloud/E"], in: Run.packageRoot.appendingPathComponent("Fixtures/merge/device-held-back"))
         #expect(run.status == 0)
         #expect(run.stdout.components(separatedBy: "data-code=\"verify.held-back\"").count - 1 == 4)
+    }
+}
+
+/// The data a timeline page embeds cannot change how the HTML parser reads the page
+/// (Spec/timeline.md 2): `<!--<script>` in a name once hid every later ensemble.
+@Suite("Timeline page: embedded data")
+struct TimelineDataTests {
+    @Test("no <, > or & in the embedded JSON, which still reads back to the folder's names")
+    func embeddedJSON() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // No "/": the name is also a folder's and files' (so no `</script>` here; `<` is what matters).
+        let name = "<!--<script>&amp;\u{2028}"
+        let (root, _, _) = try TerminalOutputTests.folder(in: scratch, name: name)
+        let run = LogTool.runCapturing(arguments: ["timeline", root.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let opening = #"<script type="application/json" class="timeline-data">"#
+        let pieces = run.stdout.components(separatedBy: opening).dropFirst()
+        #expect(pieces.count == 1)
+        for piece in pieces {
+            let json = try #require(piece.components(separatedBy: "</script>").first)
+            for character in ["<", ">", "&", "\u{2028}"] { #expect(!json.contains(character), "\(character) in \(json.prefix(300))") }
+            let data = try JSONParser.parse(Array(json.utf8))
+            #expect(data[JSONPointer(["lanes"])] == .array([.string("S" + name)]))
+            let files = (data[JSONPointer(["marks"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["0"])]?.stringValue }
+            #expect(files == ["events/1_S\(name)_0.cdeevent", "events/2_S\(name)_2.cdeevent"])
+            let codes = (data[JSONPointer(["findings"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["0"])]?.stringValue }
+            #expect(codes.contains("verify.revision-gap"))
+        }
+        // The page's own script element follows the data, whole.
+        #expect(run.stdout.contains("document.documentElement.setAttribute('data-script','ready');"))
     }
 }
