@@ -73,3 +73,39 @@ struct TimelineDataTests {
         #expect(run.stdout.contains("document.documentElement.setAttribute('data-script','ready');"))
     }
 }
+
+/// Many stores (Spec/timeline.md 2): at most 50 lanes, the stores after the 49th in one.
+@Suite("Timeline page: many stores")
+struct TimelineLaneTests {
+    @Test("55 stores give 49 lanes of their own and one lane of the other 6")
+    func sharedLane() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = scratch.appendingPathComponent("cloud/E")
+        for sub in ["stores", "events"] {
+            try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        for index in 1...55 {
+            let store = String(format: "STORE-%02d", index)
+            try Data(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>storeIdentifier</key><string>\#(store)</string></dict></plist>"#.utf8)
+                .write(to: ensemble.appendingPathComponent("stores/\(store)"))
+            let event =
+                #"{"changesByEntity":{},"globalCount":\#(index),"revisionsByStoreIdentifier":{"\#(store)":0},"storeIdentifier":"\#(store)","timestamp":"1.0","type":200,"uniqueIdentifier":"U\#(index)"}"#
+            try Data(event.utf8).write(to: ensemble.appendingPathComponent("events/\(index)_\(store)_0.cdeevent"))
+        }
+        let run = LogTool.runCapturing(arguments: ["timeline", ensemble.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let page = run.stdout
+        #expect(page.components(separatedBy: "<g class=\"lane").count - 1 == 50)
+        #expect(page.components(separatedBy: "<g class=\"lane\" data-store=").count - 1 == 49)
+        #expect(page.contains(#"<g class="lane more" data-more="6">"#))
+        #expect(page.contains(">+6 more stores</text>"))
+        #expect(page.contains(#"data-store="STORE-49""#) && !page.contains(#"<g class="lane" data-store="STORE-50""#))
+        // The drawing is 44 + 50 * 36 + 40 high; every mark lies inside it, the last ones on lane 50.
+        #expect(page.contains(#"viewBox="0 0 1380 1884""#))
+        let marks = page.components(separatedBy: "<circle class=\"mark type-").dropFirst().filter { $0.contains("data-i=") }
+        let rows = marks.compactMap { $0.components(separatedBy: " cy=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) } }
+        #expect(rows.count == 55 && rows.allSatisfy { $0 <= 44 + 49 * 36 + 18 })
+        #expect(rows.filter { $0 == 44 + 49 * 36 + 18 }.count == 6)
+    }
+}
