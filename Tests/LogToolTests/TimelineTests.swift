@@ -87,8 +87,10 @@ struct TimelineLaneTests {
         }
         for index in 1...55 {
             let store = String(format: "STORE-%02d", index)
-            try Data(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>storeIdentifier</key><string>\#(store)</string></dict></plist>"#.utf8)
-                .write(to: ensemble.appendingPathComponent("stores/\(store)"))
+            try Data(
+                #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>storeIdentifier</key><string>\#(store)</string></dict></plist>"#.utf8
+            )
+            .write(to: ensemble.appendingPathComponent("stores/\(store)"))
             let event =
                 #"{"changesByEntity":{},"globalCount":\#(index),"revisionsByStoreIdentifier":{"\#(store)":0},"storeIdentifier":"\#(store)","timestamp":"1.0","type":200,"uniqueIdentifier":"U\#(index)"}"#
             try Data(event.utf8).write(to: ensemble.appendingPathComponent("events/\(index)_\(store)_0.cdeevent"))
