@@ -25,6 +25,19 @@ struct TerminalTextTests {
         #expect(TerminalText.escape(bytes: Array(value.utf8)) == expected)
     }
 
+    @Test("a character to escape is found at every offset, in the words of eight bytes and after them")
+    func offsets() {
+        for offset in 0..<24 {
+            let before = String(repeating: "a", count: offset), after = String(repeating: "b", count: 24 - offset)
+            for (character, shown) in [("\u{1B}", #"\x1b"#), ("\u{7F}", #"\x7f"#), ("\\", #"\\"#), ("\u{9B}", #"\u009b"#), ("\u{2029}", #"\u2029"#)] {
+                #expect(TerminalText.escape(before + character + after) == before + shown + after, "\(offset) \(shown)")
+            }
+            #expect(TerminalText.escape(before + "\n" + after) == before + #"\x0a"# + after)
+            #expect(TerminalText.escapeControls(before + "\n\t\\" + after, keepingLineBreaks: true) == before + "\n\t\\" + after)
+            #expect(TerminalText.escapeControls(before + "\u{0B}" + after, keepingLineBreaks: true) == before + #"\x0b"# + after)
+        }
+    }
+
     @Test("bytes outside UTF-8 are written \\xHH, the rest as text")
     func bytes() {
         // "a", a lone continuation byte, "é" (C3 A9), a truncated 3-byte sequence, ESC, 0xFF.

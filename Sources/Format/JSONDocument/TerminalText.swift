@@ -7,7 +7,7 @@ package enum TerminalText {
     /// U+0080..U+009F, U+2028 and U+2029 as `\uHHHH` (lowercase hexadecimal). Everything else
     /// is kept. The result holds no control character, not even a line feed or a tab.
     package static func escape(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x5C || needsEscape(byte: $0) }) || hasWideControl(value) else { return value }
+        guard mayChange(value, backslash: true, keepingLineBreaks: false) else { return value }
         return escape(bytes: value.utf8)
     }
 
@@ -38,11 +38,10 @@ package enum TerminalText {
     /// are already escaped (JSON fragments), and as the last guard of standard output and error,
     /// which a value that was not escaped then cannot reach as a control sequence either.
     package static func escapeControls(_ text: String, keepingLineBreaks: Bool = false) -> String {
-        let kept: (UInt8) -> Bool = { keepingLineBreaks && ($0 == 0x0A || $0 == 0x09) }
-        guard text.utf8.contains(where: { needsEscape(byte: $0) && !kept($0) }) || hasWideControl(text) else { return text }
+        guard mayChange(text, backslash: false, keepingLineBreaks: keepingLineBreaks) else { return text }
         var shown = ""
         for scalar in text.unicodeScalars {
-            if scalar.isASCII && kept(UInt8(scalar.value)) {
+            if keepingLineBreaks && (scalar == "\n" || scalar == "\t") {
                 shown.unicodeScalars.append(scalar)
             } else {
                 append(scalar, to: &shown, backslash: false)
@@ -60,14 +59,41 @@ package enum TerminalText {
         }
     }
 
-    /// A byte that is a C0 control or DEL, or the lead byte of U+0080..U+009F (0xC2).
-    private static func needsEscape(byte: UInt8) -> Bool {
-        byte < 0x20 || byte == 0x7F || byte == 0xC2
-    }
-
-    /// Whether `text` holds U+2028 or U+2029 (UTF-8 E2 80 A8 / A9); checked only where E2 occurs.
-    private static func hasWideControl(_ text: String) -> Bool {
-        text.utf8.contains(0xE2) && text.unicodeScalars.contains { $0.value == 0x2028 || $0.value == 0x2029 }
+    /// Whether `text` may hold a character the rule changes: a C0 control (but line feeds and
+    /// tabs when they are kept), DEL, a backslash when asked, or a byte that starts U+0080..U+009F
+    /// (0xC2) or U+2028/U+2029 (0xE2). Eight bytes at a time: text output can be a pretty-printed
+    /// event of many megabytes, checked twice (by its renderer and by standard output).
+    private static func mayChange(_ text: String, backslash: Bool, keepingLineBreaks: Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            func changes(_ byte: UInt8) -> Bool {
+                switch byte {
+                case 0x0A, 0x09: !keepingLineBreaks
+                case 0x00...0x1F, 0x7F, 0xC2, 0xE2: true
+                case 0x5C: backslash
+                default: false
+                }
+            }
+            var index = 0
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 {
+                    for offset in 0..<8 where changes(bytes[index + offset]) { return true }
+                } else {
+                    var lanes = ByteLanes.inRange(word, 0, 0x20) | ByteLanes.inRange(word, 0x7F, 0x80)
+                    if keepingLineBreaks { lanes &= ~ByteLanes.inRange(word, 0x09, 0x0B) }
+                    if backslash { lanes |= ByteLanes.inRange(word, 0x5C, 0x5D) }
+                    if lanes != 0 { return true }
+                }
+                index += 8
+            }
+            while index < bytes.count {
+                if changes(bytes[index]) { return true }
+                index += 1
+            }
+            return false
+        }
     }
 
     private static func hex(_ value: some BinaryInteger, digits: Int, prefix: String) -> String {
