@@ -281,7 +281,8 @@ enum TimelinePage {
           function y(s){return T+(lane[s]||0)*H+H/2;}
           function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}
           function add(e,m,out){var t=document.createElementNS(NS,'title');t.textContent=m[0]+(out?' (time out of range)':'');e.appendChild(t);marks.appendChild(e);}
-          function byGC(gc){for(var i=0;i<data.marks.length;i++)if(data.marks[i][3]===gc)return key(data.marks[i]);return useTime?null:gc;}
+          var atGC=new Map();data.marks.forEach(function(m,i){if(!atGC.has(m[3]))atGC.set(m[3],i);});
+          function byGC(gc){var i=atGC.get(gc);return i===undefined?(useTime?null:gc):key(data.marks[i]);}
           function draw(){
             marks.textContent='';
             var visible=[];for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null||(v>=view[0]&&v<=view[1]))visible.push(i);}
