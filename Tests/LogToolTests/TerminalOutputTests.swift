@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CSQLite
 import JSONDocument
 import LogToolCore
 
@@ -98,6 +99,26 @@ struct TerminalOutputTests {
         let merge = LogTool.runCapturing(arguments: ["merge", root.path])
         #expect(merge.stderr.contains(#"misses revisions"#))
         #expect(merge.stderr.contains(#"store="S\u001b]0;owned\u0007\u001b[2J\u001b[31m\r\n0 errors\u007f\u009b1m""#), "\(merge.stderr)")
+    }
+
+    @Test("inspect STORE.sqlite escapes the entity names of Z_PRIMARYKEY")
+    func store() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = scratch.appendingPathComponent("App.sqlite")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/external/coredata-sqlite/kik.sqlite"), to: store)
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(store.path, &handle) == SQLITE_OK)
+        // Every entity name gets the hostile text: char(27) is ESC, char(7) BEL, char(13) CR, char(10) LF.
+        let sql = "UPDATE Z_PRIMARYKEY SET Z_NAME = Z_NAME || char(27) || ']0;owned' || char(7) || char(13) || char(10) || '0 errors' || char(127) || char(155)"
+        try #require(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        // Closed before the store is read: inspect opens it immutable, without a write-ahead log.
+        try #require(sqlite3_close(handle) == SQLITE_OK)
+        let run = LogTool.runCapturing(arguments: ["inspect", store.path])
+        #expect(Self.forbidden(run.stdout, tabs: false).isEmpty, "\(TerminalText.escape(run.stdout))")
+        #expect(Self.forbidden(run.stderr, tabs: false).isEmpty)
+        #expect(run.stdout.contains(#"\x1b]0;owned\x07\x0d\x0a0 errors\x7f\u009b"#), "\(TerminalText.escape(run.stdout))")
+        #expect(!run.stdout.split(separator: "\n").contains { $0.hasPrefix("0 errors") })
     }
 
     @Test("the built logtool writes no control character of a name either")
