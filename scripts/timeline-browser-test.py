@@ -10,7 +10,8 @@ Selenium) and checks what a user sees (Spec/timeline.md 5):
 - a page of 100,000 events renders in under 5 seconds (LOGTOOL_TIMELINE_EVENTS changes the count);
 - names holding `<!--<script>` hide nothing: every ensemble, the legend and the page's script are
   there, with no console error;
-- timestamps of 1e300 and -1e300 give no console error and no NaN, on either axis;
+- timestamps of 1e300 and -1e300 give no console error and no NaN, on either axis, and a store
+  named `constructor` (a property every JavaScript object has) keeps its lane;
 - with LOGTOOL_TIMELINE_HUGE=1 (by hand: it takes minutes), a page of 1,000,000 events loads and
   zooms (LOGTOOL_TIMELINE_HUGE_EVENTS changes the count).
 
@@ -197,6 +198,8 @@ def far_timestamps(logtool, driver, work):
     """Times a JavaScript Date cannot show are drawn at the edge of the time axis."""
     root = os.path.join(work, "far", "cloud")
     write_ensemble(os.path.join(root, "E"), "FAR-STORE", [(1, 0, "10.0"), (2, 1, "1e300"), (3, 2, "-1e300"), (4, 3, "20.0")])
+    # A store named like a property every JavaScript object has: its lane must still be a number.
+    write_ensemble(os.path.join(root, "F"), "constructor", [(1, 0, "5.0"), (2, 1, "6.0")])
     page = os.path.join(work, "far.html")
     made = run(logtool, "timeline", root, "-o", page)
     check(made.returncode == 0, "timeline of the far folder exits 0: " + made.stderr)
@@ -219,6 +222,9 @@ def far_timestamps(logtool, driver, work):
         for mark in driver.find_elements(By.CSS_SELECTOR, "circle.mark"):
             driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", mark)
         check(console_errors(driver) == [], "no console errors on the %s axis of the far folder" % axis)
+    proto = driver.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll('circle.mark[data-store=\"constructor\"]'),function(c){return c.getAttribute('cy');});")
+    check(len(proto) == 2 and all(re.fullmatch(r"[0-9.]+", v) for v in proto), "the marks of store constructor sit on its lane: %s" % proto)
     pinned = driver.find_elements(By.CSS_SELECTOR, "circle.mark.out-of-range")
     check(len(pinned) == 2, "the two far events are drawn out of range on the time axis: %d" % len(pinned))
     if pinned:
