@@ -7,7 +7,13 @@ Selenium) and checks what a user sees (Spec/timeline.md 5):
 - every finding of `logtool verify` drawn once, on the lane of the store it concerns, and a
   revision gap drawn between the marks of the revisions around it;
 - a click on an event shows that event in the detail panel;
-- a page of 100,000 events renders in under 5 seconds (LOGTOOL_TIMELINE_EVENTS changes the count).
+- a page of 100,000 events renders in under 5 seconds (LOGTOOL_TIMELINE_EVENTS changes the count);
+- names holding `<!--<script>` hide nothing: every ensemble, the legend and the page's script are
+  there, with no console error;
+- timestamps of 1e300 and -1e300 give no console error and no NaN, on either axis, and a store
+  named `constructor` (a property every JavaScript object has) keeps its lane;
+- with LOGTOOL_TIMELINE_HUGE=1 (by hand: it takes minutes), a page of 1,000,000 events loads and
+  zooms (LOGTOOL_TIMELINE_HUGE_EVENTS changes the count).
 
 Usage: python3 scripts/timeline-browser-test.py LOGTOOL
 Exit status: 0 when every check passes, 1 otherwise. Needs chromium, chromium-driver and selenium.
@@ -140,6 +146,120 @@ def large_page(logtool, driver, work):
     check(console_errors(driver) == [], "no console errors after zooming")
 
 
+def write_ensemble(folder, store, events, entity="Item"):
+    """An ensemble folder of `store`'s events [(global count, revision, timestamp text)]."""
+    for sub in ("stores", "events", "baselines", "data"):
+        os.makedirs(os.path.join(folder, sub), exist_ok=True)
+    xml = store.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    with open(os.path.join(folder, "stores", store), "w") as f:
+        f.write('<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>storeIdentifier</key>'
+                "<string>%s</string></dict></plist>\n" % xml)
+    for count, revision, timestamp in events:
+        event = {"changesByEntity": {entity: [{"globalIdentifier": "i%d" % count, "type": 100,
+                                               "properties": [{"propertyName": "title", "type": 0, "value": entity}]}]},
+                 "globalCount": count, "revisionsByStoreIdentifier": {store: revision}, "storeIdentifier": store,
+                 "timestamp": timestamp, "type": 200, "uniqueIdentifier": "%s-%d" % (store, count)}
+        with open(os.path.join(folder, "events", "%d_%s_%d.cdeevent" % (count, store, revision)), "w") as f:
+            json.dump(event, f, sort_keys=True, separators=(",", ":"))
+
+
+def script_ran(driver):
+    return driver.execute_script("return document.documentElement.getAttribute('data-script')") == "ready"
+
+
+def markup_names(logtool, driver, work):
+    """Every name holds `<!--<script>`, which once put the HTML parser in its "script data double
+    escaped" state: the first ensemble's data element swallowed the rest of the page."""
+    hostile = "<!--<script>"
+    root = os.path.join(work, "markup", "cloud")
+    for index in range(3):
+        # A revision gap in each, so that each ensemble has a finding to lose.
+        write_ensemble(os.path.join(root, "E%s%d" % (hostile, index)), "S%s%d" % (hostile, index),
+                       [(1, 0, "1.0"), (2, 2, "2.0")], entity="Item" + hostile)
+    page = os.path.join(work, "markup.html")
+    made = run(logtool, "timeline", root, "-o", page)
+    check(made.returncode == 0, "timeline of the markup folder exits 0: " + made.stderr)
+    verify = json.loads(run(logtool, "verify", "--json", root).stdout)
+    driver.get("file://" + page)
+    sections = driver.find_elements(By.CSS_SELECTOR, "section.ensemble")
+    check(len(sections) == len(verify["ensembles"]) == 3, "all 3 ensembles of the markup folder are on the page: %d" % len(sections))
+    findings = sum(len(e["diagnostics"]) for e in verify["ensembles"])
+    drawn = driver.find_elements(By.CSS_SELECTOR, "svg.timeline .finding")
+    check(findings > 0 and len(drawn) == findings, "%d findings drawn, verify reports %d" % (len(drawn), findings))
+    check(len(driver.find_elements(By.CSS_SELECTOR, "section.legend")) == 1 and len(driver.find_elements(By.ID, "detail")) == 1,
+          "the legend and the detail panel follow the data")
+    check(script_ran(driver), "the page's script ran on the markup folder")
+    lanes = [lane.get_attribute("data-store") for lane in driver.find_elements(By.CSS_SELECTOR, "g.lane")]
+    check(lanes == ["S%s%d" % (hostile, i) for i in range(3)], "the lanes carry the names as they are: %s" % lanes)
+    check(console_errors(driver) == [], "no console errors on the markup folder: %s" % console_errors(driver))
+
+
+def far_timestamps(logtool, driver, work):
+    """Times a JavaScript Date cannot show are drawn at the edge of the time axis."""
+    root = os.path.join(work, "far", "cloud")
+    write_ensemble(os.path.join(root, "E"), "FAR-STORE", [(1, 0, "10.0"), (2, 1, "1e300"), (3, 2, "-1e300"), (4, 3, "20.0")])
+    # A store named like a property every JavaScript object has: its lane must still be a number.
+    write_ensemble(os.path.join(root, "F"), "constructor", [(1, 0, "5.0"), (2, 1, "6.0")])
+    page = os.path.join(work, "far.html")
+    made = run(logtool, "timeline", root, "-o", page)
+    check(made.returncode == 0, "timeline of the far folder exits 0: " + made.stderr)
+    driver.get("file://" + page)
+    check(script_ran(driver), "the page's script ran on the far folder")
+
+    def numbers_finite():
+        values = driver.execute_script(
+            "var r=[];document.querySelectorAll('svg.timeline .mark, svg.timeline .bin').forEach(function(e){"
+            "['cx','cy','x','y','width','height'].forEach(function(a){if(e.hasAttribute(a))r.push(e.getAttribute(a));});});return r;")
+        return values and all(re.fullmatch(r"-?[0-9.e+-]+", v) and v not in ("NaN",) for v in values)
+
+    for axis in ("global count", "time"):
+        if axis == "time":
+            driver.find_element(By.ID, "axis").click()
+        driver.execute_script(
+            "var s=document.querySelector('svg.timeline');for(var i=0;i<5;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:500,bubbles:true,cancelable:true}));"
+            "for(var i=0;i<5;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:1,clientX:500,bubbles:true,cancelable:true}));")
+        check(numbers_finite(), "every mark has finite coordinates on the %s axis" % axis)
+        for mark in driver.find_elements(By.CSS_SELECTOR, "circle.mark"):
+            driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", mark)
+        check(console_errors(driver) == [], "no console errors on the %s axis of the far folder" % axis)
+    proto = driver.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll('circle.mark[data-store=\"constructor\"]'),function(c){return c.getAttribute('cy');});")
+    check(len(proto) == 2 and all(re.fullmatch(r"[0-9.]+", v) for v in proto), "the marks of store constructor sit on its lane: %s" % proto)
+    pinned = driver.find_elements(By.CSS_SELECTOR, "circle.mark.out-of-range")
+    check(len(pinned) == 2, "the two far events are drawn out of range on the time axis: %d" % len(pinned))
+    if pinned:
+        driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", pinned[0])
+        check("out of range" in driver.find_element(By.ID, "detail").text, "the detail panel says the time is out of range")
+    check(console_errors(driver) == [], "no console errors after clicking the far events")
+
+
+def huge_page(logtool, driver, work):
+    """Opt-in: a page of a million events loads and zooms (its script once died at load)."""
+    count = int(os.environ.get("LOGTOOL_TIMELINE_HUGE_EVENTS", "1000000"))
+    folder = os.path.join(work, "huge")
+    started = time.time()
+    made = run(logtool, "generate", "--stores", "10", "--objects", "1000", "--changes", str(count), "--changes-per-event", "1",
+               "--encoding", "binary", "--seed", "11", folder)
+    print("generated %d events in %.1f s" % (count, time.time() - started))
+    check(made.returncode == 0, "generate %d events: %s" % (count, made.stderr))
+    page = os.path.join(work, "huge.html")
+    started = time.time()
+    made = run(logtool, "timeline", os.path.join(folder, "cloud"), "-o", page)
+    check(made.returncode == 0, "timeline of %d events: %s" % (count, made.stderr))
+    print("timeline of %d events written in %.1f s (%d bytes)" % (count, time.time() - started, os.path.getsize(page)))
+    started = time.time()
+    driver.get("file://" + page)
+    print("page of %d events loaded in %.2f s" % (count, time.time() - started))
+    check(script_ran(driver), "the page's script ran on %d events" % count)
+    check(console_errors(driver) == [], "no console errors on %d events: %s" % (count, console_errors(driver)[:3]))
+    started = time.time()
+    driver.execute_script(
+        "var s=document.querySelector('svg.timeline');for(var i=0;i<60;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:400,bubbles:true,cancelable:true}));")
+    print("60 zoom steps on %d events in %.2f s" % (count, time.time() - started))
+    check(len(driver.find_elements(By.CSS_SELECTOR, "circle.mark")) > 0, "zooming in on %d events draws single events" % count)
+    check(console_errors(driver) == [], "no console errors after zooming %d events" % count)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -149,7 +269,11 @@ def main():
         driver = browser(work)
         try:
             fixture_page(logtool, driver, work)
+            markup_names(logtool, driver, work)
+            far_timestamps(logtool, driver, work)
             large_page(logtool, driver, work)
+            if os.environ.get("LOGTOOL_TIMELINE_HUGE") == "1":
+                huge_page(logtool, driver, work)
         finally:
             driver.quit()
     print("timeline browser test: %d failure(s)" % len(failures))

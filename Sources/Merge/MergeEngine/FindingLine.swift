@@ -3,8 +3,9 @@ import EnsembleModel
 
 /// The one-line form of a finding or read error on standard error (Spec/merge.md 5.9):
 /// `code [(number)] [files] [[name=value, ...]]: message`, with fields quoted as JSON strings
-/// whenever they could be confused with the separators or hold control characters. The
-/// conformance runner parses what the merge writes with the same type.
+/// whenever they could be confused with the separators or hold control characters, and the
+/// message escaped as all text output is (Spec/README.md 4.1). The conformance runner parses
+/// what the merge writes with the same type.
 public enum FindingLine {
     /// The line for `problem`, without its final LF.
     public static func render(_ problem: IntegrityProblem) -> String {
@@ -14,7 +15,7 @@ public enum FindingLine {
         if !problem.details.isEmpty {
             line += " [" + problem.details.map { "\($0.key)=\(field(text(of: $0.value)))" }.joined(separator: ", ") + "]"
         }
-        return line + ": " + escapeControls(problem.message)
+        return line + ": " + TerminalText.escape(problem.message)
     }
 
     /// A parsed line: what conformance compares. Nil when `line` does not follow the grammar.
@@ -87,19 +88,15 @@ public enum FindingLine {
     }
 
     private static func quoted(_ value: String) -> String {
-        "\"" + escape(value, quotes: true) + "\""
+        "\"" + escape(value) + "\""
     }
 
-    /// Control characters (and line separators) written as JSON escapes, so that a message
-    /// never breaks its line.
-    private static func escapeControls(_ text: String) -> String { escape(text, quotes: false) }
-
-    private static func escape(_ text: String, quotes: Bool) -> String {
+    private static func escape(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "\"" where quotes: result += "\\\""
-            case "\\" where quotes: result += "\\\\"
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
             case "\u{08}": result += "\\b"
             case "\t": result += "\\t"
             case "\n": result += "\\n"

@@ -50,13 +50,13 @@ struct Conformance: ParsableCommand {
             throw ToolExit(status: .usage)
         }
         guard let cases = ConformanceRunner.cases(in: root) else {
-            writeStandardError("logtool: \(root.path): not a folder that can be listed")
+            writeStandardError("logtool: \(escaped(root.path)): not a folder that can be listed")
             throw ToolExit(status: .usage)
         }
         var listed: [String] = []
         if let expectedFailures {
             guard let text = try? String(contentsOfFile: expectedFailures, encoding: .utf8) else {
-                writeStandardError("logtool: \(expectedFailures): cannot be read as UTF-8 text")
+                writeStandardError("logtool: \(escaped(expectedFailures)): cannot be read as UTF-8 text")
                 throw ToolExit(status: .usage)
             }
             listed = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
@@ -85,7 +85,7 @@ struct Conformance: ParsableCommand {
                     ])))
             if !json {
                 let tag = ["pass": "PASS", "fail": "FAIL", "expected-failure": "XFAIL", "unexpected-pass": "XPASS"][verdict] ?? verdict
-                writeStandardOutput("\(tag) \(testCase.name)\n" + differences.map { "  \($0)\n" }.joined())
+                writeStandardOutput("\(tag) \(escaped(testCase.name))\n" + differences.map { "  \(escaped($0))\n" }.joined())
             }
         }
         failed += errors.count
@@ -98,7 +98,7 @@ struct Conformance: ParsableCommand {
                         ("errors", .array(errors.map(JSONValue.string))),
                     ])))
         } else {
-            for error in errors { writeStandardOutput("error: \(error)\n") }
+            for error in errors { writeStandardOutput("error: \(escaped(error))\n") }
             if !listed.isEmpty { writeStandardOutput("\(expected) failed as expected (--expected-failures)\n") }
             writeStandardOutput("\(passed) passed, \(failed) failed\n")
         }

@@ -83,7 +83,7 @@ struct Generate: ParsableCommand {
         do throws(ConversionFailure) {
             summary = try generator.write(to: out, replacing: force)
         } catch {
-            for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }
+            for problem in error.errors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
             throw ToolExit(status: error.usage ? .usage : .problemsFound)
         }
         if json {
@@ -104,7 +104,7 @@ struct Generate: ParsableCommand {
             writeStandardOutput(
                 """
                 Generated \(summary.events) events with \(summary.objectChanges) object changes (\(summary.inserts) inserts, \
-                \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(out).
+                \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(escaped(out)).
 
                 """)
         }

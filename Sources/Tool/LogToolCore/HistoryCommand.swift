@@ -46,7 +46,7 @@ struct History: ParsableCommand {
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
         let document: JSONValue
         var warnings: [FormatError] = []
-        defer { for warning in warnings { writeStandardError("warning: \(warning)") } }
+        defer { for warning in warnings { writeStandardError("warning: \(escaped(warning))") } }
         do {
             document = try ensemble.history(entity: entity, id: id, warnings: &warnings)
         } catch {
@@ -69,7 +69,7 @@ struct History: ParsableCommand {
                 "  \(InspectText.text(field(change, "file")))  store \(InspectText.text(field(change, "store"))) revision \(InspectText.text(field(change, "revision"))) global count \(InspectText.text(field(change, "globalCount")))"
             lines.append(line)
             for (name, value) in field(change, "properties")?.objectValue ?? JSONObject() {
-                lines.append("      \(name) = \(JSONWriter().string(value))")
+                lines.append("      \(escaped(name)) = \(InspectText.json(value))")
             }
             let concurrent = field(change, "concurrentWith")?.arrayValue ?? []
             if !concurrent.isEmpty { lines.append("      concurrent with \(concurrent.map { InspectText.text($0) }.joined(separator: ", "))") }
@@ -78,7 +78,7 @@ struct History: ParsableCommand {
         lines.append(field(final, "live") == .bool(true) ? "Final state:" : "Final state: not live")
         for (name, entry) in field(final, "properties")?.objectValue ?? JSONObject() {
             let by = field(entry, "setBy").flatMap { $0 == .null ? nil : InspectText.text($0) } ?? "an inverse relationship"
-            lines.append("  \(name) = \(JSONWriter().string(field(entry, "value") ?? .null))  (last set by \(by))")
+            lines.append("  \(escaped(name)) = \(InspectText.json(field(entry, "value") ?? .null))  (last set by \(by))")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -10,7 +10,7 @@ enum InspectText {
         } else if report[JSONPointer(["kind"])] == .string("log") {
             let events = report[JSONPointer(["events"])]?.arrayValue ?? []
             lines.append("\(text(report[JSONPointer(["file"])])): \(text(report[JSONPointer(["encoding"])])) log of \(events.count) events, shown as v2 JSON")
-            lines += events.map { JSONWriter(layout: .pretty).string($0) }
+            lines += events.map { json($0, layout: .pretty) }
             renderProblems(report[JSONPointer(["unreadable"])]?.arrayValue ?? [], into: &lines)
         } else {
             for ensemble in report[JSONPointer(["ensembles"])]?.arrayValue ?? [] {
@@ -118,7 +118,7 @@ enum InspectText {
         }
         lines.append(title)
         if let event = field("event"), event != .null {
-            lines.append(JSONWriter(layout: .pretty).string(event))
+            lines.append(json(event, layout: .pretty))
         }
         renderProblems(field("unreadable")?.arrayValue ?? [], into: &lines)
         for key in field("unknownKeys")?.arrayValue ?? [] {
@@ -132,12 +132,20 @@ enum InspectText {
         return "  [" + names.joined(separator: "+") + "]"
     }
 
-    /// A value as plain text: strings without quotes, null as `-`, the rest as compact JSON.
+    /// A value as plain text: strings without quotes, null as `-`, the rest as compact JSON;
+    /// escaped for a terminal either way (Spec/README.md 4.1).
     static func text(_ value: JSONValue?) -> String {
         switch value {
         case nil, .null?: "-"
-        case .string(let string)?: string
-        case let other?: JSONWriter().string(other)
+        case .string(let string)?: TerminalText.escape(string)
+        case let other?: json(other)
         }
+    }
+
+    /// `value` as JSON text for people: JSON escapes C0 controls (line feeds and tabs in strings
+    /// too) and backslashes itself; DEL, C1 and the line separators, which it writes as they are,
+    /// are escaped by Spec/README.md 4.1. The line feeds of the pretty layout stay.
+    static func json(_ value: JSONValue, layout: JSONWriter.Layout = .compact) -> String {
+        TerminalText.escapeControls(JSONWriter(layout: layout).string(value), keepingLineBreaks: true)
     }
 }

@@ -201,12 +201,23 @@ private final class KeptUntilExit<Value> {
     init(_ value: Value) { self.value = value }
 }
 
+/// Writes text for people to standard error, one LF after it. Values in it are written with
+/// ``escaped(_:)``; a control character that still reaches here is escaped all the same, all but
+/// line feeds and tabs (Spec/README.md 4.1).
 func writeStandardError(_ text: String) {
-    Console.err(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    let safe = TerminalText.escapeControls(text, keepingLineBreaks: true)
+    Console.err(Data((safe.hasSuffix("\n") ? safe : safe + "\n").utf8))
 }
 
+/// Writes text for people to standard output, guarded like ``writeStandardError(_:)``.
 func writeStandardOutput(_ text: String) {
-    Console.out(Data(text.utf8))
+    Console.out(Data(TerminalText.escapeControls(text, keepingLineBreaks: true).utf8))
+}
+
+/// A name or other value from the input as text output shows it (Spec/README.md 4.1): no
+/// control character, no line break, backslashes doubled.
+func escaped(_ value: Any) -> String {
+    TerminalText.escape(String(describing: value))
 }
 
 /// The ensembles of a cloud folder; a path that is not one ends the command with exit 2.
@@ -214,7 +225,7 @@ func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleLis
     do {
         return try CloudFolderScanner().scan(path, listsEvents: listsEvents)
     } catch {
-        writeStandardError("logtool: \(error)")
+        writeStandardError("logtool: \(escaped(error))")
         throw ToolExit(status: .usage)
     }
 }
@@ -254,14 +265,15 @@ func checkDestination(_ path: String, force: Bool, existsCode: FormatError.Code)
     do {
         try Converter.checkDestination(path, replacing: force, existsCode: existsCode)
     } catch {
-        for problem in error.errors { writeStandardError("\(problem.code): \(path): \(problem.message)") }
+        for problem in error.errors { writeStandardError("\(problem.code): \(escaped(path)): \(escaped(problem.message))") }
         throw ToolExit(status: .usage)
     }
 }
 
 /// Prints a JSON document for scripts: canonical (compact, sorted keys), then one LF.
 func writeJSON(_ value: JSONValue) {
-    writeStandardOutput(JSONWriter().string(value) + "\n")
+    // JSON escapes every C0 control itself (Spec/v2-json.md 6.3); a document is never rewritten.
+    Console.out(Data((JSONWriter().string(value) + "\n").utf8))
 }
 
 /// The encoding of written v2 events: `json` (Spec/v2-json.md) or `binary` (Spec/v2-binary.md).
@@ -316,7 +328,7 @@ struct ReadingOptions: ParsableArguments {
                 catalog.add(try CoreDataStoreMetadata.read(path: path).modelVersion)
                 known = catalog
             } catch {
-                writeStandardError("logtool: the store metadata could not be read: \(error)")
+                writeStandardError("logtool: the store metadata could not be read: \(escaped(error))")
                 throw ToolExit(status: .usage)
             }
         }
@@ -331,7 +343,7 @@ struct ReadingOptions: ParsableArguments {
         do {
             return ModelVersionCatalog(try CompiledModel.versions(at: model, version: modelVersion))
         } catch {
-            writeStandardError("logtool: the compiled model could not be read: \(error)")
+            writeStandardError("logtool: the compiled model could not be read: \(escaped(error))")
             throw ToolExit(status: .usage)
         }
     }
@@ -342,7 +354,7 @@ struct ReadingOptions: ParsableArguments {
         do {
             return try ModelBundle(path: model).load(version: modelVersion)
         } catch {
-            writeStandardError("logtool: the model could not be loaded: \(error)")
+            writeStandardError("logtool: the model could not be loaded: \(escaped(error))")
             throw ToolExit(status: .usage)
         }
     }
@@ -390,7 +402,7 @@ struct Inspect: ParsableCommand {
     func run() throws {
         if ModelBundle.looksLikeModel(path) {
             guard FileManager.default.fileExists(atPath: path) else {
-                writeStandardError("logtool: \(path): no such file or folder")
+                writeStandardError("logtool: \(escaped(path)): no such file or folder")
                 throw ToolExit(status: .usage)
             }
             let report = ModelReport.make(path: path, version: options.modelVersion)
@@ -505,7 +517,7 @@ struct Convert: ParsableCommand {
             summary = try converter.convert(source: source, destination: destination, replacing: force)
         } catch {
             if error.usage {
-                for problem in error.errors { writeStandardError("logtool: \(problem.code): \(problem)") }
+                for problem in error.errors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
                 throw ToolExit(status: .usage)
             }
             errors = error.errors
@@ -554,14 +566,14 @@ struct Convert: ParsableCommand {
                         ),
                     ])))
         } else if errors.isEmpty {
-            var lines = ["Converted \(summary.files.count) files (\(events) events) from \(source) to \(destination) as \(to)."]
+            var lines = ["Converted \(summary.files.count) files (\(events) events) from \(escaped(source)) to \(escaped(destination)) as \(to)."]
             if summary.movedToDataFiles > 0 { lines.append("Moved \(summary.movedToDataFiles) binary values over 10,000 bytes into data files.") }
-            for skipped in summary.skipped { lines.append("Skipped \(skipped.path): \(skipped.reason)") }
-            lines += summary.notes.map { "Note: \($0)" }
+            for skipped in summary.skipped { lines.append("Skipped \(escaped(skipped.path)): \(escaped(skipped.reason))") }
+            lines += summary.notes.map { "Note: \(escaped($0))" }
             writeStandardOutput(lines.joined(separator: "\n") + "\n")
         }
         if !errors.isEmpty {
-            if !json { for problem in errors { writeStandardError("logtool: \(problem)") } }
+            if !json { for problem in errors { writeStandardError("logtool: \(escaped(problem))") } }
             throw ToolExit(status: .problemsFound)
         }
     }
@@ -599,7 +611,7 @@ struct Validate: ParsableCommand {
         do {
             validator = try bundled.validator()
         } catch {
-            writeStandardError("logtool: \(error)")
+            writeStandardError("logtool: \(escaped(error))")
             throw ToolExit(status: .usage)
         }
         var verdicts: [JSONValue] = []
@@ -629,7 +641,7 @@ struct Validate: ParsableCommand {
                         ("errors", .array(errors.map(\.jsonValue))),
                     ])))
             if !json {
-                writeStandardOutput(errors.isEmpty ? "\(file): valid\n" : errors.map { "\($0)\n" }.joined())
+                writeStandardOutput(errors.isEmpty ? "\(escaped(file)): valid\n" : errors.map { "\(escaped($0))\n" }.joined())
             }
         }
         if json { writeJSON(.object(JSONObject([("files", .array(verdicts))]))) }

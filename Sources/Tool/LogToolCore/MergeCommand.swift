@@ -80,10 +80,10 @@ struct Merge: ParsableCommand {
             (state, isStaged) = try ensemble.merge(warnings: &warnings, whileChecking: overlap)
         } catch {
             staged?.discard()
-            for warning in warnings { writeStandardError("warning: \(warning)") }
+            for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
             throw reportAndExit(error, json: json)
         }
-        for warning in warnings { writeStandardError("warning: \(warning)") }
+        for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
         if isStaged, let staged {
             try staged.commit()
         } else {
@@ -103,10 +103,10 @@ struct Merge: ParsableCommand {
         do {
             view = try ensemble.integrate(as: store, warnings: &warnings)
         } catch {
-            for warning in warnings { writeStandardError("warning: \(warning)") }
+            for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
             throw reportAndExit(error, json: json)
         }
-        for warning in warnings { writeStandardError("warning: \(warning)") }
+        for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
         for finding in view.findings { writeStandardError(FindingLine.render(finding)) }
         if json {
             if let state = view.state, out != nil || sqlite != nil { try output(state, toStandardOutput: false) }
@@ -114,7 +114,7 @@ struct Merge: ParsableCommand {
             do {
                 if let state = view.state { try state.writeDocument { Console.out(Data($0)) } } else { Console.out(Data("null".utf8)) }
             } catch {
-                writeStandardError("logtool: \(error)")
+                writeStandardError("logtool: \(escaped(error))")
                 throw ToolExit(status: .problemsFound)
             }
             Console.out(Data("}\n".utf8))
@@ -128,7 +128,7 @@ struct Merge: ParsableCommand {
         do {
             if let sqlite { try StateDatabase.write(state, to: sqlite, replacing: force) }
         } catch {
-            writeStandardError("logtool: \(error)")
+            writeStandardError("logtool: \(escaped(error))")
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         }
         if out != nil || toStandardOutput { try write(state) }
@@ -142,7 +142,7 @@ struct Merge: ParsableCommand {
             do {
                 try state.writeDocument { Console.out(Data($0)) }
             } catch {
-                writeStandardError("logtool: \(error)")
+                writeStandardError("logtool: \(escaped(error))")
                 throw ToolExit(status: .problemsFound)
             }
             return Console.out(Data([UInt8(ascii: "\n")]))
@@ -179,7 +179,9 @@ private final class StagedState: @unchecked Sendable {
 
     private func write(_ state: StoreState) {
         guard let handle = try? TemporaryFiles.openFile(temporary) else {
-            failure = ("logtool: \(out): could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)", .usage)
+            failure = (
+                "logtool: \(escaped(out)): could not write the state: cannot create a file in \(escaped(temporary.deletingLastPathComponent().path))", .usage
+            )
             return
         }
         self.handle = handle
@@ -190,7 +192,7 @@ private final class StagedState: @unchecked Sendable {
                 do { try handle.write(contentsOf: bytes) } catch { writeFailure = error }
             }
         } catch {
-            failure = ("logtool: \(error)", .problemsFound)
+            failure = ("logtool: \(escaped(error))", .problemsFound)
             return
         }
         do {
@@ -198,7 +200,7 @@ private final class StagedState: @unchecked Sendable {
             try handle.write(contentsOf: [UInt8(ascii: "\n")])
             try handle.synchronize()
         } catch {
-            failure = ("logtool: \(out): could not write the state: \(error.localizedDescription)", .usage)
+            failure = ("logtool: \(escaped(out)): could not write the state: \(error.localizedDescription)", .usage)
         }
     }
 

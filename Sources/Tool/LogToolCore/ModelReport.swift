@@ -58,14 +58,14 @@ enum ModelReport {
         lines.append("  model hash: \(InspectText.text(field(report, "modelHash")))")
         let entities = field(field(report, "model"), "entities")?.objectValue ?? JSONObject()
         for (name, entity) in entities.members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            var title = "  Entity \(name)"
+            var title = "  Entity \(escaped(name))"
             if let parent = field(entity, "parent"), parent != .null { title += " : \(InspectText.text(parent))" }
             if field(entity, "abstract") == .bool(true) { title += " (abstract)" }
             lines.append(title)
             for (attribute, details) in (field(entity, "attributes")?.objectValue ?? JSONObject()).members.sorted(by: {
                 $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
             }) {
-                var line = "    \(attribute): \(InspectText.text(field(details, "type")))"
+                var line = "    \(escaped(attribute)): \(InspectText.text(field(details, "type")))"
                 if field(details, "optional") == .bool(true) { line += "?" }
                 if field(details, "transient") == .bool(true) { line += " transient" }
                 if field(details, "externalStorage") == .bool(true) { line += " external storage" }
@@ -77,7 +77,7 @@ enum ModelReport {
                 let toMany = field(details, "toMany") == .bool(true)
                 let ordered = field(details, "ordered") == .bool(true)
                 var line =
-                    "    \(relationship) -> \(toMany ? (ordered ? "ordered " : "") + "[" : "")\(InspectText.text(field(details, "destination")))\(toMany ? "]" : "")"
+                    "    \(escaped(relationship)) -> \(toMany ? (ordered ? "ordered " : "") + "[" : "")\(InspectText.text(field(details, "destination")))\(toMany ? "]" : "")"
                 if let inverse = field(details, "inverse"), inverse != .null { line += " inverse \(InspectText.text(inverse))" }
                 line += " (\(InspectText.text(field(details, "deletionRule"))))"
                 lines.append(line)

@@ -13,11 +13,11 @@ enum PasswordOption {
     static func source(file: String?) throws -> PasswordSource? {
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
-                writeStandardError("logtool: the password file \(file) could not be read")
+                writeStandardError("logtool: the password file \(escaped(file)) could not be read")
                 throw ToolExit(status: .usage)
             }
             guard let password = password(fromFile: [UInt8](data)) else {
-                writeStandardError("logtool: the password file \(file) holds no password")
+                writeStandardError("logtool: the password file \(escaped(file)) holds no password")
                 throw ToolExit(status: .usage)
             }
             return PasswordSource { .password(password) }

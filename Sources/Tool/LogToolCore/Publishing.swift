@@ -11,10 +11,10 @@ func publishOutput(_ staged: URL, at destination: URL, path: String, replacing: 
     } catch {
         switch error {
         case .destinationExists:
-            writeStandardError("\(FormatError.Code.mergeDestinationExists): \(path): appeared while \(what) was written; give --force to replace it")
+            writeStandardError("\(FormatError.Code.mergeDestinationExists): \(escaped(path)): appeared while \(what) was written; give --force to replace it")
             throw ToolExit(status: .usage)
         case .failed(let reason):
-            writeStandardError("logtool: \(path): could not write \(what): \(reason)")
+            writeStandardError("logtool: \(escaped(path)): could not write \(what): \(reason)")
             throw ToolExit(status: failure)
         }
     }

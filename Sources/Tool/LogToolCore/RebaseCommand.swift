@@ -71,7 +71,8 @@ struct Rebase: ParsableCommand {
                     ])))
         } else if let baseline, let cutoff {
             writeStandardOutput(
-                "Folded \(folded) events (global count up to \(cutoff)) into \(baseline) with \(live) live objects; kept \(kept) events; wrote \(out).\n")
+                "Folded \(folded) events (global count up to \(cutoff)) into \(escaped(baseline)) with \(live) live objects; kept \(kept) events; wrote \(escaped(out)).\n"
+            )
         } else {
             writeStandardOutput("Nothing to fold: every event is covered by the baselines; nothing was written.\n")
         }

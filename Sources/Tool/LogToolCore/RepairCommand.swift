@@ -108,10 +108,10 @@ struct Repair: ParsableCommand {
         } else {
             var text = Self.text(plan, path: path, applied: true)
             if result.recovered > 0 { text += "Completed \(result.recovered) step(s) a stopped repair had begun.\n" }
-            text += "Moved \(result.moved) file(s) into \(quarantine), removed \(result.foldersRemoved) empty folder(s).\n"
+            text += "Moved \(result.moved) file(s) into \(escaped(quarantine)), removed \(result.foldersRemoved) empty folder(s).\n"
             text += "verify errors: \(plan.errorsBefore) before, \(errorsAfter.count) after.\n"
-            for finding in new { text += "  new: \(finding)\n" }
-            text += "Undo with: logtool repair --undo \(quarantine)\n"
+            for finding in new { text += "  new: \(escaped(finding))\n" }
+            text += "Undo with: logtool repair --undo \(escaped(quarantine))\n"
             writeStandardOutput(text)
         }
         throw ToolExit(status: errorsAfter.isEmpty ? .success : .problemsFound)
@@ -136,27 +136,27 @@ struct Repair: ParsableCommand {
                     ])))
         } else {
             writeStandardOutput("Put back \(result.restored) file(s).\n")
-            for refusal in result.refused { writeStandardError("\(refusal.code): \(refusal.location.file ?? ""): \(refusal.message)") }
+            for refusal in result.refused { writeStandardError("\(refusal.code): \(escaped(refusal.location.file ?? "")): \(escaped(refusal.message))") }
         }
         throw ToolExit(status: result.refused.isEmpty ? .success : .problemsFound)
     }
 
     /// The plan as text: one numbered block per action.
     static func text(_ plan: RepairPlan, path: String, applied: Bool = false) -> String {
-        var text = "Repair plan for \(plan.cloudRoot.path)\n"
+        var text = "Repair plan for \(escaped(plan.cloudRoot.path))\n"
         if plan.actions.isEmpty { text += "  nothing to do\n" }
         for (number, action) in plan.actions.enumerated() {
             text += "  \(number + 1). \(action.code)\n"
-            for answer in action.answers { text += "     answers \(answer.code) \(answer.files.joined(separator: ", "))\n" }
-            text += "     does: \(action.does)\n"
-            for move in action.moves { text += "       move \(move.from.path) -> \(move.to.path)\n" }
-            for file in action.quarantine { text += "       quarantine \(file.path)\n" }
-            text += "     afterwards: \(action.afterwards)\n"
+            for answer in action.answers { text += "     answers \(answer.code) \(answer.files.map(escaped).joined(separator: ", "))\n" }
+            text += "     does: \(escaped(action.does))\n"
+            for move in action.moves { text += "       move \(escaped(move.from.path)) -> \(escaped(move.to.path))\n" }
+            for file in action.quarantine { text += "       quarantine \(escaped(file.path))\n" }
+            text += "     afterwards: \(escaped(action.afterwards))\n"
         }
         text += "verify errors: \(plan.errorsBefore) now, \(plan.errorsLeft.count) left after the plan\n"
-        for left in plan.errorsLeft { text += "  left: \(left.code) \(left.files.joined(separator: ", "))\n" }
+        for left in plan.errorsLeft { text += "  left: \(left.code) \(left.files.map(escaped).joined(separator: ", "))\n" }
         if !applied && plan.hasMoves {
-            text += "Nothing was changed. Apply with: logtool repair \(path) --apply --quarantine DIR (DIR outside \(plan.cloudRoot.path))\n"
+            text += "Nothing was changed. Apply with: logtool repair \(escaped(path)) --apply --quarantine DIR (DIR outside \(escaped(plan.cloudRoot.path)))\n"
         }
         return text
     }

@@ -58,7 +58,7 @@ struct Timeline: ParsableCommand {
             try handle.write(contentsOf: page)
             try handle.synchronize()
         } catch {
-            writeStandardError("logtool: \(output): the page could not be written: \(error.localizedDescription)")
+            writeStandardError("logtool: \(escaped(output)): the page could not be written: \(error.localizedDescription)")
             throw ToolExit(status: .problemsFound)
         }
         try publishOutput(temporary, at: destination, path: output, replacing: force, what: "the page", failure: .problemsFound)

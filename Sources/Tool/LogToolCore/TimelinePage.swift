@@ -10,6 +10,9 @@ enum TimelinePage {
     /// Above this many events a lane shows counts per bin rather than one mark per event.
     static let markLimit = 4000
     static let bins = 400
+    /// At most this many lanes: above it, the stores after the first `laneLimit - 1` share the
+    /// last lane, "+K more stores" (Spec/timeline.md 2).
+    static let laneLimit = 50
 
     static func html(_ reports: [TimelineReport], source: String, asStore: String?) -> String {
         var body = ""
@@ -38,21 +41,36 @@ enum TimelinePage {
     }
 
     static func section(_ report: TimelineReport) -> String {
-        let laneIndex = Dictionary(report.lanes.enumerated().map { ($1.store, $0) }, uniquingKeysWith: { first, _ in first })
-        let counts = report.marks.map(\.globalCount)
-        let low = counts.min() ?? 0, high = max(counts.max() ?? 1, (counts.min() ?? 0) + 1)
-        func x(_ globalCount: Int64) -> Double { plotLeft + Double(globalCount - low) / Double(high - low) * plotWidth }
+        let shownLanes = min(report.lanes.count, laneLimit)
+        let more = report.lanes.count - shownLanes + (report.lanes.count > laneLimit ? 1 : 0)
+        let laneIndex = Dictionary(
+            report.lanes.enumerated().map { ($1.store, min($0, laneLimit - 1)) }, uniquingKeysWith: { first, _ in first })
+        var low = Int64.max, high = Int64.min
+        for mark in report.marks {
+            low = min(low, mark.globalCount)
+            high = max(high, mark.globalCount)
+        }
+        if report.marks.isEmpty { (low, high) = (0, 1) }
+        // In doubles: global counts may be anywhere in 0...2^63-1, where `high - low + 1` overflows.
+        let span = max(Double(high) - Double(low), 1)
+        if high <= low { high = low == Int64.max ? low : low + 1 }
+        func x(_ globalCount: Int64) -> Double { plotLeft + (Double(globalCount) - Double(low)) / span * plotWidth }
         func y(_ store: String) -> Double { top + Double(laneIndex[store] ?? 0) * laneHeight + laneHeight / 2 }
-        let height = top + Double(report.lanes.count) * laneHeight + 40
+        let height = top + Double(shownLanes) * laneHeight + 40
         var svg =
             "<svg class=\"timeline\" viewBox=\"0 0 \(Int(plotLeft + plotWidth + 40)) \(Int(height))\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
         svg += "<text class=\"folder-label\" x=\"8\" y=\"\(Int(top - 18))\">folder</text>"
-        for (index, lane) in report.lanes.enumerated() {
+        for (index, lane) in report.lanes.prefix(shownLanes).enumerated() {
             let laneTop = top + Double(index) * laneHeight
+            let shared = more > 0 && index == laneLimit - 1
             svg +=
-                "<g class=\"lane\" data-store=\"\(escape(lane.store))\"><rect class=\"lane-bg\" x=\"0\" y=\"\(laneTop)\" width=\"\(plotLeft + plotWidth + 40)\" height=\"\(laneHeight)\"/>"
-            svg +=
-                "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 4)\">\(escape(String(lane.store.prefix(lane.registered ? 30 : 18))))\(lane.registered ? "" : " (unregistered)")</text></g>"
+                shared
+                ? "<g class=\"lane more\" data-more=\"\(more)\">"
+                : "<g class=\"lane\" data-store=\"\(escape(lane.store))\">"
+            svg += "<rect class=\"lane-bg\" x=\"0\" y=\"\(laneTop)\" width=\"\(plotLeft + plotWidth + 40)\" height=\"\(laneHeight)\"/>"
+            let label =
+                shared ? "+\(more) more stores" : escape(String(lane.store.prefix(lane.registered ? 30 : 18))) + (lane.registered ? "" : " (unregistered)")
+            svg += "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 4)\">\(label)</text></g>"
         }
         svg += "<g class=\"marks\">"
         if report.marks.count <= markLimit {
@@ -71,7 +89,7 @@ enum TimelinePage {
             // Many events: how many fall in each bin of each lane, darker for more.
             var tally: [Int: [Int: Int]] = [:]
             for mark in report.marks {
-                let bin = Int(Double(mark.globalCount - low) / Double(high - low) * Double(bins - 1))
+                let bin = Int((Double(mark.globalCount) - Double(low)) / span * Double(bins - 1))
                 tally[laneIndex[mark.store] ?? 0, default: [:]][bin, default: 0] += 1
             }
             let most = tally.values.flatMap(\.values).max() ?? 1
@@ -158,10 +176,36 @@ enum TimelinePage {
             <div class="plot">\(svg)</div>
             <h3>Findings (\(report.findings.count))</h3>
             <table class="findings-table"><thead><tr><th>code</th><th>severity</th><th>number</th><th>files</th><th>reason</th><th>consequence</th></tr></thead><tbody>\(rows)</tbody></table>
-            <script type="application/json" class="timeline-data">\(data.replacingOccurrences(of: "</", with: "<\\/"))</script>
+            <script type="application/json" class="timeline-data">\(scriptData(data))</script>
             </section>
 
             """
+    }
+
+    /// JSON text made safe inside a `<script>` element: `<`, `>` and `&` (which occur only in
+    /// strings) as `\u003c`, `\u003e`, `\u0026`, so that no value can end the element or change
+    /// how the HTML parser reads it (`</script>`, `<!--<script>`); U+2028 and U+2029 as `\u2028`
+    /// and `\u2029`. The same JSON value reads back (Spec/timeline.md 2).
+    static func scriptData(_ json: String) -> String {
+        let bytes = Array(json.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + bytes.count / 16)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "<"): result.append(contentsOf: "\\u003c".utf8)
+            case UInt8(ascii: ">"): result.append(contentsOf: "\\u003e".utf8)
+            case UInt8(ascii: "&"): result.append(contentsOf: "\\u0026".utf8)
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+            case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                result.append(contentsOf: (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                index += 2
+            default: result.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     static func escape(_ text: String) -> String {
@@ -204,7 +248,7 @@ enum TimelinePage {
         .plot{overflow:hidden;border:1px solid #ccc}svg.timeline{width:100%;height:auto;cursor:grab;user-select:none}
         .lane-bg{fill:#fff}.lane:nth-child(even) .lane-bg{fill:#f4f4f4}.lane-label,.folder-label,.axis{font-size:12px;fill:#333}
         .mark{stroke:#000;stroke-width:.5}.type-200{fill:#0072B2}.type-300{fill:#009E73}.type-0{fill:#fff;stroke:#000}.type-100,.baseline{fill:#CC79A7;fill-opacity:.6}
-        .bin{fill:#0072B2}.finding{cursor:pointer}.sev-error{fill:#D55E00;stroke:#D55E00}.sev-warning{fill:#E69F00;stroke:#E69F00}.sev-info{fill:#56B4E9;stroke:#56B4E9}
+        .bin{fill:#0072B2}.out-of-range{stroke:#D55E00;stroke-width:2;stroke-dasharray:2 1}.finding{cursor:pointer}.sev-error{fill:#D55E00;stroke:#D55E00}.sev-warning{fill:#E69F00;stroke:#E69F00}.sev-info{fill:#56B4E9;stroke:#56B4E9}
         rect.finding{fill-opacity:.35;stroke-width:2}g.finding line{stroke-dasharray:4 3;stroke-width:2}g.finding text{font-size:11px;stroke:none}
         #detail{position:sticky;bottom:0;background:#fffbe6;border:1px solid #e0c060;padding:8px;margin-top:8px}
         table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;font-size:12px}
@@ -215,30 +259,39 @@ enum TimelinePage {
 
     /// Zoom and pan on the x axis, the time axis, and the detail panel; marks are drawn again
     /// for the visible range (one per event while at most 4,000 are visible, counts per bin above).
+    /// No array of unbounded length is spread into a call (`Math.min.apply`), whose arguments
+    /// live on the stack; a time a Date cannot show is drawn at the edge of the axis
+    /// (Spec/timeline.md 2).
     static let script = """
         (function(){
-        var L=\(plotLeft),W=\(plotWidth),H=\(laneHeight),T=\(top),LIMIT=\(markLimit),BINS=\(bins),NS='http://www.w3.org/2000/svg';
-        var useTime=false;
+        var L=\(plotLeft),W=\(plotWidth),H=\(laneHeight),T=\(top),LIMIT=\(markLimit),BINS=\(bins),LANES=\(laneLimit),NS='http://www.w3.org/2000/svg';
+        var EPOCH=978307200,MAXMS=8.64e15,useTime=false;
+        function dated(t){var ms=(t+EPOCH)*1000;return isFinite(ms)&&Math.abs(ms)<=MAXMS;}
+        function when(t){return dated(t)?new Date((t+EPOCH)*1000).toISOString():'out of range';}
         document.querySelectorAll('section.ensemble').forEach(function(section){
           var data=JSON.parse(section.querySelector('script.timeline-data').textContent);
           var svg=section.querySelector('svg.timeline'),marks=svg.querySelector('g.marks'),fnd=svg.querySelector('g.findings');
-          var lane={};data.lanes.forEach(function(s,i){lane[s]=i;});
-          function key(m){return useTime?m[4]:m[3];}
+          var lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
+          function key(m){return useTime?(dated(m[4])?m[4]:null):m[3];}
           var lo,hi,view;
-          function range(){var v=data.marks.map(key);lo=v.length?Math.min.apply(null,v):0;hi=v.length?Math.max.apply(null,v):1;if(hi<=lo)hi=lo+1;view=[lo,hi];}
+          function range(){lo=Infinity;hi=-Infinity;for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
+            if(lo>hi){lo=0;hi=1;}if(!(hi-lo>0)||!isFinite(hi-lo))hi=lo+Math.max(1,Math.abs(lo)*1e-9);view=[lo,hi];}
           function x(v){return L+(v-view[0])/(view[1]-view[0])*W;}
+          function place(m){var v=key(m);return v===null?(m[4]<0?L:L+W):x(v);}
           function y(s){return T+(lane[s]||0)*H+H/2;}
           function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}
-          function byGC(gc){for(var i=0;i<data.marks.length;i++)if(data.marks[i][3]===gc)return key(data.marks[i]);return useTime?null:gc;}
+          function add(e,m,out){var t=document.createElementNS(NS,'title');t.textContent=m[0]+(out?' (time out of range)':'');e.appendChild(t);marks.appendChild(e);}
+          var atGC=new Map();data.marks.forEach(function(m,i){if(!atGC.has(m[3]))atGC.set(m[3],i);});
+          function byGC(gc){var i=atGC.get(gc);return i===undefined?(useTime?null:gc):key(data.marks[i]);}
           function draw(){
             marks.textContent='';
-            var visible=data.marks.filter(function(m){var v=key(m);return v>=view[0]&&v<=view[1];});
-            if(visible.length<=LIMIT){visible.forEach(function(m){var i=data.marks.indexOf(m);
-              if(m[10].length){var rows=m[10].map(function(s){return lane[s]||0;});var a=Math.min.apply(null,rows),b=Math.max.apply(null,rows);
-                marks.appendChild(el('rect',{'class':'mark baseline','data-i':i,'data-store':m[1],x:x(key(m))-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}));}
-              else marks.appendChild(el('circle',{'class':'mark type-'+m[5],'data-i':i,'data-store':m[1],cx:x(key(m)),cy:y(m[1]),r:5}));});}
-            else{var t={};visible.forEach(function(m){var b=Math.floor((key(m)-view[0])/(view[1]-view[0])*(BINS-1));var k=(lane[m[1]]||0)+':'+b;t[k]=(t[k]||0)+1;});
-              var most=Math.max.apply(null,Object.keys(t).map(function(k){return t[k];}));
+            var visible=[];for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null||(v>=view[0]&&v<=view[1]))visible.push(i);}
+            if(visible.length<=LIMIT){visible.forEach(function(i){var m=data.marks[i],out=key(m)===null?' out-of-range':'';
+              if(m[10].length){var a=Infinity,b=-Infinity;m[10].forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
+                add(el('rect',{'class':'mark baseline'+out,'data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
+              else add(el('circle',{'class':'mark type-'+m[5]+out,'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
+            else{var t={},most=1;visible.forEach(function(i){var m=data.marks[i],v=key(m);var b=v===null?(m[4]<0?0:BINS-1):Math.floor((v-view[0])/(view[1]-view[0])*(BINS-1));
+                var k=(lane[m[1]]||0)+':'+b;t[k]=(t[k]||0)+1;if(t[k]>most)most=t[k];});
               Object.keys(t).forEach(function(k){var p=k.split(':');marks.appendChild(el('rect',{'class':'bin','data-count':t[k],x:L+p[1]*W/BINS,y:T+p[0]*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[k]/most}));});}
             fnd.querySelectorAll('.finding').forEach(function(f){
               var d=data.findings[+f.getAttribute('data-index')],file=(d[2][0]||''),m=/^events\\/(\\d+)_/.exec(file);var gc=m?byGC(+m[1]):null;
@@ -246,16 +299,17 @@ enum TimelinePage {
               if(f.tagName==='g'&&gc!==null){var ln=f.querySelector('line'),tx=f.querySelector('text');ln.setAttribute('x1',x(gc));ln.setAttribute('x2',x(gc));tx.setAttribute('x',x(gc)+4);}
             });
           }
+          function show(v){if(isFinite(v[0])&&isFinite(v[1])&&v[1]-v[0]>0&&isFinite(v[1]-v[0])){view=v;draw();}}
           range();
           var drag=null;
           svg.addEventListener('wheel',function(e){e.preventDefault();var r=svg.getBoundingClientRect(),f=(e.clientX-r.left)/r.width*(L+W+40);
-            var c=view[0]+(f-L)/W*(view[1]-view[0]),z=e.deltaY<0?0.8:1.25;view=[c-(c-view[0])*z,c+(view[1]-c)*z];draw();},{passive:false});
+            var c=view[0]+(f-L)/W*(view[1]-view[0]),z=e.deltaY<0?0.8:1.25;show([c-(c-view[0])*z,c+(view[1]-c)*z]);},{passive:false});
           svg.addEventListener('mousedown',function(e){drag={x:e.clientX,v:view.slice()};});
           window.addEventListener('mouseup',function(){drag=null;});
-          window.addEventListener('mousemove',function(e){if(!drag)return;var r=svg.getBoundingClientRect(),dv=(e.clientX-drag.x)/r.width*(L+W+40)/W*(drag.v[1]-drag.v[0]);view=[drag.v[0]-dv,drag.v[1]-dv];draw();});
+          window.addEventListener('mousemove',function(e){if(!drag)return;var r=svg.getBoundingClientRect(),dv=(e.clientX-drag.x)/r.width*(L+W+40)/W*(drag.v[1]-drag.v[0]);show([drag.v[0]-dv,drag.v[1]-dv]);});
           svg.addEventListener('click',function(e){var t=e.target.closest('[data-i],[data-index]');if(!t)return;var p=document.getElementById('detail'),h='';
             if(t.hasAttribute('data-i')){var m=data.marks[+t.getAttribute('data-i')];
-              h='<h3>'+esc(m[0])+'</h3><p>store '+esc(m[1])+', revision '+m[2]+', global count '+m[3]+', time '+m[4]+' ('+new Date((m[4]+978307200)*1000).toISOString()+'), type '+m[5]+'</p><p>inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]+'; model version '+esc(m[9]===null?'none':m[9])+'</p>';
+              h='<h3>'+esc(m[0])+'</h3><p>store '+esc(m[1])+', revision '+m[2]+', global count '+m[3]+', time '+m[4]+' ('+when(m[4])+'), type '+m[5]+'</p><p>inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]+'; model version '+esc(m[9]===null?'none':m[9])+'</p>';
               var own=data.findings.filter(function(f){return f[2].indexOf(m[0])>=0;});h+=own.length?'<ul>'+own.map(function(f){return '<li>'+esc(f[0])+': '+esc(f[3])+'</li>';}).join('')+'</ul>':'<p>no finding</p>';}
             else{var f=data.findings[+t.getAttribute('data-index')];h='<h3>'+esc(f[0])+' ('+f[1]+')</h3><p>'+esc(f[2].join(', '))+'</p><p>'+esc(f[3])+'</p><pre>'+esc(JSON.stringify(f[4]))+'</pre>';}
             p.innerHTML=h;p.setAttribute('data-shown',t.getAttribute('data-i')!==null?'mark':'finding');});
@@ -265,6 +319,7 @@ enum TimelinePage {
         document.getElementById('axis').addEventListener('click',function(){useTime=!useTime;this.textContent=useTime?'x: time (switch to global count)':'x: global count (switch to time)';
           document.querySelectorAll('section.ensemble').forEach(function(s){s.redraw();});});
         document.getElementById('reset').addEventListener('click',function(){document.querySelectorAll('section.ensemble').forEach(function(s){s.redraw();});});
+        document.documentElement.setAttribute('data-script','ready');
         })();
         """
 }

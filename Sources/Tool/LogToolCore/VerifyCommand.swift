@@ -47,7 +47,7 @@ struct Verify: ParsableCommand {
         let results: [EnsembleVerification]
         do {
             results = try ensemble.verify(asStore: asStore) { identifier, entries in
-                if progress { Console.err(Data("\rverifying \(identifier): \(entries) entries…".utf8)) }
+                if progress { Console.err(Data("\rverifying \(escaped(identifier)): \(entries) entries…".utf8)) }
             }
         } catch {
             throw reportAndExit(error, json: json)
@@ -104,16 +104,16 @@ struct Verify: ParsableCommand {
     static func text(_ results: [EnsembleVerification]) -> String {
         var lines: [String] = []
         for result in results {
-            lines.append("Ensemble \(result.identifier) (\(result.displayPath))")
+            lines.append("Ensemble \(escaped(result.identifier)) (\(escaped(result.displayPath)))")
             for severity in Diagnostic.Severity.allCases {
                 let group = result.diagnostics.filter { $0.severity == severity }
                 guard !group.isEmpty else { continue }
                 lines.append("  \(severity.rawValue.capitalized)s (\(group.count))")
                 for diagnostic in group {
                     let number = diagnostic.number.map { " (\($0))" } ?? ""
-                    lines.append("    \(diagnostic.code)\(number) \(diagnostic.files.joined(separator: ", "))")
-                    lines.append("      \(diagnostic.reason)")
-                    lines.append("      -> \(diagnostic.consequence)")
+                    lines.append("    \(diagnostic.code)\(number) \(diagnostic.files.map(escaped).joined(separator: ", "))")
+                    lines.append("      \(escaped(diagnostic.reason))")
+                    lines.append("      -> \(escaped(diagnostic.consequence))")
                 }
             }
             let growth = result.growth
