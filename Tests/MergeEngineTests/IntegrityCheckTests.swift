@@ -30,3 +30,37 @@ struct IntegrityCheckTests {
         #expect(problems.map(\.files) == [["events/2_A_1.cdeevent"]])
     }
 }
+
+/// Ordered to-many edits where only the string order of appended identifiers decides
+/// (Spec/merge.md 8.3.5 step 2).
+@Suite("Ordered to-many appends")
+struct OrderedAppendTests {
+    @Test("added identifiers that are not members are appended in string order, whatever order the change lists them in")
+    func appendedInStringOrder() throws {
+        func change(_ entity: String, _ id: String, _ type: ChangeType, _ properties: [PropertyChange] = []) -> ObjectChange {
+            ObjectChange(entity: entity, globalIdentifier: id, type: type, propertyChanges: properties)
+        }
+        let children = ["c1", "c2", "c3", "c4", "c5"].map { change("Child", $0, .insert) }
+        let first = Event(
+            uniqueIdentifier: "A0", type: .save, storeIdentifier: "A", revision: 0, globalCount: 1, timestamp: 0, otherStoreRevisions: [:],
+            objectChanges: children + [
+                change(
+                    "Parent", "p1", .insert,
+                    [
+                        PropertyChange(
+                            name: "ordered", value: .orderedToMany(added: ["c1", "c2", "c3"], removed: [], movedByIndex: [0: "c1", 1: "c2", 2: "c3"]))
+                    ])
+            ])
+        // The example of merge.md 8.3.5 without its moves: step 2 alone orders c4 before c5.
+        let second = Event(
+            uniqueIdentifier: "A1", type: .save, storeIdentifier: "A", revision: 1, globalCount: 2, timestamp: 0, otherStoreRevisions: [:],
+            objectChanges: [
+                change(
+                    "Parent", "p1", .update, [PropertyChange(name: "ordered", value: .orderedToMany(added: ["c5", "c4"], removed: ["c2"], movedByIndex: [:]))])
+            ])
+        var input = MergeInput()
+        input.events = [SourcedEvent(event: first, file: "events/1_A_0.cdeevent"), SourcedEvent(event: second, file: "events/2_A_1.cdeevent")]
+        let document = try MergeEngine.merge(input).document()
+        #expect(document[JSONPointer(["entities", "Parent", "p1", "ordered"])] == .array(["c1", "c3", "c4", "c5"].map(JSONValue.string)))
+    }
+}
