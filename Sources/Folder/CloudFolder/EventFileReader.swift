@@ -453,6 +453,12 @@ package struct EventFileReader: Sendable {
         // time (Spec/cloud-layout.md 7); a file given directly is opened by its path.
         let descriptor = DirectoryHandle.opening(path) ?? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
+            // O_NOFOLLOW fails with ELOOP on a link: said in words, not as "too many levels".
+            guard errno != ELOOP else {
+                throw FormatError(
+                    .fileUnreadable,
+                    "\(path) is a symbolic link, and links are never followed (Spec/cloud-layout.md 7): give the path of the file it points to")
+            }
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }
         var status = stat()
