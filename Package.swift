@@ -143,8 +143,8 @@ let package = Package(
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
-        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles",
+        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

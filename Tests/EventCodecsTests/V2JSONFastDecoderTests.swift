@@ -74,6 +74,41 @@ struct V2JSONFastDecoderTests {
         #expect(Double(taken.fast) > 0.9 * Double(taken.general), "fast \(taken.fast) of \(taken.general)")
     }
 
+    /// The values of a tree, counted as Spec/v2-json.md 3.2 counts them (keys are not values).
+    static func valueCount(_ value: JSONValue) -> Int {
+        switch value {
+        case .object(let object): 1 + object.reduce(0) { $0 + valueCount($1.value) }
+        case .array(let elements): 1 + elements.reduce(0) { $0 + valueCount($1) }
+        default: 1
+        }
+    }
+
+    @Test("on every fixture: with a budget of exactly its values both readers take it, with one less the parser refuses and the fast decoder declines")
+    func valueBudget() throws {
+        var checked = 0
+        for file in FixtureDocuments.files() {
+            guard V2JSONFastDecoder.decodePart(file.bytes, position: .single) != nil, let tree = try? JSONParser.parse(file.bytes) else { continue }
+            let count = Self.valueCount(tree)
+            var options = JSONReadingOptions()
+            var budget = DecodedValueBudget(storedBytes: file.bytes.count)
+            budget.maximumValues = count
+            options.valueBudget = budget
+            #expect(V2JSONFastDecoder.decodePart(file.bytes, position: .single, options: options) != nil, "\(file.name)")
+            #expect((try? JSONParser.parse(file.bytes, options: options)) == tree, "\(file.name)")
+            budget.maximumValues = count - 1
+            options.valueBudget = budget
+            #expect(V2JSONFastDecoder.decodePart(file.bytes, position: .single, options: options) == nil, "\(file.name)")
+            do {
+                _ = try JSONParser.parse(file.bytes, options: options)
+                Issue.record("\(file.name): parsed beyond its budget")
+            } catch {
+                #expect(error.code == .jsonTooLarge, "\(file.name)")
+            }
+            checked += 1
+        }
+        #expect(checked > 300)
+    }
+
     @Test("escapes, whitespace and non-ASCII text read as the parser reads them")
     func escapes() throws {
         let validator = try BundledSchema.v2Event.validator()

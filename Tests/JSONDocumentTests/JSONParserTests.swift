@@ -3,6 +3,39 @@ import JSONDocument
 
 @Suite("JSON parser")
 struct JSONParserTests {
+    @Test(
+        "the value budget (Spec/v2-json.md 3.2): values, not keys, counted; json.too-large at the first value beyond it",
+        arguments: [(5, nil), (4, 7), (3, 4), (0, 0)] as [(Int, Int?)])
+    func valueBudget(maximum: Int, offset: Int?) throws {
+        // "[1,[2],3]" holds five values: the outer array, 1, the inner array, 2 and 3 (at 7).
+        var options = JSONReadingOptions()
+        var budget = DecodedValueBudget(storedBytes: 9)
+        budget.maximumValues = maximum
+        options.valueBudget = budget
+        var read = 0
+        do {
+            _ = try JSONParser.parse(Array("[1,[2],3]".utf8), options: options, valuesRead: &read)
+            #expect(offset == nil)
+            #expect(read == 5)
+        } catch {
+            #expect(error.code == .jsonTooLarge)
+            #expect(error.location.offset == offset)
+            #expect(error.message.contains("more than \(maximum) JSON values"), "\(error.message)")
+        }
+        // Keys are not values: one object of two members is three.
+        budget.maximumValues = 3
+        options.valueBudget = budget
+        #expect(try JSONParser.parse(Array(#"{"a":1,"b":2}"#.utf8), options: options).objectValue?.count == 2)
+    }
+
+    @Test("a budget is 2 values per stored byte, at least 65,536")
+    func budgetFromSize() {
+        #expect(DecodedValueBudget(storedBytes: 0).maximumValues == 65_536)
+        #expect(DecodedValueBudget(storedBytes: 32_768).maximumValues == 65_536)
+        #expect(DecodedValueBudget(storedBytes: 1_000_000).maximumValues == 2_000_000)
+        #expect(DecodedValueBudget(storedBytes: .max).maximumValues == .max)
+    }
+
     @Test("integers keep every digit, including 2^53 + 1 and the int64 extremes")
     func exactIntegers() throws {
         let value = try JSONParser.parse(#"[9007199254740993, -9223372036854775808, 9223372036854775807, 12345678901234567890123]"#)

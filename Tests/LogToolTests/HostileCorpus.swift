@@ -1,4 +1,6 @@
 import Foundation
+import EventCodecs
+import FileWrappers
 
 /// The hostile corpus of issue 14: files of under 1 MiB each (on disk) built to make a reader
 /// allocate or compute without bound. Generated at test time, deterministically, into a cloud
@@ -24,6 +26,9 @@ struct CorpusEntry: Sendable, CustomStringConvertible {
     var history: (entity: String, id: String)? = ("Item", "x")
     /// The hostile content is this one file (false: many files, none hostile alone).
     var single = true
+    /// The code `inspect` gives for the file and text every command's output holds, when every
+    /// command must refuse it for one limit (exit 1).
+    var refusedWith: (code: String, text: String)?
     /// Writes the hostile file (or files) into the ensemble folder.
     var write: @Sendable (_ ensemble: URL) throws -> Void
 
@@ -131,6 +136,26 @@ enum HostileCorpus {
             try sparseFile(Array("raw".utf8), size: 2 << 30, at: ensemble.appendingPathComponent("data/RAW-SPARSE"))
             try write(v2Event(dataFile: "RAW-SPARSE"), to: ensemble, eventName)
         },
+        // Issue 33: files within every wrapper limit (zip ratio under 100, binary under 4 changes
+        // per byte) whose content decodes to millions of values; refused by the value budget of
+        // their size as stored (Spec/README.md 6.2).
+        CorpusEntry(
+            name: "zip-v1-44M-numbers", folder: .events, fileName: eventName, v1: true, json: false, refusedWith: ("json.too-large", "bytes as stored")
+        ) { ensemble in
+            // 88 MB of "0," with a "1" every 65 numbers on average, zipped 90 times to 975 KB.
+            try write(ZipArchive.write(name: eventName, content: v1Numbers(44_000_000)), to: ensemble, eventName)
+        },
+        CorpusEntry(name: "zip-v2-1.8M-inserts", folder: .events, fileName: eventName, json: false, refusedWith: ("json.too-large", "bytes as stored")) {
+            ensemble in
+            // 67 MB of inserts of four objects, zipped 71 times to 932 KB.
+            try write(ZipArchive.write(name: eventName, content: v2Inserts(1_800_000)), to: ensemble, eventName)
+        },
+        CorpusEntry(
+            name: "binary-3.9M-changes-ratio-16", folder: .events, fileName: eventName, json: false, refusedWith: ("binary.too-large", "bytes as stored")
+        ) { ensemble in
+            // 15.6 MB of changes deflated 16 times to 982 KB: 3.97 changes per byte of the file.
+            try write(binaryChanges(3_900_000), to: ensemble, eventName)
+        },
         CorpusEntry(name: "store-bplist-dag-2^50", folder: .stores, fileName: store, json: false) { ensemble in
             // 50 arrays, each holding the next one twice: 2^50 arrays if references are copied.
             let arrays: [[UInt8]] = (0..<50).map { level in
@@ -192,6 +217,57 @@ enum HostileCorpus {
             #"{"uniqueIdentifier":"U","type":200,"globalCount":0,"timestamp":"0","storeIdentifier":"STORE-01","#
             + #""revisionsByStoreIdentifier":\#(revisions ?? #"{"STORE-01":0}"#),"changesByEntity":\#(changesByEntity)\#(extra)}"#
         return Array(text.utf8)
+    }
+
+    /// A 64-bit linear congruential generator (Knuth's MMIX constants): the hostile files of
+    /// issue 33 need some entropy, so that deflate stays under the ratio limit.
+    static func next(_ state: inout UInt64) -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state
+    }
+
+    /// A v1 event whose `changes` are `count` numbers: 0, and 1 after gaps of 1 to 128.
+    static func v1Numbers(_ count: Int) -> [UInt8] {
+        var numbers = [UInt8](repeating: UInt8(ascii: "0"), count: 2 * count - 1)
+        for index in stride(from: 1, to: numbers.count, by: 2) { numbers[index] = UInt8(ascii: ",") }
+        var state: UInt64 = 42
+        var index = 1 + Int(next(&state) >> 57)
+        while index < count {
+            numbers[2 * index] = UInt8(ascii: "1")
+            index += 1 + Int(next(&state) >> 57)
+        }
+        return Array(#"{"store":"STORE-01","revision":0,"timestamp":0,"changes":["#.utf8) + numbers + Array("]}".utf8)
+    }
+
+    /// A v2 save event of `count` inserts of `Item` `xa`, `xb`, `xc` or `xd`, picked at random.
+    static func v2Inserts(_ count: Int) -> [UInt8] {
+        var state: UInt64 = 1
+        // The event with the changes of its entity left open: `... "changesByEntity":{"Item":[`.
+        var bytes = Array(v2Event(changes: #"{"Item":["#).dropLast())
+        let head = Array(#"{"globalIdentifier":"x"#.utf8), tail = Array(#"","type":100}"#.utf8)
+        bytes.reserveCapacity(bytes.count + count * (head.count + tail.count + 2))
+        for index in 0..<count {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += head
+            bytes.append(UInt8(ascii: "a") + UInt8(next(&state) >> 62))
+            bytes += tail
+        }
+        return bytes + Array("]}}".utf8)
+    }
+
+    /// A binary save event of `count` deletes of `Item` `a` (two in three) or of one of `a`...`d`.
+    static func binaryChanges(_ count: Int) -> [UInt8] {
+        // Strings, sorted by their UTF-8 bytes: 0 Item, 1 STORE-01, 2 U-BOMB, 3 a ... 6 d.
+        let strings = ["Item", "STORE-01", "U-BOMB", "a", "b", "c", "d"]
+        var payload = varint(1) + varint(0) + varint(UInt64(count))
+        payload.reserveCapacity(payload.count + 4 * count)
+        var state: UInt64 = 7
+        for _ in 0..<count {
+            let random = next(&state)
+            payload += [0x64, 3 + (random >> 56 < 90 ? UInt8((random >> 8) & 3) : 0), 0, 0]
+        }
+        let stored = Zlib.deflateForStorage(payload) ?? payload
+        return binaryFile([(1, 0, stringTable(strings)), (2, 0, binaryHeader(uid: 2, type: 200, globalCount: 0, store: 1, revision: 0)), (3, 1, stored)])
     }
 
     static func registration(_ store: String, to ensemble: URL) throws {

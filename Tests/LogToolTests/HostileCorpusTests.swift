@@ -99,6 +99,10 @@ struct HostileCorpusTests {
             if let status = run.status { #expect([0, 1, 2].contains(status), "\(what): exit status \(status)\n\(run.output.suffix(2_000))") }
             if let limit = Self.secondsLimit { #expect(run.seconds <= limit, "\(what): \(Self.format(run.seconds)) s") }
             #expect(run.megabytes <= Self.megabytesLimit, "\(what): \(Self.format(run.megabytes)) MB")
+            if let refusal = entry.refusedWith {
+                #expect(run.status == 1 && run.output.contains(refusal.text), "\(what): not refused for its limit\n\(run.output.prefix(2_000))")
+                if command.label.hasPrefix("inspect") { #expect(run.output.contains(refusal.code), "\(what): no \(refusal.code)") }
+            }
             if let status = run.status, status != 0, entry.single {
                 #expect(run.output.contains(entry.fileName), "\(what): exit \(status) without naming \(entry.fileName)\n\(run.output.prefix(2_000))")
             }

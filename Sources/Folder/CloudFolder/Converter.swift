@@ -255,7 +255,17 @@ package struct Converter: Sendable {
         summary: inout ConversionSummary
     ) throws(ConversionFailure) {
         let contents = EnsembleContents.read(listing, reader: reader)
-        var problems = contents.problems.map { $0.inFile(Self.join(sourceBase, $0.location.file ?? "")) }
+        // An invalid registration is copied as it is and named in the notes (Spec/convert.md 3.2).
+        let registrations = Set(contents.stores.map(\.file))
+        var problems: [FormatError] = []
+        for problem in contents.problems {
+            let file = Self.join(sourceBase, problem.location.file ?? "")
+            guard problem.code == .storeInvalid, let inside = problem.location.file, registrations.contains(inside) else {
+                problems.append(problem.inFile(file))
+                continue
+            }
+            summary.notes.append("\(file) is not a valid store registration (\(problem.code.rawValue): \(problem.message)); it was copied as it is")
+        }
         for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) where !entry.isComplete {
             problems.append(
                 FormatError(

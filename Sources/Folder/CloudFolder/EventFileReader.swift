@@ -90,10 +90,18 @@ package struct EventFileReader: Sendable {
         case .failure(let error):
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error])
         case .success(let unwrapped):
-            var result = readUnwrapped(unwrapped.bytes, displayName: displayName)
+            var result = budgeted(storedBytes: bytes.count).readUnwrapped(unwrapped.bytes, displayName: displayName)
             result.layers = unwrapped.layers
             return result
         }
+    }
+
+    /// This reader with the value budget of a file of `storedBytes` bytes on disk, which the
+    /// decoders spend whatever wrappers were removed (Spec/README.md 6.2).
+    private func budgeted(storedBytes: Int) -> EventFileReader {
+        var reader = self
+        reader.jsonOptions.valueBudget = DecodedValueBudget(storedBytes: storedBytes)
+        return reader
     }
 
     private func readUnwrapped(_ bytes: [UInt8], displayName: String) -> FileResult {
@@ -224,7 +232,7 @@ package struct EventFileReader: Sendable {
             result.layers = nil
             return result
         case .success(let unwrapped):
-            var result = decodeUnwrappedPart(unwrapped.bytes, position: position, displayName: displayName)
+            var result = budgeted(storedBytes: bytes.count).decodeUnwrappedPart(unwrapped.bytes, position: position, displayName: displayName)
             result.layers = unwrapped.layers
             return result
         }
@@ -248,13 +256,8 @@ package struct EventFileReader: Sendable {
             part.unknownSectionOffsets = decoded.unknownSectionOffsets
             return part
         }
-        // The usual v2 file is decoded straight from its bytes; the general pipeline below is for
-        // anything that may have a finding, and finds it (Spec/v2-json.md 4).
-        if let part = V2JSONFastDecoder.decodePart(bytes, position: position, options: jsonOptions),
-            skipsChecks || model.map({ ModelValidator(model: $0).validate(part.objectChanges).isEmpty }) ?? true
-        {
-            return PartResult(encoding: .v2JSON, part: part, errors: [])
-        }
+        // The usual v2 file is decoded straight from its bytes, once; the general pipeline below is
+        // for anything that may have a finding, and finds it (Spec/v2-json.md 4).
         if let part = fastPart(bytes, position: position) { return PartResult(encoding: .v2JSON, part: part, errors: []) }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
@@ -315,7 +318,9 @@ package struct EventFileReader: Sendable {
     /// against the model when one is given.
     private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (decoded: DecodedBinaryEvent?, errors: [FormatError]) {
         do throws(FormatError) {
-            let decoded = try V2BinaryDecoder().decodeReportingUnknowns(bytes)
+            var limits = BinaryReadingLimits()
+            limits.valueBudget = jsonOptions.valueBudget
+            let decoded = try V2BinaryDecoder(limits: limits).decodeReportingUnknowns(bytes)
             if let model, !skipsChecks {
                 let errors = ModelValidator(model: model).validate(decoded.event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }
@@ -448,6 +453,12 @@ package struct EventFileReader: Sendable {
         // time (Spec/cloud-layout.md 7); a file given directly is opened by its path.
         let descriptor = DirectoryHandle.opening(path) ?? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
+            // O_NOFOLLOW fails with ELOOP on a link: said in words, not as "too many levels".
+            guard errno != ELOOP else {
+                throw FormatError(
+                    .fileUnreadable,
+                    "\(path) is a symbolic link, and links are never followed (Spec/cloud-layout.md 7): give the path of the file it points to")
+            }
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }
         var status = stat()

@@ -51,8 +51,32 @@ public struct V2BinaryEncoder: Sendable {
         // The reader's limits hold for what the writer writes (Spec/v2-binary.md 11): deflated
         // sections so small that the file would hold more object changes per byte than a reader
         // accepts are written as they are.
-        guard deflateSections, event.objectChanges.count > BinaryReadingLimits().maximumChangesPerFileByte * bytes.count else { return bytes }
+        // The same for the value budget of the file's size (Spec/README.md 6.2): written as they
+        // are, sections hold at most 4 values in 3 bytes.
+        guard deflateSections,
+            event.objectChanges.count > BinaryReadingLimits().maximumChangesPerFileByte * bytes.count
+                || Self.valueBound(event) > DecodedValueBudget(storedBytes: bytes.count).maximumValues
+        else { return bytes }
         return try encode(event, deflating: false, withinReaderLimits: true)
+    }
+
+    /// At least the values ``BinaryReadingLimits/valueBudget`` counts for the event: its changes,
+    /// property changes, data file names, relationship identifiers and revision entries, and the
+    /// strings of its table, each named by one of those (at most two each) or by the header.
+    static func valueBound(_ event: Event) -> Int {
+        var items = event.revisionSet.count
+        for change in event.objectChanges {
+            items += BinaryReadingLimits.valuesPerChange + change.dataFiles.count
+            for property in change.propertyChanges {
+                items += BinaryReadingLimits.valuesPerChange
+                switch property.value {
+                case .toMany(let added, let removed): items += added.count + removed.count
+                case .orderedToMany(let added, let removed, let moved): items += added.count + removed.count + moved.count
+                default: break
+                }
+            }
+        }
+        return 2 * items + 4
     }
 
     /// Every section deflated, whatever the ratio and the changes per byte: the files a reader

@@ -12,6 +12,14 @@ public struct BinaryReadingLimits: Sendable {
     /// Object changes per byte of the file (Spec/v2-binary.md 11): a few kilobytes of deflated
     /// changes must not decode into millions of changes and gigabytes of memory.
     public var maximumChangesPerFileByte = 4
+    /// What the file may decode to, from its size as stored (Spec/v2-binary.md 11, Spec/README.md
+    /// 6.2); nil: no budget. Counted in values of the event's JSON form: a string of the table,
+    /// a revision set entry, a data file name and an identifier of a relationship change 1
+    /// each, an object change and a property change ``valuesPerChange`` each.
+    public var valueBudget: DecodedValueBudget?
+    /// What an object change or a property change counts in ``valueBudget``: the object, its
+    /// identifier or name, its type and its properties or value in the JSON form.
+    public static let valuesPerChange = 4
 
     public init() {}
 }
@@ -64,18 +72,19 @@ public struct V2BinaryDecoder: Sendable {
         guard let headerSection = payloads[.header] else {
             throw FormatError(.binaryMissingSection, "the header section (2) is missing", location: .init(offset: bytes.count))
         }
-        let strings = try stringSection.read(limits) { (reader) throws(FormatError) in try readStrings(&reader) }
-        var event = try readHeader(headerSection, strings)
+        var valuesLeft = limits.valueBudget?.maximumValues ?? .max
+        let strings = try stringSection.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try readStrings(&reader) }
+        var event = try readHeader(headerSection, strings, valuesLeft: &valuesLeft)
         if let section = payloads[.changes] {
             let budget = max(1, bytes.count).multipliedReportingOverflow(by: max(0, limits.maximumChangesPerFileByte))
             // Entities come in ascending order (Spec/v2-binary.md 8.1): already the canonical order.
-            event.objectChanges = try section.read(limits) { (reader) throws(FormatError) in
+            event.objectChanges = try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in
                 try readChanges(&reader, strings, budget: budget.overflow ? .max : budget.partialValue)
             }
         }
         var decoded = DecodedBinaryEvent(event: event, unknownSectionOffsets: unknownSectionOffsets)
         if let section = payloads[.extensions] {
-            try section.read(limits) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
+            try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
         }
         return decoded
     }
@@ -146,11 +155,13 @@ public struct V2BinaryDecoder: Sendable {
     /// Section 1: each string made once, shared by every reference to it.
     private func readStrings(_ reader: inout ByteReader) throws(FormatError) -> [String] {
         let countOffset = reader.offset
+        let countPosition = reader.position
         let count = try reader.count()
         guard count <= limits.maximumStrings else {
             // At the count's first byte (v2-binary.md 11).
             throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: countOffset))
         }
+        try reader.spend(count, at: countPosition)
         var strings: [String] = []
         strings.reserveCapacity(count)
         var previousKey: UInt64 = 0
@@ -169,8 +180,8 @@ public struct V2BinaryDecoder: Sendable {
     }
 
     /// Section 2, as an event without object changes.
-    private func readHeader(_ section: Payload, _ strings: [String]) throws(FormatError) -> Event {
-        let event = try section.read(limits) { (header) throws(FormatError) -> Event in
+    private func readHeader(_ section: Payload, _ strings: [String], valuesLeft: inout Int) throws(FormatError) -> Event {
+        let event = try section.read(limits, valuesLeft: &valuesLeft) { (header) throws(FormatError) -> Event in
             let uniqueStart = header.position
             let uniqueIdentifier = strings[try header.reference(strings)]
             guard !uniqueIdentifier.isEmpty else {
@@ -201,7 +212,10 @@ public struct V2BinaryDecoder: Sendable {
             let modelVersion = try header.optionalReference(strings).map { strings[$0] }
             var pairs: [(String, Int64)] = []
             var previous: Int?
-            for _ in 0..<(try header.count()) {
+            let pairStart = header.position
+            let pairCount = try header.count()
+            try header.spend(pairCount, at: pairStart)
+            for _ in 0..<pairCount {
                 let nameStart = header.position
                 let index = try header.reference(strings)
                 // References compare like the strings they name (Spec/v2-binary.md 3.5).
@@ -247,6 +261,7 @@ public struct V2BinaryDecoder: Sendable {
             previousEntity = entityIndex
             let countStart = reader.position
             let count = try reader.nonEmptyCount("an entity is listed without changes")
+            try reader.spend(count, times: BinaryReadingLimits.valuesPerChange, at: countStart)
             remaining -= count
             guard remaining >= 0 else {
                 throw FormatError(
@@ -270,7 +285,9 @@ public struct V2BinaryDecoder: Sendable {
                     throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: reader.offset(at: idStart)))
                 }
                 let dataFiles = try reader.sortedStrings(strings, valid: DataFileName.isValid)
+                let propertyCountStart = reader.position
                 let propertyCount = try reader.count()
+                try reader.spend(propertyCount, times: BinaryReadingLimits.valuesPerChange, at: propertyCountStart)
                 var properties: [PropertyChange] = []
                 // Each property takes at least 3 bytes (name, kind, value): a count beyond that
                 // reserves nothing more.
@@ -322,10 +339,21 @@ public struct V2BinaryDecoder: Sendable {
             let valueBytes = try reader.blob(limit: limits.maximumSectionBytes)
             var options = JSONReadingOptions()
             options.maximumDepth = 64 - tokens.count + 1 - 1
+            // The value's JSON values count in the file's budget, from what is left of it.
+            options.valueBudget = limits.valueBudget.map { budget in
+                var left = budget
+                left.maximumValues = max(0, reader.valuesLeft)
+                return left
+            }
             let value: JSONValue
+            var valuesRead = 0
             do {
-                value = try JSONParser.parse(valueBytes, options: options)
+                value = try JSONParser.parse(valueBytes, options: options, valuesRead: &valuesRead)
+                reader.valuesLeft -= valuesRead
             } catch {
+                if options.valueBudget != nil && valuesRead > reader.valuesLeft {
+                    try reader.spend(valuesRead, at: reader.position)
+                }
                 throw invalid("an extension's value is not JSON within the limits: \(error.message)")
             }
             guard JSONWriter().bytes(value).elementsEqual(valueBytes) else { throw invalid("an extension's value is not in canonical form") }
@@ -380,15 +408,27 @@ struct Payload {
 
     /// Runs `body` with a reader of the payload, which must use every byte (`binary.trailing-bytes`).
     func read<T>(_ limits: BinaryReadingLimits, _ body: (inout ByteReader) throws(FormatError) -> T) throws(FormatError) -> T {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(FormatError) -> T in
+        var valuesLeft = Int.max
+        return try read(limits, valuesLeft: &valuesLeft, body)
+    }
+
+    /// ``read(_:_:)`` spending `valuesLeft` of the file's value budget.
+    func read<T>(
+        _ limits: BinaryReadingLimits, valuesLeft: inout Int, _ body: (inout ByteReader) throws(FormatError) -> T
+    ) throws(FormatError) -> T {
+        let left = valuesLeft
+        let (result, spent) = try bytes.withUnsafeBufferPointer { (buffer) throws(FormatError) -> (T, Int) in
             var reader = ByteReader(buffer, offset: offset, pinned: isInflated, limits: limits)
+            reader.valuesLeft = left
             let result = try body(&reader)
             guard reader.remaining == 0 else {
                 throw FormatError(
                     .binaryTrailingBytes, "\(reader.remaining) bytes follow the last field of the section", location: .init(offset: reader.offset))
             }
-            return result
+            return (result, left - reader.valuesLeft)
         }
+        valuesLeft -= spent
+        return result
     }
 }
 
@@ -405,6 +445,8 @@ struct ByteReader {
     private let pinned: Bool
     /// The next byte to read, from 0.
     var position = 0
+    /// What is left of the file's value budget (``BinaryReadingLimits/valueBudget``).
+    var valuesLeft = Int.max
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int, pinned: Bool = false, limits: BinaryReadingLimits) {
         self.bytes = bytes
@@ -482,6 +524,17 @@ struct ByteReader {
             throw FormatError(.binaryTruncated, "a count of \(value) exceeds the \(remaining) bytes left", location: .init(offset: offset(at: start)))
         }
         return Int(value)
+    }
+
+    /// Spends `count` × `times` values of the file's budget, before they are built; over it is
+    /// `binary.too-large` at `position` (Spec/v2-binary.md 11).
+    mutating func spend(_ count: Int, times: Int = 1, at position: Int) throws(FormatError) {
+        let values = count.multipliedReportingOverflow(by: times)
+        valuesLeft = values.overflow ? -1 : valuesLeft.subtractingReportingOverflow(values.partialValue).partialValue
+        guard valuesLeft >= 0 else {
+            let message = limits.valueBudget?.exceededMessage("values (Spec/v2-binary.md 11 counts them)") ?? "the file decodes to too many values"
+            throw FormatError(.binaryTooLarge, message, location: .init(offset: offset(at: position)))
+        }
     }
 
     /// A count that must not be zero (an empty list is omitted instead, for one canonical form).
@@ -584,9 +637,11 @@ struct ByteReader {
 
     /// A set of strings, written as ascending references; each must pass `valid`.
     mutating func sortedStrings(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [String] {
+        let countStart = position
         let count = try count()
         // Most sets are empty (a change's data files): no buffer is asked for them.
         guard count > 0 else { return [] }
+        try spend(count, at: countStart)
         var result: [String] = []
         result.reserveCapacity(count)
         var last: Int?
@@ -617,7 +672,10 @@ struct ByteReader {
             let added = try sortedStrings(table), removed = try sortedStrings(table)
             var moved: [Int: String] = [:]
             var last = -1
-            for _ in 0..<(try count()) {
+            let movedStart = position
+            let movedCount = try count()
+            try spend(movedCount, at: movedStart)
+            for _ in 0..<movedCount {
                 let positionStart = position
                 let index = try varint()
                 guard index <= 999_999_999, Int(index) > last else {

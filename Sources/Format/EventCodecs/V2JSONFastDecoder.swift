@@ -47,11 +47,22 @@ private struct Cursor {
     let maximumStringBytes: Int
     let maximumNumberLength: Int
     var index = 0
+    /// Values still allowed by the file's budget, counted as the parser counts them: more, and
+    /// the parser's `json.too-large` is the verdict (Spec/README.md 6.2).
+    var valuesLeft: Int
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: JSONReadingOptions) {
         self.bytes = bytes
         maximumStringBytes = options.maximumStringBytes
         maximumNumberLength = options.maximumNumberLength
+        valuesLeft = options.valueBudget?.maximumValues ?? .max
+    }
+
+    /// One more value: every value is read by `open`, `string`, `literal`, `number` or the
+    /// tagged pair of `attributeValue`, each of which counts it once.
+    mutating func countValue() throws(Decline) {
+        valuesLeft -= 1
+        guard valuesLeft >= 0 else { throw Decline() }
     }
 
     /// The byte at the cursor, or 0 at the end (no token starts with 0).
@@ -80,6 +91,7 @@ private struct Cursor {
 
     /// Opens an object or an array; true when it is empty (and already closed).
     mutating func open(_ opening: UInt8, _ closing: UInt8) throws(Decline) -> Bool {
+        try countValue()
         try expect(opening)
         return consume(closing)
     }
@@ -136,6 +148,7 @@ private struct Cursor {
     }
 
     mutating func string() throws(Decline) -> String {
+        try countValue()
         try expect(quote)
         let start = index
         skipPlainText()
@@ -197,6 +210,7 @@ private struct Cursor {
     }
 
     mutating func literal(_ word: StaticString) throws(Decline) {
+        try countValue()
         guard index + word.utf8CodeUnitCount <= bytes.count, let base = bytes.baseAddress,
             memcmp(base + index, word.utf8Start, word.utf8CodeUnitCount) == 0
         else { throw Decline() }
@@ -205,6 +219,7 @@ private struct Cursor {
 
     /// A number by the JSON grammar: its bytes, and whether it has neither fraction nor exponent.
     mutating func number() throws(Decline) -> (range: Range<Int>, isIntegerLiteral: Bool) {
+        try countValue()
         skipWhitespace()
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
@@ -520,6 +535,7 @@ private struct PartReader {
             }
         case UInt8(ascii: "["):
             // A tagged pair ["<tag>", <string or number>] (Spec/v2-json.md 5.5).
+            try cursor.countValue()
             cursor.index += 1
             let tag = try cursor.string()
             try cursor.expect(UInt8(ascii: ","))

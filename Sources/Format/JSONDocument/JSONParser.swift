@@ -8,6 +8,9 @@ public struct JSONReadingOptions: Sendable {
     public var maximumDepth = 64
     public var maximumStringBytes = 16 * 1024 * 1024
     public var maximumNumberLength = 1_000
+    /// The most values the document may hold, from the size of its file as stored; nil: no
+    /// budget (`json.too-large`, Spec/README.md 6.2).
+    public var valueBudget: DecodedValueBudget?
 
     public init() {}
 
@@ -30,10 +33,23 @@ public struct JSONParser {
     private let options: JSONReadingOptions
     private var position = 0
     private var depth = 0
+    /// Values still allowed by ``JSONReadingOptions/valueBudget``.
+    private var valuesLeft: Int
 
     /// Parses a whole document. Throws ``FormatError`` with a `json.*` code.
     public static func parse<Bytes: Collection<UInt8>>(_ input: Bytes, options: JSONReadingOptions = .strict) throws(FormatError) -> JSONValue {
         var parser = JSONParser(bytes: Array(input), options: options)
+        return try parser.parseDocument()
+    }
+
+    /// ``parse(_:options:)`` that also says how many values it read, when it returns and when it
+    /// throws: a reader that parses several documents of one file spends one budget on them.
+    public static func parse<Bytes: Collection<UInt8>>(
+        _ input: Bytes, options: JSONReadingOptions, valuesRead: inout Int
+    ) throws(FormatError) -> JSONValue {
+        var parser = JSONParser(bytes: Array(input), options: options)
+        let budget = parser.valuesLeft
+        defer { valuesRead = budget - parser.valuesLeft }
         return try parser.parseDocument()
     }
 
@@ -44,6 +60,7 @@ public struct JSONParser {
     private init(bytes: [UInt8], options: JSONReadingOptions) {
         self.bytes = bytes
         self.options = options
+        valuesLeft = options.valueBudget?.maximumValues ?? .max
     }
 
     private mutating func parseDocument() throws(FormatError) -> JSONValue {
@@ -67,6 +84,11 @@ public struct JSONParser {
         skipWhitespace()
         guard position < bytes.count else {
             throw error(.jsonUnexpectedEnd, "the file ends where a value was expected", at: position)
+        }
+        // Counted before the value is built, so the error comes before the memory.
+        valuesLeft -= 1
+        if valuesLeft < 0, let budget = options.valueBudget {
+            throw error(.jsonTooLarge, budget.exceededMessage("JSON values"), at: position)
         }
         switch bytes[position] {
         case UInt8(ascii: "{"): return try parseObject(pointer: pointer)

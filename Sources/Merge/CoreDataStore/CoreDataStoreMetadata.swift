@@ -111,7 +111,7 @@ public struct CoreDataStoreMetadata: Sendable, Hashable {
             hashesDigest: metadata["NSStoreModelVersionHashesDigest"] as? String, entityHashes: hashes,
             otherMetadataKeys: metadata.keys.filter { !knownKeys.contains($0) }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) },
             entities: [])
-        result.entities = try entities(connection, tables: tables, hashes: hashes)
+        result.entities = try entities(connection, tables: tables, hashes: hashes, location: location)
         return result
     }
 
@@ -124,7 +124,9 @@ public struct CoreDataStoreMetadata: Sendable, Hashable {
     }
 
     /// `Z_PRIMARYKEY` joined with the hashes, and the rows of each entity in its root's table.
-    private static func entities(_ connection: Connection, tables: Set<String>, hashes: [String: [UInt8]]) throws(FormatError) -> [Entity] {
+    private static func entities(
+        _ connection: Connection, tables: Set<String>, hashes: [String: [UInt8]], location: FormatError.Location
+    ) throws(FormatError) -> [Entity] {
         var numbered: [Int64: Entity] = [:]
         let keys = try connection.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY")
         while try keys.step() {
@@ -135,27 +137,20 @@ public struct CoreDataStoreMetadata: Sendable, Hashable {
                 table: nil, rows: nil, versionHash: hashes[keys.text(1)])
         }
         // The root of each entity: sub-entities share their root's table (Z_ENT tells them apart).
-        func root(_ number: Int64) -> Entity? {
-            var current = numbered[number]
-            var steps = 0
-            while let parent = current?.superNumber, steps <= numbered.count {
-                current = numbered[parent]
-                steps += 1
-            }
-            return steps > numbered.count ? nil : current
-        }
+        let roots = try rootNumbers(numbered, location: location)
+        let parents = Set(numbered.values.compactMap(\.superNumber))
         var countsByTable: [String: [Int64: Int64]?] = [:]
         for (number, entity) in numbered {
             let parent = entity.superNumber.flatMap { numbered[$0]?.name }
             numbered[number]?.parent = parent
-            guard let rootEntity = root(number) else { continue }
+            guard let rootNumber = roots[number] ?? nil, let rootEntity = numbered[rootNumber] else { continue }
             let table = "Z" + rootEntity.name.uppercased()
             guard tables.contains(table) else { continue }
             numbered[number]?.table = table
             if countsByTable[table] == nil { countsByTable[table] = try rowCounts(connection, table: table) }
             if let counts = countsByTable[table] ?? nil {
                 numbered[number]?.rows = counts[number] ?? 0
-            } else if rootEntity.number == number && !numbered.values.contains(where: { $0.superNumber == number }) {
+            } else if rootEntity.number == number && !parents.contains(number) {
                 // A table without Z_ENT holds one entity only.
                 let count = try connection.prepare("SELECT COUNT(*) FROM \(quoted(table))")
                 numbered[number]?.rows = try count.step() ? count.int64(0) : 0
@@ -167,6 +162,42 @@ public struct CoreDataStoreMetadata: Sendable, Hashable {
             result.append(Entity(name: name, number: nil, superNumber: nil, parent: nil, maxPrimaryKey: nil, table: nil, rows: nil, versionHash: hash))
         }
         return result.sorted { $0.name == $1.name ? ($0.number ?? -1) < ($1.number ?? -1) : $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// The root entity of each entity (nil when its `Z_SUPER` chain reaches a number no row has),
+    /// each chain walked once: walking it from scratch for every entity made a chain of 20,000
+    /// entities take half a minute. A chain that comes back to an entity it passed is
+    /// `coredata.invalid-metadata` (Spec/inspect.md 2.5), never a loop.
+    static func rootNumbers(_ numbered: [Int64: Entity], location: FormatError.Location) throws(FormatError) -> [Int64: Int64?] {
+        var roots: [Int64: Int64?] = [:]
+        for start in numbered.keys.sorted() where roots[start] == nil {
+            var path: [Int64] = []
+            var onPath = Set<Int64>()
+            var current = start
+            var root: Int64?
+            while true {
+                if let known = roots[current] {
+                    root = known
+                    break
+                }
+                guard let entity = numbered[current] else { break }
+                guard onPath.insert(current).inserted else {
+                    let name = numbered[start]?.name ?? ""
+                    throw FormatError(
+                        .coreDataInvalidMetadata,
+                        "Z_PRIMARYKEY: following Z_SUPER from entity \(name) (Z_ENT \(start)) comes back to entity \(entity.name) (Z_ENT \(current)): the entity hierarchy has a cycle",
+                        location: location)
+                }
+                path.append(current)
+                guard let parent = entity.superNumber else {
+                    root = current
+                    break
+                }
+                current = parent
+            }
+            for number in path { roots[number] = .some(root) }
+        }
+        return roots
     }
 
     /// Rows per `Z_ENT` of `table`, or nil when it has no `Z_ENT` column.

@@ -7,13 +7,21 @@ import FileWrappers
 /// other users can read a process's arguments.
 enum PasswordOption {
     static let environmentVariable = "LOGTOOL_PASSWORD"
+    /// The largest password file read (Spec/wrappers.md 5.4): at most one byte more is read, so
+    /// a large file given by mistake is refused without being loaded.
+    static let maximumFileBytes = 64 * 1024
 
     /// The password source for `file` (the `--password-file` value), or nil when no password can
     /// be had; a file that cannot be read, or holds no password, is a usage error.
     static func source(file: String?) throws -> PasswordSource? {
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else {
+            guard let handle = FileHandle(forReadingAtPath: file), let data = try? handle.read(upToCount: maximumFileBytes + 1) ?? Data() else {
                 writeStandardError("logtool: the password file \(escaped(file)) could not be read")
+                throw ToolExit(status: .usage)
+            }
+            try? handle.close()
+            guard data.count <= maximumFileBytes else {
+                writeStandardError("logtool: the password file \(escaped(file)) is larger than \(maximumFileBytes) bytes, the limit of a password file; it was not read")
                 throw ToolExit(status: .usage)
             }
             guard let password = password(fromFile: [UInt8](data)) else {
