@@ -21,7 +21,8 @@ enum PasswordOption {
             }
             try? handle.close()
             guard data.count <= maximumFileBytes else {
-                writeStandardError("logtool: the password file \(escaped(file)) is larger than \(maximumFileBytes) bytes, the limit of a password file; it was not read")
+                writeStandardError(
+                    "logtool: the password file \(escaped(file)) is larger than \(maximumFileBytes) bytes, the limit of a password file; it was not read")
                 throw ToolExit(status: .usage)
             }
             guard let password = password(fromFile: [UInt8](data)) else {
