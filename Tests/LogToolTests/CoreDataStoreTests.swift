@@ -141,14 +141,15 @@ struct CoreDataStoreTests {
         #expect(run.status == 0, "\(run.stderr)")
     }
 
-    @Test("the library: Ensemble.Options.modelVersions gives the same 204")
+    @Test("the library: Ensemble.Options.addModelVersion(fromCoreDataStore:) gives the same 204")
     func library() throws {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let unknown = try Self.modelVersions("Accounts3.sqlite", "unknown")[2]
         let cloud = try Self.folder(modelVersion: unknown.value, in: scratch)
-        let metadata = try CoreDataStoreMetadata.read(path: Run.packageRoot.appendingPathComponent(Self.storePath("Accounts3.sqlite")).path)
-        let ensemble = Ensemble(inputs: [cloud.path], options: .init(modelVersions: ModelVersionCatalog([metadata.modelVersion])))
+        var options = Ensemble.Options()
+        try options.addModelVersion(fromCoreDataStore: Run.packageRoot.appendingPathComponent(Self.storePath("Accounts3.sqlite")).path)
+        let ensemble = Ensemble(inputs: [cloud.path], options: options)
         do {
             _ = try ensemble.merge()
             Issue.record("an unknown md5 model version merged")

@@ -24,6 +24,15 @@ extension FormatError.Code {
     public static let repairCloudMoved = Self("repair.cloud-moved")
 }
 
+/// What undoing a repair did (Spec/repair.md 6): the files put back, and the steps refused with
+/// the reason.
+public struct RepairUndoResult: Sendable {
+    public var restored = 0
+    public var refused: [FormatError] = []
+
+    public init() {}
+}
+
 /// The write-ahead journal of a repair (Spec/repair.md 5): every move and folder removal is
 /// appended and flushed before it happens and marked done after, so that a repair stopped at any
 /// moment, even by SIGKILL or a power cut, can be completed or undone. Nothing it does deletes a
@@ -32,7 +41,7 @@ extension FormatError.Code {
 /// only when empty. Every path it touches is derived from the cloud root and the quarantine
 /// folder and reached by descriptor without following links (``RepairFolder``), whatever the
 /// journal says.
-public final class RepairJournal {
+package final class RepairJournal {
     /// One recorded step and how far it got.
     struct Step {
         var number: Int
@@ -194,8 +203,8 @@ public final class RepairJournal {
 
     /// Undoes the repair journaled in `quarantine` (``undo()``); nothing to put back when the
     /// repair was stopped before its journal's header was whole.
-    public static func undo(quarantine: URL) throws(FormatError) -> UndoResult {
-        guard let journal = try openForUndo(quarantine) else { return UndoResult() }
+    public static func undo(quarantine: URL) throws(FormatError) -> RepairUndoResult {
+        guard let journal = try openForUndo(quarantine) else { return RepairUndoResult() }
         try journal.checkAccounted()
         return try journal.undo()
     }
@@ -685,19 +694,11 @@ public final class RepairJournal {
 
     // MARK: Undo
 
-    /// What undo did: the files put back, and the steps it refused with the reason.
-    public struct UndoResult: Sendable {
-        public var restored = 0
-        public var refused: [FormatError] = []
-
-        public init() {}
-    }
-
     /// Puts every moved file back where it was, newest step first, and recreates removed
     /// folders; refuses, naming the file, where something now stands at a file's old place
     /// (Spec/repair.md 6). Journaled, so an undo stopped part-way can be run again.
-    public func undo() throws(FormatError) -> UndoResult {
-        var result = UndoResult()
+    public func undo() throws(FormatError) -> RepairUndoResult {
+        var result = RepairUndoResult()
         // A step a stopped repair left half done is rolled back, not completed: its file need
         // not travel to the quarantine (which may be full) only to come back.
         for position in steps.indices where !steps[position].done && !steps[position].undone {

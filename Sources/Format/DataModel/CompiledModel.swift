@@ -5,7 +5,7 @@ import JSONDocument
 /// beside it): the entity version hashes of its versions, from `VersionInfo.plist`
 /// (Spec/model.md 8.4). The `.mom` bodies are keyed archives of Apple's classes, which cannot be
 /// read here, so a compiled model gives no entities or properties: only model versions.
-public enum CompiledModel {
+package enum CompiledModel {
     /// The largest `VersionInfo.plist` read, as for model files (Spec/model.md 2.5).
     public static let maximumBytes = 16 * 1024 * 1024
 

@@ -5,13 +5,13 @@ public struct DataModel: Hashable, Sendable {
     /// The version's name (`Model_2` for `Model_2.xcdatamodel`), or nil for a bare `contents` file.
     public var versionName: String?
     /// By name.
-    public let entities: [String: Entity]
+    package let entities: [String: Entity]
     /// Every entity's properties with the inherited ones, and its ancestors: a merge asks for
     /// them once per property change, so they are resolved once here.
     private let propertiesByEntity: [String: [String: Property]]
     private let kinds: [String: Set<String>]
 
-    public init(versionName: String?, entities: [String: Entity]) {
+    package init(versionName: String?, entities: [String: Entity]) {
         self.versionName = versionName
         self.entities = entities
         var properties: [String: [String: Property]] = [:]
@@ -42,7 +42,7 @@ public struct DataModel: Hashable, Sendable {
 
     /// The entity and its ancestors, nearest first. Safe on any model the reader accepted
     /// (cycles are rejected when reading).
-    public func lineage(of name: String) -> [Entity] {
+    package func lineage(of name: String) -> [Entity] {
         var result: [Entity] = []
         var next: String? = name
         while let current = next, let entity = entities[current], !result.contains(where: { $0.name == current }) {
@@ -53,7 +53,7 @@ public struct DataModel: Hashable, Sendable {
     }
 
     /// A property of the entity or one of its ancestors.
-    public func property(_ name: String, of entity: String) -> Property? {
+    package func property(_ name: String, of entity: String) -> Property? {
         propertiesByEntity[entity]?[name]
     }
 
@@ -64,12 +64,12 @@ public struct DataModel: Hashable, Sendable {
 }
 
 /// An attribute or a relationship.
-public enum Property: Hashable, Sendable {
+package enum Property: Hashable, Sendable {
     case attribute(Attribute)
     case relationship(Relationship)
 }
 
-public struct Entity: Hashable, Sendable {
+package struct Entity: Hashable, Sendable {
     public var name: String
     public var parentName: String?
     public var isAbstract: Bool
@@ -81,7 +81,7 @@ public struct Entity: Hashable, Sendable {
 }
 
 /// Core Data attribute types, spelled as `attributeType` in the model XML.
-public enum AttributeType: String, Sendable, Hashable, CaseIterable {
+package enum AttributeType: String, Sendable, Hashable, CaseIterable {
     case integer16 = "Integer 16"
     case integer32 = "Integer 32"
     case integer64 = "Integer 64"
@@ -109,9 +109,9 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-public struct Attribute: Hashable, Sendable {
+package struct Attribute: Hashable, Sendable {
     public var name: String
-    public var type: AttributeType
+    package var type: AttributeType
     public var isOptional: Bool
     public var isTransient: Bool
     public var defaultValue: String?
@@ -121,7 +121,7 @@ public struct Attribute: Hashable, Sendable {
     public var versionHashModifier: String?
 }
 
-public struct Relationship: Hashable, Sendable {
+package struct Relationship: Hashable, Sendable {
     public var name: String
     public var destinationEntity: String
     public var inverseName: String?

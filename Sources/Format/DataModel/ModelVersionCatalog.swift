@@ -5,7 +5,7 @@ import JSONDocument
 /// The texts Foundation's `NSData` description has given for the same bytes (Spec/model.md 8.3).
 /// The original's `md5` model version hashes a string built with that description, so the same
 /// model gives a different `md5` value depending on the OS that wrote the event.
-public enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
+package enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
     /// `<0a1b2c3d 4e5f6a7b ...>`: every byte, a space after every fourth. Apple platforms before
     /// iOS 13 and macOS 10.15, and swift-corelibs-foundation (Linux) to this day.
     case grouped
@@ -34,7 +34,7 @@ public enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
 
 /// One model version the app knows: its entity version hashes (from a store's metadata or a
 /// compiled model) and/or this toolkit's model hash (from an `.xcdatamodel`) (Spec/model.md 8.4).
-public struct KnownModelVersion: Sendable, Hashable {
+package struct KnownModelVersion: Sendable, Hashable {
     /// The version's name (`Model_2`), or what stands for it (`Accounts3.sqlite`).
     public var name: String
     /// The file or folder it was read from, as given.
@@ -53,7 +53,7 @@ public struct KnownModelVersion: Sendable, Hashable {
 }
 
 /// The forms of `modelVersion` (Spec/model.md 8.1).
-public enum ModelVersionForm: String, Sendable, Hashable {
+package enum ModelVersionForm: String, Sendable, Hashable {
     case sha256
     case propertyList = "property-list"
     case md5
@@ -62,7 +62,7 @@ public enum ModelVersionForm: String, Sendable, Hashable {
 }
 
 /// What the catalog makes of one `modelVersion` value.
-public struct ModelVersionCheck: Sendable, Hashable {
+package struct ModelVersionCheck: Sendable, Hashable {
     public var form: ModelVersionForm
     /// Whether the catalog knows versions it can compare this form with (Spec/merge.md 5.7).
     public var checked: Bool
@@ -77,20 +77,20 @@ public struct ModelVersionCheck: Sendable, Hashable {
 
 /// The model versions an app knows, and the check of an event's `modelVersion` against them that
 /// the original framework makes before merging (Spec/model.md 8, Spec/merge.md 5.7).
-public struct ModelVersionCatalog: Sendable {
+package struct ModelVersionCatalog: Sendable {
     /// The largest property-list text parsed; longer ones are not checked.
     public static let maximumPropertyListBytes = 16 * 1024 * 1024
 
-    public private(set) var versions: [KnownModelVersion] = []
+    package private(set) var versions: [KnownModelVersion] = []
     /// Every `md5` value a known version gives, in every description style.
     private var md5Values: [String: (version: String, style: DataDescriptionStyle)] = [:]
     private var cache = CheckCache()
 
-    public init(_ versions: [KnownModelVersion] = []) {
+    package init(_ versions: [KnownModelVersion] = []) {
         for version in versions { add(version) }
     }
 
-    public mutating func add(_ version: KnownModelVersion) {
+    package mutating func add(_ version: KnownModelVersion) {
         versions.append(version)
         cache = CheckCache()
         guard let hashes = version.entityHashes else { return }
@@ -111,7 +111,7 @@ public struct ModelVersionCatalog: Sendable {
     public var knowsModelHashes: Bool { versions.contains { $0.modelHash != nil } }
 
     /// Classifies `modelVersion` and compares it with every known version (Spec/model.md 8.2).
-    public func check(_ modelVersion: String) -> ModelVersionCheck {
+    package func check(_ modelVersion: String) -> ModelVersionCheck {
         if modelVersion.hasPrefix("sha256:") {
             let match = versions.first { $0.modelHash == modelVersion }
             return ModelVersionCheck(form: .sha256, checked: knowsModelHashes, matchedVersion: match?.name)
@@ -145,7 +145,7 @@ public struct ModelVersionCatalog: Sendable {
     /// The original's `md5` model version of a model whose entities have `hashes`: `md5`, then
     /// the lowercase hex MD5 of the UTF-8 of `Name1_<description1>__Name2_<description2>...`,
     /// names in UTF-16 order (Spec/model.md 8.3).
-    public static func md5ModelVersion(_ hashes: [String: [UInt8]], style: DataDescriptionStyle) -> String {
+    package static func md5ModelVersion(_ hashes: [String: [UInt8]], style: DataDescriptionStyle) -> String {
         let names = hashes.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
         let text = names.map { "\($0)_\(style.text(hashes[$0] ?? []))" }.joined(separator: "__")
         return "md5" + Insecure.MD5.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()

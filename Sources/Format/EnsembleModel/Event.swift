@@ -20,6 +20,9 @@ public struct Event: Hashable, Sendable {
     public var storeIdentifier: String
     /// The store's own counter; equal to `revisionSet[storeIdentifier]`.
     public var revision: Int64 { revisionSet[storeIdentifier] ?? -1 }
+    /// The revision set (Spec/README.md 2): the event's own revision and the latest revision it
+    /// knew of every other store, by store identifier.
+    public var revisionsByStoreIdentifier: [String: Int64] { Dictionary(uniqueKeysWithValues: revisionSet.revisions.map { ($0.store, $0.revision) }) }
     /// Lamport-style ordering counter.
     public var globalCount: Int64
     /// Seconds since 2001-01-01T00:00:00Z.
@@ -27,7 +30,7 @@ public struct Event: Hashable, Sendable {
     /// Which data model wrote the event; nil when unknown.
     public var modelVersion: String?
     /// The event's own (store, revision) plus the latest revision it knew of every other store.
-    public var revisionSet: RevisionSet
+    package var revisionSet: RevisionSet
     /// In canonical order: entity names by UTF-8 bytes, then the order the writer gave.
     public var objectChanges: [ObjectChange]
     /// Top-level keys this toolkit does not know, kept so a rewrite loses nothing.
@@ -48,7 +51,7 @@ public struct Event: Hashable, Sendable {
     }
 
     /// Takes the revision from `revisionSet`, which must contain `storeIdentifier`.
-    public init(
+    package init(
         uniqueIdentifier: String, type: EventType, storeIdentifier: String,
         globalCount: Int64, timestamp: Double, modelVersion: String?,
         revisionSet: RevisionSet, objectChanges: [ObjectChange], unknownFields: JSONObject = JSONObject()

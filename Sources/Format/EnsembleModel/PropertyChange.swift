@@ -1,7 +1,7 @@
 import JSONDocument
 
 /// The four kinds of property a change can set (the `type` key of a v2 property change).
-public enum PropertyKind: Int64, Sendable, Hashable, CaseIterable {
+package enum PropertyKind: Int64, Sendable, Hashable, CaseIterable {
     case attribute = 0
     case toOne = 1
     case toMany = 2
@@ -48,7 +48,7 @@ public struct PropertyChange: Hashable, Sendable {
             }
         }
 
-        public var kind: PropertyKind {
+        package var kind: PropertyKind {
             switch self {
             case .attribute, .attributeInDataFile: .attribute
             case .toOne: .toOne
@@ -84,7 +84,7 @@ public struct PropertyChange: Hashable, Sendable {
         unknownFields = JSONObject()
     }
 
-    public var kind: PropertyKind { value.kind }
+    package var kind: PropertyKind { value.kind }
 
     public static func == (lhs: PropertyChange, rhs: PropertyChange) -> Bool {
         exactlyEqual(lhs.name, rhs.name) && lhs.value == rhs.value && lhs.unknownFields == rhs.unknownFields

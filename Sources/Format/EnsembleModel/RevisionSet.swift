@@ -6,8 +6,8 @@ import JSONDocument
 /// revision including 0; that is what makes comparisons correct when the sets name different
 /// stores. Stores are told apart by their exact UTF-8 bytes: two identifiers that differ only in
 /// Unicode normalisation (é as U+00E9, or e + U+0301) are two stores (Spec/README.md 4).
-public struct RevisionSet: Hashable, Sendable {
-    public enum Ordering: Sendable, Hashable {
+package struct RevisionSet: Hashable, Sendable {
+    package enum Ordering: Sendable, Hashable {
         case equal
         /// Every store is at least as new, one strictly newer.
         case dominates
@@ -65,7 +65,7 @@ public struct RevisionSet: Hashable, Sendable {
 
     /// Walks each set once without building the union of their stores: merges compare
     /// thousands of baselines and history compares every change with others (Spec/merge.md 4.3).
-    public func compare(_ other: RevisionSet) -> Ordering {
+    package func compare(_ other: RevisionSet) -> Ordering {
         var selfNewer = false, otherNewer = false
         var shared = 0
         for (store, a) in storage {

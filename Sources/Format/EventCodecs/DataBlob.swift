@@ -47,7 +47,7 @@ public enum DataBlob {
     }
 
     /// What a container's header says (Spec/data-blobs.md 2).
-    public struct Header: Sendable {
+    package struct Header: Sendable {
         public var contentLength: Int
         public var isDeflated: Bool
         public var digest: [UInt8]
@@ -58,7 +58,7 @@ public enum DataBlob {
     /// Steps 1 to 6 of Spec/data-blobs.md 4, decided from the file's size and its first
     /// ``headerLength`` bytes alone: nil for a raw data file within its size limit, the header of
     /// a container that may be read, or the first failed check.
-    public static func header<Bytes: Collection<UInt8>>(fileSize: Int64, prefix: Bytes) throws(FormatError) -> Header? {
+    package static func header<Bytes: Collection<UInt8>>(fileSize: Int64, prefix: Bytes) throws(FormatError) -> Header? {
         let bytes = Array(prefix.prefix(headerLength))
         guard isContainer(bytes) else {
             guard fileSize <= Int64(maximumContentBytes) else {
@@ -96,7 +96,7 @@ public enum DataBlob {
     /// Steps 7 to 9 of Spec/data-blobs.md 4 on the stored bytes of a container, fed in chunks:
     /// the content passes through SHA-256 (and DEFLATE) and is handed on in pieces, never held
     /// whole here.
-    public final class ContentVerifier {
+    package final class ContentVerifier {
         private let header: Header
         private var hasher = SHA256()
         private var length = 0

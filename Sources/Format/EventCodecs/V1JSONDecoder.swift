@@ -32,7 +32,7 @@ enum V1Key {
 }
 
 /// The events of one v1 file: a single event object or a log (an array of them).
-public struct V1Document: Sendable {
+package struct V1Document: Sendable {
     public var events: [Event]
     /// True when the file is an array.
     public var isLog: Bool
@@ -42,7 +42,7 @@ public struct V1Document: Sendable {
 
 /// Reads the 1.x-style JSON dialect. Property kinds and value types come from the data model,
 /// so every value is checked against it while it is read (Spec/v1-json.md).
-public struct V1JSONDecoder: Sendable {
+package struct V1JSONDecoder: Sendable {
     public var model: DataModel
 
     public init(model: DataModel) { self.model = model }

@@ -4,7 +4,7 @@ import EnsembleModel
 
 /// Writes events in the 1.x-style JSON dialect, canonically (Spec/v1-json.md). Writing needs
 /// no model: every logical value says its own kind.
-public struct V1JSONEncoder: Sendable {
+package struct V1JSONEncoder: Sendable {
     public init() {}
 
     /// One event as an object, or several as a log (an array).

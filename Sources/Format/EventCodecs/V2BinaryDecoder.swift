@@ -3,7 +3,7 @@ import JSONDocument
 import EnsembleModel
 
 /// Limits of the binary reader (Spec/v2-binary.md, "Limits").
-public struct BinaryReadingLimits: Sendable {
+package struct BinaryReadingLimits: Sendable {
     public var maximumFileBytes = 256 * 1024 * 1024
     public var maximumSectionBytes = 256 * 1024 * 1024
     public var maximumInflateRatio = Zlib.maximumRatio
@@ -26,7 +26,7 @@ public struct BinaryReadingLimits: Sendable {
 
 /// A binary event with what it holds beyond the known members: a tool that writes it again must
 /// keep these or refuse (Spec/v2-binary.md 5.5 and 9).
-public struct DecodedBinaryEvent: Sendable {
+package struct DecodedBinaryEvent: Sendable {
     public var event: Event
     /// The canonical JSON pointer of every unknown member kept in section 4, in file order.
     public var unknownMembers: [JSONPointer] = []
@@ -38,16 +38,16 @@ public struct DecodedBinaryEvent: Sendable {
 /// offset where it was found. Sections it does not know are checked (frame and CRC) and skipped
 /// (Spec/v2-binary.md 5.5).
 public struct V2BinaryDecoder: Sendable {
-    public var limits: BinaryReadingLimits
+    package var limits: BinaryReadingLimits
 
-    public init(limits: BinaryReadingLimits = BinaryReadingLimits()) { self.limits = limits }
+    package init(limits: BinaryReadingLimits = BinaryReadingLimits()) { self.limits = limits }
 
     public func decode(_ bytes: [UInt8]) throws(FormatError) -> Event {
         try decodeReportingUnknowns(bytes).event
     }
 
     /// Decodes, and says where the file holds members and sections this reader does not know.
-    public func decodeReportingUnknowns(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
+    package func decodeReportingUnknowns(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }

@@ -50,7 +50,7 @@ package struct EventHeader: Hashable, Sendable {
 }
 
 /// One decoded file of a v2 event.
-public struct EventPart: Hashable, Sendable {
+package struct EventPart: Hashable, Sendable {
     package var position: EventPartPosition
     /// Present for a single file and part 1, absent for continuation parts.
     package var header: EventHeader?
@@ -112,7 +112,7 @@ public struct V2JSONDecoder: Sendable {
     }
 
     /// Joins the parts of one event, given in any order; all of 1...n must be present.
-    public static func join(_ parts: [EventPart]) throws(FormatError) -> Event {
+    package static func join(_ parts: [EventPart]) throws(FormatError) -> Event {
         // The usual event is one file: nothing to sort, check or copy (a concatenation copies
         // every change, retaining all its parts).
         if parts.count == 1, let part = parts.first, part.position == .single, let header = part.header {

@@ -40,7 +40,7 @@ public struct V2JSONEncoder: Sendable {
 
     /// One decoded file of a multipart event as a JSON value: part 1 with its header,
     /// a continuation part with only its changes.
-    public func jsonValue(_ part: EventPart) throws(FormatError) -> JSONValue {
+    package func jsonValue(_ part: EventPart) throws(FormatError) -> JSONValue {
         try jsonValue(header: part.header, unknownFields: part.unknownFields, changes: part.objectChanges[...])
     }
 

@@ -17,7 +17,7 @@ public enum RNCryptor {
     static let hmacLength = 32
 
     /// The options byte: bit 0 says a password was used.
-    public enum Mode: UInt8, Sendable {
+    package enum Mode: UInt8, Sendable {
         /// Two 32-byte keys given directly.
         case key = 0x00
         /// Keys derived from a password and two 8-byte salts.
@@ -61,7 +61,7 @@ public enum RNCryptor {
     /// Decrypts one file. The HMAC over header and ciphertext is compared, in constant time,
     /// before anything is decrypted; a mismatch is `wrap.bad-password` (Spec/wrappers.md 3.2).
     /// Offsets are those of `bytes`.
-    public static func decrypt(_ bytes: [UInt8], credentials: Credentials) throws(FormatError) -> [UInt8] {
+    package static func decrypt(_ bytes: [UInt8], credentials: Credentials) throws(FormatError) -> [UInt8] {
         guard bytes.count >= 2, bytes[0] == version, let mode = Mode(rawValue: bytes[1]) else {
             throw FormatError(.fileKindUnknown, "not an RNCryptor v3 file: \(firstBytesDescription(bytes))", location: .init(offset: 0))
         }

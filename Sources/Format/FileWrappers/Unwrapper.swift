@@ -1,7 +1,7 @@
 import Foundation
 
 /// One wrapper removed from a file (Spec/wrappers.md 5).
-public enum WrapperLayer: String, Sendable, Hashable {
+package enum WrapperLayer: String, Sendable, Hashable {
     case zip
     case encrypted
 
@@ -61,7 +61,7 @@ public struct Unwrapper: Sendable {
     }
 
     /// A file with its wrappers removed.
-    public struct Unwrapped: Sendable {
+    package struct Unwrapped: Sendable {
         /// The layers removed, outermost first.
         public var layers: [WrapperLayer]
         /// The content inside them.
@@ -72,7 +72,7 @@ public struct Unwrapper: Sendable {
 
     /// Removes every wrapper of `bytes`. Errors carry the offset in the bytes of the layer they
     /// were found in, and their message names that layer (Spec/wrappers.md 5.2).
-    public func unwrap(_ bytes: [UInt8]) throws(FormatError) -> Unwrapped {
+    package func unwrap(_ bytes: [UInt8]) throws(FormatError) -> Unwrapped {
         var layers: [WrapperLayer] = []
         var content = bytes
         var kind = ContentKind.detect(content)
@@ -125,7 +125,7 @@ public struct Unwrapper: Sendable {
 
     /// The `file.kind-*` error of content no reader of the toolkit reads, or nil. `role` says
     /// what the file was expected to be ("an event", "a store registration").
-    public static func kindError(_ kind: ContentKind, bytes: [UInt8], layers: [WrapperLayer], role: String = "an event") -> FormatError? {
+    package static func kindError(_ kind: ContentKind, bytes: [UInt8], layers: [WrapperLayer], role: String = "an event") -> FormatError? {
         guard let code = kind.unreadableCode else { return nil }
         let place = layers.isEmpty ? "This file" : "Inside its \(layers.map(\.rawValue).joined(separator: " and ")) layers, this file"
         let advice: String

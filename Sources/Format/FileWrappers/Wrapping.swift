@@ -6,7 +6,7 @@ import Foundation
 /// `Hashable` or printable, so the password never reaches a log or a description.
 public struct Wrapping: Sendable {
     /// The layers a reader removes, outermost first.
-    public let layers: [WrapperLayer]
+    package let layers: [WrapperLayer]
     private let password: [UInt8]
 
     /// No wrapper: files are written as they are.
@@ -64,7 +64,7 @@ extension Unwrapper {
     /// cannot say whether it is a wrapper (Spec/wrappers.md 1): only the layers a folder's other
     /// files have are removed, never more. A layer that is there but cannot be removed (a wrong
     /// password, a damaged archive) throws its `wrap.*` error.
-    public func remove(exactly layers: [WrapperLayer], from bytes: [UInt8]) throws(FormatError) -> [UInt8]? {
+    package func remove(exactly layers: [WrapperLayer], from bytes: [UInt8]) throws(FormatError) -> [UInt8]? {
         var content = bytes
         var removed: [WrapperLayer] = []
         for layer in layers {

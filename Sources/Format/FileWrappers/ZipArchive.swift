@@ -26,13 +26,13 @@ public enum ZipArchive {
     public static var maximumRatio: Int { Zlib.maximumRatio }
 
     /// How an entry's bytes are stored.
-    public enum Method: UInt16, Sendable {
+    package enum Method: UInt16, Sendable {
         case stored = 0
         case deflated = 8
     }
 
     /// The one file of an archive.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The entry's name as stored (UTF-8, or bytes shown as UTF-8 with replacement characters).
         public var name: String
         public var method: Method
@@ -42,7 +42,7 @@ public enum ZipArchive {
     /// Reads the one entry of `bytes`, with every size taken from the central directory and
     /// checked against the file before anything is inflated (Spec/wrappers.md 4.2). Offsets in
     /// errors are those of `bytes`.
-    public static func readSingleEntry(_ bytes: [UInt8], maximumBytes: Int) throws(FormatError) -> Entry {
+    package static func readSingleEntry(_ bytes: [UInt8], maximumBytes: Int) throws(FormatError) -> Entry {
         let reader = ByteReader(bytes)
         let end = try findEndRecord(reader)
         let entries = reader.uint16(end + 10)

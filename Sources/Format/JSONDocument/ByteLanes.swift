@@ -4,7 +4,7 @@
 ///
 /// Public only so that other modules inline it: `@inlinable` on a `package` declaration left a
 /// call per word, which cost a tenth of JSON decoding (measured: Benchmarks/README.md).
-public enum ByteLanes {
+package enum ByteLanes {
     /// 0x80 in each byte of `word` whose value lies in `first..<end`, 0 in the others. Every
     /// byte of `word` must be below 0x80 (test `word & 0x8080_8080_8080_8080` first), so that
     /// adding up to 0x80 to a byte carries into no other; `first <= end <= 0x80`.

@@ -4,7 +4,7 @@
 /// The other limits bound what a file holds after unwrapping, which a zip layer lets be 100
 /// times the stored size; a budget of decoded values per stored byte keeps what a reader builds
 /// in memory within a small multiple of the file's size whatever the wrapping.
-public struct DecodedValueBudget: Sendable, Hashable {
+package struct DecodedValueBudget: Sendable, Hashable {
     /// Values per byte as stored. A JSON text holds at most one value per two bytes, so a plain
     /// JSON file is never refused; a real zipped event holds about 0.6 (Spec/README.md 6.2).
     public static let valuesPerStoredByte = 2

@@ -72,7 +72,7 @@ package enum ComparisonResult3: Sendable { case less, equal, greater }
 /// A decimal number normalised to sign, significant digits without leading or trailing zeros,
 /// and a power of ten: value = digits × 10^exponent. Exact comparison, and the exact sums that
 /// date conversions need; written by hand because Foundation's `Decimal` keeps only 38 digits.
-public struct ExactDecimal: Sendable, Hashable {
+package struct ExactDecimal: Sendable, Hashable {
     public private(set) var negative: Bool
     /// Decimal digits 0-9, most significant first; empty for zero.
     public private(set) var digits: [UInt8]

@@ -10,7 +10,7 @@ public struct JSONReadingOptions: Sendable {
     public var maximumNumberLength = 1_000
     /// The most values the document may hold, from the size of its file as stored; nil: no
     /// budget (`json.too-large`, Spec/README.md 6.2).
-    public var valueBudget: DecodedValueBudget?
+    package var valueBudget: DecodedValueBudget?
 
     public init() {}
 

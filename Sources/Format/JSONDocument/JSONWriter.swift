@@ -1,16 +1,19 @@
 /// Writes JSON values in the toolkit's canonical form (Spec/v2-json.md, "Canonical output"):
 /// keys sorted by UTF-8 bytes, numbers as their text, fixed string escaping.
 public struct JSONWriter: Sendable {
-    public enum Layout: Sendable {
+    package enum Layout: Sendable {
         /// No whitespace at all: the bytes that identify a logical value.
         case compact
         /// Two-space indentation, one member per line: for people; same key order.
         case pretty
     }
 
-    public var layout: Layout
+    package var layout: Layout
 
-    public init(layout: Layout = .compact) { self.layout = layout }
+    /// A writer of compact canonical JSON (Spec/v2-json.md 6).
+    public init() { layout = .compact }
+
+    package init(layout: Layout) { self.layout = layout }
 
     public func bytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []

@@ -15,9 +15,9 @@ extension FormatError.Code {
 /// What an app's Core Data SQLite store says about itself: its metadata (store type, UUID, the
 /// model version that wrote it, with every entity's version hash) and its entity tables
 /// (Spec/model.md 8.4, Spec/inspect.md 2.5). Read-only: the file is opened immutable.
-public struct CoreDataStoreMetadata: Sendable, Hashable {
+package struct CoreDataStoreMetadata: Sendable, Hashable {
     /// One entity, as `Z_PRIMARYKEY` numbers it and the metadata hashes it.
-    public struct Entity: Sendable, Hashable {
+    package struct Entity: Sendable, Hashable {
         public var name: String
         /// `Z_ENT`; nil when only the metadata names the entity.
         public var number: Int64?

@@ -18,7 +18,7 @@ extension FormatError.Code {
 /// what it can.
 package struct DeviceIntegration: Sendable {
     /// What the device does with the folder.
-    public enum Outcome: String, Sendable {
+    package enum Outcome: String, Sendable {
         /// It integrates the ``integrable`` events (perhaps none) on top of the baselines.
         case integrates
         /// Its own registration is gone from `stores/`: it leaves the ensemble (205).
@@ -28,7 +28,7 @@ package struct DeviceIntegration: Sendable {
     }
 
     /// An event or baseline the device does not integrate, with every reason found for it.
-    public struct HeldBack: Sendable {
+    package struct HeldBack: Sendable {
         public var sourced: SourcedEvent
         /// Code, number and details of each reason, in the order they were found.
         public var reasons: [IntegrityProblem]

@@ -6,7 +6,7 @@ import EnsembleModel
 /// whenever they could be confused with the separators or hold control characters, and the
 /// message escaped as all text output is (Spec/README.md 4.1). The conformance runner parses
 /// what the merge writes with the same type.
-public enum FindingLine {
+package enum FindingLine {
     /// The line for `problem`, without its final LF.
     public static func render(_ problem: IntegrityProblem) -> String {
         var line = problem.code.rawValue

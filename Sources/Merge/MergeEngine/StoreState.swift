@@ -732,7 +732,7 @@ public struct StoreState: Sendable {
     /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
     /// entity then identifier order, with one property change per set property. Applied to an
     /// empty state as a baseline, it rebuilds this state.
-    public func baseline(
+    package func baseline(
         uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
         modelVersion: String?, revisionSet: RevisionSet
     ) -> Event {

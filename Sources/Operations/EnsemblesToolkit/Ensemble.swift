@@ -25,16 +25,16 @@ public struct Ensemble: Sendable {
         /// Accept the trailing commas of the original 1.x logs (Spec/v1-json.md 2.1).
         public var lenient: Bool
         /// Model versions known besides ``model``'s own hash: from compiled models and Core Data
-        /// stores; events naming none of them are error 204 (Spec/merge.md 5.7).
-        public var modelVersions: ModelVersionCatalog?
+        /// stores; events naming none of them are error 204 (Spec/merge.md 5.7). Added with
+        /// ``addModelVersion(fromCoreDataStore:)`` and ``addModelVersions(fromCompiledModel:version:)``.
+        package var modelVersions: ModelVersionCatalog? = nil
         /// The password of an encrypted folder (Spec/wrappers.md 5.4); nil: encrypted files are
         /// `wrap.password-required`.
         public var password: PasswordSource? = nil
 
-        public init(model: DataModel? = nil, lenient: Bool = false, modelVersions: ModelVersionCatalog? = nil) {
+        public init(model: DataModel? = nil, lenient: Bool = false) {
             self.model = model
             self.lenient = lenient
-            self.modelVersions = modelVersions
         }
     }
 
@@ -218,4 +218,23 @@ public struct EnsembleError: Error, Sendable, CustomStringConvertible {
 
     /// One finding line per problem (Spec/merge.md 5.9).
     public var description: String { problems.map(FindingLine.render).joined(separator: "\n") }
+}
+
+extension Ensemble.Options {
+    /// Also accepts the model version an app's Core Data store records (its `Z_METADATA`), as
+    /// `--store-metadata` does: events naming none of the known versions are 204 (Spec/model.md
+    /// 8.4).
+    public mutating func addModelVersion(fromCoreDataStore path: String) throws(FormatError) {
+        var catalog = modelVersions ?? ModelVersionCatalog()
+        catalog.add(try CoreDataStoreMetadata.read(path: path).modelVersion)
+        modelVersions = catalog
+    }
+
+    /// Also accepts the model versions a compiled model (`.momd`) lists, or only `version` of
+    /// them (Spec/model.md 8.4).
+    public mutating func addModelVersions(fromCompiledModel path: String, version: String? = nil) throws(FormatError) {
+        var catalog = modelVersions ?? ModelVersionCatalog()
+        for known in try CompiledModel.versions(at: path, version: version) { catalog.add(known) }
+        modelVersions = catalog
+    }
 }

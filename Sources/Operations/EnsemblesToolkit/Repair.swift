@@ -288,7 +288,7 @@ extension Ensemble {
 }
 
 /// Undoes the repair journaled in `quarantine` (Spec/repair.md 6).
-public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairJournal.UndoResult {
+public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairUndoResult {
     do {
         return try RepairJournal.undo(quarantine: quarantine)
     } catch {

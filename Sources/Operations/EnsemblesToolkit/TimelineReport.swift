@@ -30,7 +30,7 @@ public struct TimelineReport: Sendable {
     }
 
     /// Where a finding is drawn (Spec/timeline.md 3).
-    public enum Placement: Sendable {
+    package enum Placement: Sendable {
         /// On the lane of `store`, at `globalCount`.
         case event(store: String, globalCount: Int64)
         /// Across the lane of `store`, from one global count to another.
@@ -45,7 +45,7 @@ public struct TimelineReport: Sendable {
 
     public struct Finding: Sendable {
         public var diagnostic: Diagnostic
-        public var placement: Placement
+        package var placement: Placement
     }
 
     public var identifier: String

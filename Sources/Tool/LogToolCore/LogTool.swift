@@ -321,31 +321,25 @@ struct ReadingOptions: ParsableArguments {
     /// The options of an ``Ensemble`` operation; `versions` adds the model versions of Core Data
     /// stores to those of a compiled `--model` (Spec/merge.md 5.7).
     func ensembleOptions(_ versions: ModelVersionOptions? = nil) throws -> Ensemble.Options {
-        var known = try compiledModelVersions()
+        var options = Ensemble.Options(model: try loadedModel(), lenient: lenient)
+        if let model, CompiledModel.looksLikeCompiledModel(model) {
+            do {
+                try options.addModelVersions(fromCompiledModel: model, version: modelVersion)
+            } catch {
+                writeStandardError("logtool: the compiled model could not be read: \(escaped(error))")
+                throw ToolExit(status: .usage)
+            }
+        }
         for path in versions?.storeMetadata ?? [] {
             do {
-                var catalog = known ?? ModelVersionCatalog()
-                catalog.add(try CoreDataStoreMetadata.read(path: path).modelVersion)
-                known = catalog
+                try options.addModelVersion(fromCoreDataStore: path)
             } catch {
                 writeStandardError("logtool: the store metadata could not be read: \(escaped(error))")
                 throw ToolExit(status: .usage)
             }
         }
-        var options = Ensemble.Options(model: try loadedModel(), lenient: lenient, modelVersions: known)
         options.password = try PasswordOption.source(file: passwordFile)
         return options
-    }
-
-    /// The versions of a compiled `--model` (Spec/model.md 8.4); nil for any other model.
-    private func compiledModelVersions() throws -> ModelVersionCatalog? {
-        guard let model, CompiledModel.looksLikeCompiledModel(model) else { return nil }
-        do {
-            return ModelVersionCatalog(try CompiledModel.versions(at: model, version: modelVersion))
-        } catch {
-            writeStandardError("logtool: the compiled model could not be read: \(escaped(error))")
-            throw ToolExit(status: .usage)
-        }
     }
 
     /// The model `--model` names; nil for a compiled model, whose entities cannot be read here.

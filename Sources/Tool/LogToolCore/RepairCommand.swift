@@ -118,7 +118,7 @@ struct Repair: ParsableCommand {
     }
 
     private func runUndo(_ quarantine: URL) throws {
-        let result: RepairJournal.UndoResult
+        let result: RepairUndoResult
         do {
             result = try undoRepair(quarantine: quarantine)
         } catch {

@@ -7,7 +7,7 @@ import EventCodecs
 ///
 /// The v1 reader applies the same rules while it reads, because it needs the model to read at
 /// all; this validator serves v2 events, whose kinds and values are self-describing.
-public struct ModelValidator: Sendable {
+package struct ModelValidator: Sendable {
     public var model: DataModel
 
     public init(model: DataModel) { self.model = model }

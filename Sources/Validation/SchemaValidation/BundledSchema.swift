@@ -35,7 +35,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
 
     /// A validator for this schema. The Spec's schemas are tested to load, so a failure here
     /// means the build shipped a broken schema; it is still reported, not trapped.
-    public func validator() throws(FormatError) -> SchemaValidator {
+    package func validator() throws(FormatError) -> SchemaValidator {
         try (Self.validators[self] ?? Self.load(self)).get()
     }
 

@@ -17,7 +17,7 @@ extension FormatError.Code {
 /// silently rely on a rule this validator would skip. CI runs Python's `jsonschema` on every
 /// fixture and fails if the two disagree. The schema is compiled once into a tree of nodes, so
 /// validating a file costs no keyword look-ups.
-public struct SchemaValidator: Sendable {
+package struct SchemaValidator: Sendable {
     public static let supportedKeywords: Set<String> = [
         "$schema", "$id", "$defs", "$ref", "$comment", "title", "description",
         "type", "enum", "const",
