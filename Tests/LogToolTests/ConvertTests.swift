@@ -211,9 +211,10 @@ struct ConvertTests {
         let model = Run.packageRoot.appendingPathComponent(Originals.model).path
         let destination = scratch.appendingPathComponent("out")
         let process = try Self.startConvert(model: model, log.path, destination.path)
-        // Wait until the staging folder exists, then interrupt.
+        // Wait until the staging folder exists, then interrupt (up to two minutes: on a loaded
+        // machine the debug build reads the log for more than the ten seconds this once allowed).
         var staged = false
-        for _ in 0..<2000 where process.isRunning {
+        for _ in 0..<24_000 where process.isRunning {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
             if names.contains(where: { $0.hasPrefix(".out.partial-") }) { staged = true; break }
             Thread.sleep(forTimeInterval: 0.005)
