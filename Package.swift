@@ -23,6 +23,8 @@ let package = Package(
         // build the README recommends, and scripts/test, turn it on. (Tools 6.2: SwiftPM 6.1
         // linked a dependency guarded by a trait even with the trait off.)
         .trait(name: "Jemalloc", description: "The logtool executable allocates with jemalloc (Debian: libjemalloc-dev) instead of the C library's malloc."),
+        // Fuzz/run.sh turns it on, with libFuzzer and AddressSanitizer, for the FuzzDecoders target.
+        .trait(name: "Fuzzing", description: "FuzzDecoders is libFuzzer's entry point over every decoder of untrusted bytes (build it with -sanitize=fuzzer)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -135,6 +137,14 @@ let package = Package(
             name: "logtool",
             dependencies: ["LogToolCore", .target(name: "LogToolAllocator", condition: .when(traits: ["Jemalloc"]))],
             path: "Sources/Tool/logtool"
+        ),
+        // A member of this package, so that it reaches the decoders' package-level entry points;
+        // without the Fuzzing trait it only says how to run it (Fuzz/run.sh).
+        .executableTarget(
+            name: "FuzzDecoders",
+            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation"],
+            path: "Fuzz/Sources/FuzzDecoders",
+            swiftSettings: [.define("FUZZING", .when(traits: ["Fuzzing"])), .unsafeFlags(["-parse-as-library"])]
         ),
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),

@@ -4,7 +4,8 @@
 # suite replays (Tests/ConformanceTests/FuzzCrasherTests.swift): commit them with the fix.
 set -euo pipefail
 cd "$(dirname "$0")"
-swift build -c release -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
+# A target of the toolkit's own package (Package.swift), built on its own with its trait.
+swift build --package-path .. -c release --traits Fuzzing --product FuzzDecoders -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
 corpus=$(mktemp -d)
 cp $(find ../Fixtures/v2-json ../Fixtures/v1-json -name '*.json') ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container ../Fixtures/wrappers/valid/*.cdeevent ../Fixtures/wrappers/damaged/*.cdeevent FailCases/* "$corpus"/ 2>/dev/null || true
 mkdir -p FailCases

@@ -1,3 +1,4 @@
+#if FUZZING
 import EventCodecs
 import FileWrappers
 import EnsembleModel
@@ -45,7 +46,7 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 func generalEvent(_ bytes: [UInt8]) -> Event? {
     guard let json = try? JSONParser.parse(bytes) else { return nil }
     guard let decoded = try? V2JSONDecoder().decodeEvent(json), decoded.unknownKeys.isEmpty,
-        let validator = try? BundledSchema.v2Event.validator(), validator.validate(json).isEmpty
+        (try? BundledSchema.v2Event.validate(json))?.isEmpty == true
     else { return nil }
     return decoded.event
 }
@@ -64,3 +65,12 @@ public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePoi
     var arguments = argv
     return runFuzzerDriver(&count, &arguments, fuzzOneInput)
 }
+#else
+/// Built without the Fuzzing trait (by `swift build`, so that the target keeps compiling).
+@main
+enum FuzzDecoders {
+    static func main() {
+        print("FuzzDecoders is libFuzzer's entry point: run Fuzz/run.sh [SECONDS], which builds it with the Fuzzing trait")
+    }
+}
+#endif

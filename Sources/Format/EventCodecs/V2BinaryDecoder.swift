@@ -40,7 +40,10 @@ package struct DecodedBinaryEvent: Sendable {
 public struct V2BinaryDecoder: Sendable {
     package var limits: BinaryReadingLimits
 
-    package init(limits: BinaryReadingLimits = BinaryReadingLimits()) { self.limits = limits }
+    /// A decoder with the default limits of Spec/v2-binary.md 11.
+    public init() { limits = BinaryReadingLimits() }
+
+    package init(limits: BinaryReadingLimits) { self.limits = limits }
 
     public func decode(_ bytes: [UInt8]) throws(FormatError) -> Event {
         try decodeReportingUnknowns(bytes).event

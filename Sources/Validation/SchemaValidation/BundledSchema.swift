@@ -33,6 +33,12 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         }
     }
 
+    /// Every violation of this schema by `instance`, as ``SchemaValidator/validate(_:limit:)``
+    /// reports them; empty means valid.
+    public func validate(_ instance: JSONValue, limit: Int = 100) throws(FormatError) -> [FormatError] {
+        try validator().validate(instance, limit: limit)
+    }
+
     /// A validator for this schema. The Spec's schemas are tested to load, so a failure here
     /// means the build shipped a broken schema; it is still reported, not trapped.
     package func validator() throws(FormatError) -> SchemaValidator {
