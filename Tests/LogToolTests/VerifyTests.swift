@@ -101,3 +101,63 @@ struct HistoryTests {
         #expect(document[JSONPointer(["final", "properties", "count", "setBy"])]?.stringValue?.contains("baselines/") == true)
     }
 }
+
+/// The report bound of Spec/README.md 6.2 for the integrity findings of one file: the first 100
+/// of one code, then one `verify.more-findings` counting the rest, in verify, repair and timeline.
+@Suite("verify: findings of one code for one file are bounded")
+struct FindingsPerFileTests {
+    static let bounded = Run.packageRoot.appendingPathComponent("Fixtures/merge/missing-dependency-201-bounded/cloud")
+
+    func diagnostics(_ folder: URL) throws -> [JSONValue] {
+        let run = try Run(["verify", "--json", folder.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        let report = try JSONParser.parse(run.stdout)
+        #expect(try BundledSchema.verify.validator().validate(report).isEmpty)
+        return report[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+    }
+
+    @Test("150 missing dependencies of one event: 100 findings in store order, then one counting 50")
+    func dependencies() throws {
+        let found = try diagnostics(Self.bounded)
+        let stores = found.filter { $0[JSONPointer(["code"])] == .string("verify.missing-dependency") }
+            .compactMap { $0[JSONPointer(["details", "store"])]?.stringValue }
+        #expect(stores == (0..<100).map { String(format: "S%03d", $0) })
+        let more = found.filter { $0[JSONPointer(["code"])] == .string("verify.more-findings") }
+        #expect(more.count == 1 && found.count == 101)
+        #expect(
+            more.first?[JSONPointer(["details"])] == .object(JSONObject([("code", .string("verify.missing-dependency")), ("count", JSONValue(Int64(50)))])))
+        #expect(more.first?[JSONPointer(["number"])] == JSONValue(Int64(201)))
+    }
+
+    @Test("120 missing data files of one event: 100 findings by name, then one counting 20; repair and timeline take the bound")
+    func dataFiles() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = scratch.appendingPathComponent("cloud/E")
+        try FileManager.default.createDirectory(at: ensemble.appendingPathComponent("events"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: ensemble.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.bounded.appendingPathComponent("E/stores"), to: ensemble.appendingPathComponent("stores"))
+        let names = (0..<120).map { String(format: "F%03d", 119 - $0) }
+        let event =
+            #"{"changesByEntity":{"Item":[{"dataFiles":["#
+            + names.map { "\"\($0)\"" }.joined(separator: ",")
+            + #"],"globalIdentifier":"i1","properties":[{"propertyName":"title","type":0,"value":"a0"}],"type":100}]},"globalCount":0,"revisionsByStoreIdentifier":{"A":0},"storeIdentifier":"A","timestamp":"100.0","type":200,"uniqueIdentifier":"A-0-0"}"#
+        try Data(event.utf8).write(to: ensemble.appendingPathComponent("events/0_A_0.cdeevent"))
+        let found = try diagnostics(scratch.appendingPathComponent("cloud"))
+        let missing = found.filter { $0[JSONPointer(["code"])] == .string("verify.missing-data-file") }
+            .compactMap { $0[JSONPointer(["details", "dataFile"])]?.stringValue }
+        #expect(missing == (0..<100).map { String(format: "F%03d", $0) })
+        let more = found.filter { $0[JSONPointer(["code"])] == .string("verify.more-findings") }
+        #expect(more.first?[JSONPointer(["details", "count"])] == JSONValue(Int64(20)) && more.first?[JSONPointer(["number"])] == JSONValue(Int64(210)))
+
+        // Repair answers the 100 findings and leaves all 101 errors; the count adds no action.
+        let repair = try Run(["repair", "--json", scratch.appendingPathComponent("cloud").path])
+        let plan = try JSONParser.parse(repair.stdout)
+        let actions = plan[JSONPointer(["plan", "actions"])]?.arrayValue ?? plan[JSONPointer(["actions"])]?.arrayValue ?? []
+        #expect(actions.count == 100, "\(repair.stderr)")
+        let timeline = try Run(["timeline", scratch.appendingPathComponent("cloud").path, "-o", scratch.appendingPathComponent("page.html").path])
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        let page = try String(contentsOf: scratch.appendingPathComponent("page.html"), encoding: .utf8)
+        #expect(page.contains("verify.more-findings"))
+    }
+}

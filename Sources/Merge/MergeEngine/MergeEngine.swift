@@ -11,6 +11,8 @@ extension FormatError.Code {
     public static let mergeUnknownModelVersion = Self("merge.unknown-model-version")
     public static let mergeIncompleteData = Self("merge.incomplete-data")
     public static let mergeConflictingRevision = Self("merge.conflicting-revision")
+    /// Counts the findings of one code for one file beyond the first 100 (Spec/README.md 6.2).
+    public static let mergeMoreFindings = Self("merge.more-findings")
     public static let mergeSeveralEnsembles = Self("merge.several-ensembles")
     /// `--out FILE` exists and `--force` was not given (Spec/merge.md 10).
     public static let mergeDestinationExists = Self("merge.destination-exists")
@@ -612,20 +614,39 @@ private struct IntegrityCheck {
         let replayed = try store.cursor(
             where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
         while let sourced = try replayed.next() {
-            for other in sourced.event.revisionSet.stores where other != sourced.event.storeIdentifier {
-                guard let needed = sourced.event.revisionSet[other] else { continue }
-                let present = latestByStore[other] ?? -1
-                let covered = known?[other] ?? -1
-                if needed > max(present, covered) {
-                    problems.append(
-                        IntegrityProblem(
-                            code: .mergeMissingDependency, number: 201, files: [sourced.file],
-                            message: "depends on revision \(needed) of store \(other), which is neither present nor covered by the baseline",
-                            details: JSONObject([("store", .string(other)), ("revision", JSONValue(needed))])))
-                }
+            let missing = sourced.event.revisionSet.stores.compactMap { other -> (store: String, needed: Int64)? in
+                guard other != sourced.event.storeIdentifier, let needed = sourced.event.revisionSet[other] else { return nil }
+                return needed > max(latestByStore[other] ?? -1, known?[other] ?? -1) ? (other, needed) : nil
+            }
+            // One event names each store once, so the report order among its findings is that of
+            // the stores' UTF-8 bytes (Spec/merge.md 5.9), the order `stores` has.
+            problems += IntegrityProblem.bounded(missing, code: .mergeMissingDependency, number: 201, file: sourced.file) {
+                IntegrityProblem(
+                    code: .mergeMissingDependency, number: 201, files: [sourced.file],
+                    message: "depends on revision \($0.needed) of store \($0.store), which is neither present nor covered by the baseline",
+                    details: JSONObject([("store", .string($0.store)), ("revision", JSONValue($0.needed))]))
             }
         }
         return problems
+    }
+}
+
+extension IntegrityProblem {
+    /// The most findings of one code one file gets (Spec/README.md 6.2).
+    static let findingsPerFile = 100
+
+    /// The findings of `items`, all of one code for one file and already in report order, within
+    /// the report bound of Spec/README.md 6.2: the first 100, then one `merge.more-findings`
+    /// counting the rest. Only the kept items become findings, so an event that names 100,000
+    /// missing pieces costs no more than one that names 100.
+    static func bounded<Item>(_ items: [Item], code: FormatError.Code, number: Int, file: String, finding: (Item) -> IntegrityProblem) -> [IntegrityProblem] {
+        guard items.count > findingsPerFile else { return items.map(finding) }
+        let omitted = items.count - findingsPerFile
+        return items.prefix(findingsPerFile).map(finding) + [
+            IntegrityProblem(
+                code: .mergeMoreFindings, number: number, files: [file], message: "and \(omitted) more \(code.rawValue) findings for this file",
+                details: JSONObject([("code", .string(code.rawValue)), ("count", JSONValue(Int64(omitted)))]))
+        ]
     }
 }
 
@@ -670,7 +691,9 @@ extension MergeInput {
     /// 5.6).
     func missingDataFileProblems(_ sourced: SourcedEvent) -> [IntegrityProblem] {
         guard let present = dataFiles else { return [] }
-        return sourced.dataFileReferences.filter { !present.contains(ExactString($0)) }.map { name in
+        // In report order: the references are sorted by their UTF-8 bytes (merge.md 5.9).
+        let missing = sourced.dataFileReferences.filter { !present.contains(ExactString($0)) }
+        return IntegrityProblem.bounded(missing, code: .mergeMissingDataFile, number: 210, file: sourced.file) { name in
             IntegrityProblem(
                 code: .mergeMissingDataFile, number: 210, files: [sourced.file], message: "references data/\(name), which is missing",
                 details: JSONObject([("dataFile", .string(name))]))

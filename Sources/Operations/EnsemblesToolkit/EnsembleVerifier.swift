@@ -40,6 +40,8 @@ extension FormatError.Code {
     public static let verifyMissingDependency = Self("verify.missing-dependency")
     public static let verifyMissingDataFile = Self("verify.missing-data-file")
     public static let verifyUnknownModelVersion = Self("verify.unknown-model-version")
+    /// Counts the findings of one code for one file beyond the first 100 (Spec/README.md 6.2).
+    public static let verifyMoreFindings = Self("verify.more-findings")
     public static let verifyIncompleteMultipart = Self("verify.incomplete-multipart")
     public static let verifyCoveredEvent = Self("verify.covered-event")
     public static let verifyRedundantBaseline = Self("verify.redundant-baseline")
@@ -212,6 +214,14 @@ package enum EnsembleVerifier {
             case .mergeUnknownModelVersion:
                 code = .verifyUnknownModelVersion
                 consequence = "devices with this model will pause merging until they update (original error 204)"
+            case .mergeMoreFindings:
+                // The counted code as verify names it (merge.X is verify.X for every code counted).
+                let counted = "verify." + (problem.details["code"]?.stringValue ?? "").dropFirst("merge.".count)
+                add(
+                    .verifyMoreFindings, .error, problem.number, problem.files,
+                    "and \(problem.details["count"]?.numberValue?.int64Value ?? 0) more \(counted) findings for this file",
+                    "the same as the \(counted) findings before it for this file", [("code", .string(counted)), ("count", problem.details["count"] ?? .null)])
+                continue
             default: continue
             }
             var details = problem.details.members.map { ($0.key, $0.value) }
