@@ -34,6 +34,21 @@ struct EnsembleAPITests {
         #expect(takenAsHandedOver >= 10)
     }
 
+    @Test("inspect describes a data model and an app's Core Data store as the command line does")
+    func inspectModelAndStore() throws {
+        let model = try Ensemble(at: Self.fixture("Fixtures/models/Inheritance.xcdatamodeld")).inspect()
+        #expect(model[JSONPointer(["kind"])] == .string("model"))
+        #expect(model[JSONPointer(["errors"])] == .array([]))
+        #expect(model[JSONPointer(["versions"])]?.arrayValue?.isEmpty == false)
+        let missing = try Ensemble(at: Self.fixture("Fixtures/models/Inheritance.xcdatamodeld")).inspect(modelVersion: "no such version")
+        #expect(missing[JSONPointer(["errors"])]?.arrayValue?.count == 1 && missing[JSONPointer(["modelHash"])] == .null)
+        let path = "Fixtures/external/coredata-sqlite/Accounts3.sqlite"
+        let store = try Ensemble(at: Self.fixture(path)).inspect()
+        #expect(store[JSONPointer(["kind"])] == .string("coreDataStore"))
+        let expected = try JSONParser.parse(try Data(contentsOf: Self.fixture("Fixtures/coredata/expected/inspect-Accounts3.sqlite.json")))
+        #expect(store[JSONPointer(["entities"])] == expected[JSONPointer(["entities"])])
+    }
+
     @Test("a failed integrity check is an integrity error with every finding")
     func integrity() throws {
         do {

@@ -312,10 +312,15 @@ extension FormatError {
 
 extension Ensemble {
     /// What the first input holds (Spec/inspect.md): every ensemble, store, event, baseline,
-    /// data file and piece of debris of a cloud folder, or one decoded event file or log, as the
-    /// `inspect` document. Nothing is written.
-    public func inspect() throws(EnsembleError) -> JSONValue {
+    /// data file and piece of debris of a cloud folder, one decoded event file or log, a data
+    /// model (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`: its versions, `modelVersion` or
+    /// the current one described) or an app's Core Data SQLite store, as the `inspect` document
+    /// of its kind. Nothing is written.
+    public func inspect(modelVersion: String? = nil) throws(EnsembleError) -> JSONValue {
         let path = try firstInput()
+        if ModelBundle.looksLikeModel(path) { return ModelInspection.report(path: path, version: modelVersion) }
+        // An SQLite file is read as an app's Core Data store (Spec/inspect.md 2.5).
+        if path != EventFileReader.standardInputName && StoreInspection.looksLikeStore(path) { return StoreInspection.report(path: path) }
         do {
             return try InspectReport.make(path: path, reader: reader)
         } catch {

@@ -399,29 +399,24 @@ struct Inspect: ParsableCommand {
                 writeStandardError("logtool: \(escaped(path)): no such file or folder")
                 throw ToolExit(status: .usage)
             }
-            let report = ModelReport.make(path: path, version: options.modelVersion)
-            if json { writeJSON(report) } else { writeStandardOutput(ModelReport.text(report)) }
-            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
-            return
         }
-        // An SQLite file is read as an app's Core Data store (Spec/inspect.md 2.5).
-        if path != EventFileReader.standardInputName && StoreReport.looksLikeStore(path) {
-            let report = StoreReport.make(path: path)
-            if json { writeJSON(report) } else { writeStandardOutput(StoreReport.text(report)) }
-            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
-            return
-        }
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
+        // A model is described without the folder options (its own --model-version only).
+        let ensemble = Ensemble(inputs: [path], options: ModelBundle.looksLikeModel(path) ? Ensemble.Options() : try options.ensembleOptions())
         let report: JSONValue
         do {
-            report = try ensemble.inspect()
+            report = try ensemble.inspect(modelVersion: options.modelVersion)
         } catch {
             throw reportAndExit(error, json: json)
         }
+        let kind = report[JSONPointer(["kind"])]?.stringValue
         if json {
             writeJSON(report)
         } else {
-            writeStandardOutput(InspectText.render(report))
+            writeStandardOutput(kind == "model" ? ModelReport.text(report) : kind == "coreDataStore" ? StoreReport.text(report) : InspectText.render(report))
+        }
+        if kind == "model" || kind == "coreDataStore" {
+            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
+            return
         }
         let unreadable =
             report[JSONPointer(["summary", "unreadable"])]?.numberValue?.int64Value

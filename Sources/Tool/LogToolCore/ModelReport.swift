@@ -1,52 +1,8 @@
 import Foundation
-import JSONDocument
-import DataModel
+import EnsemblesToolkit
 
-/// `logtool inspect MODEL`: the versions of a model, the one chosen, its description and hash
-/// (Spec/inspect.md, model document).
+/// `logtool inspect MODEL` for people (the document: ``Ensemble/inspect(modelVersion:)``).
 enum ModelReport {
-    static func make(path: String, version: String?) -> JSONValue {
-        var versions: [String] = []
-        var current: String?
-        var chosen: String?
-        var model: DataModel?
-        var errors: [FormatError] = []
-        do {
-            let bundle = try ModelBundle(path: path)
-            versions = bundle.versions
-            current = bundle.currentVersion
-            chosen = version ?? current
-            model = try bundle.load(version: version)
-        } catch {
-            errors.append(error)
-        }
-        return .object(
-            JSONObject([
-                ("inspectVersion", JSONValue(Int64(1))),
-                ("kind", .string("model")),
-                ("path", .string(path)),
-                ("versions", .array(versions.map(JSONValue.string))),
-                ("currentVersion", current.map(JSONValue.string) ?? .null),
-                ("version", (model == nil ? nil : chosen).map(JSONValue.string) ?? .null),
-                ("modelHash", model.map { .string($0.modelHash) } ?? .null),
-                ("model", model?.descriptionDocument ?? .null),
-                (
-                    "errors",
-                    .array(
-                        errors.map { error in
-                            .object(
-                                JSONObject([
-                                    ("file", error.location.file.map(JSONValue.string) ?? .null),
-                                    ("code", .string(error.code.rawValue)),
-                                    ("line", error.location.line.map { JSONValue(Int64($0)) } ?? .null),
-                                    ("column", error.location.column.map { JSONValue(Int64($0)) } ?? .null),
-                                    ("message", .string(error.message)),
-                                ]))
-                        })
-                ),
-            ]))
-    }
-
     /// Entities with their properties, one line each, for people.
     static func text(_ report: JSONValue) -> String {
         var lines: [String] = []
