@@ -46,7 +46,9 @@ extension Ensemble {
                 files: summary.files.map { ($0.source, $0.destination, $0.events) }, movedToDataFiles: summary.movedToDataFiles,
                 skipped: summary.skipped, notes: summary.notes)
         } catch {
-            throw EnsembleError(kind: error.usage ? .usage : .unreadable, problems: error.errors.map(IntegrityProblem.init(readError:)))
+            var failure = EnsembleError(kind: error.usage ? .usage : .unreadable, problems: error.errors.map(IntegrityProblem.init(readError:)))
+            failure.readErrors = error.errors
+            throw failure
         }
     }
 }

@@ -201,6 +201,10 @@ public struct EnsembleError: Error, Sendable, CustomStringConvertible {
 
     public var kind: Kind
     public var problems: [IntegrityProblem]
+    /// The read errors behind ``problems`` with their exact locations, where an operation keeps
+    /// them (``Ensemble/convert(to:format:blobContainers:wrapping:replacing:)``), for reports
+    /// that list them as the `inspect` and `convert` documents do.
+    package var readErrors: [FormatError] = []
 
     public init(kind: Kind, problems: [IntegrityProblem]) {
         self.kind = kind

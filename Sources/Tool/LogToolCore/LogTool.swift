@@ -313,11 +313,6 @@ struct ReadingOptions: ParsableArguments {
         if modelVersion != nil && model == nil { throw ValidationError("--model-version needs --model") }
     }
 
-    /// The reader these options describe; a model that cannot be loaded is a usage error.
-    func reader() throws -> EventFileReader {
-        EventFileReader(lenient: lenient, model: try loadedModel(), password: try PasswordOption.source(file: passwordFile))
-    }
-
     /// The options of an ``Ensemble`` operation; `versions` adds the model versions of Core Data
     /// stores to those of a compiled `--model` (Spec/merge.md 5.7).
     func ensembleOptions(_ versions: ModelVersionOptions? = nil) throws -> Ensemble.Options {
@@ -343,7 +338,7 @@ struct ReadingOptions: ParsableArguments {
     }
 
     /// The model `--model` names; nil for a compiled model, whose entities cannot be read here.
-    private func loadedModel() throws -> DataModel? {
+    func loadedModel() throws -> DataModel? {
         guard let model, !CompiledModel.looksLikeCompiledModel(model) else { return nil }
         do {
             return try ModelBundle(path: model).load(version: modelVersion)
@@ -484,7 +479,8 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        var reader = try options.reader()
+        var readingOptions = Ensemble.Options(model: try options.loadedModel(), lenient: options.lenient)
+        readingOptions.password = try PasswordOption.source(file: options.passwordFile)
         var wrapping = Wrapping.plain
         if zip || encrypt {
             // One password serves every file of a command (Spec/wrappers.md 5.4): the one that
@@ -495,25 +491,28 @@ struct Convert: ParsableCommand {
                 throw ToolExit(status: .usage)
             }
             wrapping = asked
-            if let password = asked.readingPassword { reader.unwrapper.password = password }
+            if let password = asked.readingPassword { readingOptions.password = password }
         }
-        var converter = Converter(reader: reader, target: to, binary: encoding == .binary)
-        converter.blobContainers = blobContainer
-        converter.wrapping = wrapping
-        var summary = ConversionSummary()
+        let format: Ensemble.Format = to == .v1 ? .v1JSON : encoding == .binary ? .v2Binary : .v2JSON
+        var summary: ConversionReport?
         var errors: [FormatError] = []
-        do throws(ConversionFailure) {
-            summary = try converter.convert(source: source, destination: destination, replacing: force)
+        do throws(EnsembleError) {
+            summary = try Ensemble(inputs: [source], options: readingOptions).convert(
+                to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
         } catch {
-            if error.usage {
-                for problem in error.errors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
+            if error.kind == .usage {
+                for problem in error.readErrors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
                 throw ToolExit(status: .usage)
             }
-            errors = error.errors
+            errors = error.readErrors
         }
-        let events = summary.files.reduce(0) { $0 + $1.events }
+        let files = summary?.files ?? []
+        let skipped = summary?.skipped ?? []
+        let notes = summary?.notes ?? []
+        let movedToDataFiles = summary?.movedToDataFiles ?? 0
+        let events = files.reduce(0) { $0 + $1.events }
         if json {
-            let files = summary.files.sorted {
+            let sortedFiles = files.sorted {
                 $0.source != $1.source ? utf8Precedes($0.source, $1.source) : utf8Precedes($0.destination, $1.destination)
             }
             writeJSON(
@@ -526,7 +525,7 @@ struct Convert: ParsableCommand {
                         (
                             "files",
                             .array(
-                                files.map { file in
+                                sortedFiles.map { file in
                                     .object(
                                         JSONObject([
                                             ("source", .string(file.source)), ("destination", .string(file.destination)),
@@ -534,15 +533,15 @@ struct Convert: ParsableCommand {
                                         ]))
                                 })
                         ),
-                        ("movedToDataFiles", JSONValue(Int64(summary.movedToDataFiles))),
+                        ("movedToDataFiles", JSONValue(Int64(movedToDataFiles))),
                         (
                             "skipped",
                             .array(
-                                summary.skipped.sorted { utf8Precedes($0.path, $1.path) }.map {
+                                skipped.sorted { utf8Precedes($0.path, $1.path) }.map {
                                     .object(JSONObject([("path", .string($0.path)), ("reason", .string($0.reason))]))
                                 })
                         ),
-                        ("notes", .array(summary.notes.map(JSONValue.string))),
+                        ("notes", .array(notes.map(JSONValue.string))),
                         (
                             "errors",
                             .array(
@@ -555,10 +554,10 @@ struct Convert: ParsableCommand {
                         ),
                     ])))
         } else if errors.isEmpty {
-            var lines = ["Converted \(summary.files.count) files (\(events) events) from \(escaped(source)) to \(escaped(destination)) as \(to)."]
-            if summary.movedToDataFiles > 0 { lines.append("Moved \(summary.movedToDataFiles) binary values over 10,000 bytes into data files.") }
-            for skipped in summary.skipped { lines.append("Skipped \(escaped(skipped.path)): \(escaped(skipped.reason))") }
-            lines += summary.notes.map { "Note: \(escaped($0))" }
+            var lines = ["Converted \(files.count) files (\(events) events) from \(escaped(source)) to \(escaped(destination)) as \(to)."]
+            if movedToDataFiles > 0 { lines.append("Moved \(movedToDataFiles) binary values over 10,000 bytes into data files.") }
+            for skipped in skipped { lines.append("Skipped \(escaped(skipped.path)): \(escaped(skipped.reason))") }
+            lines += notes.map { "Note: \(escaped($0))" }
             writeStandardOutput(lines.joined(separator: "\n") + "\n")
         }
         if !errors.isEmpty {
