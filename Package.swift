@@ -110,7 +110,9 @@ let package = Package(
         ),
         .target(
             name: "EnsemblesToolkit",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "MergeEngine", "CloudFolder", "CoreDataStore"],
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "MergeEngine", "CloudFolder", "CoreDataStore",
+            ],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
         .target(
@@ -125,8 +127,11 @@ let package = Package(
         ),
         .target(
             name: "LogToolCore",
+            // The operations layer only, and what a command line adds around it: argument parsing,
+            // the SQLite rendering of a state, the history generator, the publishing of a file and
+            // the progress line.
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation", "MergeEngine", "CloudFolder", "EnsemblesToolkit", "SyntheticHistory", "SQLiteExport", "TemporaryFiles", "ProgressReporting", "CoreDataStore", "FileWrappers",
+                "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"

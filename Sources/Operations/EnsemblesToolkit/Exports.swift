@@ -10,3 +10,4 @@
 @_exported import FileWrappers
 @_exported import JSONDocument
 @_exported import MergeEngine
+@_exported import SchemaValidation

@@ -1,6 +1,6 @@
+import EnsemblesToolkit
 import ArgumentParser
 import Foundation
-import JSONDocument
 
 /// `logtool conformance`: runs the golden merge cases against this engine or another one
 /// (Spec/merge.md 9.8).

@@ -1,7 +1,5 @@
 import Foundation
-import JSONDocument
-import MergeEngine
-import EnsembleModel
+import EnsemblesToolkit
 
 /// Runs the golden merge cases of a kit folder against a merge engine and says, per case,
 /// what differs (Spec/merge.md 9.8). `logtool conformance` and the test suite both use it.

@@ -1,7 +1,6 @@
+import EnsemblesToolkit
 import ArgumentParser
 import Foundation
-import JSONDocument
-import CloudFolder
 import SyntheticHistory
 
 struct Generate: ParsableCommand {

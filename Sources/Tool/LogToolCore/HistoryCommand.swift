@@ -1,12 +1,6 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import EnsembleModel
-import EventCodecs
-import MergeEngine
 import EnsemblesToolkit
-import CloudFolder
-import DataModel
 
 /// `logtool history`: how one object got its values (Spec/verify.md, "history").
 struct History: ParsableCommand {

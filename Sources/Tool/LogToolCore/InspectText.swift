@@ -1,5 +1,5 @@
 import Foundation
-import JSONDocument
+import EnsemblesToolkit
 
 /// Renders an inspect report (the JSON document) as text for people.
 enum InspectText {

@@ -1,17 +1,8 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import EventCodecs
-import SchemaValidation
-import DataModel
-import CloudFolder
-import EnsembleModel
-import MergeEngine
-import CoreDataStore
 import EnsemblesToolkit
 import TemporaryFiles
 import ProgressReporting
-import FileWrappers
 
 /// Exit statuses every `logtool` command uses (Spec/inspect.md).
 package enum ExitStatus: Int32, Sendable {

@@ -1,10 +1,5 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import EventCodecs
-import MergeEngine
-import CloudFolder
-import EnsembleModel
 import SQLiteExport
 import EnsemblesToolkit
 import TemporaryFiles

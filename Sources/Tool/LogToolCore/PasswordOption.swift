@@ -1,5 +1,5 @@
 import Foundation
-import FileWrappers
+import EnsemblesToolkit
 
 /// Where `logtool` takes the password of an encrypted folder from (Spec/wrappers.md 5.4): a file
 /// (`--password-file`), the environment (`LOGTOOL_PASSWORD`), or a prompt without echo when

@@ -1,5 +1,5 @@
 import Foundation
-import JSONDocument
+import EnsemblesToolkit
 import TemporaryFiles
 
 /// Publishes a command's staged output file at `destination` (the user's `path`), reporting a

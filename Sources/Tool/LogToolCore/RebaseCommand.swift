@@ -1,10 +1,5 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import EnsembleModel
-import EventCodecs
-import MergeEngine
-import CloudFolder
 import EnsemblesToolkit
 
 struct Rebase: ParsableCommand {

@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import CloudFolder
 import EnsemblesToolkit
 
 /// `logtool repair`: a plan for what verify finds, applied only on request, journaled and

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
 import EnsemblesToolkit
 import TemporaryFiles
 

@@ -1,5 +1,4 @@
 import Foundation
-import JSONDocument
 import EnsemblesToolkit
 
 /// The timeline as one self-contained HTML page (Spec/timeline.md): inline CSS, SVG and script,

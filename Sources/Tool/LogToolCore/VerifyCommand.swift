@@ -1,8 +1,5 @@
 import ArgumentParser
 import Foundation
-import JSONDocument
-import EnsembleModel
-import CloudFolder
 import EnsemblesToolkit
 
 /// `logtool verify`: the doctor for a cloud folder (Spec/verify.md).
