@@ -287,11 +287,14 @@ extension Ensemble {
     }
 }
 
-/// Undoes the repair journaled in `quarantine` (Spec/repair.md 6).
-public func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairUndoResult {
-    do {
-        return try RepairJournal.undo(quarantine: quarantine)
-    } catch {
-        throw EnsembleError(error.code == .repairJournal ? .usage : .failure, error)
+extension Ensemble {
+    /// Undoes the repair journaled in `quarantine` (Spec/repair.md 6). The journal names the
+    /// cloud folder, so no ensemble is needed: a quarantine is all a user may have left.
+    public static func undoRepair(quarantine: URL) throws(EnsembleError) -> RepairUndoResult {
+        do {
+            return try RepairJournal.undo(quarantine: quarantine)
+        } catch {
+            throw EnsembleError(error.code == .repairJournal ? .usage : .failure, error)
+        }
     }
 }

@@ -118,7 +118,7 @@ struct Repair: ParsableCommand {
     private func runUndo(_ quarantine: URL) throws {
         let result: RepairUndoResult
         do {
-            result = try undoRepair(quarantine: quarantine)
+            result = try Ensemble.undoRepair(quarantine: quarantine)
         } catch {
             throw reportAndExit(error, json: json)
         }
