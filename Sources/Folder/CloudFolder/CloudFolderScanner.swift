@@ -30,7 +30,7 @@ package struct EnsembleListing: Sendable {
     /// ``EnsembleContents`` then reads that folder itself, a file at a time.
     public var eventsListed = true
     /// The folder held open while the listing lives: every file below it is opened from this
-    /// descriptor (``DirectoryHandle``).
+    /// descriptor (``DirectoryHandle``), through ``file(_:)``.
     var folder: DirectoryHandle?
     /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
     /// relative to the ensemble): read errors, never empty folders.
@@ -38,6 +38,7 @@ package struct EnsembleListing: Sendable {
     /// The duplicate folders folded into this ensemble, in the order a device folds them
     /// (Spec/cloud-layout.md 3.1); their files are entries whose paths start with the folder's.
     package var duplicates: [DuplicateFolder] = []
+    /// The folders of ``duplicates``, in their order.
     var duplicateHandles: [DirectoryHandle] = []
 
     /// The path a file of the listing has once the duplicate folders are folded in: `events/x`
@@ -47,7 +48,21 @@ package struct EnsembleListing: Sendable {
         return path
     }
 
-    mutating func hold(_ handles: [DirectoryHandle]) { duplicateHandles = handles.map { $0.hold() } }
+    /// The file at `path` (relative to the ensemble folder, as in ``entries``), to be read through
+    /// the folder that was listed, or the duplicate folder it was listed in: never by a path, so
+    /// that what became of the folder's path since it was listed does not change what is read
+    /// (Spec/cloud-layout.md 7).
+    ///
+    /// `shownAs` is the path messages give for it, when another than the listing's path and `path`.
+    package func file(_ path: String, shownAs: String? = nil) -> FileReference {
+        let shown = shownAs ?? Converter.join(url.path, path)
+        for (index, duplicate) in duplicates.enumerated() where index < duplicateHandles.count && path.utf8.starts(with: (duplicate.path + "/").utf8) {
+            return FileReference(
+                String(decoding: path.utf8.dropFirst(duplicate.path.utf8.count + 1), as: UTF8.self), in: duplicateHandles[index], shownAs: shown)
+        }
+        guard let folder else { return FileReference(path: shown) }
+        return FileReference(path, in: folder, shownAs: shown)
+    }
 }
 
 /// A copy of an ensemble folder, or of the cloud root, that a sync service made beside the
@@ -180,10 +195,10 @@ package struct CloudFolderScanner: Sendable {
         }
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
         listing.eventsListed = listsEvents || !eventsFolder
-        listing.folder = handle.hold()
+        listing.folder = handle
         listing.problems = problems
         listing.duplicates = folded
-        listing.hold(duplicates.map(\.handle))
+        listing.duplicateHandles = duplicates.map(\.handle)
         return listing
     }
 
