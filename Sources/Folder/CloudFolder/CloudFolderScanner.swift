@@ -63,6 +63,15 @@ package struct EnsembleListing: Sendable {
         guard let folder else { return FileReference(path: shown) }
         return FileReference(path, in: folder, shownAs: shown)
     }
+
+    /// Whether the ensemble folder holds the subfolder `name` (a folder, not a link), asked of the
+    /// folder that was listed, like ``file(_:shownAs:)``.
+    func holdsFolder(_ name: EnsembleSubfolder) -> Bool {
+        let info =
+            folder.map { $0.status(name.rawValue).map(CloudFolderScanner.FileInfo.init) ?? .init() }
+            ?? CloudFolderScanner.fileInfo(atPath: Converter.join(url.path, name.rawValue))
+        return info.isDirectory && !info.isSymlink
+    }
 }
 
 /// A copy of an ensemble folder, or of the cloud root, that a sync service made beside the
@@ -295,15 +304,8 @@ package struct CloudFolderScanner: Sendable {
 
     /// `lstat` facts: a link is reported as a link, never as what it points to. (`lstat` itself:
     /// FileManager's attribute dictionary costs far more per file.)
-    static func fileInfo(_ url: URL) -> FileInfo { fileInfo(atPath: url.path) }
-
     static func fileInfo(atPath path: String) -> FileInfo {
         var status = stat()
         return lstat(path, &status) == 0 ? FileInfo(status) : FileInfo()
-    }
-
-    static func isPlainDirectory(_ url: URL) -> Bool {
-        let info = fileInfo(url)
-        return info.isDirectory && !info.isSymlink
     }
 }

@@ -277,7 +277,7 @@ package struct Converter: Sendable {
             filesWithUnknownSections: contents.filesWithUnknownSections.map { Self.join(sourceBase, $0) })
         var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader, wrapping: wrapping)
         writer.blobContainers = blobContainers
-        for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {
+        for folder in EnsembleSubfolder.allCases where listing.holdsFolder(folder) {
             try StagingArea.createFolder(root.appendingPathComponent(folder.rawValue))
         }
         for debris in contents.debris {
