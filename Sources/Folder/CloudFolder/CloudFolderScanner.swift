@@ -29,17 +29,17 @@ package struct EnsembleListing: Sendable {
     /// False when the scan left out the files of `events/` (``CloudFolderScanner/scan(_:listsEvents:)``):
     /// ``EnsembleContents`` then reads that folder itself, a file at a time.
     public var eventsListed = true
-    /// The folder held open while the listing lives: every file below it is opened from this
-    /// descriptor (``DirectoryHandle``), through ``file(_:)``.
-    var folder: DirectoryHandle?
+    /// The folders held open while the listing lives: every file of the listing is opened from
+    /// one of them, through ``file(_:shownAs:)``.
+    package var folders: ListedFolders?
+    /// The ensemble folder, held open.
+    var folder: DirectoryHandle? { folders?.ensemble }
     /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
     /// relative to the ensemble): read errors, never empty folders.
     package var problems: [FormatError] = []
     /// The duplicate folders folded into this ensemble, in the order a device folds them
     /// (Spec/cloud-layout.md 3.1); their files are entries whose paths start with the folder's.
     package var duplicates: [DuplicateFolder] = []
-    /// The folders of ``duplicates``, in their order.
-    var duplicateHandles: [DirectoryHandle] = []
 
     /// The path a file of the listing has once the duplicate folders are folded in: `events/x`
     /// for `../MainStore 2/events/x`; other paths are their own.
@@ -48,20 +48,10 @@ package struct EnsembleListing: Sendable {
         return path
     }
 
-    /// The file at `path` (relative to the ensemble folder, as in ``entries``), to be read through
-    /// the folder that was listed, or the duplicate folder it was listed in: never by a path, so
-    /// that what became of the folder's path since it was listed does not change what is read
-    /// (Spec/cloud-layout.md 7).
-    ///
-    /// `shownAs` is the path messages give for it, when another than the listing's path and `path`.
+    /// The file at `path` (relative to the ensemble folder, as in ``entries``), read through the
+    /// folder that was listed (``ListedFolders/file(_:shownAs:)``).
     package func file(_ path: String, shownAs: String? = nil) -> FileReference {
-        let shown = shownAs ?? Converter.join(url.path, path)
-        for (index, duplicate) in duplicates.enumerated() where index < duplicateHandles.count && path.utf8.starts(with: (duplicate.path + "/").utf8) {
-            return FileReference(
-                String(decoding: path.utf8.dropFirst(duplicate.path.utf8.count + 1), as: UTF8.self), in: duplicateHandles[index], shownAs: shown)
-        }
-        guard let folder else { return FileReference(path: shown) }
-        return FileReference(path, in: folder, shownAs: shown)
+        folders?.file(path, shownAs: shownAs) ?? FileReference(path: shownAs ?? Converter.join(url.path, path))
     }
 
     /// Whether the ensemble folder holds the subfolder `name` (a folder, not a link), asked of the
@@ -71,6 +61,28 @@ package struct EnsembleListing: Sendable {
             folder.map { $0.status(name.rawValue).map(CloudFolderScanner.FileInfo.init) ?? .init() }
             ?? CloudFolderScanner.fileInfo(atPath: Converter.join(url.path, name.rawValue))
         return info.isDirectory && !info.isSymlink
+    }
+}
+
+/// The folders of a listed ensemble, held open by descriptor: the ensemble's own and those of its
+/// duplicates. Every file of the listing is read through them, never by a path, so that what became
+/// of a folder's path since it was listed does not change what is read (Spec/cloud-layout.md 7).
+package struct ListedFolders: Sendable {
+    /// The ensemble folder's path, for messages.
+    let path: String
+    let ensemble: DirectoryHandle
+    /// The duplicate folders, by their path relative to the ensemble (``DuplicateFolder/path``).
+    let duplicates: [(path: String, handle: DirectoryHandle)]
+
+    /// The file at `path` (relative to the ensemble folder), opened through the duplicate folder
+    /// it lies in, or else the ensemble folder. `shownAs` is the path messages give for it, when
+    /// another than the ensemble's path and `path`.
+    package func file(_ path: String, shownAs: String? = nil) -> FileReference {
+        let shown = shownAs ?? Converter.join(self.path, path)
+        for duplicate in duplicates where path.utf8.starts(with: (duplicate.path + "/").utf8) {
+            return FileReference(String(decoding: path.utf8.dropFirst(duplicate.path.utf8.count + 1), as: UTF8.self), in: duplicate.handle, shownAs: shown)
+        }
+        return FileReference(path, in: ensemble, shownAs: shown)
     }
 }
 
@@ -204,10 +216,9 @@ package struct CloudFolderScanner: Sendable {
         }
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
         listing.eventsListed = listsEvents || !eventsFolder
-        listing.folder = handle
+        listing.folders = ListedFolders(path: url.path, ensemble: handle, duplicates: duplicates)
         listing.problems = problems
         listing.duplicates = folded
-        listing.duplicateHandles = duplicates.map(\.handle)
         return listing
     }
 

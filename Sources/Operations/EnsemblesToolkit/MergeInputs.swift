@@ -222,20 +222,23 @@ enum MergeInputs {
         }
     }
 
-    /// The folders a merge read, with the path their files' paths start with (``sourced(_:base:)``):
-    /// an event read again for the replay is read through the folder that was listed
-    /// (Spec/cloud-layout.md 7), which the merge keeps open until it ends.
+    /// The folders a merge read, held open until it ends, with the path their events' paths start
+    /// with (``sourced(_:base:)``): an event read again for the replay is read through the folder
+    /// that was listed (Spec/cloud-layout.md 7), not found again from its path.
     private final class ReadFolders: @unchecked Sendable {
         private let lock = NSLock()
         private var folders: [(prefix: String, listing: EnsembleListing)] = []
 
         func add(_ listing: EnsembleListing, base: String) {
-            // `Converter.join(base, x)` is this prefix followed by `x`.
-            let prefix = String(Converter.join(base, "x").utf8.dropLast())
-            lock.withLock { folders.append((prefix ?? base + "/", listing)) }
+            // `Converter.join(base, x)` is this prefix followed by `x`. Only the folders are kept,
+            // not the listing's entries.
+            let prefix = String(Converter.join(base, "x").utf8.dropLast()) ?? base + "/"
+            var folders = listing
+            folders.entries = []
+            lock.withLock { self.folders.append((prefix, folders)) }
         }
 
-        /// The file at `path`, through the folder it lies in when it lies in one read.
+        /// The event file at `path`, through the folder it was listed in when it is one of theirs.
         func file(_ path: String) -> FileReference {
             let held = lock.withLock { folders.first { path.utf8.starts(with: $0.prefix.utf8) } }
             guard let held else { return FileReference(path: path) }
