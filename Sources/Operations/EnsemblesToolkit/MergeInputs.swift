@@ -227,22 +227,20 @@ enum MergeInputs {
     /// that was listed (Spec/cloud-layout.md 7), not found again from its path.
     private final class ReadFolders: @unchecked Sendable {
         private let lock = NSLock()
-        private var folders: [(prefix: String, listing: EnsembleListing)] = []
+        private var folders: [(prefix: String, folders: ListedFolders?)] = []
 
+        /// Keeps the listing's folders (not its entries).
         func add(_ listing: EnsembleListing, base: String) {
-            // `Converter.join(base, x)` is this prefix followed by `x`. Only the folders are kept,
-            // not the listing's entries.
+            // `Converter.join(base, x)` is this prefix followed by `x`.
             let prefix = String(Converter.join(base, "x").utf8.dropLast()) ?? base + "/"
-            var folders = listing
-            folders.entries = []
-            lock.withLock { self.folders.append((prefix, folders)) }
+            lock.withLock { folders.append((prefix, listing.folders)) }
         }
 
         /// The event file at `path`, through the folder it was listed in when it is one of theirs.
         func file(_ path: String) -> FileReference {
             let held = lock.withLock { folders.first { path.utf8.starts(with: $0.prefix.utf8) } }
-            guard let held else { return FileReference(path: path) }
-            return held.listing.file(String(decoding: path.utf8.dropFirst(held.prefix.utf8.count), as: UTF8.self), shownAs: path)
+            guard let held, let folders = held.folders else { return FileReference(path: path) }
+            return folders.file(String(decoding: path.utf8.dropFirst(held.prefix.utf8.count), as: UTF8.self), shownAs: path)
         }
     }
 
