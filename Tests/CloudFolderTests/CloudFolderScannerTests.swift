@@ -99,6 +99,18 @@ struct CloudFolderScannerTests {
         #expect(try read("b") == Array("other b".utf8))
     }
 
+    @Test("a file of a listing never lies outside the folder: a path through '..' is refused, not opened")
+    func neverAboveTheFolder() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try scratch.write("outside/x", "outside")
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        for path in ["../outside/x", "events/../../outside/x"] {
+            let error = #expect(throws: FormatError.self, "\(path)") { try EventFileReader.readBytes(listing.file(path), limit: 100) }
+            #expect(error?.code == .fileUnreadable)
+        }
+    }
+
     @Test("a listing's files are read through the folder it listed, even when another folder has taken its path since")
     func readThroughTheFolderListed() throws {
         let scratch = try ScratchFolder()
