@@ -66,15 +66,12 @@ struct CloudFolderScannerTests {
         // though, compared as characters, the "/" before it is not a "/".
         try FileManager.default.createSymbolicLink(
             atPath: scratch.url.appendingPathComponent("E/\u{301}link").path, withDestinationPath: scratch.url.appendingPathComponent("outside").path)
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        let error = #expect(throws: FormatError.self) { try EventFileReader.readBytes(listing.file("\u{301}link/x"), limit: 100) }
+        // The reason is the link's, not that of a descriptor closed on the way out.
+        #expect([ENOTDIR, ELOOP].contains { error?.message.contains(String(cString: strerror($0))) == true }, "\(String(describing: error))")
+        // The same path given by the user is theirs, and is opened by path.
         let file = scratch.url.appendingPathComponent("E/\u{301}link/x", isDirectory: false)
-        do {
-            let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
-            let error = #expect(throws: FormatError.self) { try EventFileReader.readBytes(at: file, limit: 100) }
-            // The reason is the link's, not that of a descriptor closed on the way out.
-            #expect([ENOTDIR, ELOOP].contains { error?.message.contains(String(cString: strerror($0))) == true }, "\(String(describing: error))")
-            withExtendedLifetime(listings) {}
-        }
-        // The same path while no folder is being read is the user's, and is opened by path.
         #expect(try EventFileReader.readBytes(at: file, limit: 100) == Array("outside".utf8))
     }
 
@@ -86,10 +83,8 @@ struct CloudFolderScannerTests {
         try scratch.write("outside/b", "outside")
         try scratch.write("other/b", "other b")
         let events = scratch.url.appendingPathComponent("E/events").path
-        func read(_ name: String) throws -> [UInt8] {
-            try EventFileReader.readBytes(at: scratch.url.appendingPathComponent("E/events/\(name)", isDirectory: false), limit: 100)
-        }
-        let listings = try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path)
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        func read(_ name: String) throws -> [UInt8] { try EventFileReader.readBytes(listing.file("events/\(name)"), limit: 100) }
         // The first file opens events/ and keeps it.
         #expect(try read("a") == Array("first a".utf8))
         // events/ swapped for a link to outside/ after that: the kept folder is not used, the
@@ -102,7 +97,41 @@ struct CloudFolderScannerTests {
         #expect(unlink(events) == 0)
         #expect(rename(scratch.url.appendingPathComponent("other").path, events) == 0)
         #expect(try read("b") == Array("other b".utf8))
-        withExtendedLifetime(listings) {}
+    }
+
+    @Test("a file of a listing never lies outside the folder: a path through '..' is refused, not opened")
+    func neverAboveTheFolder() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try scratch.write("outside/x", "outside")
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        for path in ["../outside/x", "events/../../outside/x"] {
+            let error = #expect(throws: FormatError.self, "\(path)") { try EventFileReader.readBytes(listing.file(path), limit: 100) }
+            #expect(error?.code == .fileUnreadable)
+        }
+    }
+
+    @Test("a listing's files are read through the folder it listed, even when another folder has taken its path since")
+    func readThroughTheFolderListed() throws {
+        let scratch = try ScratchFolder()
+        let path = scratch.url.appendingPathComponent("E").path
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
+        try scratch.write("E/stores/A", registration)
+        let first = try #require(try CloudFolderScanner().scan(path).first)
+        // The folder moves away and another takes its path, with other files under the same
+        // names, and is listed in turn.
+        #expect(rename(path, scratch.url.appendingPathComponent("moved").path) == 0)
+        try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 7))
+        try scratch.write("E/stores/A", "not a registration")
+        let second = try #require(try CloudFolderScanner().scan(path).first)
+        // Each listing reads its own folder: a reader that found a folder from the path would
+        // read the second folder's files for the first listing.
+        #expect(try EventFileReader.readBytes(first.file("stores/A"), limit: 10_000) == Array(registration.utf8))
+        let firstContents = EnsembleContents.read(first)
+        #expect(firstContents.problems.isEmpty, "\(firstContents.problems)")
+        #expect(firstContents.events.map { $0.entry.event?.globalCount } == [0])
+        #expect(try EventFileReader.readBytes(second.file("stores/A"), limit: 10_000) == Array("not a registration".utf8))
+        #expect(EnsembleContents.read(second).events.map { $0.entry.event?.globalCount } == [7])
     }
 
     @Test("a root holding ensembles lists each; an ensemble folder lists itself as '.'")

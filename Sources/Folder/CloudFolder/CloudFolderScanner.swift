@@ -29,16 +29,17 @@ package struct EnsembleListing: Sendable {
     /// False when the scan left out the files of `events/` (``CloudFolderScanner/scan(_:listsEvents:)``):
     /// ``EnsembleContents`` then reads that folder itself, a file at a time.
     public var eventsListed = true
-    /// The folder held open while the listing lives: every file below it is opened from this
-    /// descriptor (``DirectoryHandle``).
-    var folder: DirectoryHandle?
+    /// The folders held open while the listing lives: every file of the listing is opened from
+    /// one of them, through ``file(_:shownAs:)``.
+    package var folders: ListedFolders?
+    /// The ensemble folder, held open.
+    var folder: DirectoryHandle? { folders?.ensemble }
     /// Folders of the ensemble that could not be opened or listed (`file.unreadable`, the path
     /// relative to the ensemble): read errors, never empty folders.
     package var problems: [FormatError] = []
     /// The duplicate folders folded into this ensemble, in the order a device folds them
     /// (Spec/cloud-layout.md 3.1); their files are entries whose paths start with the folder's.
     package var duplicates: [DuplicateFolder] = []
-    var duplicateHandles: [DirectoryHandle] = []
 
     /// The path a file of the listing has once the duplicate folders are folded in: `events/x`
     /// for `../MainStore 2/events/x`; other paths are their own.
@@ -47,7 +48,42 @@ package struct EnsembleListing: Sendable {
         return path
     }
 
-    mutating func hold(_ handles: [DirectoryHandle]) { duplicateHandles = handles.map { $0.hold() } }
+    /// The file at `path` (relative to the ensemble folder, as in ``entries``), read through the
+    /// folder that was listed (``ListedFolders/file(_:shownAs:)``).
+    package func file(_ path: String, shownAs: String? = nil) -> FileReference {
+        folders?.file(path, shownAs: shownAs) ?? FileReference(path: shownAs ?? Converter.join(url.path, path))
+    }
+
+    /// Whether the ensemble folder holds the subfolder `name` (a folder, not a link), asked of the
+    /// folder that was listed, like ``file(_:shownAs:)``.
+    func holdsFolder(_ name: EnsembleSubfolder) -> Bool {
+        let info =
+            folder.map { $0.status(name.rawValue).map(CloudFolderScanner.FileInfo.init) ?? .init() }
+            ?? CloudFolderScanner.fileInfo(atPath: Converter.join(url.path, name.rawValue))
+        return info.isDirectory && !info.isSymlink
+    }
+}
+
+/// The folders of a listed ensemble, held open by descriptor: the ensemble's own and those of its
+/// duplicates. Every file of the listing is read through them, never by a path, so that what became
+/// of a folder's path since it was listed does not change what is read (Spec/cloud-layout.md 7).
+package struct ListedFolders: Sendable {
+    /// The ensemble folder's path, for messages.
+    let path: String
+    let ensemble: DirectoryHandle
+    /// The duplicate folders, by their path relative to the ensemble (``DuplicateFolder/path``).
+    let duplicates: [(path: String, handle: DirectoryHandle)]
+
+    /// The file at `path` (relative to the ensemble folder), opened through the duplicate folder
+    /// it lies in, or else the ensemble folder. `shownAs` is the path messages give for it, when
+    /// another than the ensemble's path and `path`.
+    package func file(_ path: String, shownAs: String? = nil) -> FileReference {
+        let shown = shownAs ?? Converter.join(self.path, path)
+        for duplicate in duplicates where path.utf8.starts(with: (duplicate.path + "/").utf8) {
+            return FileReference(String(decoding: path.utf8.dropFirst(duplicate.path.utf8.count + 1), as: UTF8.self), in: duplicate.handle, shownAs: shown)
+        }
+        return FileReference(path, in: ensemble, shownAs: shown)
+    }
 }
 
 /// A copy of an ensemble folder, or of the cloud root, that a sync service made beside the
@@ -180,10 +216,9 @@ package struct CloudFolderScanner: Sendable {
         }
         var listing = EnsembleListing(identifier: url.lastPathComponent, url: url, displayPath: displayPath, entries: entries)
         listing.eventsListed = listsEvents || !eventsFolder
-        listing.folder = handle.hold()
+        listing.folders = ListedFolders(path: url.path, ensemble: handle, duplicates: duplicates)
         listing.problems = problems
         listing.duplicates = folded
-        listing.hold(duplicates.map(\.handle))
         return listing
     }
 
@@ -280,15 +315,8 @@ package struct CloudFolderScanner: Sendable {
 
     /// `lstat` facts: a link is reported as a link, never as what it points to. (`lstat` itself:
     /// FileManager's attribute dictionary costs far more per file.)
-    static func fileInfo(_ url: URL) -> FileInfo { fileInfo(atPath: url.path) }
-
     static func fileInfo(atPath path: String) -> FileInfo {
         var status = stat()
         return lstat(path, &status) == 0 ? FileInfo(status) : FileInfo()
-    }
-
-    static func isPlainDirectory(_ url: URL) -> Bool {
-        let info = fileInfo(url)
-        return info.isDirectory && !info.isSymlink
     }
 }

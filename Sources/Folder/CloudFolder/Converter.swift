@@ -277,7 +277,7 @@ package struct Converter: Sendable {
             filesWithUnknownSections: contents.filesWithUnknownSections.map { Self.join(sourceBase, $0) })
         var writer = FolderWriter(root: root, target: target, binary: binary, reader: reader, wrapping: wrapping)
         writer.blobContainers = blobContainers
-        for folder in EnsembleSubfolder.allCases where CloudFolderScanner.isPlainDirectory(listing.url.appendingPathComponent(folder.rawValue)) {
+        for folder in EnsembleSubfolder.allCases where listing.holdsFolder(folder) {
             try StagingArea.createFolder(root.appendingPathComponent(folder.rawValue))
         }
         for debris in contents.debris {
@@ -285,7 +285,7 @@ package struct Converter: Sendable {
         }
         for store in contents.stores {
             try writer.copyRegistration(
-                listing.url.appendingPathComponent(store.file, isDirectory: false), to: listing.foldedPath(store.file),
+                listing.file(store.file), to: listing.foldedPath(store.file),
                 source: Self.join(sourceBase, store.file))
         }
         // Data files have the layers of the folder's other files, when they all have the same
@@ -294,7 +294,7 @@ package struct Converter: Sendable {
         var takenAsTheyAre: [String] = []
         for data in contents.dataFiles {
             let unwrapped = try writer.copyDataFile(
-                listing.url.appendingPathComponent(data.file, isDirectory: false), name: data.name, removing: folderLayers,
+                listing.file(data.file), name: data.name, removing: folderLayers,
                 source: Self.join(sourceBase, data.file))
             if !folderLayers.isEmpty && !unwrapped { takenAsTheyAre.append(Self.join(sourceBase, data.file)) }
         }
@@ -455,12 +455,12 @@ struct FolderWriter {
     /// A store registration: its content inside the source's wrappers (a registration is
     /// unwrapped by its content, Spec/wrappers.md 1), byte for byte, in the wrappers of
     /// `wrapping`; the content's digest is kept for the read-back.
-    mutating func copyRegistration(_ source: URL, to path: String, source display: String) throws(ConversionFailure) {
+    mutating func copyRegistration(_ source: FileReference, to path: String, source display: String) throws(ConversionFailure) {
         let content: [UInt8]
         do throws(FormatError) {
             var unwrapper = reader.unwrapper
             unwrapper.maximumBytes = Self.registrationLimit
-            content = try unwrapper.unwrap(try EventFileReader.readBytes(at: source, limit: Self.registrationLimit)).bytes
+            content = try unwrapper.unwrap(try EventFileReader.readBytes(source, limit: Self.registrationLimit)).bytes
         } catch {
             throw ConversionFailure(errors: [
                 FormatError(error.code, "could not be copied: \(error.message)", location: .init(file: display, offset: error.location.offset))
@@ -477,10 +477,12 @@ struct FolderWriter {
     /// A data file of the source: its value (without the layers `removing` when it has them,
     /// see ``DataFileReader/content(at:removing:unwrapper:)``), raw or in a container as asked,
     /// in the wrappers of `wrapping`. Returns whether layers were removed.
-    mutating func copyDataFile(_ source: URL, name: String, removing layers: [WrapperLayer] = [], source display: String) throws(ConversionFailure) -> Bool {
+    mutating func copyDataFile(
+        _ source: FileReference, name: String, removing layers: [WrapperLayer] = [], source display: String
+    ) throws(ConversionFailure) -> Bool {
         let read: (content: [UInt8], unwrapped: Bool)
         do {
-            read = try DataFileReader.content(at: source, removing: layers, unwrapper: reader.unwrapper)
+            read = try DataFileReader.content(source, removing: layers, unwrapper: reader.unwrapper)
         } catch {
             throw ConversionFailure(errors: [error.inFile(display)])
         }
@@ -624,13 +626,13 @@ package struct StagingArea {
 
     /// Copies the regular file `source` to `url` in chunks and returns the SHA-256 of what was
     /// copied, for the caller to compare with the copy read back (``DataFileReader/digest(of:)``).
-    package static func copy(_ source: URL, to url: URL) throws(ConversionFailure) -> [UInt8] {
+    package static func copy(_ source: FileReference, to url: URL) throws(ConversionFailure) -> [UInt8] {
         var hasher = SHA256()
         var readFailure: FormatError?
         do {
             try write(to: url) { handle in
                 do throws(FormatError) {
-                    try DataFileReader.forEachChunk(at: source) { (chunk) throws(FormatError) in
+                    try DataFileReader.forEachChunk(source) { (chunk) throws(FormatError) in
                         hasher.update(data: chunk)
                         do { try handle.write(contentsOf: chunk) } catch {
                             throw FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)")

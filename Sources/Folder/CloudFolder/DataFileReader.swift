@@ -15,7 +15,12 @@ package enum DataFileReader {
     /// receives the content in pieces (a caller must not use what it received when this throws);
     /// without it a raw file, which has nothing to verify, is not read at all.
     package static func check(at url: URL, content: ((ArraySlice<UInt8>) -> Void)? = nil) throws(FormatError) {
-        let (descriptor, size) = try EventFileReader.openRegularFile(url.path)
+        try check(FileReference(url), content: content)
+    }
+
+    /// ``check(at:content:)`` for a file of a folder, opened through the folder's handle.
+    package static func check(_ file: FileReference, content: ((ArraySlice<UInt8>) -> Void)? = nil) throws(FormatError) {
+        let (descriptor, size) = try EventFileReader.openRegularFile(file)
         defer { close(descriptor) }
         var head = [UInt8](repeating: 0, count: DataBlob.headerLength)
         let headCount = try readFully(descriptor, into: &head, at: 0)
@@ -32,8 +37,13 @@ package enum DataFileReader {
 
     /// The whole content of a data file (at most 1 GiB, from Spec/data-blobs.md 4.1), checked.
     package static func content(at url: URL) throws(FormatError) -> [UInt8] {
+        try content(FileReference(url))
+    }
+
+    /// ``content(at:)`` for a file of a folder, opened through the folder's handle.
+    package static func content(_ file: FileReference) throws(FormatError) -> [UInt8] {
         var bytes: [UInt8] = []
-        try check(at: url) { bytes.append(contentsOf: $0) }
+        try check(file) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
@@ -44,9 +54,16 @@ package enum DataFileReader {
     /// file without them is taken as it is. A layer that is there but does not open (a wrong
     /// password, a damaged archive) throws its `wrap.*` error.
     package static func content(at url: URL, removing layers: [WrapperLayer], unwrapper: Unwrapper) throws(FormatError) -> (content: [UInt8], unwrapped: Bool) {
-        guard !layers.isEmpty else { return (try content(at: url), false) }
+        try content(FileReference(url), removing: layers, unwrapper: unwrapper)
+    }
+
+    /// ``content(at:removing:unwrapper:)`` for a file of a folder, opened through the folder's handle.
+    package static func content(
+        _ file: FileReference, removing layers: [WrapperLayer], unwrapper: Unwrapper
+    ) throws(FormatError) -> (content: [UInt8], unwrapped: Bool) {
+        guard !layers.isEmpty else { return (try content(file), false) }
         // A wrapper adds a header, a name and a MAC: far less than this margin.
-        let bytes = try EventFileReader.readBytes(at: url, limit: DataBlob.maximumContainerBytes + 65_536)
+        let bytes = try EventFileReader.readBytes(file, limit: DataBlob.maximumContainerBytes + 65_536)
         var unwrapper = unwrapper
         unwrapper.maximumBytes = DataBlob.maximumContainerBytes
         let inner = try unwrapper.remove(exactly: layers, from: bytes)
@@ -56,15 +73,25 @@ package enum DataFileReader {
     /// Hands every byte of a regular file to `body`, a chunk at a time: copies of files of any
     /// size (registrations, data files) cost a fixed buffer.
     package static func forEachChunk(at url: URL, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
-        let (descriptor, _) = try EventFileReader.openRegularFile(url.path)
+        try forEachChunk(FileReference(url), body)
+    }
+
+    /// ``forEachChunk(at:_:)`` for a file of a folder, opened through the folder's handle.
+    package static func forEachChunk(_ file: FileReference, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
+        let (descriptor, _) = try EventFileReader.openRegularFile(file)
         defer { close(descriptor) }
         try stream(descriptor, from: 0, body)
     }
 
     /// The SHA-256 of a regular file's bytes, read in chunks.
     package static func digest(of url: URL) throws(FormatError) -> [UInt8] {
+        try digest(of: FileReference(url))
+    }
+
+    /// ``digest(of:)`` for a file of a folder, opened through the folder's handle.
+    package static func digest(of file: FileReference) throws(FormatError) -> [UInt8] {
         var hasher = SHA256()
-        try forEachChunk(at: url) { hasher.update(data: $0) }
+        try forEachChunk(file) { hasher.update(data: $0) }
         return Array(hasher.finalize())
     }
 

@@ -5,10 +5,13 @@ import JSONDocument
 /// (Spec/cloud-layout.md 7): its entries are listed from the descriptor, with their names as the
 /// bytes the file system gives, and every file below it is opened from it one name at a time
 /// without following a link. Replacing a folder, or a subfolder, by a link after the listing
-/// cannot lead a reader outside the folder it listed.
+/// cannot lead a reader outside the folder it listed. Readers are handed the handle
+/// (``FileReference``); a repair holds the folders it moves files between the same way
+/// (Spec/repair.md 5.2).
 package final class DirectoryHandle: Sendable {
     let descriptor: Int32
-    /// The path it was opened at: the prefix of the paths ``EventFileReader`` opens below it.
+    /// The path it was opened at, for messages: files below it are opened from ``descriptor``,
+    /// never by a path (``FileReference``).
     let path: String
 
     private init(descriptor: Int32, path: String) {
@@ -22,25 +25,41 @@ package final class DirectoryHandle: Sendable {
     /// A missing path, or one that is not a folder, is `folder.not-found`; a folder that cannot
     /// be opened is `file.unreadable` with the system's reason.
     package static func open(_ path: String) throws(FormatError) -> DirectoryHandle {
-        let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
+        guard let folder = opened(path) else {
             let reason = errno
             throw FormatError(
                 reason == ENOENT || reason == ENOTDIR ? .folderNotFound : .fileUnreadable,
                 reason == ENOENT || reason == ENOTDIR ? "no such folder" : "the folder cannot be opened: \(String(cString: strerror(reason)))",
                 location: .init(file: path))
         }
-        return DirectoryHandle(descriptor: descriptor, path: path)
+        return folder
+    }
+
+    /// The folder at `path`, links in it followed; nil with `errno` set when it cannot be opened.
+    static func opened(_ path: String) -> DirectoryHandle? {
+        let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return descriptor >= 0 ? DirectoryHandle(descriptor: descriptor, path: path) : nil
+    }
+
+    /// The folder `name` inside this one, never through a link, known by `path` (this folder's
+    /// path and `name` unless given); nil with `errno` set when it cannot be opened.
+    func opened(_ name: String, path: String? = nil) -> DirectoryHandle? {
+        let descriptor = Self.openFolder(name, below: self.descriptor)
+        return descriptor >= 0 ? DirectoryHandle(descriptor: descriptor, path: path ?? self.path + "/" + name) : nil
+    }
+
+    /// The descriptor of the folder `name` below `folder`, never through a link; -1 with `errno`.
+    private static func openFolder(_ name: String, below folder: Int32) -> Int32 {
+        openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     }
 
     /// The folder `name` inside this one, never through a link; `file.unreadable` (located at
     /// `displayPath`) when it cannot be opened (Spec/cloud-layout.md 8: never an empty folder).
-    /// `heldAs` is the path readers will use for it, when another than this folder's path and
-    /// `name` (a duplicate folder, reached from its ensemble as `ENSEMBLE/../ENSEMBLE 2`).
+    /// `heldAs` is the path it is shown by, when another than this folder's path and `name` (a
+    /// duplicate folder, reached from its ensemble as `ENSEMBLE/../ENSEMBLE 2`).
     func subfolder(_ name: String, displayPath: String, heldAs: String? = nil) throws(FormatError) -> DirectoryHandle {
-        let descriptor = openat(self.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.unreadable(displayPath, errno) }
-        return DirectoryHandle(descriptor: descriptor, path: heldAs ?? path + "/" + name)
+        guard let folder = opened(name, path: heldAs) else { throw Self.unreadable(displayPath, errno) }
+        return folder
     }
 
     /// Every entry, in the order the directory gives them, with `lstat` facts and made into a `T`
@@ -112,19 +131,32 @@ package final class DirectoryHandle: Sendable {
     }
 
     private func info(of name: [UInt8]) -> CloudFolderScanner.FileInfo {
+        status(name).map(CloudFolderScanner.FileInfo.init) ?? CloudFolderScanner.FileInfo()
+    }
+
+    /// `lstat` of the entry `name` of this folder (its bytes, as listed): nil when nothing is there.
+    func status(_ name: [UInt8]) -> stat? {
         var status = stat()
         let found = (name + [0]).withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { name in name.baseAddress.map { fstatat(descriptor, $0, &status, AT_SYMLINK_NOFOLLOW) } ?? -1 }
         }
-        return found == 0 ? CloudFolderScanner.FileInfo(status) : CloudFolderScanner.FileInfo()
+        return found == 0 ? status : nil
     }
+
+    /// The same, for a name given as text.
+    func status(_ name: String) -> stat? { status(Array(name.utf8)) }
 
     /// Opens the regular file at `relative` (`/`-separated, below this folder) one name at a
     /// time, every name with `O_NOFOLLOW` (empty names and `.` stay where they are, as in any
-    /// path; `names` never holds `..`). Returns a descriptor or -1 with `errno` set.
-    private func openFile(_ names: [String]) -> Int32 {
-        guard !names.isEmpty else {
-            errno = ENOENT
+    /// path). A name `..` is refused: a listing never makes one, and it would leave the folder.
+    /// Returns a descriptor or -1 with `errno` set.
+    ///
+    /// Names are split as UTF-8 bytes, as the file system takes them: split as characters, a `/`
+    /// followed by a combining mark is no `/` at all.
+    func openFile(_ relative: String) -> Int32 {
+        let names = relative.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }.filter { $0 != "." }
+        guard !names.isEmpty, !names.contains("..") else {
+            errno = names.isEmpty ? ENOENT : EACCES
             return -1
         }
         // A file right below a subfolder (`events/x`) is opened from that subfolder kept open,
@@ -136,7 +168,7 @@ package final class DirectoryHandle: Sendable {
         // Not close(-1) after a failed open: it would replace the errno the caller reports.
         defer { if folder != descriptor && folder >= 0 { close(folder) } }
         for name in names.dropLast() {
-            let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let next = Self.openFolder(name, below: folder)
             if folder != descriptor { close(folder) }
             folder = next
             guard next >= 0 else { return -1 }
@@ -169,7 +201,7 @@ package final class DirectoryHandle: Sendable {
             defer { lock.unlock() }
             if let folder = kept[name] { return folder.device == named.st_dev && folder.inode == named.st_ino ? folder.descriptor : nil }
             guard kept.count < Self.limit else { return nil }
-            let opened = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let opened = DirectoryHandle.openFolder(name, below: root)
             var status = stat()
             guard opened >= 0, fstat(opened, &status) == 0, status.st_dev == named.st_dev, status.st_ino == named.st_ino else {
                 if opened >= 0 { close(opened) }
@@ -179,45 +211,41 @@ package final class DirectoryHandle: Sendable {
             return opened
         }
     }
+}
 
-    // MARK: Folders being read
+/// A file to read: one of a folder being read, named below the ``DirectoryHandle`` it is read
+/// through, or one the user named by its path (a single file given on the command line).
+///
+/// A file of a folder is opened from the folder's descriptor one name at a time without following
+/// a link (Spec/cloud-layout.md 7), whatever has become of the folder's path since it was listed:
+/// the reader is handed the folder, it never finds one from a path.
+package struct FileReference: Sendable {
+    /// The path shown in messages; the path opened when there is no ``folder``.
+    package let path: String
+    /// The folder the file is opened through, and the file's path below it (`/`-separated).
+    let folder: (handle: DirectoryHandle, relative: String)?
 
-    /// The folders held open by a listing, by path: ``EventFileReader`` opens a file below one of
-    /// them from its descriptor. Weak, so a folder closes with the last listing that holds it.
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var held: [String: Weak] = [:]
-
-    private struct Weak {
-        weak var handle: DirectoryHandle?
+    /// The file the user named: opened by its path, links in the folders above it followed (they
+    /// are the user's choice), the file itself never a link.
+    package init(path: String) {
+        self.path = path
+        folder = nil
     }
 
-    /// Registers this folder for ``opening(_:)``; the listing that holds the handle keeps it.
-    func hold() -> DirectoryHandle {
-        Self.lock.withLock {
-            Self.held = Self.held.filter { $0.value.handle != nil }
-            Self.held[path] = Weak(handle: self)
-        }
-        return self
+    /// ``init(path:)`` for a file URL.
+    package init(_ url: URL) { self.init(path: url.path) }
+
+    /// The file `relative` below `folder`, shown as `path`.
+    init(_ relative: String, in folder: DirectoryHandle, shownAs path: String) {
+        self.path = path
+        self.folder = (folder, relative)
     }
 
-    /// The descriptor of the file at `path` when it lies below a folder being read, opened from
-    /// that folder's descriptor; nil when no such folder holds it. Paths the readers build from a
-    /// listing never hold `..`; one that does was typed by the user and is theirs to resolve.
-    ///
-    /// Paths are compared and split as UTF-8 bytes, as the file system takes them: compared as
-    /// characters, a `/` followed by a combining mark is no `/` at all.
-    static func opening(_ path: String) -> Int32? {
-        let bytes = path.utf8
-        let folder: DirectoryHandle? = lock.withLock {
-            held.values.compactMap(\.handle).filter { handle in
-                let prefix = handle.path.utf8
-                return bytes.starts(with: prefix) && bytes.dropFirst(prefix.count).first == UInt8(ascii: "/")
-            }.max { $0.path.utf8.count < $1.path.utf8.count }
-        }
-        guard let folder else { return nil }
-        let names = bytes.dropFirst(folder.path.utf8.count + 1).split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
-            .filter { $0 != "." }
-        return names.contains("..") ? nil : folder.openFile(names)
+    /// Opens the file for reading without following a link at its end (nor, below a folder, at
+    /// any name below the folder) and without blocking: a descriptor, or -1 with `errno` set.
+    func open() -> Int32 {
+        guard let folder else { return Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        return folder.handle.openFile(folder.relative)
     }
 }
 

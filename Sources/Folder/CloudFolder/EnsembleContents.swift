@@ -168,7 +168,7 @@ package struct EnsembleContents: Sendable {
                     var layers: [WrapperLayer]?
                     defer { if let layers { contents.countWrapping(layers, file: listed.path) } }
                     registration.leechDate = try readLeechDate(
-                        listing.url.appendingPathComponent(listed.path, isDirectory: false), store: store, file: listed.path, reader: reader, layers: &layers)
+                        listing.file(listed.path), store: store, file: listed.path, reader: reader, layers: &layers)
                 } catch {
                     contents.problems.append(error)
                 }
@@ -321,7 +321,8 @@ package struct EnsembleContents: Sendable {
                 let results = set.files.keys.sorted().compactMap { part in
                     set.files[part].map { listed in
                         reader.readPart(
-                            atPath: Converter.join(folder, listed.path), position: set.count.map { .part(index: part, count: $0) } ?? .single,
+                            listing.file(listed.path, shownAs: Converter.join(folder, listed.path)),
+                            position: set.count.map { .part(index: part, count: $0) } ?? .single,
                             displayName: listed.path)
                     }
                 }
@@ -451,10 +452,12 @@ package struct EnsembleContents: Sendable {
 
     /// Reads a registration file (Spec/cloud-layout.md section 5) and returns its leech date,
     /// with the wrappers its content was in (Spec/wrappers.md 5).
-    static func readLeechDate(_ url: URL, store: String, file: String, reader: EventFileReader, layers: inout [WrapperLayer]?) throws(FormatError) -> Date {
+    static func readLeechDate(
+        _ source: FileReference, store: String, file: String, reader: EventFileReader, layers: inout [WrapperLayer]?
+    ) throws(FormatError) -> Date {
         var bytes: [UInt8]
         do {
-            bytes = try EventFileReader.readBytes(at: url, limit: 1024 * 1024)
+            bytes = try EventFileReader.readBytes(source, limit: 1024 * 1024)
         } catch {
             throw error.inFile(file)
         }

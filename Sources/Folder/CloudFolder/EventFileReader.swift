@@ -77,12 +77,17 @@ package struct EventFileReader: Sendable {
 
     /// Reads a loose file: a v2 event, a v1 event or a v1 log. The path `-` is standard input.
     public func readFile(at url: URL, displayName: String) -> FileResult {
+        readFile(FileReference(url), displayName: displayName)
+    }
+
+    /// ``readFile(at:displayName:)`` for a file of a folder, read through the folder's handle.
+    package func readFile(_ file: FileReference, displayName: String) -> FileResult {
         let bytes: [UInt8]
         do {
             bytes =
                 displayName == Self.standardInputName
                 ? try Self.readStandardInput(limit: jsonOptions.maximumBytes)
-                : try Self.readBytes(at: url, limit: jsonOptions.maximumBytes)
+                : try Self.readBytes(file, limit: jsonOptions.maximumBytes)
         } catch {
             return FileResult(encoding: nil, events: [], isLog: false, unknownKeys: [], errors: [error.inFile(displayName)])
         }
@@ -144,13 +149,19 @@ package struct EventFileReader: Sendable {
     /// recorded when the same files were read and checked before, and the bytes still give it,
     /// the schema and model checks are not made again: the bytes are the ones already checked.
     public func readEvent(file: String, parts: [String], digest: UInt64? = nil) throws(FormatError) -> Event {
-        let paths = parts.isEmpty ? [file] : parts
+        try readEvent(file: FileReference(path: file), parts: parts.map(FileReference.init(path:)), digest: digest)
+    }
+
+    /// ``readEvent(file:parts:digest:)`` for the files of a folder, read through its handle.
+    package func readEvent(file: FileReference, parts: [FileReference], digest: UInt64? = nil) throws(FormatError) -> Event {
+        let files = parts.isEmpty ? [file] : parts
+        let paths = files.map(\.path)
         var contents: [[UInt8]] = []
-        for path in paths {
+        for file in files {
             do {
-                contents.append(try Self.readBytes(at: URL(fileURLWithPath: path), limit: jsonOptions.maximumBytes))
+                contents.append(try Self.readBytes(file, limit: jsonOptions.maximumBytes))
             } catch {
-                throw error.inFile(path)
+                throw error.inFile(file.path)
             }
         }
         var reader = self
@@ -207,15 +218,16 @@ package struct EventFileReader: Sendable {
 
     /// Reads `url` and decodes it as the given part of an event.
     public func readPart(at url: URL, position: EventPartPosition, displayName: String) -> PartResult {
-        readPart(atPath: url.path, position: position, displayName: displayName)
+        readPart(FileReference(url), position: position, displayName: displayName)
     }
 
-    /// ``readPart(at:position:displayName:)`` by path: a folder's reader joins each file's path to
-    /// the folder's, where a `URL` per file cost its parsing and percent-encoding twice.
-    package func readPart(atPath path: String, position: EventPartPosition, displayName: String) -> PartResult {
+    /// ``readPart(at:position:displayName:)`` for a file of a folder, read through its handle (a
+    /// folder's reader names each file below the folder, where a `URL` per file cost its parsing
+    /// and percent-encoding twice).
+    package func readPart(_ file: FileReference, position: EventPartPosition, displayName: String) -> PartResult {
         let bytes: [UInt8]
         do {
-            bytes = try Self.readBytes(atPath: path, limit: jsonOptions.maximumBytes)
+            bytes = try Self.readBytes(file, limit: jsonOptions.maximumBytes)
         } catch {
             return PartResult(encoding: nil, part: nil, errors: [error.inFile(displayName)])
         }
@@ -410,12 +422,12 @@ package struct EventFileReader: Sendable {
     /// `fstat` on the open descriptor, which is then the only thing read: a name swapped for a
     /// link or a FIFO after the folder was listed is refused, never followed or waited on.
     package static func readBytes(at url: URL, limit: Int) throws(FormatError) -> [UInt8] {
-        try readBytes(atPath: url.path, limit: limit)
+        try readBytes(FileReference(url), limit: limit)
     }
 
-    /// ``readBytes(at:limit:)`` by path.
-    package static func readBytes(atPath path: String, limit: Int) throws(FormatError) -> [UInt8] {
-        let (descriptor, size) = try openRegularFile(path)
+    /// ``readBytes(at:limit:)`` for a file of a folder, opened through the folder's handle.
+    package static func readBytes(_ file: FileReference, limit: Int) throws(FormatError) -> [UInt8] {
+        let (descriptor, size) = try openRegularFile(file)
         defer { close(descriptor) }
         guard size <= Int64(limit) else {
             // Decided from the size and the first bytes alone: a binary event is binary.too-large
@@ -445,13 +457,14 @@ package struct EventFileReader: Sendable {
         return bytes
     }
 
-    /// Opens `path` without following a link and without blocking, and checks on the open
+    /// Opens `file` without following a link and without blocking, and checks on the open
     /// descriptor that it is a regular file; returns the descriptor (the caller closes it) and
     /// the size `fstat` gives.
-    static func openRegularFile(_ path: String) throws(FormatError) -> (descriptor: Int32, size: Int64) {
-        // Below a folder being read, the file is opened from the folder's descriptor, a name at a
-        // time (Spec/cloud-layout.md 7); a file given directly is opened by its path.
-        let descriptor = DirectoryHandle.opening(path) ?? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    static func openRegularFile(_ file: FileReference) throws(FormatError) -> (descriptor: Int32, size: Int64) {
+        // A file of a folder is opened from the folder's descriptor, a name at a time
+        // (Spec/cloud-layout.md 7); a file given directly is opened by its path.
+        let path = file.path
+        let descriptor = file.open()
         guard descriptor >= 0 else {
             // O_NOFOLLOW fails with ELOOP on a link: said in words, not as "too many levels".
             guard errno != ELOOP else {

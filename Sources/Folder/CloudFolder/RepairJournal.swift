@@ -39,7 +39,7 @@ public struct RepairUndoResult: Sendable {
 /// file: a file is renamed, or copied, flushed and checked by SHA-256 before its original is
 /// unlinked, and only while its name still names the file that was copied; folders are removed
 /// only when empty. Every path it touches is derived from the cloud root and the quarantine
-/// folder and reached by descriptor without following links (``RepairFolder``), whatever the
+/// folder and reached by descriptor without following links (``DirectoryHandle``), whatever the
 /// journal says.
 package final class RepairJournal {
     /// One recorded step and how far it got.
@@ -78,8 +78,8 @@ package final class RepairJournal {
     /// The check of the last line written (Spec/repair.md 5.1).
     private var lastCheck: String
     /// Nil when the cloud root is gone and nothing is left to do.
-    private let cloudParent: RepairFolder?
-    private let quarantineFolder: RepairFolder
+    private let cloudParent: DirectoryHandle?
+    private let quarantineFolder: DirectoryHandle
     /// Called during a copy across file systems with the original's path: tests replace files
     /// there, as a sync service may.
     package var duringCopy: ((CopyStage, String) -> Void)?
@@ -161,7 +161,7 @@ package final class RepairJournal {
         lastCheck = last
         // The cloud root must still be where the journal says when anything is left to finish
         // or undo: undo never re-creates it.
-        let parent = try RepairFolder.open(self.cloudRoot.deletingLastPathComponent().path)
+        let parent = try DirectoryHandle.openForRepair(self.cloudRoot.deletingLastPathComponent().path)
         let isFolder = parent?.status(self.cloudRoot.lastPathComponent).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
         guard isFolder || steps.allSatisfy(\.undone) else {
             throw FormatError(
@@ -169,7 +169,7 @@ package final class RepairJournal {
                 location: .init(file: self.cloudRoot.path))
         }
         cloudParent = isFolder ? parent : nil
-        guard let held = try RepairFolder.open(self.quarantine.path) else {
+        guard let held = try DirectoryHandle.openForRepair(self.quarantine.path) else {
             throw FormatError(.repairQuarantine, "the quarantine folder is gone", location: .init(file: self.quarantine.path))
         }
         quarantineFolder = held
@@ -257,7 +257,7 @@ package final class RepairJournal {
         var hasher = SHA256()
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: JSONWriter().bytes(.object(record)))
-        return RepairFolder.hex(Array(hasher.finalize().prefix(16)))
+        return RepairFiles.hex(Array(hasher.finalize().prefix(16)))
     }
 
     /// A record as a journal line with its check, and the check.
@@ -419,8 +419,8 @@ package final class RepairJournal {
     /// The folder holding `path` and its last name, reached by descriptor from the cloud root's
     /// parent or the quarantine folder; the folder is nil when it does not exist (and is not
     /// created).
-    private func locate(_ path: String, creating: Bool) throws(FormatError) -> (folder: RepairFolder?, name: String) {
-        let (anchor, components): (RepairFolder, [String])
+    private func locate(_ path: String, creating: Bool) throws(FormatError) -> (folder: DirectoryHandle?, name: String) {
+        let (anchor, components): (DirectoryHandle, [String])
         switch place(path) {
         case .cloud(let below)?:
             guard let cloudParent else { throw FormatError(.repairCloudMoved, "the cloud folder is no longer there", location: .init(file: path)) }
@@ -608,7 +608,7 @@ package final class RepairJournal {
             return .moved
         }
         if errno == EEXIST { throw FormatError(blocked, "something now stands at \(to): nothing was moved", location: .init(file: to)) }
-        guard errno == EXDEV else { throw RepairFolder.failure("cannot move the file to \(to)", from) }
+        guard errno == EXDEV else { throw RepairFiles.failure("cannot move the file to \(to)", from) }
         return try copyAcross(source, sourceName, into: target, targetName, partialName: partialName, sha256: sha256, blocked: blocked, from: from, to: to)
     }
 
@@ -617,17 +617,17 @@ package final class RepairJournal {
     /// `TO.repair-partial-N`), flush, read back and check, publish without replacing, and unlink
     /// the original only while its name still names the file copied (Spec/repair.md 5.2).
     private func copyAcross(
-        _ source: RepairFolder, _ sourceName: String, into target: RepairFolder, _ targetName: String, partialName: String, sha256: String,
+        _ source: DirectoryHandle, _ sourceName: String, into target: DirectoryHandle, _ targetName: String, partialName: String, sha256: String,
         blocked: FormatError.Code, from: String, to: String
     ) throws(FormatError) -> MoveOutcome {
-        let (input, before) = try source.openFile(sourceName)
+        let (input, before) = try source.openRegularFile(sourceName)
         defer { close(input) }
         var named = false
         var output = copiesIntoUnnamedFiles ? cfs_open_unnamed(target.descriptor) : -1
         if output < 0 {
             named = true
             output = openat(target.descriptor, partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
-            guard output >= 0 else { throw RepairFolder.failure("cannot create the copy", to) }
+            guard output >= 0 else { throw RepairFiles.failure("cannot create the copy", to) }
             TemporaryFiles.register(target.path + "/" + partialName)
         }
         var published = false
@@ -640,19 +640,19 @@ package final class RepairJournal {
         }
         do throws(FormatError) {
             var hasher = SHA256()
-            try RepairFolder.stream(input) { (chunk) throws(FormatError) in
+            try RepairFiles.stream(input) { (chunk) throws(FormatError) in
                 hasher.update(data: chunk)
                 var written = 0
                 while written < chunk.count {
                     let count = chunk.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + written }, $0.count - written) }
                     if count < 0 && errno == EINTR { continue }
-                    guard count > 0 else { throw RepairFolder.failure("cannot write the copy", to) }
+                    guard count > 0 else { throw RepairFiles.failure("cannot write the copy", to) }
                     written += count
                 }
             }
             _ = fchmod(output, before.st_mode & 0o777)
-            guard fsync(output) == 0 else { throw RepairFolder.failure("cannot flush the copy", to) }
-            guard RepairFolder.hex(Array(hasher.finalize())) == sha256, try RepairFolder.digest(of: output) == sha256 else {
+            guard fsync(output) == 0 else { throw RepairFiles.failure("cannot flush the copy", to) }
+            guard RepairFiles.hex(Array(hasher.finalize())) == sha256, try RepairFiles.digest(of: output) == sha256 else {
                 throw FormatError(
                     .repairSourceChanged, "the file changed since it was planned, or its copy does not read back: nothing was moved",
                     location: .init(file: from))
@@ -661,7 +661,7 @@ package final class RepairJournal {
             throw FormatError(error.code, error.message, location: .init(file: from))
         }
         var after = stat()
-        guard fstat(input, &after) == 0, RepairFolder.same(before, after) else {
+        guard fstat(input, &after) == 0, RepairFiles.same(before, after) else {
             throw FormatError(.repairSourceChanged, "the file was written to or replaced while it was copied: nothing was moved", location: .init(file: from))
         }
         duringCopy?(.copied, from)
@@ -670,7 +670,7 @@ package final class RepairJournal {
             ? cfs_renameat_noreplace(target.descriptor, partialName, target.descriptor, targetName) : cfs_link_unnamed(output, target.descriptor, targetName)
         guard status == 0 else {
             if errno == EEXIST { throw FormatError(blocked, "something now stands at \(to): nothing was moved", location: .init(file: to)) }
-            throw RepairFolder.failure("cannot publish the copy at \(to)", from)
+            throw RepairFiles.failure("cannot publish the copy at \(to)", from)
         }
         published = true
         if named { TemporaryFiles.unregister(target.path + "/" + partialName) }
@@ -682,12 +682,12 @@ package final class RepairJournal {
     /// Unlinks the original of a published copy only if its name still names the file that was
     /// copied, unchanged; otherwise both stay.
     private func unlinkOriginal(
-        _ source: RepairFolder, _ name: String, ifStill copied: stat, from: String, to: String
+        _ source: DirectoryHandle, _ name: String, ifStill copied: stat, from: String, to: String
     ) throws(FormatError)
         -> MoveOutcome
     {
-        guard let now = source.status(name), RepairFolder.same(now, copied) else { return .keptBoth(from: from, to: to) }
-        guard unlinkat(source.descriptor, name, 0) == 0 else { throw RepairFolder.failure("cannot remove the original after copying", from) }
+        guard let now = source.status(name), RepairFiles.same(now, copied) else { return .keptBoth(from: from, to: to) }
+        guard unlinkat(source.descriptor, name, 0) == 0 else { throw RepairFiles.failure("cannot remove the original after copying", from) }
         source.sync()
         return .moved
     }
@@ -750,7 +750,7 @@ package final class RepairJournal {
                 if steps[position].removed {
                     let (parent, name) = try locate(path, creating: false)
                     guard let parent, mkdirat(parent.descriptor, name, 0o777) == 0 || errno == EEXIST else {
-                        result.refused.append(RepairFolder.failure("cannot recreate the folder", path))
+                        result.refused.append(RepairFiles.failure("cannot recreate the folder", path))
                         continue
                     }
                     parent.sync()

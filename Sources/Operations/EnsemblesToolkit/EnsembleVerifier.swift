@@ -138,9 +138,7 @@ package enum EnsembleVerifier {
         input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
         input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
         input.loadBody = { sourced throws(FormatError) in
-            try reader.readEvent(
-                file: listing.url.appendingPathComponent(sourced.file).path,
-                parts: sourced.parts.map { listing.url.appendingPathComponent($0).path }, digest: sourced.contentDigest)
+            try reader.readEvent(file: listing.file(sourced.file), parts: sourced.parts.map { listing.file($0) }, digest: sourced.contentDigest)
         }
         var referenced = Set<String>()
         for file in contents.events {
@@ -274,8 +272,8 @@ package enum EnsembleVerifier {
         for duplicate in listing.duplicates {
             let differing = duplicate.shared.filter { folded in
                 guard let kept = readFrom[folded] else { return false }
-                let mine = try? DataFileReader.digest(of: listing.url.appendingPathComponent(duplicate.path + "/" + folded))
-                return mine != (try? DataFileReader.digest(of: listing.url.appendingPathComponent(kept)))
+                let mine = try? DataFileReader.digest(of: listing.file(duplicate.path + "/" + folded))
+                return mine != (try? DataFileReader.digest(of: listing.file(kept)))
             }
             add(
                 .verifyDuplicateFolder, .warning, nil, [duplicate.path],
@@ -295,9 +293,8 @@ package enum EnsembleVerifier {
         // Data files are checked as Spec/data-blobs.md 4 says: sizes from fstat, a container
         // against its SHA-256 in chunks; a raw file within its size limit is not read.
         for data in contents.dataFiles {
-            let url = listing.url.appendingPathComponent(data.file)
             do throws(FormatError) {
-                try DataFileReader.check(at: url)
+                try DataFileReader.check(listing.file(data.file))
             } catch {
                 add(
                     .verifyUnreadableFile, .error, nil, [data.file], error.message,

@@ -31,7 +31,12 @@ enum MergeInputs {
         } catch {
             throw EnsembleError(.failure, error)
         }
-        input.loadBody = { sourced throws(FormatError) in try reader.readEvent(file: sourced.file, parts: sourced.parts, digest: sourced.contentDigest) }
+        // An event of a folder is read again through the folder it was listed in; one given
+        // directly, by its path.
+        let folders = ReadFolders()
+        input.loadBody = { sourced throws(FormatError) in
+            try reader.readEvent(file: folders.file(sourced.file), parts: sourced.parts.map(folders.file), digest: sourced.contentDigest)
+        }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
         input.modelVersions = ModelVersionCatalog.forCheck(model: reader.model, known: modelVersions)
@@ -73,6 +78,7 @@ enum MergeInputs {
             }
             for listing in listings {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
+                folders.add(listing, base: base)
                 let replaysEarly = replayEarly && inputs.count == 1
                 let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replaysEarly) }
                 // Replayed as they are read, the events are read again only when the analysis
@@ -213,6 +219,28 @@ enum MergeInputs {
             } catch {
                 failure = error
             }
+        }
+    }
+
+    /// The folders a merge read, held open until it ends, with the path their events' paths start
+    /// with (``sourced(_:base:)``): an event read again for the replay is read through the folder
+    /// that was listed (Spec/cloud-layout.md 7), not found again from its path.
+    private final class ReadFolders: @unchecked Sendable {
+        private let lock = NSLock()
+        private var folders: [(prefix: String, folders: ListedFolders?)] = []
+
+        /// Keeps the listing's folders (not its entries).
+        func add(_ listing: EnsembleListing, base: String) {
+            // `Converter.join(base, x)` is this prefix followed by `x`.
+            let prefix = String(Converter.join(base, "x").utf8.dropLast()) ?? base + "/"
+            lock.withLock { folders.append((prefix, listing.folders)) }
+        }
+
+        /// The event file at `path`, through the folder it was listed in when it is one of theirs.
+        func file(_ path: String) -> FileReference {
+            let held = lock.withLock { folders.first { path.utf8.starts(with: $0.prefix.utf8) } }
+            guard let held, let folders = held.folders else { return FileReference(path: path) }
+            return folders.file(String(decoding: path.utf8.dropFirst(held.prefix.utf8.count), as: UTF8.self), shownAs: path)
         }
     }
 

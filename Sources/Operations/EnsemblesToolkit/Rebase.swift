@@ -172,7 +172,7 @@ private struct RebaseWriter {
         for relative in copies {
             // A file of a duplicate folder goes where a device folds it in.
             let folded = listing.foldedPath(relative)
-            let source = listing.url.appendingPathComponent(relative)
+            let source = listing.file(relative)
             guard let content = try plainContent(of: source, at: folded, folderLayers: folderLayers) else {
                 let digest = try StagingArea.copy(source, to: ensemble.appendingPathComponent(folded))
                 guard (try? DataFileReader.digest(of: ensemble.appendingPathComponent(folded))) == digest else {
@@ -204,19 +204,19 @@ private struct RebaseWriter {
     /// toolkit writes without `--zip`/`--encrypt` (Spec/wrappers.md 8). Events and registrations
     /// are unwrapped by their content; a data file loses exactly the layers of the folder's other
     /// files, when it has them (its own content may look like a wrapper, Spec/wrappers.md 1).
-    private func plainContent(of source: URL, at path: String, folderLayers: [WrapperLayer]) throws -> [UInt8]? {
+    private func plainContent(of source: FileReference, at path: String, folderLayers: [WrapperLayer]) throws -> [UInt8]? {
         do throws(FormatError) {
             if path.hasPrefix("data/") {
                 guard !folderLayers.isEmpty else { return nil }
                 var unwrapper = reader.unwrapper
                 unwrapper.maximumBytes = DataBlob.maximumContainerBytes
                 return try unwrapper.remove(
-                    exactly: folderLayers, from: try EventFileReader.readBytes(at: source, limit: DataBlob.maximumContainerBytes + 65_536))
+                    exactly: folderLayers, from: try EventFileReader.readBytes(source, limit: DataBlob.maximumContainerBytes + 65_536))
             }
             let limit = path.hasPrefix("stores/") ? 1024 * 1024 : reader.jsonOptions.maximumBytes
             var unwrapper = reader.unwrapper
             unwrapper.maximumBytes = limit
-            let unwrapped = try unwrapper.unwrap(try EventFileReader.readBytes(at: source, limit: limit))
+            let unwrapped = try unwrapper.unwrap(try EventFileReader.readBytes(source, limit: limit))
             return unwrapped.layers.isEmpty ? nil : unwrapped.bytes
         } catch {
             throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "\(path) could not be unwrapped: \(error)")])

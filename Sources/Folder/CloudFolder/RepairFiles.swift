@@ -3,70 +3,52 @@ import Crypto
 import JSONDocument
 import CFileSystem
 
-/// A folder the repair moves files into or out of, held by descriptor (Spec/repair.md 5.2): every
-/// name below it is reached one component at a time with `openat` and `O_NOFOLLOW`, so that a
-/// folder replaced by a link between the plan and the move (or before an undo) cannot lead a move
-/// outside the cloud folder or the quarantine.
-final class RepairFolder {
-    let descriptor: Int32
-    /// For messages: the path the folder was reached by.
-    let path: String
-
-    private init(descriptor: Int32, path: String) {
-        self.descriptor = descriptor
-        self.path = path
-    }
-
-    deinit { close(descriptor) }
-
+/// A folder the repair moves files into or out of is held by descriptor (Spec/repair.md 5.2), as
+/// every folder read is (``DirectoryHandle``): every name below it is reached one component at a
+/// time with `openat` and `O_NOFOLLOW`, so that a folder replaced by a link between the plan and
+/// the move (or before an undo) cannot lead a move outside the cloud folder or the quarantine.
+extension DirectoryHandle {
     /// The folder at `path`, following links in it: the cloud root's parent and the quarantine
     /// are named by the user (or by the journal's header, checked against the files first).
     /// Nil when it does not exist.
-    static func open(_ path: String) throws(FormatError) -> RepairFolder? {
-        let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
+    static func openForRepair(_ path: String) throws(FormatError) -> DirectoryHandle? {
+        guard let folder = opened(path) else {
             if errno == ENOENT { return nil }
-            throw failure("cannot open the folder", path)
+            throw RepairFiles.failure("cannot open the folder", path)
         }
-        return RepairFolder(descriptor: descriptor, path: path)
+        return folder
     }
 
     /// The folder `components` below this one, never through a link; nil when one is missing and
     /// `creating` is false. A created folder is flushed in its parent before anything is renamed
     /// into it. A component that is a link, a file or a special file is refused.
-    func folder(_ components: ArraySlice<String>, creating: Bool) throws(FormatError) -> RepairFolder? {
+    func folder(_ components: ArraySlice<String>, creating: Bool) throws(FormatError) -> DirectoryHandle? {
         var current = self
         for name in components {
-            var child = openat(current.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if child < 0 && errno == ENOENT && creating {
+            var child = current.opened(name)
+            if child == nil && errno == ENOENT && creating {
                 guard mkdirat(current.descriptor, name, 0o777) == 0 || errno == EEXIST else {
-                    throw Self.failure("cannot create the folder", current.path + "/" + name)
+                    throw RepairFiles.failure("cannot create the folder", current.path + "/" + name)
                 }
-                _ = fsync(current.descriptor)
-                child = openat(current.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                current.sync()
+                child = current.opened(name)
             }
-            guard child >= 0 else {
+            guard let child else {
                 if errno == ENOENT { return nil }
                 throw FormatError(
                     .repairMoveFailed, "not a folder (a link is never followed): \(String(cString: strerror(errno)))",
                     location: .init(file: current.path + "/" + name))
             }
-            current = RepairFolder(descriptor: child, path: current.path + "/" + name)
+            current = child
         }
         return current
     }
 
-    /// `lstat` of `name`: nil when nothing is there.
-    func status(_ name: String) -> stat? {
-        var status = stat()
-        return fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
-    }
-
     /// Opens the regular file `name` for reading, never through a link: the descriptor and its
     /// `fstat`.
-    func openFile(_ name: String) throws(FormatError) -> (descriptor: Int32, status: stat) {
-        let file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { throw Self.failure("cannot open the file", path + "/" + name) }
+    func openRegularFile(_ name: String) throws(FormatError) -> (descriptor: Int32, status: stat) {
+        let file = openFile(name)
+        guard file >= 0 else { throw RepairFiles.failure("cannot open the file", path + "/" + name) }
         var status = stat()
         guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(file)
@@ -78,15 +60,19 @@ final class RepairFolder {
     /// The SHA-256 (lowercase hex) of the regular file `name` and the `fstat` of what was read;
     /// nil when it cannot be read.
     func digest(_ name: String) -> (sha256: String, status: stat)? {
-        guard let (file, status) = try? openFile(name) else { return nil }
+        guard let (file, status) = try? openRegularFile(name) else { return nil }
         defer { close(file) }
-        guard let digest = try? Self.digest(of: file) else { return nil }
+        guard let digest = try? RepairFiles.digest(of: file) else { return nil }
         return (digest, status)
     }
 
     /// Flushes the folder's entries.
     func sync() { _ = fsync(descriptor) }
+}
 
+/// What a repair does with the files it moves: digests, copies in chunks, and the check that a
+/// file is unchanged (Spec/repair.md 5.2).
+enum RepairFiles {
     /// The SHA-256 (lowercase hex) of everything `file` holds, read from its start.
     static func digest(of file: Int32) throws(FormatError) -> String {
         var hasher = SHA256()
