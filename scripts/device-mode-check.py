@@ -360,7 +360,8 @@ def diff(a, b, ptr=""):
 
 def main():
     failures = 0
-    cases = sorted(c for c in os.listdir(FIXTURES) if c.startswith("device-"))
+    cases = sorted(c for c in os.listdir(FIXTURES)  # the --json cases (15.7); device-chains-lines has lines
+                   if c.startswith("device-") and os.path.exists(os.path.join(FIXTURES, c, "expected", "device.json")))
     for name in cases:
         case_dir = os.path.join(FIXTURES, name)
         case = json.load(open(os.path.join(case_dir, "case.json"), encoding="utf-8"))
