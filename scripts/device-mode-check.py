@@ -246,7 +246,8 @@ def device(case_dir, command):
     store, f = command[2], read_folder(case_dir, command[4])
     if any(ev.get("type") not in (0, 100, 200, 300) for ev in f["logical"]):
         raise Unsupported("an event type outside 0, 100, 200, 300")
-    pending = f["pending"] + [ev["files"] for ev in f["logical"] if ev["type"] == 0]  # step 1
+    # step 1; a type 0 event is named by its file as 5.9 names it (part 1 of a multipart one, 15.6)
+    pending = f["pending"] + [[ev["file"]] for ev in f["logical"] if ev["type"] == 0]
     report = {"store": store, "outcome": "integrates", "stop": None, "baselines": [], "heldBackBaselines": [],
               "integrated": 0, "covered": 0, "heldBack": [], "informativeCodes": [],
               "pending": sorted(pending, key=lambda fs: [key8(x) for x in fs])}
