@@ -231,6 +231,80 @@ def write_damaged(out):
     add("zipped-sqlite.cdeevent", zip_bytes("db.sqlite", b"SQLite format 3\x00" + bytes(84)), "file.kind-sqlite", 0,
         "an SQLite database inside a zip archive: unwrapped, then named; the offset is in the unwrapped bytes")
 
+    # wrap.zip-corrupt and where it points (Spec/wrappers.md 4.2 steps 4, 6, 7, 8), on stored
+    # archives (no DEFLATE, so the bytes never depend on zlib); no generator call, so the files
+    # above keep their bytes.
+    def patched(edit, descriptor=False):
+        data = bytearray(zip_bytes("0_ALPHA-STORE_0.cdeevent", event, deflate=descriptor, descriptor=descriptor))
+        end = len(data) - 22
+        central = central_offset(data)
+        at = edit(data, end, central)
+        return bytes(data), at
+
+    def put(data, offset, fmt, value):
+        struct.pack_into(fmt, data, offset, value)
+
+    def too_long_directory(data, end, central):
+        put(data, end + 12, "<I", struct.unpack_from("<I", data, end + 12)[0] + 1)
+        return end + 12
+    data, at = patched(too_long_directory)
+    add("zip-directory-past-end.cdeevent", data, "wrap.zip-corrupt", at,
+        "the end record's central directory size is one byte too large, so the directory would run into the end record (step 4): at the end record's size field, end + 12")
+
+    def moved_directory(data, end, central):
+        put(data, end + 16, "<I", central - 1)
+        put(data, end + 12, "<I", end - (central - 1))
+        return central - 1
+    data, at = patched(moved_directory)
+    add("zip-directory-not-a-header.cdeevent", data, "wrap.zip-corrupt", at,
+        "the end record gives the central directory one byte early (size adjusted), where no PK 01 02 starts (step 4): at the offset it gives")
+
+    def comment_too_long(data, end, central):
+        put(data, central + 32, "<H", 1)
+        return central + 28
+    data, at = patched(comment_too_long)
+    add("zip-header-not-filling.cdeevent", data, "wrap.zip-corrupt", at,
+        "the central header claims a one-byte comment, so it no longer fills the central directory exactly (step 4): at its lengths, central header + 28")
+
+    def stored_sizes(data, end, central):
+        put(data, central + 20, "<I", struct.unpack_from("<I", data, central + 20)[0] + 1)
+        return central + 20
+    data, at = patched(stored_sizes)
+    add("zip-stored-sizes-differ.cdeevent", data, "wrap.zip-corrupt", at,
+        "a stored entry whose compressed size in the central header is one more than its size (step 6): at the central header's compressed size, + 20")
+
+    def no_local(data, end, central):
+        put(data, central + 42, "<I", 1)
+        return central + 42
+    data, at = patched(no_local)
+    add("zip-no-local-header.cdeevent", data, "wrap.zip-corrupt", at,
+        "the central header gives the local header at offset 1, where no PK 03 04 starts (step 7): at the central header's local header offset field, + 42")
+
+    def local_method(data, end, central):
+        put(data, 8, "<H", 8)
+        return 6
+    data, at = patched(local_method)
+    add("zip-local-method-differs.cdeevent", data, "wrap.zip-corrupt", at,
+        "the local header says deflated where the central header says stored (step 7): at the local header's flags, + 6, which its method follows")
+
+    def local_crc(data, end, central):
+        put(data, 14, "<I", struct.unpack_from("<I", data, 14)[0] ^ 1)
+        return 14
+    data, at = patched(local_crc)
+    add("zip-local-crc-differs.cdeevent", data, "wrap.zip-corrupt", at,
+        "without flag bit 3, the local header's CRC-32 differs from the central header's (step 8): at the local header's CRC-32, + 14")
+
+    def descriptor_crc(data, end, central):
+        stored = struct.unpack_from("<I", data, central + 20)[0]
+        position = local_data_start(data) + stored
+        if data[position:position + 4] == b"PK\x07\x08":
+            position += 4
+        put(data, position, "<I", struct.unpack_from("<I", data, position)[0] ^ 1)
+        return position
+    data, at = patched(descriptor_crc, descriptor=True)
+    add("zip-descriptor-differs.cdeevent", data, "wrap.zip-corrupt", at,
+        "with flag bit 3, the data descriptor's CRC-32 differs from the central header's (step 8): at the descriptor's CRC-32, after its optional PK 07 08 signature")
+
     # Wrapped files that are read: each holds exactly the bytes of the plain event.
     valid = os.path.join(out, "valid")
     os.makedirs(valid, exist_ok=True)

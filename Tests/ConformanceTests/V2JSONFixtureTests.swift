@@ -87,7 +87,10 @@ struct V2JSONFixtureTests {
             code: try #require(testCase["code"]?.stringValue),
             pointer: testCase["pointer"]?.stringValue,
             offset: testCase["offset"]?.numberValue?.int64Value)
-        let result = read("v2-json/invalid/\(file)")
+        // `part`: [index, count] reads the file in that role instead of as a single file.
+        let part = testCase["part"]?.arrayValue?.compactMap { $0.numberValue?.int64Value }.map(Int.init)
+        let position: EventPartPosition = part.map { $0.count == 2 ? .part(index: $0[0], count: $0[1]) : .single } ?? .single
+        let result = read("v2-json/invalid/\(file)", position: position)
         #expect(result.part == nil, "\(file) was read")
         let first = try #require(result.errors.first, "\(file): no error reported")
         // Fixtures/README.md: compare the first error's code, pointer and offset with the case.

@@ -36,10 +36,10 @@ struct WrappedFileTests {
         Unwrapper(password: password.map { PasswordSource(password: $0) })
     }
 
-    @Test("the fixture folders are there: 6 valid and 19 damaged files")
+    @Test("the fixture folders are there: 6 valid and 27 damaged files")
     func present() {
         #expect(Self.cases("valid").count == 6)
-        #expect(Self.cases("damaged").count == 19)
+        #expect(Self.cases("damaged").count == 27)
     }
 
     @Test("each valid wrapped file unwraps, layer by layer, to the plain event's bytes", arguments: cases("valid"))

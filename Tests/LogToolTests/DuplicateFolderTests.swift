@@ -17,6 +17,8 @@ struct DuplicateFolderTests {
             return json[JSONPointer(["exitCode"])] == JSONValue(Int64(0))
                 && json[JSONPointer(["command"])] == .array([.string("merge"), .string("cloud")])
                 && FileManager.default.fileExists(atPath: root.appendingPathComponent("\(name)/cloud/E").path)
+                // A case with duplicate folders of its own (`duplicate-root-copies`) is not split again.
+                && !FileManager.default.fileExists(atPath: root.appendingPathComponent("\(name)/cloud 2").path)
         }
     }()
 

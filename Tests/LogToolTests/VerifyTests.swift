@@ -84,6 +84,22 @@ struct DeliveryTests {
                 "incomplete-multipart", code: "verify.incomplete-multipart",
                 extra: [("events/3_ALPHA-STORE_3.cdeevent", later), ("events/.2_ALPHA-STORE_2_2of3.cdeevent.icloud", "x")]) == .string("pending"))
     }
+
+    /// `delivery` of `code` in `verify --json` of the ensemble folder of a device-mode case.
+    func deviceCaseDelivery(_ caseName: String, code: String) throws -> JSONValue? {
+        let run = try Run(arguments: ["verify", "--json", "cloud/E"], in: MergeFixtureTests.root.appendingPathComponent(caseName))
+        let diagnostics = try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+        return diagnostics.first { $0[JSONPointer(["code"])] == .string(code) }?[JSONPointer(["details", "delivery"])]
+    }
+
+    @Test("verify decides delivery as device mode does: copies' placeholders arrive, a set with later complete events is missing, type 0 is not complete")
+    func deliveryAsDevice() throws {
+        // Spec/diagnostics.md 2.4 (X1, X2, G3 of issue 35): fails when a rule differs between the two paths.
+        #expect(try deviceCaseDelivery("device-delivery-duplicate-folder", code: "verify.revision-gap") == .string("pending"))
+        #expect(try deviceCaseDelivery("device-delivery-duplicate-folder", code: "verify.missing-data-file") == .string("pending"))
+        #expect(try deviceCaseDelivery("device-delivery-incomplete-set", code: "verify.revision-gap") == .string("missing"))
+        #expect(try deviceCaseDelivery("device-delivery-type-0-not-complete", code: "verify.missing-dependency") == .string("pending"))
+    }
 }
 
 @Suite("history")

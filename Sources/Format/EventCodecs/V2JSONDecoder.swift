@@ -94,8 +94,9 @@ public struct V2JSONDecoder: Sendable {
         if position.carriesHeader {
             header = try context.header(object)
         } else if let key = V2Key.header.first(where: { object.contains($0) }) {
+            // The role is the whole document's, so the pointer is "" (Spec/v2-json.md 9).
             throw FormatError(
-                .v2HeaderInContinuation, "continuation part \(position) carries the header key \"\(key)\"; only part 1 may", at: JSONPointer.root / key)
+                .v2HeaderInContinuation, "continuation part \(position) carries the header key \"\(key)\"; only part 1 may", at: .root)
         } else if !object.contains(V2Key.changesByEntity) {
             throw FormatError(.v2Structure, "a continuation part must have \"changesByEntity\"", at: .root)
         } else {
@@ -363,7 +364,8 @@ private struct Context {
         switch kind {
         case .attribute:
             if let filename = object[V2Key.filename], filename != .null {
-                guard object[V2Key.value] == nil || object[V2Key.value] == .null else {
+                // A `value` member, even `null`, beside `filename` (Spec/v2-json.md 9).
+                guard object[V2Key.value] == nil else {
                     throw FormatError(.v2ValueAndFilename, "an attribute change has both \"value\" and \"filename\"", at: pointer)
                 }
                 changeValue = .attributeInDataFile(filename: try nonEmptyString(filename, at: pointer / V2Key.filename))

@@ -499,7 +499,8 @@ private struct PartReader {
         switch kind {
         case .attribute:
             if seen & PropertyMember.filename.bit != 0 {
-                guard value == .null else { throw Decline() }
+                // A `value` member beside `filename`, even `null`, is the general pipeline's error (Spec/v2-json.md 9).
+                guard seen & PropertyMember.value.bit == 0 else { throw Decline() }
                 changeValue = .attributeInDataFile(filename: filename)
             } else {
                 changeValue = .attribute(value)

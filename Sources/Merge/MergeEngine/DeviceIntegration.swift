@@ -117,13 +117,16 @@ package struct DeviceIntegration: Sendable {
 
         let baselineProblems = baselines.map { Self.basicProblems($0, input) }
         if baselineProblems.joined().contains(where: { $0.number == 204 }) { informativeCodes = [204] }
-        let failingBaseline = baselineProblems.first { !$0.isEmpty }
-        if baselines.isEmpty || failingBaseline != nil {
+        // The stop names every baseline taking part that fails, not only the first (Spec/merge.md 15.4 step 3).
+        let failingFiles = sortedUnique(baselineProblems.joined().flatMap(\.files))
+        if baselines.isEmpty || !failingFiles.isEmpty {
             outcome = .integratesNothing
-            if let failingBaseline {
+            if !failingFiles.isEmpty {
                 stop = IntegrityProblem(
-                    code: .deviceBaselineNotIntegrable, number: nil, files: sortedUnique(failingBaseline.flatMap(\.files)),
-                    message: "the device's own baseline fails a basic check, so no event is integrable")
+                    code: .deviceBaselineNotIntegrable, number: nil, files: failingFiles,
+                    message: failingFiles.count == 1
+                        ? "the device's own baseline fails a basic check, so no event is integrable"
+                        : "\(failingFiles.count) of the device's own baselines fail a basic check, so no event is integrable")
             } else {
                 stop = IntegrityProblem(code: .deviceNoBaseline, number: nil, files: [], message: "no baseline takes part, so no event is integrable")
             }

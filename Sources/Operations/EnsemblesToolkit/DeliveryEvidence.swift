@@ -15,11 +15,21 @@ struct DeliveryEvidence {
     private var highestComplete: [String: Int64] = [:]
     /// The folders whose names may carry wrapper suffixes.
     static let namedFolders: Set<String> = ["events", "baselines"]
+    /// The folders of an ensemble whose files a placeholder or partial file may stand for.
+    static let folders: Set<String> = ["stores", "events", "baselines", "data"]
 
-    init(_ contents: EnsembleContents) {
+    /// `highestComplete` adds, by store, the highest revision of complete events that `contents`
+    /// does not hold (those handed to a sink while the folder was read).
+    init(_ contents: EnsembleContents, highestComplete: [String: Int64] = [:]) {
         for debris in contents.debris where debris.kind == .iCloudPlaceholder || debris.kind == .partialFile {
-            let parts = debris.path.split(separator: "/", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let arrivingName = CloudFileName.arrivingName(parts[1]) ?? (debris.kind == .partialFile ? parts[1] : nil) else { continue }
+            // `folder/NAME`, in the ensemble or in a duplicate folder folded into it
+            // (`../E 2/events/NAME`): after the fold both are entries of the ensemble
+            // (Spec/cloud-layout.md 3.1 rule 2, diagnostics.md 2.4).
+            let components = debris.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard components.count >= 2 else { continue }
+            let parts = Array(components.suffix(2))
+            guard components.count == 2 || (components.first == ".." && Self.folders.contains(parts[0])) else { continue }
+            guard let arrivingName = CloudFileName.arrivingName(parts[1]) ?? (debris.kind == .partialFile ? parts[1] : nil) else { continue }
             // An event or baseline arriving wrapped is named without its wrapper suffixes
             // (`7_A_3.cdeevent.zip.icloud` stands for `7_A_3.cdeevent`); names in stores/ and data/
             // are taken as they are (Spec/wrappers.md 5.3).
@@ -29,8 +39,11 @@ struct DeliveryEvidence {
                 arrivingRevisions[event.storeIdentifier, default: []].append(event.revision)
             }
         }
-        for file in contents.events where file.entry.isComplete {
-            highestComplete[file.name.storeIdentifier] = max(highestComplete[file.name.storeIdentifier] ?? .min, file.name.revision)
+        self.highestComplete = highestComplete
+        // A type 0 event is not complete (Spec/diagnostics.md 2.4); an unreadable file may be.
+        for file in contents.events where file.entry.isComplete && (file.entry.summary?.event.type ?? file.entry.event?.type) != .incomplete {
+            let store = file.name.storeIdentifier
+            self.highestComplete[store] = max(self.highestComplete[store] ?? .min, file.name.revision)
         }
         // A multipart set with a part present stands for its revision while it is itself pending.
         for file in contents.events where !file.entry.isComplete && delivery(ofIncomplete: file) == .string("pending") {

@@ -108,7 +108,7 @@ public struct Ensemble: Sendable {
     public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
         var evidence: DeliveryEvidence?
         let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings) {
-            evidence = DeliveryEvidence($0)
+            evidence = DeliveryEvidence($0, highestComplete: $1)
         }
         warnings += Self.modelWarning(input)
         let integration = DeviceIntegration.integrate(input, as: store)

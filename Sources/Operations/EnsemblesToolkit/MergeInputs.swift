@@ -22,7 +22,8 @@ enum MergeInputs {
     /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
     static func gather(
         _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
-        modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError], contentsRead: ((EnsembleContents) -> Void)? = nil
+        modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError],
+        contentsRead: ((EnsembleContents, _ highestComplete: [String: Int64]) -> Void)? = nil
     ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
@@ -87,7 +88,7 @@ enum MergeInputs {
                 var folderReader = reader
                 folderReader.fingerprints = !(replaysEarly && sink != nil)
                 let contents = EnsembleContents.read(listing, reader: folderReader, summarize: summarize, sink: sink)
-                contentsRead?(contents)
+                contentsRead?(contents, sink?.highestComplete ?? [:])
                 if let sink {
                     if let failure = sink.failure { throw EnsembleError(.failure, failure) }
                     input.baselines += sink.baselines
@@ -182,6 +183,9 @@ enum MergeInputs {
         /// Events of type baseline found in `events/` (the type decides the role, Spec/merge.md 4.1).
         private(set) var baselines: [SourcedEvent] = []
         private(set) var failure: FormatError?
+        /// By store, the highest revision of the complete events handed over that are not of type
+        /// 0: what ``EnsembleContents/events`` no longer holds (Spec/diagnostics.md 2.4, last row).
+        private(set) var highestComplete: [String: Int64] = [:]
 
         init(store: EventStore, base: String, input: MergeInput, replayEarly: Bool) {
             self.store = store
@@ -208,6 +212,10 @@ enum MergeInputs {
                     baselines.append(sourced)
                     early?.abandon()
                 } else {
+                    if sourced.event.type != .incomplete {
+                        let store = sourced.event.storeIdentifier
+                        highestComplete[store] = max(highestComplete[store] ?? .min, sourced.event.revision)
+                    }
                     events.append(sourced)
                     eventBodies.append(body)
                 }

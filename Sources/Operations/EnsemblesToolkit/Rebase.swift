@@ -52,7 +52,7 @@ extension Ensemble {
         var folderLayers: [WrapperLayer] = []
         let input = try MergeInputs.gather(
             [path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
-            contentsRead: { folderLayers = $0.folderLayers ?? [] })
+            contentsRead: { contents, _ in folderLayers = contents.folderLayers ?? [] })
         let analysis = MergeEngine.analyze(input)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         let plan: RebasePlan?

@@ -85,17 +85,36 @@ package struct ConformanceRunner: Sendable {
             if !stderr.isEmpty { problems.append("stderr: \(stderr)") }
             return problems
         }
-        if let expectedDevice, expectedStatus != 2 { return problems + Self.deviceDifferences(expected: expectedDevice, output: result.stdout) }
+        if let expectedDevice, expectedStatus != 2 {
+            // With --json, standard error holds warnings only (Spec/merge.md 10, 15.7).
+            problems += Self.linesOtherThanWarnings(result.stderr).prefix(3).map { "standard error holds more than warnings: \($0)" }
+            return problems + Self.deviceDifferences(expected: expectedDevice, output: result.stdout)
+        }
         switch expectedStatus {
         case 0:
             if let expectedState { problems += Self.stateDifferences(expected: expectedState, output: result.stdout) }
         case 1:
-            if !result.stdout.isEmpty { problems.append("standard output is not empty (\(result.stdout.count) bytes)") }
+            // Device mode writes the state it reaches even when it holds events back (Spec/merge.md 15.6).
+            let isDevice = command.contains("--as-store")
+            if !result.stdout.isEmpty && !isDevice { problems.append("standard output is not empty (\(result.stdout.count) bytes)") }
             if let expectedErrors { problems += Self.findingDifferences(expected: expectedErrors, stderr: result.stderr) }
         default:
             if !result.stdout.isEmpty { problems.append("standard output is not empty (\(result.stdout.count) bytes)") }
+            // A usage error's one message starts with its code when the case names one
+            // (Spec/merge.md 9.8, 10).
+            if let code = info[JSONPointer(["errorCode"])]?.stringValue {
+                let message = Self.linesOtherThanWarnings(result.stderr).first ?? ""
+                if !(message.hasPrefix(code + ":") || message.hasPrefix(code + " ")) {
+                    problems.append("the message does not start with \(code): \(message.prefix(300))")
+                }
+            }
         }
         return problems
+    }
+
+    /// The lines of standard error that are not warnings (`warning: ...`).
+    static func linesOtherThanWarnings(_ stderr: Data) -> [String] {
+        String(decoding: stderr, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).filter { !$0.hasPrefix("warning: ") }.map(String.init)
     }
 
     /// Runs the engine in `folder` with both pipes drained at once (a full stderr pipe must

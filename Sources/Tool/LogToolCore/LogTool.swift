@@ -17,7 +17,7 @@ package enum ExitStatus: Int32, Sendable {
 /// The `logtool` command: look inside Ensembles cloud folders and event files.
 package struct LogTool: ParsableCommand {
     /// The toolkit's version, the Spec it implements and the conformance kit it passes.
-    package static let version = "logtool 0.6.0 (Spec 0.6.0, conformance kit 1.2.0)"
+    package static let version = "logtool 0.7.0 (Spec 0.7.0, conformance kit 1.3.0)"
 
     package static let configuration = CommandConfiguration(
         commandName: "logtool",
@@ -312,7 +312,7 @@ struct ReadingOptions: ParsableArguments {
             do {
                 try options.addModelVersions(fromCompiledModel: model, version: modelVersion)
             } catch {
-                writeStandardError("logtool: the compiled model could not be read: \(escaped(error))")
+                writeStandardError("\(error.code.rawValue): the compiled model could not be read: \(escaped(error))")
                 throw ToolExit(status: .usage)
             }
         }
@@ -320,7 +320,7 @@ struct ReadingOptions: ParsableArguments {
             do {
                 try options.addModelVersion(fromCoreDataStore: path)
             } catch {
-                writeStandardError("logtool: the store metadata could not be read: \(escaped(error))")
+                writeStandardError("\(error.code.rawValue): the store metadata could not be read: \(escaped(error))")
                 throw ToolExit(status: .usage)
             }
         }
@@ -334,7 +334,7 @@ struct ReadingOptions: ParsableArguments {
         do {
             return try ModelBundle(path: model).load(version: modelVersion)
         } catch {
-            writeStandardError("logtool: the model could not be loaded: \(escaped(error))")
+            writeStandardError("\(error.code.rawValue): the model could not be loaded: \(escaped(error))")
             throw ToolExit(status: .usage)
         }
     }

@@ -102,7 +102,8 @@ struct Merge: ParsableCommand {
             throw reportAndExit(error, json: json)
         }
         for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
-        for finding in view.findings { writeStandardError(FindingLine.render(finding)) }
+        // With --json the findings are in the report: standard error holds warnings only (merge.md 10).
+        if !json { for finding in view.findings { writeStandardError(FindingLine.render(finding)) } }
         if json {
             if let state = view.state, out != nil || sqlite != nil { try output(state, toStandardOutput: false) }
             Console.out(Data(("{\"device\":" + JSONWriter().string(view.report) + ",\"state\":").utf8))
