@@ -37,6 +37,97 @@ struct PublicSurfaceTests {
         return found
     }
 
+    /// Swift source with comments and string literals blanked (newlines kept), so that braces and
+    /// words inside them are not read as code.
+    static func code(_ source: String) -> String {
+        var out = ""
+        var scalars = Array(source.unicodeScalars)[...]
+        func take(_ text: String) -> Bool {
+            guard scalars.starts(with: text.unicodeScalars) else { return false }
+            scalars = scalars.dropFirst(text.unicodeScalars.count)
+            out += String(repeating: " ", count: text.unicodeScalars.count)
+            return true
+        }
+        func skip(until end: String) {
+            while !scalars.isEmpty, !take(end) {
+                let scalar = scalars.removeFirst()
+                if scalar == "\\" && end != "*/" && end != "\n", let next = scalars.first, next != "\n" { scalars.removeFirst() }
+                out.unicodeScalars.append(scalar == "\n" ? "\n" : " ")
+            }
+        }
+        while let scalar = scalars.first {
+            if take("//") {
+                skip(until: "\n")
+                out += "\n"
+            } else if take("/*") {
+                skip(until: "*/")
+            } else if take("#\"\"\"") {
+                skip(until: "\"\"\"#")
+            } else if take("\"\"\"") {
+                skip(until: "\"\"\"")
+            } else if take("#\"") {
+                skip(until: "\"#")
+            } else if take("\"") {
+                skip(until: "\"")
+            } else {
+                out.unicodeScalars.append(scalar)
+                scalars.removeFirst()
+            }
+        }
+        return out
+    }
+
+    /// FILE:LINE of every `public` declaration inside a type that is not public (or an extension
+    /// of one): its effective access is the type's, so `public` there says what is not true.
+    static func publicMembersOfNonPublicTypes() throws -> [String] {
+        let publicTypes = Set(try declared().map { String($0.split(separator: ".").last ?? "") })
+        let typeRegex = try Regex(
+            #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*((?:public|package|internal|private|fileprivate)\s+)?(?:final\s+|indirect\s+)*(struct|enum|class|actor|protocol|extension)\s+([A-Za-z0-9_.]+)"#
+        )
+        let memberRegex = try Regex(#"^\s*(?:@\w+(?:\([^)]*\))?\s+)*public\s"#)
+        var found: [String] = []
+        let sources = SpecCompletenessTests.packageRoot.appendingPathComponent("Sources")
+        let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            guard url.pathExtension == "swift" else { continue }
+            let lines = Self.code(try String(contentsOf: url, encoding: .utf8)).split(separator: "\n", omittingEmptySubsequences: false)
+            // Open braces: nil for a block that is no type, else whether the type is public.
+            var scopes: [Bool?] = []
+            for (number, line) in lines.enumerated() {
+                var opened: Bool?? = .none
+                if let match = line.firstMatch(of: typeRegex) {
+                    let kind = match.output[2].substring ?? ""
+                    let name = String((match.output[3].substring ?? "").split(separator: ".").last ?? "")
+                    opened = .some(kind == "extension" ? publicTypes.contains(name) : (match.output[1].substring?.hasPrefix("public") ?? false))
+                } else if line.firstMatch(of: memberRegex) != nil, let enclosing = scopes.last(where: { $0 != nil }), enclosing == false {
+                    found.append("\(url.lastPathComponent):\(number + 1)")
+                }
+                for character in line {
+                    if character == "{" {
+                        scopes.append(opened ?? nil)
+                        opened = .none
+                    } else if character == "}" {
+                        _ = scopes.popLast()
+                    }
+                }
+            }
+        }
+        return found.sorted()
+    }
+
+    @Test("no public declaration inside a type that is not public")
+    func publicMembers() throws {
+        let found = try Self.publicMembersOfNonPublicTypes()
+        #expect(found == [], "\(found.count): \(found.prefix(20))")
+    }
+
+    @Test("the scan sees through comments and strings")
+    func scanner() {
+        let source = "let a = \"{ // }\" /* { */ + \"\"\"\n}\n\"\"\" // {\nlet b = 1"
+        #expect(Self.code(source).filter { $0 == "{" || $0 == "}" }.isEmpty)
+        #expect(Self.code(source).split(separator: "\n", omittingEmptySubsequences: false).count == 4)
+    }
+
     @Test("every public type is meant as API, and there are at most 56")
     func publicTypes() throws {
         let declared = try Self.declared()

@@ -7,7 +7,7 @@ import EnsembleModel
 package enum BaselineNaming {
     /// The first 16 bytes of the SHA-256 of the revision set's canonical JSON, as an uppercase
     /// UUID text: the same folded history always gets the same identifier.
-    public static func uniqueIdentifier(for revisionSet: RevisionSet) -> String {
+    package static func uniqueIdentifier(for revisionSet: RevisionSet) -> String {
         let object = JSONValue.object(JSONObject(revisionSet.stores.map { ($0, JSONValue(revisionSet[$0] ?? 0)) }))
         let digest = Array(SHA256.hash(data: JSONWriter().bytes(object)).prefix(16))
         let hex = digest.map { String(format: "%02X", $0) }.joined()
@@ -19,7 +19,7 @@ package enum BaselineNaming {
 
     /// `<C>_<uid>_<first 8 UTF-16 code units of the store>.cdeevent`, or the legacy form without
     /// a store prefix when the store is shorter or the 8th unit would split a character.
-    public static func fileName(globalCount: Int64, uniqueIdentifier: String, store: String) -> String {
+    package static func fileName(globalCount: Int64, uniqueIdentifier: String, store: String) -> String {
         let units = Array(store.utf16)
         if units.count >= 8, !UTF16.isLeadSurrogate(units[7]) {
             let prefix = String(decoding: units[0..<8], as: UTF16.self)

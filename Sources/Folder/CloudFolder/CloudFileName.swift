@@ -8,27 +8,27 @@ package enum EnsembleSubfolder: String, CaseIterable, Sendable, Hashable {
 
 /// `_<index>of<count>` in a multipart file name (1-based).
 package struct PartNumber: Hashable, Sendable {
-    public var index: Int
-    public var count: Int
-    public static let maximumCount = 10_000
+    package var index: Int
+    package var count: Int
+    package static let maximumCount = 10_000
 }
 
 /// What an event file's name says: `<globalCount>_<store>_<revision>[_<i>of<n>].cdeevent`.
 package struct EventFileName: Hashable, Sendable {
-    public var globalCount: Int64
-    public var storeIdentifier: String
-    public var revision: Int64
-    public var part: PartNumber?
+    package var globalCount: Int64
+    package var storeIdentifier: String
+    package var revision: Int64
+    package var part: PartNumber?
 }
 
 /// What a baseline file's name says: `<globalCount>_<uniqueIdentifier>[_<store prefix>][_<i>of<n>].cdeevent`.
 package struct BaselineFileName: Hashable, Sendable {
-    public var globalCount: Int64
-    public var uniqueIdentifier: String
+    package var globalCount: Int64
+    package var uniqueIdentifier: String
     /// The first 8 characters of the owning store; nil for the legacy two-field name.
-    public var storePrefix: String?
-    public var part: PartNumber?
-    public var isLegacyName: Bool { storePrefix == nil }
+    package var storePrefix: String?
+    package var part: PartNumber?
+    package var isLegacyName: Bool { storePrefix == nil }
 }
 
 /// The kinds of debris real cloud folders contain; never read as data, always reported.
@@ -47,13 +47,13 @@ package enum CloudEntry: Hashable, Sendable {
 
 /// File-name grammar of Spec/cloud-layout.md.
 package enum CloudFileName {
-    public static let eventExtension = ".cdeevent"
+    package static let eventExtension = ".cdeevent"
     /// Extensions a wrapper may add to an event or baseline name, removed (at most two, from the
     /// end) before the name is matched (Spec/wrappers.md 5.3): `7_A_3.cdeevent.zip.enc`.
-    public static let wrapperSuffixes = [".zip", ".enc"]
+    package static let wrapperSuffixes = [".zip", ".enc"]
 
     /// `name` without up to two trailing wrapper suffixes.
-    public static func strippingWrapperSuffixes(_ name: String) -> String { stripped(NameBytes(name)).string }
+    package static func strippingWrapperSuffixes(_ name: String) -> String { stripped(NameBytes(name)).string }
 
     private static func stripped(_ name: NameBytes) -> NameBytes {
         var name = name
@@ -67,7 +67,7 @@ package enum CloudFileName {
     static let systemFiles = [".DS_Store", "Thumbs.db", "desktop.ini", "Icon\r"]
 
     /// Debris rules that apply to any entry of an ensemble, in precedence order, or nil.
-    public static func debris(name: String, isSymlink: Bool, isDirectory: Bool, size: Int64?) -> CloudEntry? {
+    package static func debris(name: String, isSymlink: Bool, isDirectory: Bool, size: Int64?) -> CloudEntry? {
         debris(NameBytes(name), isSymlink: isSymlink, isDirectory: isDirectory, size: size)
     }
 
@@ -101,7 +101,7 @@ package enum CloudFileName {
 
     /// The name of the file a placeholder or a partial file will become (`.7_A_3.cdeevent.icloud`
     /// and `7_A_3.cdeevent.tmp` both give `7_A_3.cdeevent`); nil for any other name.
-    public static func arrivingName(_ name: String) -> String? {
+    package static func arrivingName(_ name: String) -> String? {
         let bytes = NameBytes(name)
         if let arriving = placeholderName(bytes) { return arriving.string }
         if let suffix = partialSuffixes.first(where: bytes.hasSuffix), bytes.count > suffix.utf8.count {
@@ -112,7 +112,7 @@ package enum CloudFileName {
     }
 
     /// A folder such as `events 2`: a sync service's duplicate of a known folder.
-    public static func duplicateFolderOriginal(_ name: String) -> EnsembleSubfolder? {
+    package static func duplicateFolderOriginal(_ name: String) -> EnsembleSubfolder? {
         let parts = name.split(separator: " ")
         guard parts.count == 2, let folder = EnsembleSubfolder(rawValue: String(parts[0])),
             parts[1].count == 1, let digit = parts[1].first?.wholeNumberValue, (2...9).contains(digit)
@@ -121,7 +121,7 @@ package enum CloudFileName {
     }
 
     /// Classifies an entry of `folder`. Debris rules come first; then the folder's grammar.
-    public static func classify(
+    package static func classify(
         name: String, in folder: EnsembleSubfolder, isDirectory: Bool = false,
         isSymlink: Bool = false, isSpecial: Bool = false, size: Int64? = nil
     ) -> CloudEntry {
@@ -155,7 +155,7 @@ package enum CloudFileName {
 
     /// Parses an event file name (Spec/cloud-layout.md section 4.3); nil when it does not
     /// follow the grammar.
-    public static func parseEvent(_ name: String) -> EventFileName? { parseEvent(NameBytes(name)) }
+    package static func parseEvent(_ name: String) -> EventFileName? { parseEvent(NameBytes(name)) }
 
     private static func parseEvent(_ name: NameBytes) -> EventFileName? {
         guard let fields = stem(name), fields.count == 3 || fields.count == 4,
@@ -172,7 +172,7 @@ package enum CloudFileName {
     /// Parses a baseline file name, current or legacy (Spec/cloud-layout.md section 4.3); nil
     /// when it does not follow the grammar. A third field of exactly 8 UTF-16 code units is
     /// always a store prefix, never a part suffix.
-    public static func parseBaseline(_ name: String) -> BaselineFileName? { parseBaseline(NameBytes(name)) }
+    package static func parseBaseline(_ name: String) -> BaselineFileName? { parseBaseline(NameBytes(name)) }
 
     private static func parseBaseline(_ name: NameBytes) -> BaselineFileName? {
         guard let fields = stem(name), (2...4).contains(fields.count),
@@ -197,7 +197,7 @@ package enum CloudFileName {
 
     /// For the name of one part of a multipart event or baseline, the name its set shares (the
     /// stem without the part field: `7_A_3_1of2.cdeevent.zip` gives `7_A_3`) and its part.
-    public static func partOfSet(_ name: String) -> (set: String, part: PartNumber)? {
+    package static func partOfSet(_ name: String) -> (set: String, part: PartNumber)? {
         let bytes = NameBytes(name)
         guard let part = parseEvent(bytes)?.part ?? parseBaseline(bytes)?.part, let fields = stem(bytes) else { return nil }
         return (fields.dropLast().map(\.string).joined(separator: "_"), part)

@@ -12,23 +12,23 @@ extension FormatError.Code {
 /// One entry of an ensemble folder as listed, before any file is read.
 package struct ListedEntry: Hashable, Sendable {
     /// Path relative to the ensemble folder, `/`-separated, e.g. `events/12_A_3.cdeevent`.
-    public var path: String
-    public var entry: CloudEntry
+    package var path: String
+    package var entry: CloudEntry
     /// Size in bytes for regular files.
-    public var size: Int64?
+    package var size: Int64?
 }
 
 /// The entries of one ensemble folder, classified (Spec/cloud-layout.md).
 package struct EnsembleListing: Sendable {
-    public var identifier: String
+    package var identifier: String
     /// Absolute location on disk.
-    public var url: URL
+    package var url: URL
     /// Relative to the path given to the scanner (`.` when that path is the ensemble).
-    public var displayPath: String
-    public var entries: [ListedEntry]
+    package var displayPath: String
+    package var entries: [ListedEntry]
     /// False when the scan left out the files of `events/` (``CloudFolderScanner/scan(_:listsEvents:)``):
     /// ``EnsembleContents`` then reads that folder itself, a file at a time.
-    public var eventsListed = true
+    package var eventsListed = true
     /// The folders held open while the listing lives: every file of the listing is opened from
     /// one of them, through ``file(_:shownAs:)``.
     package var folders: ListedFolders?
@@ -99,12 +99,12 @@ package struct DuplicateFolder: Hashable, Sendable {
 
 /// Lists a cloud folder without reading or changing anything, and without following links.
 package struct CloudFolderScanner: Sendable {
-    public init() {}
+    package init() {}
 
     /// Lists `path`: an ensemble folder, or a root whose subfolders are ensembles. Without
     /// `listsEvents`, the files of each `events/` are not listed (a long history is then never
     /// held as a list).
-    public func scan(_ path: String, listsEvents: Bool = true) throws(FormatError) -> [EnsembleListing] {
+    package func scan(_ path: String, listsEvents: Bool = true) throws(FormatError) -> [EnsembleListing] {
         let url = URL(fileURLWithPath: path)
         let root: DirectoryHandle
         let entries: [(name: EntryName, info: FileInfo)]

@@ -29,43 +29,43 @@ package enum TargetDialect: String, Sendable, CaseIterable {
 package struct ConversionSummary: Sendable {
     /// Paths are the command-line arguments joined with the path inside them (Spec/convert.md).
     package struct ConvertedFile: Sendable {
-        public var source: String
-        public var destination: String
-        public var events: Int
+        package var source: String
+        package var destination: String
+        package var events: Int
     }
 
-    public var files: [ConvertedFile] = []
+    package var files: [ConvertedFile] = []
     /// Attribute values moved into data files (two equal values count twice, share one file).
-    public var movedToDataFiles = 0
+    package var movedToDataFiles = 0
     /// Entries of the source that were not converted (debris), with their debris kind.
-    public var skipped: [(path: String, reason: String)] = []
-    public var notes: [String] = []
+    package var skipped: [(path: String, reason: String)] = []
+    package var notes: [String] = []
 
-    public init() {}
+    package init() {}
 }
 
 /// Converts event files and cloud folders between the v1 and v2 JSON dialects without ever
 /// touching the source or leaving a partial destination (Spec/convert.md).
 package struct Converter: Sendable {
     /// Inline binary values longer than this move to data files when writing v2.
-    public static let inlineBinaryLimit = 10_000
+    package static let inlineBinaryLimit = 10_000
 
     /// The name a binary value gets in `data/`: the lowercase hex SHA-256 of its bytes.
-    public static func dataFileName(_ bytes: some DataProtocol) -> String {
+    package static func dataFileName(_ bytes: some DataProtocol) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    public var reader: EventFileReader
-    public var target: TargetDialect
+    package var reader: EventFileReader
+    package var target: TargetDialect
     /// Write v2 events in the binary encoding (Spec/v2-binary.md) instead of JSON.
-    public var binary: Bool
+    package var binary: Bool
     /// Write every data file in the blob container (Spec/data-blobs.md).
-    public var blobContainers = false
+    package var blobContainers = false
     /// The wrappers around every written file (`--zip`, `--encrypt`; Spec/wrappers.md 8): plain
     /// by default, whatever the source's wrappers were, so an output is never half wrapped.
-    public var wrapping = Wrapping.plain
+    package var wrapping = Wrapping.plain
 
-    public init(reader: EventFileReader, target: TargetDialect, binary: Bool = false) {
+    package init(reader: EventFileReader, target: TargetDialect, binary: Bool = false) {
         self.reader = reader
         self.target = target
         self.binary = binary
@@ -93,7 +93,7 @@ package struct Converter: Sendable {
 
     /// An argument as given followed by a path inside it, without doubling `/`.
     /// `base`, without its trailing slashes (Spec/merge.md 5.9: never `//`), then `/inside`.
-    public static func join(_ base: String, _ inside: String) -> String {
+    package static func join(_ base: String, _ inside: String) -> String {
         if inside.isEmpty || inside == "." { return base }
         // By bytes: `/` is one byte and never part of another character, and counting characters
         // cost more than the rest of reading a small event's entry.
@@ -155,13 +155,13 @@ package struct Converter: Sendable {
     }
 
     /// Whether anything is at `url`, a dangling symbolic link included.
-    public static func exists(_ url: URL) -> Bool {
+    package static func exists(_ url: URL) -> Bool {
         (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
     }
 
     /// Converts `source` (an event file, a v1 log or a cloud folder) into `destination`, which
     /// must not exist unless `replacing`. On any error nothing changes at `destination`.
-    public func convert(source: String, destination: String, replacing: Bool = false) throws(ConversionFailure) -> ConversionSummary {
+    package func convert(source: String, destination: String, replacing: Bool = false) throws(ConversionFailure) -> ConversionSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
         try Self.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
         try Self.checkOutside(destination, source: source, code: .fileDestinationInsideSource)
@@ -327,10 +327,10 @@ package struct Converter: Sendable {
 /// Why a conversion (or another command that writes a new folder) stopped; nothing was written.
 package struct ConversionFailure: Error, Sendable {
     /// The command line or the paths were wrong (exit 2), rather than the content (exit 1).
-    public var usage = false
-    public var errors: [FormatError]
+    package var usage = false
+    package var errors: [FormatError]
 
-    public init(usage: Bool = false, errors: [FormatError]) {
+    package init(usage: Bool = false, errors: [FormatError]) {
         self.usage = usage
         self.errors = errors
     }
@@ -590,19 +590,19 @@ struct FolderWriter {
 /// A hidden sibling of the destination where everything is written first; one `rename` at the
 /// end publishes it, so a crash leaves no destination (only this `.partial-` entry).
 package struct StagingArea {
-    public let url: URL
+    package let url: URL
     let destination: URL
     private var committed = false
     /// `--force`: ``commit()`` replaces an existing destination (swapped in atomically where the
     /// file system can; the old content is removed only after the new one is in place).
     package var replacing = false
 
-    public init(for destination: URL) throws(ConversionFailure) {
+    package init(for destination: URL) throws(ConversionFailure) {
         self.destination = destination
         url = TemporaryFiles.reserveSibling(of: destination)
     }
 
-    public static func createFolder(_ url: URL) throws(ConversionFailure) {
+    package static func createFolder(_ url: URL) throws(ConversionFailure) {
         guard TemporaryFiles.beginWrite() else { throw Self.stopped(url) }
         defer { TemporaryFiles.endWrite() }
         do {
@@ -620,7 +620,7 @@ package struct StagingArea {
 
     /// Writes one file, creating its folder; flushed to disk unless `durable` is false (for callers
     /// that flush everything once before `commit`).
-    public static func write(_ bytes: [UInt8], to url: URL, durable: Bool = true) throws(ConversionFailure) {
+    package static func write(_ bytes: [UInt8], to url: URL, durable: Bool = true) throws(ConversionFailure) {
         try write(to: url, durable: durable) { handle in try handle.write(contentsOf: bytes) }
     }
 
@@ -670,7 +670,7 @@ package struct StagingArea {
         ConversionFailure(errors: [FormatError(.convertWriteFailed, "stopped by a signal", location: .init(file: url.path))])
     }
 
-    public mutating func commit() throws(ConversionFailure) {
+    package mutating func commit() throws(ConversionFailure) {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ConversionFailure(errors: [FormatError(.convertUnconvertible, "the source holds nothing to convert", location: .init(file: destination.path))]
             )
@@ -695,7 +695,7 @@ package struct StagingArea {
         committed = true
     }
 
-    public func discard() {
+    package func discard() {
         // A committed area was unregistered when it was published.
         if !committed { TemporaryFiles.release(url) }
     }

@@ -9,76 +9,76 @@ import FileWrappers
 /// A store's `stores/<identifier>` registration. The file's existence registers the store;
 /// `leechDate` is nil when its content is invalid (reported separately).
 package struct StoreRegistration: Hashable, Sendable {
-    public var storeIdentifier: String
-    public var leechDate: Date?
-    public var file: String
+    package var storeIdentifier: String
+    package var leechDate: Date?
+    package var file: String
 }
 
 /// One logical event or baseline of a folder: a single file or a multipart set.
 package struct EventEntry: Sendable {
     /// The file of part 1, or the lowest part present when part 1 is missing.
-    public var file: String
+    package var file: String
     /// Every file of the set, by part index (one entry for a single-file event).
-    public var files: [Int: String]
-    public var bytes: Int64
+    package var files: [Int: String]
+    package var bytes: Int64
     /// The part count from the names, nil for a single file.
-    public var partCount: Int?
+    package var partCount: Int?
     /// The decoded event; nil when a file is unreadable or a part is missing. Without its object
     /// changes when the folder was read with `summarize` (they are in ``summary`` then).
-    public var event: Event?
+    package var event: Event?
     /// With `summarize`: the event as the merge analysis needs it, object changes dropped.
-    public var summary: SourcedEvent?
+    package var summary: SourcedEvent?
     /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
-    public var digest: UInt64?
+    package var digest: UInt64?
     /// The wrappers removed from its files (Spec/wrappers.md 5), those of the first file that
     /// could be unwrapped; empty for plain files.
-    public var layers: [WrapperLayer] = []
+    package var layers: [WrapperLayer] = []
     /// The files of the set in part order.
-    public var partFiles: [String] { partCount == nil ? [] : files.keys.sorted().compactMap { files[$0] } }
-    public var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
+    package var partFiles: [String] { partCount == nil ? [] : files.keys.sorted().compactMap { files[$0] } }
+    package var isComplete: Bool { partCount.map { files.count == $0 } ?? true }
 }
 
 /// How many files of a folder share one stack of layers, and the first of them in string order.
 package struct WrappingCount: Hashable, Sendable {
-    public var files = 0
+    package var files = 0
     /// At most ``maximumExamples`` files, the first in string order.
-    public var examples: [String] = []
+    package var examples: [String] = []
     static let maximumExamples = 3
 }
 
 /// An event file with what its name says.
 package struct EventFileEntry: Sendable {
-    public var name: EventFileName
-    public var entry: EventEntry
+    package var name: EventFileName
+    package var entry: EventEntry
 }
 
 /// A baseline with what its name says.
 package struct BaselineFileEntry: Sendable {
-    public var name: BaselineFileName
-    public var entry: EventEntry
+    package var name: BaselineFileName
+    package var entry: EventEntry
 }
 
 /// A debris entry and why it is debris.
 package struct DebrisEntry: Hashable, Sendable {
-    public var path: String
-    public var kind: DebrisKind
-    public var reason: String
+    package var path: String
+    package var kind: DebrisKind
+    package var reason: String
 }
 
 /// A file of `data/`.
 package struct DataFileEntry: Hashable, Sendable {
-    public var name: String
-    public var bytes: Int64
+    package var name: String
+    package var bytes: Int64
     /// Its path relative to the ensemble: `data/NAME`, or inside a duplicate folder.
-    public var file: String
+    package var file: String
 }
 
 /// An unknown key found in a file.
 package struct UnknownKey: Hashable, Sendable {
-    public var file: String
-    public var pointer: JSONPointer
+    package var file: String
+    package var pointer: JSONPointer
 
-    public init(file: String, pointer: JSONPointer) {
+    package init(file: String, pointer: JSONPointer) {
         self.file = file
         self.pointer = pointer
     }
@@ -104,31 +104,31 @@ package struct EnsembleContents: Sendable {
     /// hundreds of chunks.
     private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
-    public var identifier: String
-    public var displayPath: String
-    public var stores: [StoreRegistration] = []
+    package var identifier: String
+    package var displayPath: String
+    package var stores: [StoreRegistration] = []
     /// Sorted by (global count, store, revision).
-    public var events: [EventFileEntry] = []
+    package var events: [EventFileEntry] = []
     /// Sorted by (global count, file).
-    public var baselines: [BaselineFileEntry] = []
-    public var dataFiles: [DataFileEntry] = []
-    public var debris: [DebrisEntry] = []
+    package var baselines: [BaselineFileEntry] = []
+    package var dataFiles: [DataFileEntry] = []
+    package var debris: [DebrisEntry] = []
     /// The duplicate folders whose files were folded in (Spec/cloud-layout.md 3.1).
-    public var duplicates: [DuplicateFolder] = []
+    package var duplicates: [DuplicateFolder] = []
     /// Every problem that stopped a file from being read, attributed to the file.
-    public var problems: [FormatError] = []
-    public var unknownKeys: [UnknownKey] = []
+    package var problems: [FormatError] = []
+    package var unknownKeys: [UnknownKey] = []
     /// The binary event files that have sections of unknown type, which are skipped when read and
     /// which no writer here keeps (Spec/v2-binary.md 5.5).
-    public var filesWithUnknownSections: [String] = []
+    package var filesWithUnknownSections: [String] = []
     /// How the files of `stores/`, `events/` and `baselines/` were wrapped: for each stack of
     /// layers met (the empty stack for plain files), how many files and the first few of them
     /// (Spec/wrappers.md 8, `verify.mixed-wrapping`).
-    public var wrapping: [[WrapperLayer]: WrappingCount] = [:]
+    package var wrapping: [[WrapperLayer]: WrappingCount] = [:]
     /// The one stack of layers every file of `stores/`, `events/` and `baselines/` that could be
     /// unwrapped has (empty: plain, or no such file), or nil when they differ. The layers its data
     /// files are taken to have when it is rewritten (Spec/wrappers.md 8).
-    public var folderLayers: [WrapperLayer]? {
+    package var folderLayers: [WrapperLayer]? {
         guard wrapping.count <= 1 else { return nil }
         return wrapping.keys.first ?? []
     }
@@ -146,7 +146,7 @@ package struct EnsembleContents: Sendable {
     /// events of `events/` are handed to the sink as they are read instead of being kept in
     /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
     /// not grow with the length of the history.
-    public static func read(
+    package static func read(
         _ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
         sink: EnsembleReadingSink? = nil
     ) -> EnsembleContents {

@@ -22,14 +22,14 @@ package enum EventEncoding: String, Sendable, Hashable {
 /// (Spec/v2-json.md, "Reading"). Every failure is a ``FormatError`` attributed to the file.
 package struct EventFileReader: Sendable {
     /// Limits for every file; trailing commas are governed by ``lenient`` instead.
-    public var jsonOptions: JSONReadingOptions
+    package var jsonOptions: JSONReadingOptions
     /// Accept the trailing commas of the original 1.x logs, in v1 files only.
-    public var lenient: Bool
+    package var lenient: Bool
     /// Needed to read v1 files; when given, v2 events are validated against it too.
-    public var model: DataModel?
+    package var model: DataModel?
     /// Removes Ensembles 2's zip and encryption layers before a file is read, with the password
     /// of encrypted folders (Spec/wrappers.md 5).
-    public var unwrapper: Unwrapper
+    package var unwrapper: Unwrapper
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
@@ -39,7 +39,7 @@ package struct EventFileReader: Sendable {
     /// then checks them again.
     package var fingerprints = true
 
-    public init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil, password: PasswordSource? = nil) {
+    package init(jsonOptions: JSONReadingOptions = .strict, lenient: Bool = false, model: DataModel? = nil, password: PasswordSource? = nil) {
         self.jsonOptions = jsonOptions
         self.lenient = lenient
         self.model = model
@@ -49,7 +49,7 @@ package struct EventFileReader: Sendable {
     /// The content of a file inside its wrappers, or the error that stops it being read: a
     /// `wrap.*` code, or `file.kind-*` for content no reader of the toolkit reads (Spec/wrappers.md
     /// 5, 6). Plain files pass through unchanged.
-    public func unwrap(_ bytes: [UInt8], displayName: String) -> Result<Unwrapper.Unwrapped, FormatError> {
+    package func unwrap(_ bytes: [UInt8], displayName: String) -> Result<Unwrapper.Unwrapped, FormatError> {
         do throws(FormatError) {
             var unwrapper = self.unwrapper
             unwrapper.maximumBytes = jsonOptions.maximumBytes
@@ -63,20 +63,20 @@ package struct EventFileReader: Sendable {
 
     /// Every event of a loose file: one event, or all events of a v1 log.
     package struct FileResult: Sendable {
-        public var encoding: EventEncoding?
-        public var events: [Event]
+        package var encoding: EventEncoding?
+        package var events: [Event]
         /// A v1 array of events.
-        public var isLog: Bool
-        public var unknownKeys: [JSONPointer]
+        package var isLog: Bool
+        package var unknownKeys: [JSONPointer]
         /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
-        public var unknownSectionOffsets: [Int] = []
-        public var errors: [FormatError]
+        package var unknownSectionOffsets: [Int] = []
+        package var errors: [FormatError]
         /// The wrappers removed before reading, outermost first (Spec/wrappers.md 5).
-        public var layers: [WrapperLayer] = []
+        package var layers: [WrapperLayer] = []
     }
 
     /// Reads a loose file: a v2 event, a v1 event or a v1 log. The path `-` is standard input.
-    public func readFile(at url: URL, displayName: String) -> FileResult {
+    package func readFile(at url: URL, displayName: String) -> FileResult {
         readFile(FileReference(url), displayName: displayName)
     }
 
@@ -148,7 +148,7 @@ package struct EventFileReader: Sendable {
     /// When `digest` is the ``PartResult/digest`` (or, for several parts, ``combinedDigest(_:)``)
     /// recorded when the same files were read and checked before, and the bytes still give it,
     /// the schema and model checks are not made again: the bytes are the ones already checked.
-    public func readEvent(file: String, parts: [String], digest: UInt64? = nil) throws(FormatError) -> Event {
+    package func readEvent(file: String, parts: [String], digest: UInt64? = nil) throws(FormatError) -> Event {
         try readEvent(file: FileReference(path: file), parts: parts.map(FileReference.init(path:)), digest: digest)
     }
 
@@ -181,7 +181,7 @@ package struct EventFileReader: Sendable {
 
     /// A fingerprint of a file's bytes, valid within this process (Swift's hashing is seeded per
     /// process): it tells whether bytes read again are those read before.
-    public static func digest(_ bytes: [UInt8]) -> UInt64 {
+    package static func digest(_ bytes: [UInt8]) -> UInt64 {
         var hasher = Hasher()
         hasher.combine(bytes.count)
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -189,7 +189,7 @@ package struct EventFileReader: Sendable {
     }
 
     /// The fingerprint of the files of one event, in part order.
-    public static func combinedDigest(_ digests: [UInt64]) -> UInt64 {
+    package static func combinedDigest(_ digests: [UInt64]) -> UInt64 {
         if digests.count == 1, let only = digests.first { return only }
         var hasher = Hasher()
         for digest in digests { hasher.combine(digest) }
@@ -198,18 +198,18 @@ package struct EventFileReader: Sendable {
 
     /// A decoded file, or every problem that stopped it from decoding.
     package struct PartResult: Sendable {
-        public var encoding: EventEncoding?
-        public var part: EventPart?
-        public var errors: [FormatError]
+        package var encoding: EventEncoding?
+        package var part: EventPart?
+        package var errors: [FormatError]
         /// ``EventFileReader/digest(_:)`` of the bytes read, when they could be read.
-        public var digest: UInt64?
+        package var digest: UInt64?
         /// The wrappers removed before decoding, outermost first (Spec/wrappers.md 5); nil when
         /// the file could not be unwrapped.
-        public var layers: [WrapperLayer]? = []
+        package var layers: [WrapperLayer]? = []
         /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
-        public var unknownSectionOffsets: [Int] = []
+        package var unknownSectionOffsets: [Int] = []
 
-        public init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
+        package init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
             self.part = part
             self.errors = errors
@@ -217,7 +217,7 @@ package struct EventFileReader: Sendable {
     }
 
     /// Reads `url` and decodes it as the given part of an event.
-    public func readPart(at url: URL, position: EventPartPosition, displayName: String) -> PartResult {
+    package func readPart(at url: URL, position: EventPartPosition, displayName: String) -> PartResult {
         readPart(FileReference(url), position: position, displayName: displayName)
     }
 
@@ -237,7 +237,7 @@ package struct EventFileReader: Sendable {
     }
 
     /// Decodes bytes already read, after removing their wrappers.
-    public func decodePart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
+    package func decodePart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
         switch unwrap(bytes, displayName: displayName) {
         case .failure(let error):
             var result = PartResult(encoding: nil, part: nil, errors: [error])

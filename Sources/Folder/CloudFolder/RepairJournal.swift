@@ -66,8 +66,8 @@ package final class RepairJournal {
         var checked: Bool
     }
 
-    public let quarantine: URL
-    public let cloudRoot: URL
+    package let quarantine: URL
+    package let cloudRoot: URL
     /// The quarantine as the header names it: the prefix of the paths the steps give for files
     /// in the quarantine, which are found below ``quarantine`` wherever the folder now is.
     private let recordedQuarantine: String
@@ -97,9 +97,9 @@ package final class RepairJournal {
     }
 
     /// The journal's file name inside the quarantine folder.
-    public static let fileName = "journal.jsonl"
+    package static let fileName = "journal.jsonl"
     /// Where moved files go inside the quarantine folder.
-    public static let filesFolder = "files"
+    package static let filesFolder = "files"
     /// The suffix of a copy in progress across file systems, followed by `-<step>` (Spec/repair.md 5.2).
     static let partialSuffix = ".repair-partial"
     /// The journal format this version writes.
@@ -108,7 +108,7 @@ package final class RepairJournal {
     /// Opens the journal of `quarantine`, creating the folder and the journal for `cloudRoot`
     /// when the folder does not exist or is empty. A folder that holds anything else, or the
     /// journal of another cloud root, is refused; so is a journal another process has open.
-    public init(quarantine: URL, cloudRoot: URL) throws(FormatError) {
+    package init(quarantine: URL, cloudRoot: URL) throws(FormatError) {
         self.quarantine = quarantine.standardizedFileURL
         self.cloudRoot = cloudRoot.standardizedFileURL
         journalURL = self.quarantine.appendingPathComponent(Self.fileName)
@@ -203,7 +203,7 @@ package final class RepairJournal {
 
     /// Undoes the repair journaled in `quarantine` (``undo()``); nothing to put back when the
     /// repair was stopped before its journal's header was whole.
-    public static func undo(quarantine: URL) throws(FormatError) -> RepairUndoResult {
+    package static func undo(quarantine: URL) throws(FormatError) -> RepairUndoResult {
         guard let journal = try openForUndo(quarantine) else { return RepairUndoResult() }
         try journal.checkAccounted()
         return try journal.undo()
@@ -357,7 +357,7 @@ package final class RepairJournal {
 
     /// Where a file of the cloud goes in the quarantine: its path from the cloud root's parent,
     /// below `files/`, so that duplicates of the root keep their own names.
-    public func quarantinePath(of file: URL) -> URL {
+    package func quarantinePath(of file: URL) -> URL {
         let base = cloudRoot.deletingLastPathComponent().path
         let path = file.standardizedFileURL.path
         let relative = path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : file.lastPathComponent
@@ -468,7 +468,7 @@ package final class RepairJournal {
 
     /// Completes a step that was announced but not marked done (the repair was stopped while
     /// doing it), from what the files say (Spec/repair.md 5.3).
-    public func recover() throws(FormatError) {
+    package func recover() throws(FormatError) {
         for position in steps.indices where !steps[position].done && !steps[position].undone {
             try complete(position)
         }
@@ -502,7 +502,7 @@ package final class RepairJournal {
     }
 
     /// Moves `from` to `to` (never replacing anything), journaled.
-    public func move(_ from: URL, to: URL) throws(FormatError) {
+    package func move(_ from: URL, to: URL) throws(FormatError) {
         let number = nextNumber
         let step = Step(number: number, operation: .move(from: from.path, to: to.path, sha256: "", size: 0))
         try checkPaths(step)
@@ -529,12 +529,12 @@ package final class RepairJournal {
     }
 
     /// How many announced steps a stopped run left undone.
-    public var pendingSteps: Int { steps.filter { !$0.done && !$0.undone }.count }
+    package var pendingSteps: Int { steps.filter { !$0.done && !$0.undone }.count }
 
     /// Removes `folder` if it is empty, journaled (a folder that is not empty is kept); whether
     /// it was removed.
     @discardableResult
-    public func removeFolderIfEmpty(_ folder: URL) throws(FormatError) -> Bool {
+    package func removeFolderIfEmpty(_ folder: URL) throws(FormatError) -> Bool {
         let number = nextNumber
         let step = Step(number: number, operation: .removeFolder(folder.path))
         try checkPaths(step)
@@ -697,7 +697,7 @@ package final class RepairJournal {
     /// Puts every moved file back where it was, newest step first, and recreates removed
     /// folders; refuses, naming the file, where something now stands at a file's old place
     /// (Spec/repair.md 6). Journaled, so an undo stopped part-way can be run again.
-    public func undo() throws(FormatError) -> RepairUndoResult {
+    package func undo() throws(FormatError) -> RepairUndoResult {
         var result = RepairUndoResult()
         // A step a stopped repair left half done is rolled back, not completed: its file need
         // not travel to the quarantine (which may be full) only to come back.

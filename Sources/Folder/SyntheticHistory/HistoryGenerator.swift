@@ -8,21 +8,21 @@ import ProgressReporting
 
 /// What `logtool generate` makes: the size and shape of a synthetic history.
 package struct GeneratorSettings: Sendable {
-    public var stores = 3
-    public var objects = 1_000
+    package var stores = 3
+    package var objects = 1_000
     /// Object changes in all events together.
-    public var changes = 10_000
-    public var seed: UInt64 = 1
+    package var changes = 10_000
+    package var seed: UInt64 = 1
     /// Size of the binary attribute written on some inserts and updates; 0 for none. Above
     /// 10,000 bytes the value goes to a data file, as the original frameworks do.
-    public var blobBytes = 0
+    package var blobBytes = 0
     /// Probability that a store saves without merging the others' latest events first.
-    public var concurrency = 0.2
+    package var concurrency = 0.2
     /// Mean object changes per event.
-    public var changesPerEvent = 50
-    public var format = GeneratedFormat.v2JSON
+    package var changesPerEvent = 50
+    package var format = GeneratedFormat.v2JSON
 
-    public init() {}
+    package init() {}
 }
 
 package enum GeneratedFormat: String, Sendable, CaseIterable {
@@ -31,12 +31,12 @@ package enum GeneratedFormat: String, Sendable, CaseIterable {
 
 /// What was generated.
 package struct GeneratorSummary: Sendable {
-    public var events = 0
-    public var objectChanges = 0
-    public var inserts = 0, updates = 0, deletes = 0
-    public var dataFiles = 0
-    public var bytes: Int64 = 0
-    public var modelHash = ""
+    package var events = 0
+    package var objectChanges = 0
+    package var inserts = 0, updates = 0, deletes = 0
+    package var dataFiles = 0
+    package var bytes: Int64 = 0
+    package var modelHash = ""
 }
 
 /// A deterministic generator of cloud folders with a model: the same settings always
@@ -45,7 +45,7 @@ package struct GeneratorSummary: Sendable {
 ///
 /// The output folder holds `Model.xcdatamodeld` and `cloud/Generated/` (stores, events, data).
 package struct HistoryGenerator {
-    public static let ensemble = "Generated"
+    package static let ensemble = "Generated"
 
     let settings: GeneratorSettings
     private var random: SplitMix64
@@ -65,7 +65,7 @@ package struct HistoryGenerator {
         case Folder, Note, Tag
     }
 
-    public init(settings: GeneratorSettings) {
+    package init(settings: GeneratorSettings) {
         self.settings = settings
         random = SplitMix64(seed: settings.seed)
         var random = self.random
@@ -84,7 +84,7 @@ package struct HistoryGenerator {
     }
 
     /// The model every generated event follows.
-    public static let modelXML = """
+    package static let modelXML = """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
             <entity name="Folder" representedClassName="Folder" syncable="YES">
@@ -112,7 +112,7 @@ package struct HistoryGenerator {
 
     /// Writes the whole folder into `destination`, which must not exist; nothing is left there
     /// on failure.
-    public mutating func write(to destination: String, replacing: Bool = false) throws(ConversionFailure) -> GeneratorSummary {
+    package mutating func write(to destination: String, replacing: Bool = false) throws(ConversionFailure) -> GeneratorSummary {
         let destinationURL = URL(fileURLWithPath: destination).standardizedFileURL
         try Converter.checkDestination(destination, replacing: replacing, existsCode: .convertDestinationExists)
         var staging = try StagingArea(for: destinationURL)

@@ -1,11 +1,11 @@
 /// SplitMix64: a small random generator that gives the same sequence on every platform, so a
 /// test built on random inputs repeats exactly from its seed.
 package struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
+    package var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,13 +16,13 @@ package struct SplitMix64: RandomNumberGenerator {
 
 extension SplitMix64 {
     /// A value in 0..<bound (bound > 0); the slight modulo bias does not matter for test data.
-    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    package mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
     /// True with probability `p`.
-    public mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
+    package mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
 
     /// An uppercase UUID text, as Apple's `UUID().uuidString` writes one.
-    public mutating func uuidString() -> String {
+    package mutating func uuidString() -> String {
         let high = next(), low = next()
         var bytes: [UInt8] = []
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }

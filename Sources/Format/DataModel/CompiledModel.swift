@@ -7,16 +7,16 @@ import JSONDocument
 /// read here, so a compiled model gives no entities or properties: only model versions.
 package enum CompiledModel {
     /// The largest `VersionInfo.plist` read, as for model files (Spec/model.md 2.5).
-    public static let maximumBytes = 16 * 1024 * 1024
+    package static let maximumBytes = 16 * 1024 * 1024
 
     /// Whether `path` names a compiled model rather than an `.xcdatamodel(d)`.
-    public static func looksLikeCompiledModel(_ path: String) -> Bool {
+    package static func looksLikeCompiledModel(_ path: String) -> Bool {
         let name = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
         return name.hasSuffix(".momd") || name.hasSuffix(".mom")
     }
 
     /// Every version of a `.momd` (or the one `version` names), or the version of a `.mom`.
-    public static func versions(at path: String, version: String? = nil) throws(FormatError) -> [KnownModelVersion] {
+    package static func versions(at path: String, version: String? = nil) throws(FormatError) -> [KnownModelVersion] {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {

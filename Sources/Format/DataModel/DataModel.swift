@@ -70,14 +70,14 @@ package enum Property: Hashable, Sendable {
 }
 
 package struct Entity: Hashable, Sendable {
-    public var name: String
-    public var parentName: String?
-    public var isAbstract: Bool
-    public var representedClassName: String?
-    public var versionHashModifier: String?
+    package var name: String
+    package var parentName: String?
+    package var isAbstract: Bool
+    package var representedClassName: String?
+    package var versionHashModifier: String?
     /// Own attributes only; inherited ones are found through ``DataModel/property(_:of:)``.
-    public var attributes: [String: Attribute]
-    public var relationships: [String: Relationship]
+    package var attributes: [String: Attribute]
+    package var relationships: [String: Relationship]
 }
 
 /// Core Data attribute types, spelled as `attributeType` in the model XML.
@@ -99,7 +99,7 @@ package enum AttributeType: String, Sendable, Hashable, CaseIterable {
     case objectID = "ObjectID"
 
     /// The closed range of an integer type, nil for other types.
-    public var integerRange: ClosedRange<Int64>? {
+    package var integerRange: ClosedRange<Int64>? {
         switch self {
         case .integer16: Int64(Int16.min)...Int64(Int16.max)
         case .integer32: Int64(Int32.min)...Int64(Int32.max)
@@ -110,31 +110,31 @@ package enum AttributeType: String, Sendable, Hashable, CaseIterable {
 }
 
 package struct Attribute: Hashable, Sendable {
-    public var name: String
+    package var name: String
     package var type: AttributeType
-    public var isOptional: Bool
-    public var isTransient: Bool
-    public var defaultValue: String?
-    public var minimumValue: String?
-    public var maximumValue: String?
-    public var allowsExternalBinaryDataStorage: Bool
-    public var versionHashModifier: String?
+    package var isOptional: Bool
+    package var isTransient: Bool
+    package var defaultValue: String?
+    package var minimumValue: String?
+    package var maximumValue: String?
+    package var allowsExternalBinaryDataStorage: Bool
+    package var versionHashModifier: String?
 }
 
 package struct Relationship: Hashable, Sendable {
-    public var name: String
-    public var destinationEntity: String
-    public var inverseName: String?
-    public var inverseEntity: String?
-    public var isToMany: Bool
+    package var name: String
+    package var destinationEntity: String
+    package var inverseName: String?
+    package var inverseEntity: String?
+    package var isToMany: Bool
     /// Only to-many relationships can be ordered.
-    public var isOrdered: Bool
-    public var minimumCount: Int64?
-    public var maximumCount: Int64?
-    public var isOptional: Bool
-    public var deletionRule: String
-    public var isTransient: Bool
-    public var versionHashModifier: String?
+    package var isOrdered: Bool
+    package var minimumCount: Int64?
+    package var maximumCount: Int64?
+    package var isOptional: Bool
+    package var deletionRule: String
+    package var isTransient: Bool
+    package var versionHashModifier: String?
 }
 
 extension FormatError.Code {

@@ -14,7 +14,7 @@ package enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
     case lengthPrefixed = "length-prefixed"
 
     /// The description of `bytes` in this style.
-    public func text(_ bytes: [UInt8]) -> String {
+    package func text(_ bytes: [UInt8]) -> String {
         func hex(_ slice: ArraySlice<UInt8>) -> String { slice.map { String(format: "%02x", $0) }.joined() }
         func groups(_ slice: ArraySlice<UInt8>) -> [String] {
             stride(from: slice.startIndex, to: slice.endIndex, by: 4).map { hex(slice[$0..<min($0 + 4, slice.endIndex)]) }
@@ -36,15 +36,15 @@ package enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
 /// compiled model) and/or this toolkit's model hash (from an `.xcdatamodel`) (Spec/model.md 8.4).
 package struct KnownModelVersion: Sendable, Hashable {
     /// The version's name (`Model_2`), or what stands for it (`Accounts3.sqlite`).
-    public var name: String
+    package var name: String
     /// The file or folder it was read from, as given.
-    public var source: String
+    package var source: String
     /// Entity name -> Apple's entity version hash.
-    public var entityHashes: [String: [UInt8]]?
+    package var entityHashes: [String: [UInt8]]?
     /// `sha256:...` (Spec/model.md 7).
-    public var modelHash: String?
+    package var modelHash: String?
 
-    public init(name: String, source: String, entityHashes: [String: [UInt8]]? = nil, modelHash: String? = nil) {
+    package init(name: String, source: String, entityHashes: [String: [UInt8]]? = nil, modelHash: String? = nil) {
         self.name = name
         self.source = source
         self.entityHashes = entityHashes
@@ -63,23 +63,23 @@ package enum ModelVersionForm: String, Sendable, Hashable {
 
 /// What the catalog makes of one `modelVersion` value.
 package struct ModelVersionCheck: Sendable, Hashable {
-    public var form: ModelVersionForm
+    package var form: ModelVersionForm
     /// Whether the catalog knows versions it can compare this form with (Spec/merge.md 5.7).
-    public var checked: Bool
+    package var checked: Bool
     /// The known version it equals.
-    public var matchedVersion: String?
+    package var matchedVersion: String?
     /// For a matched `md5` value: the description style that gave it.
-    public var descriptionStyle: DataDescriptionStyle?
+    package var descriptionStyle: DataDescriptionStyle?
 
     /// Checked and equal to no known version: error 204.
-    public var isUnknown: Bool { checked && matchedVersion == nil }
+    package var isUnknown: Bool { checked && matchedVersion == nil }
 }
 
 /// The model versions an app knows, and the check of an event's `modelVersion` against them that
 /// the original framework makes before merging (Spec/model.md 8, Spec/merge.md 5.7).
 package struct ModelVersionCatalog: Sendable {
     /// The largest property-list text parsed; longer ones are not checked.
-    public static let maximumPropertyListBytes = 16 * 1024 * 1024
+    package static let maximumPropertyListBytes = 16 * 1024 * 1024
 
     package private(set) var versions: [KnownModelVersion] = []
     /// Every `md5` value a known version gives, in every description style.
@@ -101,14 +101,14 @@ package struct ModelVersionCatalog: Sendable {
     }
 
     /// The catalog of `other` added after this one's.
-    public func merging(_ other: ModelVersionCatalog?) -> ModelVersionCatalog {
+    package func merging(_ other: ModelVersionCatalog?) -> ModelVersionCatalog {
         var result = self
         for version in other?.versions ?? [] { result.add(version) }
         return result
     }
 
-    public var knowsEntityHashes: Bool { versions.contains { $0.entityHashes != nil } }
-    public var knowsModelHashes: Bool { versions.contains { $0.modelHash != nil } }
+    package var knowsEntityHashes: Bool { versions.contains { $0.entityHashes != nil } }
+    package var knowsModelHashes: Bool { versions.contains { $0.modelHash != nil } }
 
     /// Classifies `modelVersion` and compares it with every known version (Spec/model.md 8.2).
     package func check(_ modelVersion: String) -> ModelVersionCheck {
@@ -154,7 +154,7 @@ package struct ModelVersionCatalog: Sendable {
     /// The entity hashes of a property-list `modelVersion`: nil when it is not a property list
     /// dictionary (not checked, as the original skips it); `.some(nil)` when it is a dictionary
     /// with a value that is not data (it equals no model version).
-    public static func entityHashes(propertyList text: String) -> [String: [UInt8]]?? {
+    package static func entityHashes(propertyList text: String) -> [String: [UInt8]]?? {
         let bytes = Array(text.utf8)
         guard PropertyListGuard.problem(bytes, limit: maximumPropertyListBytes) == nil,
             let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil),
@@ -188,7 +188,7 @@ extension ModelVersionCatalog {
     /// What the 204 check compares with: the hash of `model` (the version in use, as before
     /// compiled models and stores were known) and every version of `known`; nil when neither is
     /// given, and nothing is checked (Spec/merge.md 5.7).
-    public static func forCheck(model: DataModel?, known: ModelVersionCatalog?) -> ModelVersionCatalog? {
+    package static func forCheck(model: DataModel?, known: ModelVersionCatalog?) -> ModelVersionCatalog? {
         guard model != nil || known != nil else { return nil }
         var catalog = ModelVersionCatalog()
         if let model { catalog.add(KnownModelVersion(name: model.versionName ?? "contents", source: "--model", modelHash: model.modelHash)) }

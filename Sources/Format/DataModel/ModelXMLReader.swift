@@ -10,9 +10,9 @@ import JSONDocument
 /// column numbers; this type only interprets the elements Spec/model.md names.
 package enum ModelXMLReader {
     /// The largest `contents` file read (Spec/model.md).
-    public static let maximumBytes = 16 * 1024 * 1024
+    package static let maximumBytes = 16 * 1024 * 1024
 
-    public static func read(contentsOf url: URL, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
+    package static func read(contentsOf url: URL, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
         let data: Data
         do {
             let handle = try FileHandle(forReadingFrom: url)
@@ -27,7 +27,7 @@ package enum ModelXMLReader {
         return try parse(data, displayPath: displayPath, versionName: versionName)
     }
 
-    public static func parse(_ data: Data, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
+    package static func parse(_ data: Data, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
         let collector = ElementCollector()
         let parser = XMLParser(data: data)
         parser.delegate = collector

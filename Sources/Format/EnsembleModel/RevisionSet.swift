@@ -18,11 +18,11 @@ package struct RevisionSet: Hashable, Sendable {
 
     private var storage: [ExactString: Int64]
 
-    public init() { storage = [:] }
+    package init() { storage = [:] }
 
     /// From (store, revision) pairs, keeping stores apart by their exact bytes; a later pair for
     /// the same store wins.
-    public init(pairs: [(String, Int64)]) {
+    package init(pairs: [(String, Int64)]) {
         storage = Dictionary(minimumCapacity: pairs.count)
         for (store, revision) in pairs { storage[ExactString(store)] = revision }
     }
@@ -30,36 +30,36 @@ package struct RevisionSet: Hashable, Sendable {
     /// From pairs that name each store once (by exact bytes); nil when a store comes twice.
     /// (One hash per store, into a table made at its size: a set grown a store at a time hashed
     /// every store again at each growth, for every event read.)
-    public init?(uniquePairs pairs: [(String, Int64)]) {
+    package init?(uniquePairs pairs: [(String, Int64)]) {
         storage = Dictionary(minimumCapacity: pairs.count)
         for (store, revision) in pairs where storage.updateValue(revision, forKey: ExactString(store)) != nil { return nil }
     }
 
     /// From a dictionary. Swift's `String` keys already merge canonically equivalent
     /// identifiers, so readers of files use ``init(pairs:)``; this one is for sets written in code.
-    public init(_ revisions: [String: Int64]) {
+    package init(_ revisions: [String: Int64]) {
         self.init(pairs: revisions.map { ($0.key, $0.value) })
     }
 
-    public subscript(store: String) -> Int64? {
+    package subscript(store: String) -> Int64? {
         get { storage[ExactString(store)] }
         set { storage[ExactString(store)] = newValue }
     }
 
     /// Store identifiers in UTF-8 byte order.
-    public var stores: [String] { storage.keys.map(\.value).sorted(by: utf8Precedes) }
+    package var stores: [String] { storage.keys.map(\.value).sorted(by: utf8Precedes) }
 
     /// Every (store, revision), stores in UTF-8 byte order. (The pairs are sorted as they are:
     /// looking each store up again cost more than the sort, for every event indexed.)
-    public var revisions: [(store: String, revision: Int64)] {
+    package var revisions: [(store: String, revision: Int64)] {
         storage.map { (store: $0.key.value, revision: $0.value) }.sorted { utf8Precedes($0.store, $1.store) }
     }
 
-    public var count: Int { storage.count }
+    package var count: Int { storage.count }
 
     /// Calls `body` with every (store, revision), in no particular order: for a caller that keeps
     /// its own order, the sort of ``revisions`` is wasted.
-    public func forEachPair(_ body: (_ store: String, _ revision: Int64) -> Void) {
+    package func forEachPair(_ body: (_ store: String, _ revision: Int64) -> Void) {
         for (store, revision) in storage { body(store.value, revision) }
     }
 
@@ -88,7 +88,7 @@ package struct RevisionSet: Hashable, Sendable {
 
     /// Whether this set knows at least what `other` knows (`dominates` or `equal`, Spec/merge.md
     /// 4.3), looking only at the stores of `other`.
-    public func covers(_ other: RevisionSet) -> Bool {
+    package func covers(_ other: RevisionSet) -> Bool {
         guard storage.count >= other.storage.count else { return false }
         for (store, revision) in other.storage {
             guard let own = storage[store], own >= revision else { return false }
@@ -98,7 +98,7 @@ package struct RevisionSet: Hashable, Sendable {
 
     /// A total order on sets (Spec/merge.md 4.4 step 4): the (store, revision) pairs sorted by
     /// store, compared pair by pair, store (UTF-8 bytes) first, then revision; a prefix comes first.
-    public func listPrecedes(_ other: RevisionSet) -> Bool {
+    package func listPrecedes(_ other: RevisionSet) -> Bool {
         for (a, b) in zip(revisions, other.revisions) {
             if ExactString(a.store) != ExactString(b.store) { return utf8Precedes(a.store, b.store) }
             if a.revision != b.revision { return a.revision < b.revision }
@@ -107,7 +107,7 @@ package struct RevisionSet: Hashable, Sendable {
     }
 
     /// The store-wise maximum: what a merged baseline knows.
-    public func merged(with other: RevisionSet) -> RevisionSet {
+    package func merged(with other: RevisionSet) -> RevisionSet {
         var result = self
         result.merge(with: other)
         return result
@@ -115,7 +115,7 @@ package struct RevisionSet: Hashable, Sendable {
 
     /// ``merged(with:)`` in place: folding many sets with `merged` copied the growing result
     /// once per set, quadratic in the number of concurrent baselines (Benchmarks/README.md).
-    public mutating func merge(with other: RevisionSet) {
+    package mutating func merge(with other: RevisionSet) {
         storage.merge(other.storage, uniquingKeysWith: max)
     }
 }

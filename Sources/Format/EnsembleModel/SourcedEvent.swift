@@ -3,28 +3,28 @@ import JSONDocument
 /// An event and the file it came from (for reports).
 package struct SourcedEvent: Sendable {
     /// The event; without its object changes when ``isSummary`` is true.
-    public var event: Event
-    public var file: String
+    package var event: Event
+    package var file: String
     /// The files of a multipart event, by part index; empty for a single file.
-    public var parts: [String]
+    package var parts: [String]
     /// The data files the event refers to (kept when the object changes are dropped).
-    public var dataFileReferences: [String]
+    package var dataFileReferences: [String]
     /// How many object changes of each type the event holds (kept when they are dropped).
-    public var changeCounts = ChangeCounts()
+    package var changeCounts = ChangeCounts()
 
     package struct ChangeCounts: Sendable, Hashable {
-        public var inserts = 0, updates = 0, deletes = 0
-        public var total: Int { inserts + updates + deletes }
+        package var inserts = 0, updates = 0, deletes = 0
+        package var total: Int { inserts + updates + deletes }
 
-        public init() {}
+        package init() {}
     }
     /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
-    public private(set) var isSummary = false
+    package private(set) var isSummary = false
     /// A fingerprint of the bytes the event was read from, so that reading them again can tell
     /// whether they are still the bytes that were checked.
-    public var contentDigest: UInt64?
+    package var contentDigest: UInt64?
 
-    public init(event: Event, file: String, parts: [String] = []) {
+    package init(event: Event, file: String, parts: [String] = []) {
         self.event = event
         self.file = file
         self.parts = parts
@@ -58,7 +58,7 @@ package struct SourcedEvent: Sendable {
     }
 
     /// The same event without its object changes: what the analysis needs, in little memory.
-    public func summary() -> SourcedEvent {
+    package func summary() -> SourcedEvent {
         var summary = self
         summary.event.objectChanges = []
         summary.isSummary = true

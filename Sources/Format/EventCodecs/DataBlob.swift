@@ -48,11 +48,11 @@ public enum DataBlob {
 
     /// What a container's header says (Spec/data-blobs.md 2).
     package struct Header: Sendable {
-        public var contentLength: Int
-        public var isDeflated: Bool
-        public var digest: [UInt8]
+        package var contentLength: Int
+        package var isDeflated: Bool
+        package var digest: [UInt8]
         /// The stored bytes after the header.
-        public var storedLength: Int
+        package var storedLength: Int
     }
 
     /// Steps 1 to 6 of Spec/data-blobs.md 4, decided from the file's size and its first
@@ -102,7 +102,7 @@ public enum DataBlob {
         private var length = 0
         private let inflater: Zlib.InflateStream?
 
-        public init(_ header: Header) throws(FormatError) {
+        package init(_ header: Header) throws(FormatError) {
             self.header = header
             do {
                 inflater = header.isDeflated ? try Zlib.InflateStream(limit: header.contentLength) : nil
@@ -112,7 +112,7 @@ public enum DataBlob {
         }
 
         /// The next stored bytes; `content` receives the content they hold.
-        public func feed(_ stored: ArraySlice<UInt8>, content: (ArraySlice<UInt8>) -> Void) throws(FormatError) {
+        package func feed(_ stored: ArraySlice<UInt8>, content: (ArraySlice<UInt8>) -> Void) throws(FormatError) {
             guard let inflater else {
                 guard length + stored.count <= header.contentLength else {
                     throw FormatError(
@@ -138,7 +138,7 @@ public enum DataBlob {
         }
 
         /// After the last stored bytes: the length and the digest.
-        public func finish() throws(FormatError) {
+        package func finish() throws(FormatError) {
             if let inflater {
                 do {
                     try inflater.finish()

@@ -33,21 +33,21 @@ enum V1Key {
 
 /// The events of one v1 file: a single event object or a log (an array of them).
 package struct V1Document: Sendable {
-    public var events: [Event]
+    package var events: [Event]
     /// True when the file is an array.
-    public var isLog: Bool
+    package var isLog: Bool
     /// Unknown keys at event and change level, as pointers into the file.
-    public var unknownKeys: [JSONPointer]
+    package var unknownKeys: [JSONPointer]
 }
 
 /// Reads the 1.x-style JSON dialect. Property kinds and value types come from the data model,
 /// so every value is checked against it while it is read (Spec/v1-json.md).
 package struct V1JSONDecoder: Sendable {
-    public var model: DataModel
+    package var model: DataModel
 
-    public init(model: DataModel) { self.model = model }
+    package init(model: DataModel) { self.model = model }
 
-    public func decode(_ json: JSONValue) throws(FormatError) -> V1Document {
+    package func decode(_ json: JSONValue) throws(FormatError) -> V1Document {
         var unknown: [JSONPointer] = []
         switch json {
         case .array(let elements):

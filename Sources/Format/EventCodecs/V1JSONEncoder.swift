@@ -5,10 +5,10 @@ import EnsembleModel
 /// Writes events in the 1.x-style JSON dialect, canonically (Spec/v1-json.md). Writing needs
 /// no model: every logical value says its own kind.
 package struct V1JSONEncoder: Sendable {
-    public init() {}
+    package init() {}
 
     /// One event as an object, or several as a log (an array).
-    public func encode(_ events: [Event], asLog: Bool) throws(FormatError) -> [UInt8] {
+    package func encode(_ events: [Event], asLog: Bool) throws(FormatError) -> [UInt8] {
         if !asLog, events.count == 1 { return JSONWriter().bytes(try jsonValue(events[0], at: .root)) }
         var list: [JSONValue] = []
         for (i, event) in events.enumerated() { list.append(try jsonValue(event, at: .root / i)) }
@@ -101,7 +101,7 @@ package struct V1JSONEncoder: Sendable {
 /// v1, every unknown member of a property change.
 package enum DialectKeys {
     /// `pointer` names an unknown member in a source file of the other dialect.
-    public static func unknownMemberIsLost(at pointer: JSONPointer, writingV1: Bool) -> Bool {
+    package static func unknownMemberIsLost(at pointer: JSONPointer, writingV1: Bool) -> Bool {
         let tokens = pointer.tokens
         guard let key = tokens.last else { return false }
         if writingV1 {

@@ -6,7 +6,7 @@ import DataModel
 extension AttributeType {
     /// Whether a value may be stored in an attribute of this type (Spec/model.md, value types).
     /// Null fits every type; integer ranges are checked separately.
-    public func accepts(_ value: AttributeValue) -> Bool {
+    package func accepts(_ value: AttributeValue) -> Bool {
         switch (self, value) {
         case (_, .null): true
         case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer): true
@@ -136,7 +136,7 @@ enum V1Values {
 
 /// Names of data files as events may reference them (Spec/v2-json.md section 5.6): never a path.
 package enum DataFileName {
-    public static func isValid(_ name: String) -> Bool { V2TextPatterns.isDataFileName(name) }
+    package static func isValid(_ name: String) -> Bool { V2TextPatterns.isDataFileName(name) }
 }
 
 /// Positions of an ordered to-many: `0` or up to 9 digits without a leading zero.

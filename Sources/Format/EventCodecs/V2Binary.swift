@@ -24,9 +24,9 @@ extension FormatError.Code {
 /// The v2 binary encoding (Spec/v2-binary.md): the same logical event as v2 JSON, with interned
 /// strings, LEB128 varints and a CRC-32 per section.
 package enum V2Binary {
-    public static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x53, 0x0D, 0x0A, 0x1A, 0x0A]
-    public static let majorVersion: UInt8 = 2
-    public static let minorVersion: UInt8 = 0
+    package static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x53, 0x0D, 0x0A, 0x1A, 0x0A]
+    package static let majorVersion: UInt8 = 2
+    package static let minorVersion: UInt8 = 0
 
     enum Section: UInt64 {
         case strings = 1, header = 2, changes = 3, extensions = 4
@@ -34,7 +34,7 @@ package enum V2Binary {
 
     /// Whether a file is read as binary: its first byte is 0x89, which can start neither JSON
     /// nor UTF-8 text (Spec/v2-binary.md 2.1); the magic itself is checked when decoding.
-    public static func isBinary<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.first == 0x89 }
+    package static func isBinary<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.first == 0x89 }
 }
 
 // MARK: - Encoding

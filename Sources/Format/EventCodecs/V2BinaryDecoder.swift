@@ -4,34 +4,34 @@ import EnsembleModel
 
 /// Limits of the binary reader (Spec/v2-binary.md, "Limits").
 package struct BinaryReadingLimits: Sendable {
-    public var maximumFileBytes = 256 * 1024 * 1024
-    public var maximumSectionBytes = 256 * 1024 * 1024
-    public var maximumInflateRatio = Zlib.maximumRatio
-    public var maximumStrings = 16_777_216
-    public var maximumStringBytes = 16 * 1024 * 1024
+    package var maximumFileBytes = 256 * 1024 * 1024
+    package var maximumSectionBytes = 256 * 1024 * 1024
+    package var maximumInflateRatio = Zlib.maximumRatio
+    package var maximumStrings = 16_777_216
+    package var maximumStringBytes = 16 * 1024 * 1024
     /// Object changes per byte of the file (Spec/v2-binary.md 11): a few kilobytes of deflated
     /// changes must not decode into millions of changes and gigabytes of memory.
-    public var maximumChangesPerFileByte = 4
+    package var maximumChangesPerFileByte = 4
     /// What the file may decode to, from its size as stored (Spec/v2-binary.md 11, Spec/README.md
     /// 6.2); nil: no budget. Counted in values of the event's JSON form: a string of the table,
     /// a revision set entry, a data file name and an identifier of a relationship change 1
     /// each, an object change and a property change ``valuesPerChange`` each.
-    public var valueBudget: DecodedValueBudget?
+    package var valueBudget: DecodedValueBudget?
     /// What an object change or a property change counts in ``valueBudget``: the object, its
     /// identifier or name, its type and its properties or value in the JSON form.
-    public static let valuesPerChange = 4
+    package static let valuesPerChange = 4
 
-    public init() {}
+    package init() {}
 }
 
 /// A binary event with what it holds beyond the known members: a tool that writes it again must
 /// keep these or refuse (Spec/v2-binary.md 5.5 and 9).
 package struct DecodedBinaryEvent: Sendable {
-    public var event: Event
+    package var event: Event
     /// The canonical JSON pointer of every unknown member kept in section 4, in file order.
-    public var unknownMembers: [JSONPointer] = []
+    package var unknownMembers: [JSONPointer] = []
     /// The byte offset of every section of unknown type: checked and skipped, so not in `event`.
-    public var unknownSectionOffsets: [Int] = []
+    package var unknownSectionOffsets: [Int] = []
 }
 
 /// Reads the v2 binary encoding; every failure is a `binary.*` (or `v2.*`) error with the byte

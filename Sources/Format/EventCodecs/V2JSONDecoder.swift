@@ -19,15 +19,15 @@ package enum EventPartPosition: Hashable, Sendable {
 
 /// The header keys of a v2 event: everything but the object changes.
 package struct EventHeader: Hashable, Sendable {
-    public var uniqueIdentifier: String
-    public var type: EventType
-    public var globalCount: Int64
-    public var timestamp: Double
-    public var storeIdentifier: String
-    public var modelVersion: String?
-    public var revisionSet: RevisionSet
+    package var uniqueIdentifier: String
+    package var type: EventType
+    package var globalCount: Int64
+    package var timestamp: Double
+    package var storeIdentifier: String
+    package var modelVersion: String?
+    package var revisionSet: RevisionSet
 
-    public init(
+    package init(
         uniqueIdentifier: String, type: EventType, globalCount: Int64, timestamp: Double, storeIdentifier: String,
         modelVersion: String?, revisionSet: RevisionSet
     ) {
@@ -41,7 +41,7 @@ package struct EventHeader: Hashable, Sendable {
     }
 
     /// The header of an event.
-    public init(of event: Event) {
+    package init(of event: Event) {
         self.init(
             uniqueIdentifier: event.uniqueIdentifier, type: event.type, globalCount: event.globalCount,
             timestamp: event.timestamp, storeIdentifier: event.storeIdentifier,
@@ -54,11 +54,11 @@ package struct EventPart: Hashable, Sendable {
     package var position: EventPartPosition
     /// Present for a single file and part 1, absent for continuation parts.
     package var header: EventHeader?
-    public var objectChanges: [ObjectChange]
+    package var objectChanges: [ObjectChange]
     /// Top-level keys this toolkit does not know, kept for the joined event.
-    public var unknownFields: JSONObject
+    package var unknownFields: JSONObject
     /// Every unknown key at any level, as pointers into this file.
-    public var unknownKeys: [JSONPointer]
+    package var unknownKeys: [JSONPointer]
 
     package init(
         position: EventPartPosition, header: EventHeader?, objectChanges: [ObjectChange],

@@ -24,10 +24,10 @@ public enum RNCryptor {
         case password = 0x01
 
         /// Version, options, salts and IV.
-        public var headerLength: Int { self == .password ? 2 + 2 * saltLength + ivLength : 2 + ivLength }
+        package var headerLength: Int { self == .password ? 2 + 2 * saltLength + ivLength : 2 + ivLength }
         /// The smallest file of this mode: the header, one cipher block (PKCS#7 always adds at
         /// least one byte) and the HMAC: 82 bytes for a password, 66 for keys.
-        public var minimumLength: Int { headerLength + blockLength + hmacLength }
+        package var minimumLength: Int { headerLength + blockLength + hmacLength }
     }
 
     /// What decrypts a file: a password, or the two keys of key mode.

@@ -7,7 +7,7 @@ package enum WrapperLayer: String, Sendable, Hashable {
 
     /// The name of a stack of layers, outermost first, as verify and inspect show it:
     /// `plain`, `zip`, `encrypted`, `encrypted+zip` (encrypted outside, zip inside)...
-    public static func stackName(_ layers: [WrapperLayer]) -> String {
+    package static func stackName(_ layers: [WrapperLayer]) -> String {
         layers.isEmpty ? "plain" : layers.map(\.rawValue).joined(separator: "+")
     }
 
@@ -63,11 +63,11 @@ public struct Unwrapper: Sendable {
     /// A file with its wrappers removed.
     package struct Unwrapped: Sendable {
         /// The layers removed, outermost first.
-        public var layers: [WrapperLayer]
+        package var layers: [WrapperLayer]
         /// The content inside them.
-        public var bytes: [UInt8]
+        package var bytes: [UInt8]
         /// What the content is.
-        public var kind: ContentKind
+        package var kind: ContentKind
     }
 
     /// Removes every wrapper of `bytes`. Errors carry the offset in the bytes of the layer they

@@ -34,9 +34,9 @@ public enum ZipArchive {
     /// The one file of an archive.
     package struct Entry: Sendable, Hashable {
         /// The entry's name as stored (UTF-8, or bytes shown as UTF-8 with replacement characters).
-        public var name: String
-        public var method: Method
-        public var content: [UInt8]
+        package var name: String
+        package var method: Method
+        package var content: [UInt8]
     }
 
     /// Reads the one entry of `bytes`, with every size taken from the central directory and

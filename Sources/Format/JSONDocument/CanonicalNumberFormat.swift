@@ -7,7 +7,7 @@
 package enum CanonicalNumberFormat {
     /// ECMAScript layout, plus `.0` for integral values so the text stays a double in the
     /// v2 dialect (`1.0`, `-0.0`, `1e+21`, `1e-7`). Precondition: finite.
-    public static func double(_ value: Double) -> String {
+    package static func double(_ value: Double) -> String {
         let text = ecmaScript(value)
         // Looked for as bytes: walking the text as characters cost several times the layout.
         if text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) { return text }
@@ -20,7 +20,7 @@ package enum CanonicalNumberFormat {
     ///
     /// Laid out in bytes: a state document writes a double per attribute, and building the
     /// text from substrings cost more than the rest of writing it.
-    public static func ecmaScript(_ value: Double) -> String {
+    package static func ecmaScript(_ value: Double) -> String {
         if value == 0 { return "0" }
         // Below 2^53 every integer is a double, and its shortest round-trip digits are its own:
         // the layout is the integer written out.

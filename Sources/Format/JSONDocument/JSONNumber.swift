@@ -73,14 +73,14 @@ package enum ComparisonResult3: Sendable { case less, equal, greater }
 /// and a power of ten: value = digits × 10^exponent. Exact comparison, and the exact sums that
 /// date conversions need; written by hand because Foundation's `Decimal` keeps only 38 digits.
 package struct ExactDecimal: Sendable, Hashable {
-    public private(set) var negative: Bool
+    package private(set) var negative: Bool
     /// Decimal digits 0-9, most significant first; empty for zero.
-    public private(set) var digits: [UInt8]
-    public private(set) var exponent: Int
+    package private(set) var digits: [UInt8]
+    package private(set) var exponent: Int
 
     /// The power of ten just above the most significant digit (0 for zero): the value's order
     /// of magnitude, for range checks before any digit is expanded.
-    public var magnitude: Int { digits.isEmpty ? 0 : digits.count + exponent }
+    package var magnitude: Int { digits.isEmpty ? 0 : digits.count + exponent }
 
     init(negative: Bool, digits: [UInt8], exponent: Int) {
         var digits = digits
@@ -98,7 +98,7 @@ package struct ExactDecimal: Sendable, Hashable {
 
     /// The exact value of decimal number text (`-12.5`, `1e3`, `0.001E-2`). Trusts the caller
     /// that the text is decimal number text.
-    public init(_ text: String) {
+    package init(_ text: String) {
         var bytes = Array(text.utf8)
         negative = bytes.first == UInt8(ascii: "-")
         if negative || bytes.first == UInt8(ascii: "+") { bytes.removeFirst() }
@@ -133,13 +133,13 @@ package struct ExactDecimal: Sendable, Hashable {
     var isInteger: Bool { digits.isEmpty || exponent >= 0 }
 
     /// The value × 10^power (exact).
-    public func shifted(byPowerOfTen power: Int) -> ExactDecimal {
+    package func shifted(byPowerOfTen power: Int) -> ExactDecimal {
         ExactDecimal(negative: negative, digits: digits, exponent: exponent + power)
     }
 
     /// The exact sum. Precondition: both magnitudes and exponents are moderate (the caller
     /// range-checks), since the digits are aligned to the smaller exponent.
-    public func adding(_ other: ExactDecimal) -> ExactDecimal {
+    package func adding(_ other: ExactDecimal) -> ExactDecimal {
         if digits.isEmpty { return other }
         if other.digits.isEmpty { return self }
         let base = min(exponent, other.exponent)
@@ -174,7 +174,7 @@ package struct ExactDecimal: Sendable, Hashable {
     }
 
     /// Positional decimal text without exponent: `-12.5`, `0.001`, `1500`, `0`.
-    public var plainText: String {
+    package var plainText: String {
         if digits.isEmpty { return "0" }
         let characters = digits.map { Character(Unicode.Scalar($0 + UInt8(ascii: "0"))) }
         var text: String

@@ -18,47 +18,47 @@ extension FormatError.Code {
 package struct CoreDataStoreMetadata: Sendable, Hashable {
     /// One entity, as `Z_PRIMARYKEY` numbers it and the metadata hashes it.
     package struct Entity: Sendable, Hashable {
-        public var name: String
+        package var name: String
         /// `Z_ENT`; nil when only the metadata names the entity.
-        public var number: Int64?
+        package var number: Int64?
         /// `Z_SUPER`, nil for a root entity (0).
-        public var superNumber: Int64?
+        package var superNumber: Int64?
         /// The name of the entity `superNumber` numbers.
-        public var parent: String?
+        package var parent: String?
         /// `Z_MAX`: the largest primary key handed out.
-        public var maxPrimaryKey: Int64?
+        package var maxPrimaryKey: Int64?
         /// The table holding its rows: `Z` + the upper-cased name of its root entity; nil when the
         /// store has no such table.
-        public var table: String?
+        package var table: String?
         /// Rows of exactly this entity (`Z_ENT` equal to its number) in ``table``.
-        public var rows: Int64?
+        package var rows: Int64?
         /// From `NSStoreModelVersionHashes`.
-        public var versionHash: [UInt8]?
+        package var versionHash: [UInt8]?
     }
 
     /// The largest `Z_PLIST` read.
-    public static let maximumMetadataBytes = 16 * 1024 * 1024
+    package static let maximumMetadataBytes = 16 * 1024 * 1024
 
-    public var path: String
-    public var storeType: String?
-    public var uuid: String?
-    public var versionIdentifiers: [String]
-    public var persistenceFrameworkVersion: Int64?
-    public var hashesVersion: Int64?
-    public var hashesDigest: String?
-    public var entityHashes: [String: [UInt8]]
+    package var path: String
+    package var storeType: String?
+    package var uuid: String?
+    package var versionIdentifiers: [String]
+    package var persistenceFrameworkVersion: Int64?
+    package var hashesVersion: Int64?
+    package var hashesDigest: String?
+    package var entityHashes: [String: [UInt8]]
     /// The other keys of the metadata dictionary (app-defined ones among them), sorted.
-    public var otherMetadataKeys: [String]
+    package var otherMetadataKeys: [String]
     /// Sorted by name (UTF-8).
-    public var entities: [Entity]
+    package var entities: [Entity]
 
     /// The model version that wrote this store, for the 204 check (Spec/merge.md 5.7).
-    public var modelVersion: KnownModelVersion {
+    package var modelVersion: KnownModelVersion {
         KnownModelVersion(name: URL(fileURLWithPath: path).lastPathComponent, source: path, entityHashes: entityHashes)
     }
 
     /// Reads the store at `path` (never writing to it).
-    public static func read(path: String) throws(FormatError) -> CoreDataStoreMetadata {
+    package static func read(path: String) throws(FormatError) -> CoreDataStoreMetadata {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw FormatError(.coreDataUnreadableStore, "no such file", location: .init(file: path))

@@ -29,35 +29,35 @@ package struct DeviceIntegration: Sendable {
 
     /// An event or baseline the device does not integrate, with every reason found for it.
     package struct HeldBack: Sendable {
-        public var sourced: SourcedEvent
+        package var sourced: SourcedEvent
         /// Code, number and details of each reason, in the order they were found.
-        public var reasons: [IntegrityProblem]
+        package var reasons: [IntegrityProblem]
     }
 
-    public var store: String
-    public var outcome: Outcome = .integrates
+    package var store: String
+    package var outcome: Outcome = .integrates
     /// Why nothing is integrated, when ``outcome`` is not `integrates`.
-    public var stop: IntegrityProblem?
+    package var stop: IntegrityProblem?
     /// The baselines that take part, oldest first.
-    public var baselines: [SourcedEvent] = []
+    package var baselines: [SourcedEvent] = []
     /// Baselines of other stores that fail a basic check and are left out of consolidation.
-    public var heldBackBaselines: [HeldBack] = []
+    package var heldBackBaselines: [HeldBack] = []
     /// The events integrated, in replay order.
-    public var integrable: [SourcedEvent] = []
+    package var integrable: [SourcedEvent] = []
     /// The events held back, by file.
-    public var heldBack: [HeldBack] = []
+    package var heldBack: [HeldBack] = []
     /// How many events the baselines cover.
-    public var coveredCount = 0
+    package var coveredCount = 0
     /// Type 0 events and incomplete multipart sets: not visible to a device yet (203 in strict
     /// mode), each with its files.
-    public var pending: [IntegrityProblem] = []
+    package var pending: [IntegrityProblem] = []
     /// The numbers the original reports as informative after integrating (only 204 can be one).
-    public var informativeCodes: [Int] = []
+    package var informativeCodes: [Int] = []
     /// What stops even a device: events that disagree about one revision, or a failing index.
-    public var problems: [IntegrityProblem] = []
+    package var problems: [IntegrityProblem] = []
 
     /// Follows Spec/merge.md 15.4 step by step for device `store`.
-    public static func integrate(_ input: MergeInput, as store: String) -> DeviceIntegration {
+    package static func integrate(_ input: MergeInput, as store: String) -> DeviceIntegration {
         var result = DeviceIntegration(store: store)
         do throws(FormatError) {
             try result.run(input)
@@ -278,7 +278,7 @@ package struct DeviceIntegration: Sendable {
 
     /// The state the device reaches: the baselines, then the integrable events in replay
     /// order. Nil when it integrates nothing.
-    public func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? {
+    package func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? {
         guard outcome == .integrates else { return nil }
         var state = StoreState(model: input.model)
         try MergeEngine.replay(baselines, into: &state, input)

@@ -31,7 +31,7 @@ package final class EarlyReplay: @unchecked Sendable {
 
     /// Applies the baselines the analysis would choose among `baselines` (read again through
     /// `input`); abandons at once when they cannot be chosen or read.
-    public init(baselines: [SourcedEvent], input: MergeInput) {
+    package init(baselines: [SourcedEvent], input: MergeInput) {
         state = StoreState(model: input.model)
         let chosen = MergeAnalysis.chooseBaselines(baselines.filter { $0.event.type == .baseline }, input)
         baselineFiles = chosen.baselines.map(\.file)
@@ -51,7 +51,7 @@ package final class EarlyReplay: @unchecked Sendable {
 
     /// Applies `events` (with their whole events in `bodies` where they are summaries) in replay
     /// order, skipping what the baselines cover; returns once they are queued.
-    public func offer(_ events: [SourcedEvent], bodies: [Event?]) {
+    package func offer(_ events: [SourcedEvent], bodies: [Event?]) {
         let handover = Handover()
         for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
             if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
@@ -86,7 +86,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Whether four offers (of the eight that may be) are queued or being applied: the applying
     /// thread has work for a while, and reading on one thread keeps it supplied. (Of 1, 2, 4 and
     /// 6, 4 was the fastest on both the JSON and the binary folder: Benchmarks/README.md.)
-    public var isBusy: Bool { queued.value >= 4 }
+    package var isBusy: Bool { queued.value >= 4 }
 
     /// Events passed to the applying thread, and from it to the one that frees them; the batch
     /// is read in place and emptied only by the freeing thread.
@@ -95,19 +95,19 @@ package final class EarlyReplay: @unchecked Sendable {
     }
 
     /// Stops applying: the bet is already lost (another input joined, say).
-    public func abandon() {
+    package func abandon() {
         queue.async { [self] in abandoned = true }
     }
 
     /// The state once every offered event is applied, before any analysis has checked it; nil
     /// when the replay was abandoned. ``state(for:)`` decides whether it is the merge's.
-    public func replayedState() -> StoreState? {
+    package func replayedState() -> StoreState? {
         queue.sync {}
         return abandoned ? nil : state
     }
 
     /// The state, when the analysis replays exactly what was applied; nil otherwise.
-    public func state(for analysis: MergeAnalysis) -> StoreState? {
+    package func state(for analysis: MergeAnalysis) -> StoreState? {
         guard let replayed = replayedState(), count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
         var expected = SHA256()
         do throws(FormatError) {

@@ -31,7 +31,7 @@ package final class EventStore: @unchecked Sendable {
     private let database: Connection
     private let insert: Connection.Statement
     private var held: [SourcedEvent] = []
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// Store identifiers by number, for the revision column: a set is kept as (number, revision)
     /// pairs of native 64-bit integers, not as JSON naming every store in full. The JSON was most
     /// of a row, and reading it back most of the analysis of a long history.
@@ -40,7 +40,7 @@ package final class EventStore: @unchecked Sendable {
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
 
-    public init() throws(FormatError) {
+    package init() throws(FormatError) {
         database = try Connection.scratch()
         try database.execute(
             """
@@ -55,7 +55,7 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// Adds events (in one transaction).
-    public func add(_ events: some Sequence<SourcedEvent>) throws(FormatError) {
+    package func add(_ events: some Sequence<SourcedEvent>) throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
         try database.execute("BEGIN")
@@ -135,7 +135,7 @@ package final class EventStore: @unchecked Sendable {
         }
 
         /// The next event, or nil after the last.
-        public func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
+        package func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
     }
 
     /// How many events name a model version, and the first such version in store order.
@@ -167,10 +167,10 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// Every event, in the order they were added.
-    public func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
+    package func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
 
     /// The events with a global count above `globalCount`, in the order they were added.
-    public func events(globalCountAbove globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
+    package func events(globalCountAbove globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
         try all(where: "global_count > \(globalCount)", orderBy: "id")
     }
 

@@ -8,7 +8,7 @@ import EnsembleModel
 /// what the merge writes with the same type.
 package enum FindingLine {
     /// The line for `problem`, without its final LF.
-    public static func render(_ problem: IntegrityProblem) -> String {
+    package static func render(_ problem: IntegrityProblem) -> String {
         var line = problem.code.rawValue
         if let number = problem.number { line += " (\(number))" }
         if !problem.files.isEmpty { line += " " + problem.files.map(field).joined(separator: ", ") }
@@ -19,7 +19,7 @@ package enum FindingLine {
     }
 
     /// A parsed line: what conformance compares. Nil when `line` does not follow the grammar.
-    public static func parse(_ line: String) -> (code: String, number: Int?, files: [String], details: [(name: String, value: String)])? {
+    package static func parse(_ line: String) -> (code: String, number: Int?, files: [String], details: [(name: String, value: String)])? {
         var rest = Substring(line)
         guard let space = rest.firstIndex(where: { $0 == " " || $0 == ":" }) else { return nil }
         let code = String(rest[..<space])
@@ -67,7 +67,7 @@ package enum FindingLine {
     }
 
     /// A detail value as text: strings as they are, numbers as their decimal text.
-    public static func text(of value: JSONValue) -> String {
+    package static func text(of value: JSONValue) -> String {
         switch value {
         case .string(let string): return string
         default: return JSONWriter().string(value)

@@ -24,37 +24,37 @@ extension FormatError.Code {
 /// Everything a merge starts from (Spec/merge.md, "Event set").
 package struct MergeInput: Sendable {
     /// Save, merge and incomplete events held in memory.
-    public var events: [SourcedEvent] = []
+    package var events: [SourcedEvent] = []
     /// Save, merge and incomplete events indexed in SQLite instead, for histories too long for
     /// memory; when set, ``events`` must be empty.
-    public var eventStore: EventStore?
-    public var baselines: [SourcedEvent] = []
+    package var eventStore: EventStore?
+    package var baselines: [SourcedEvent] = []
     /// Stores with a `stores/` registration, by exact bytes; nil when the input is not a cloud
     /// folder (no 205).
-    public var registeredStores: Set<ExactString>?
+    package var registeredStores: Set<ExactString>?
     /// Names present in `data/`, by exact bytes; nil when the input is not a cloud folder (no 210).
-    public var dataFiles: Set<ExactString>?
+    package var dataFiles: Set<ExactString>?
     /// The present parts of each incomplete multipart set (203: one finding per set).
-    public var incompleteSets: [[String]] = []
+    package var incompleteSets: [[String]] = []
     /// The toolkit model hash of the model in use (Spec/model.md 7): what a rebase writes.
-    public var modelHash: String?
+    package var modelHash: String?
     /// When given, every model version it can compare must be one of its versions (204,
     /// Spec/merge.md 5.7).
-    public var modelVersions: ModelVersionCatalog?
+    package var modelVersions: ModelVersionCatalog?
     /// When given, related ids resolve only in the relationship's destination entity and its
     /// sub-entities.
-    public var model: DataModel?
+    package var model: DataModel?
     /// A replay made while the inputs were read; ``MergeEngine/merge(_:)`` uses its state when
     /// the analysis confirms it.
-    public var earlyReplay: EarlyReplay?
+    package var earlyReplay: EarlyReplay?
     /// Reads a summarized event's object changes again (from its files), so that only one event
     /// body is in memory at a time during the replay.
-    public var loadBody: (@Sendable (SourcedEvent) throws(FormatError) -> Event)?
+    package var loadBody: (@Sendable (SourcedEvent) throws(FormatError) -> Event)?
 
-    public init() {}
+    package init() {}
 
     /// The whole event, read again when `sourced` is a summary.
-    public func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
+    package func body(of sourced: SourcedEvent) throws(FormatError) -> Event {
         guard sourced.isSummary else { return sourced.event }
         guard let loadBody else {
             throw FormatError(
@@ -83,13 +83,13 @@ public struct IntegrityProblem: Sendable, Hashable {
 }
 
 package struct MergeFailure: Error, Sendable {
-    public var problems: [IntegrityProblem]
+    package var problems: [IntegrityProblem]
 }
 
 /// The reference merge (Spec/merge.md): selects the events, checks integrity, replays them in
 /// the total order and returns the final store state.
 package enum MergeEngine {
-    public static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
+    package static func merge(_ input: MergeInput) throws(MergeFailure) -> StoreState {
         try merge(input, whileChecking: nil).state
     }
 
@@ -97,7 +97,7 @@ package enum MergeEngine {
     /// to it before the analysis decides whether that state is the merge's, so that the caller
     /// can start writing it meanwhile (the analysis runs on one core); `isReplayedState` says
     /// whether the state returned is the one handed over.
-    public static func merge(
+    package static func merge(
         _ input: MergeInput, whileChecking: ((StoreState) -> Void)?
     ) throws(MergeFailure) -> (state: StoreState, isReplayedState: Bool) {
         var handedOver = false
@@ -129,7 +129,7 @@ package enum MergeEngine {
 
     /// Applies events in the order given, reading summarized ones again (a few ahead, on every
     /// core); an event that can no longer be read stops the replay.
-    public static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(MergeFailure) {
+    package static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(MergeFailure) {
         let prefetcher = BodyPrefetcher(events, input: input)
         defer { prefetcher.cancel() }
         for (index, sourced) in events.enumerated() {
@@ -145,7 +145,7 @@ package enum MergeEngine {
 
     /// Everything a merge decides before replaying: which events take part, in which order, and
     /// every integrity problem. `verify` and `history` report from this.
-    public static func analyze(_ input: MergeInput) -> MergeAnalysis { MergeAnalysis(input) }
+    package static func analyze(_ input: MergeInput) -> MergeAnalysis { MergeAnalysis(input) }
 }
 
 /// The events that take part, in replay order, and what stops the merge (Spec/merge.md 4, 5).
@@ -154,16 +154,16 @@ package enum MergeEngine {
 /// in memory: ``replayOrder()`` reads them back in replay order.
 package struct MergeAnalysis: Sendable {
     /// The baselines that take part, oldest first; later ones win property by property.
-    public var baselines: [SourcedEvent] = []
+    package var baselines: [SourcedEvent] = []
     /// Baselines that do not take part, each with one that makes it redundant.
-    public var redundantBaselines: [(baseline: SourcedEvent, by: SourcedEvent)] = []
+    package var redundantBaselines: [(baseline: SourcedEvent, by: SourcedEvent)] = []
     /// What the baselines together know: the store-wise maximum of their revision sets.
-    public var baselineRevisions: RevisionSet?
+    package var baselineRevisions: RevisionSet?
     /// How many events are replayed, and how many the baselines cover (not replayed).
-    public private(set) var replayCount = 0
-    public private(set) var coveredCount = 0
+    package private(set) var replayCount = 0
+    package private(set) var coveredCount = 0
     /// Sorted by code, then files; empty when the merge can run.
-    public var problems: [IntegrityProblem] = []
+    package var problems: [IntegrityProblem] = []
     /// The events with the role this analysis gave each.
     private var store: EventStore?
 
@@ -216,13 +216,13 @@ package struct MergeAnalysis: Sendable {
 
     /// The events to replay, in replay order: global count, timestamp, store (UTF-8 bytes),
     /// revision.
-    public func replayOrder() throws(FormatError) -> EventStore.Cursor {
+    package func replayOrder() throws(FormatError) -> EventStore.Cursor {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
         return try store.cursor(where: Self.replayedRows, orderBy: Self.replayOrdering)
     }
 
     /// The file of each event to replay, in replay order, without reading the events.
-    public func forEachReplayedFile(_ body: (String) -> Void) throws(FormatError) {
+    package func forEachReplayedFile(_ body: (String) -> Void) throws(FormatError) {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
         try store.forEachFile(where: Self.replayedRows, orderBy: Self.replayOrdering, body)
     }
@@ -232,7 +232,7 @@ package struct MergeAnalysis: Sendable {
 
     /// Calls `body` with the events to replay in replay order, a page at a time (so that the
     /// order is never all in memory), up to and including `globalCount`.
-    public func replayPages(through globalCount: Int64 = .max, _ body: ([SourcedEvent]) throws -> Void) throws {
+    package func replayPages(through globalCount: Int64 = .max, _ body: ([SourcedEvent]) throws -> Void) throws {
         let order = try replayOrder()
         var page: [SourcedEvent] = []
         while let sourced = try order.next(), sourced.event.globalCount <= globalCount {
@@ -246,7 +246,7 @@ package struct MergeAnalysis: Sendable {
     }
 
     /// The events to replay, in replay order, all in memory.
-    public func replayedEvents() throws(FormatError) -> [SourcedEvent] {
+    package func replayedEvents() throws(FormatError) -> [SourcedEvent] {
         let order = try replayOrder()
         var events: [SourcedEvent] = []
         while let next = try order.next() { events.append(next) }
@@ -254,7 +254,7 @@ package struct MergeAnalysis: Sendable {
     }
 
     /// The events the baselines cover (not replayed), by file name.
-    public func coveredEvents() throws(FormatError) -> [SourcedEvent] {
+    package func coveredEvents() throws(FormatError) -> [SourcedEvent] {
         try store?.all(where: "role = \(EventStore.Role.covered.rawValue)", orderBy: "file, id") ?? []
     }
 

@@ -15,25 +15,25 @@ extension FormatError.Code {
 /// replayed, so a rebase of a long history does not hold it in memory.
 package struct RebasePlan: Sendable {
     /// The cutoff global count C.
-    public var cutoff: Int64
+    package var cutoff: Int64
     /// How many events to replay have a global count of at most C.
-    public var foldedCount = 0
+    package var foldedCount = 0
     /// The store of the last folded event in replay order.
-    public var lastFoldedStore: String?
+    package var lastFoldedStore: String?
     /// The greatest timestamp of the folded events.
-    public var foldedTimestamp: Double?
+    package var foldedTimestamp: Double?
     /// The model version of the last folded event in replay order that names one.
-    public var foldedModelVersion: String?
+    package var foldedModelVersion: String?
     /// Events to replay above C, in replay order (usually few: what the stores did last).
-    public var kept: [SourcedEvent] = []
+    package var kept: [SourcedEvent] = []
     /// The new baseline's revision set: per store, the greater of the baselines' revision and
     /// the highest folded revision.
-    public var revisionSet: RevisionSet
+    package var revisionSet: RevisionSet
     private let analysis: MergeAnalysis
 
     /// nil when no store has moved (nothing to fold); throws `rebase.unsafe-cutoff` when a
     /// store's kept event does not come after its folded ones.
-    public init?(_ analysis: MergeAnalysis) throws(FormatError) {
+    package init?(_ analysis: MergeAnalysis) throws(FormatError) {
         self.analysis = analysis
         var greatest: [ExactString: Int64] = [:]
         let all = try analysis.replayOrder()
@@ -71,7 +71,7 @@ package struct RebasePlan: Sendable {
     }
 
     /// Calls `body` with the folded events in replay order, a page at a time.
-    public func forEachFoldedPage(_ body: ([SourcedEvent]) throws -> Void) throws {
+    package func forEachFoldedPage(_ body: ([SourcedEvent]) throws -> Void) throws {
         var done = 0
         try analysis.replayPages(through: cutoff) { page in
             try body(page)

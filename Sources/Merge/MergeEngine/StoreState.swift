@@ -14,8 +14,8 @@ import CPrefetch
 public struct StoreState: Sendable {
     /// An object: its entity and global identifier. (Base, x) and (Sub, x) are two objects.
     package struct ObjectKey: Hashable, Sendable {
-        public var entity: ExactString
-        public var id: ExactString
+        package var entity: ExactString
+        package var id: ExactString
     }
 
     /// A property's current value, as the output gives it. Relationships hold objects, not

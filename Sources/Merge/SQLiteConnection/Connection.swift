@@ -18,7 +18,7 @@ package final class Connection {
 
     /// Opens or creates the database at `path`; an empty path is a private temporary database
     /// that SQLite removes when the connection closes, kept in memory while it is small.
-    public init(path: String) throws(FormatError) {
+    package init(path: String) throws(FormatError) {
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close(handle)
@@ -29,7 +29,7 @@ package final class Connection {
     /// Opens an existing database for reading only, as immutable (`file:...?immutable=1`): SQLite
     /// takes no locks and writes no journal beside it, so a store given to be inspected is never
     /// changed (Spec/inspect.md 2.5). The file must not change while it is open.
-    public init(readOnly path: String) throws(FormatError) {
+    package init(readOnly path: String) throws(FormatError) {
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         guard sqlite3_open_v2(Self.immutableURI(path), &handle, flags, nil) == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -58,7 +58,7 @@ package final class Connection {
     /// when the connection closes. Nothing needs recovering after a crash, so there is no
     /// journal and no syncing; the page cache is capped (4 MiB) so that memory stays bounded
     /// however large the index grows, and it spills to the system's temporary folder.
-    public static func scratch() throws(FormatError) -> Connection {
+    package static func scratch() throws(FormatError) -> Connection {
         let connection = try Connection(path: "")
         try connection.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; PRAGMA temp_store = FILE;")
         return connection
@@ -66,16 +66,16 @@ package final class Connection {
 
     deinit { close() }
 
-    public func close() {
+    package func close() {
         sqlite3_close(handle)
         handle = nil
     }
 
-    public func execute(_ sql: String) throws(FormatError) {
+    package func execute(_ sql: String) throws(FormatError) {
         guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
     }
 
-    public func prepare(_ sql: String) throws(FormatError) -> Statement {
+    package func prepare(_ sql: String) throws(FormatError) -> Statement {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure(sql) }
         return Statement(statement: statement, connection: self, sql: sql)
@@ -108,7 +108,7 @@ package final class Connection {
 
         /// Binds parameter `index` (from 1). Text is bound with its byte length, so a string
         /// with U+0000 in it is stored whole.
-        public func bind(_ index: Int32, _ value: SQLValue) throws(FormatError) {
+        package func bind(_ index: Int32, _ value: SQLValue) throws(FormatError) {
             let status: Int32
             switch value {
             case .null: status = sqlite3_bind_null(statement, index)
@@ -133,14 +133,14 @@ package final class Connection {
         }
 
         /// Runs a statement that returns no rows, then resets it for the next use.
-        public func run() throws(FormatError) {
+        package func run() throws(FormatError) {
             defer { sqlite3_reset(statement) }
             guard sqlite3_step(statement) == SQLITE_DONE else { throw connection.failure(sql) }
         }
 
         /// Advances to the next row; false when there is none, and on every call after that
         /// until ``reset()``.
-        public func step() throws(FormatError) -> Bool {
+        package func step() throws(FormatError) -> Bool {
             guard !exhausted else { return false }
             switch sqlite3_step(statement) {
             case SQLITE_ROW: return true
@@ -154,17 +154,17 @@ package final class Connection {
             }
         }
 
-        public func reset() {
+        package func reset() {
             sqlite3_reset(statement)
             exhausted = false
         }
 
-        public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
-        public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
-        public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        package func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
         /// The column's bytes (a BLOB, or the bytes of TEXT); empty for NULL.
-        public func blob(_ column: Int32) -> [UInt8] {
+        package func blob(_ column: Int32) -> [UInt8] {
             // The pointer first, then the length (SQLite's documented order).
             let pointer = sqlite3_column_blob(statement, column)
             let count = Int(sqlite3_column_bytes(statement, column))
@@ -172,7 +172,7 @@ package final class Connection {
             return Array(UnsafeRawBufferPointer(start: pointer, count: count))
         }
 
-        public func text(_ column: Int32) -> String {
+        package func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)

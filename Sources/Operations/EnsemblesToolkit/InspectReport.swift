@@ -8,11 +8,11 @@ import FileWrappers
 /// The facts `logtool inspect` reports, as the JSON document Spec/inspect.md defines.
 /// The text output is rendered from this same document, so both always say the same.
 enum InspectReport {
-    public static let version: Int64 = 1
+    package static let version: Int64 = 1
 
     /// The report for `path`: a cloud folder, an ensemble folder or one event file.
     /// Throws when the path is missing or is a folder without any ensemble.
-    public static func make(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> JSONValue {
+    package static func make(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> JSONValue {
         var isDirectory: ObjCBool = false
         guard path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw FormatError(.folderNotFound, "no such file or folder", location: .init(file: path))
@@ -71,7 +71,7 @@ enum InspectReport {
     // MARK: - Folders
 
     /// The report for a cloud folder (an ensemble or a root of ensembles).
-    public static func folder(_ ensembles: [EnsembleContents]) -> JSONValue {
+    package static func folder(_ ensembles: [EnsembleContents]) -> JSONValue {
         let ensembleValues = ensembles.sorted { utf8Precedes($0.identifier, $1.identifier) }.map(ensemble)
         func total(_ key: String) -> Int64 {
             ensembleValues.reduce(0) { sum, value in
@@ -251,7 +251,7 @@ enum InspectReport {
     // MARK: - Single files
 
     /// The report for one event file (a single-file event or one part of a multipart event).
-    public static func file(displayName: String, position: EventPartPosition, result: EventFileReader.PartResult) -> JSONValue {
+    package static func file(displayName: String, position: EventPartPosition, result: EventFileReader.PartResult) -> JSONValue {
         var eventValue: JSONValue = .null
         var errors = result.errors
         if let part = result.part {
@@ -288,7 +288,7 @@ enum InspectReport {
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` in UTC; a fraction of a second is dropped, rounding toward the past.
-    public static func isoDate(_ date: Date) -> String {
+    package static func isoDate(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.formatOptions = [.withInternetDateTime]

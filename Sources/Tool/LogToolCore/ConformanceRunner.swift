@@ -15,20 +15,20 @@ package struct ConformanceRunner: Sendable {
 
     /// One case folder of the kit.
     package struct Case: Sendable, CustomStringConvertible {
-        public var name: String
-        public var folder: URL
-        public var description: String { name }
+        package var name: String
+        package var folder: URL
+        package var description: String { name }
     }
 
-    public var engine: Engine
+    package var engine: Engine
     /// A case whose engine runs longer than this is stopped and fails.
-    public var timeout: TimeInterval = 300
+    package var timeout: TimeInterval = 300
 
-    public init(engine: Engine) { self.engine = engine }
+    package init(engine: Engine) { self.engine = engine }
 
     /// The cases of `root`: every folder directly inside it, in UTF-8 order of their names.
     /// Nil when `root` cannot be listed.
-    public static func cases(in root: URL) -> [Case]? {
+    package static func cases(in root: URL) -> [Case]? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else { return nil }
         return names.sorted(by: utf8Precedes).compactMap { name in
             var isDirectory: ObjCBool = false
@@ -40,7 +40,7 @@ package struct ConformanceRunner: Sendable {
 
     /// The folder of golden cases next to the source tree this executable was built in: the
     /// nearest ancestor of `executable` that holds `Fixtures/merge`.
-    public static func defaultFixtures(executable: URL) -> URL? {
+    package static func defaultFixtures(executable: URL) -> URL? {
         var folder = executable.resolvingSymlinksInPath().deletingLastPathComponent()
         while folder.path != "/" {
             let candidate = folder.appendingPathComponent("Fixtures/merge")
@@ -52,7 +52,7 @@ package struct ConformanceRunner: Sendable {
     }
 
     /// What is wrong with one case's result; empty when it passes.
-    public func differences(_ testCase: Case) -> [String] {
+    package func differences(_ testCase: Case) -> [String] {
         let folder = testCase.folder
         guard let caseData = FileManager.default.contents(atPath: folder.appendingPathComponent("case.json").path) else {
             return ["not a case: the folder has no case.json"]

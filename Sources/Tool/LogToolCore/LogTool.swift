@@ -29,7 +29,7 @@ package struct LogTool: ParsableCommand {
         ]
     )
 
-    public init() {}
+    package init() {}
 
     /// Runs the command line and returns the exit status; usage errors exit with 2, not the
     /// argument parser's 64, as the Spec promises. A failed write to standard output makes the

@@ -16,7 +16,7 @@ package enum StateDatabase {
     /// Writes `state` to `path`, which must not exist unless `replacing`. The database is built
     /// under a temporary name beside it and renamed at the end, so a crash never leaves a
     /// half-written file and a replaced file is replaced whole.
-    public static func write(_ state: StoreState, to path: String, replacing: Bool = false) throws(FormatError) {
+    package static func write(_ state: StoreState, to path: String, replacing: Bool = false) throws(FormatError) {
         let destination = URL(fileURLWithPath: path).standardizedFileURL
         guard replacing || (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
             throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))

@@ -8,15 +8,15 @@ import EventCodecs
 /// The v1 reader applies the same rules while it reads, because it needs the model to read at
 /// all; this validator serves v2 events, whose kinds and values are self-describing.
 package struct ModelValidator: Sendable {
-    public var model: DataModel
+    package var model: DataModel
 
-    public init(model: DataModel) { self.model = model }
+    package init(model: DataModel) { self.model = model }
 
     /// Every violation in the changes of one v2 file, in the order of Spec/model.md 9.3, within
     /// the report bound of Spec/README.md section 6.2 (the first `limit`, then a count).
     /// `document` is that file's JSON, used to point at the offending member exactly; without it
     /// pointers stop at the object change.
-    public func validate(_ changes: [ObjectChange], v2Document document: JSONValue? = nil, limit: Int = 100) -> [FormatError] {
+    package func validate(_ changes: [ObjectChange], v2Document document: JSONValue? = nil, limit: Int = 100) -> [FormatError] {
         var errors = BoundedErrorList(limit: limit, order: .found)
         var indexInEntity: [ExactString: Int] = [:]
         var unknownEntities = Set<ExactString>()

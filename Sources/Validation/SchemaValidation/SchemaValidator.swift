@@ -18,7 +18,7 @@ extension FormatError.Code {
 /// fixture and fails if the two disagree. The schema is compiled once into a tree of nodes, so
 /// validating a file costs no keyword look-ups.
 package struct SchemaValidator: Sendable {
-    public static let supportedKeywords: Set<String> = [
+    package static let supportedKeywords: Set<String> = [
         "$schema", "$id", "$defs", "$ref", "$comment", "title", "description",
         "type", "enum", "const",
         "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -31,7 +31,7 @@ package struct SchemaValidator: Sendable {
     private let root: SchemaNode
 
     /// Loads a schema, refusing unknown keywords, unresolvable `$ref`s and invalid patterns.
-    public init(schema: JSONValue) throws(FormatError) {
+    package init(schema: JSONValue) throws(FormatError) {
         var compiler = SchemaCompiler(document: schema)
         root = try compiler.compile(schema, at: .root)
         try compiler.resolveReferences()
@@ -40,13 +40,13 @@ package struct SchemaValidator: Sendable {
     /// Every violation, one per (code, pointer), sorted by pointer then code (Spec/v2-json.md
     /// section 4), within the report bound of Spec/README.md section 6.2: the first `limit`, then
     /// one `format.too-many-errors` entry counting the rest. Empty means valid.
-    public func validate(_ instance: JSONValue, limit: Int = 100) -> [FormatError] {
+    package func validate(_ instance: JSONValue, limit: Int = 100) -> [FormatError] {
         var errors = BoundedErrorList(limit: limit, order: .pointerThenCode)
         _ = root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: false)
         return errors.finish()
     }
 
-    public func isValid(_ instance: JSONValue) -> Bool {
+    package func isValid(_ instance: JSONValue) -> Bool {
         var errors = BoundedErrorList(limit: 1, order: .found)
         return root.evaluate(instance, at: .root, errors: &errors, stopAtFirst: true)
     }
