@@ -2,12 +2,16 @@
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
-//   Format      JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers
-//   Validation  SchemaValidation, ModelValidation
-//   Merge       CSQLite -> SQLiteConnection -> MergeEngine, CoreDataStore   (siblings: neither
-//   Folder      CloudFolder -> SyntheticHistory                              imports the other)
-//   Operations  EnsemblesToolkit: what a library user calls (merge, verify, ...)
-//   Tool        SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc trait)
+//   Infrastructure  CZlib -> Deflate; CSQLite -> SQLiteConnection; ParallelWork; CFileSystem ->
+//                   TemporaryFiles; ProgressReporting; CPrefetch (SQLiteConnection reports
+//                   errors as JSONDocument's FormatError, the one error type of every layer)
+//   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers
+//   Validation      SchemaValidation, ModelValidation
+//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore (siblings:
+//                   neither side imports the other)
+//   Operations      EnsemblesToolkit: what a library user calls (merge, verify, ...)
+//   Tool            SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc
+//                   trait; FuzzDecoders, with the Fuzzing trait)
 let package = Package(
     name: "EnsemblesToolkit",
     platforms: [.macOS(.v13)],
@@ -33,9 +37,9 @@ let package = Package(
     targets: [
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),
         // Temporary paths to remove when a signal stops a command (no dependencies).
-        .target(name: "TemporaryFiles", dependencies: ["CFileSystem"], path: "Sources/Format/TemporaryFiles"),
+        .target(name: "TemporaryFiles", dependencies: ["CFileSystem"], path: "Sources/Infrastructure/TemporaryFiles"),
         // How far a long operation is, for a progress line on a terminal (no dependencies).
-        .target(name: "ProgressReporting", path: "Sources/Format/ProgressReporting"),
+        .target(name: "ProgressReporting", path: "Sources/Infrastructure/ProgressReporting"),
         .target(name: "EnsembleModel", dependencies: ["JSONDocument"], path: "Sources/Format/EnsembleModel"),
         // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
         .target(
@@ -44,10 +48,14 @@ let package = Package(
             path: "Sources/Format/DataModel"
         ),
         // The system zlib (zlib1g-dev): CRC-32 and raw DEFLATE for the binary encoding and blobs.
-        .systemLibrary(name: "CZlib", path: "Sources/Format/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/Infrastructure/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // CRC-32 and raw DEFLATE over CZlib, for the binary encoding, blobs and zip archives.
+        .target(name: "Deflate", dependencies: ["CZlib"], path: "Sources/Infrastructure/Deflate"),
+        // Slots and a counter that concurrent workers share (no dependencies).
+        .target(name: "ParallelWork", path: "Sources/Infrastructure/ParallelWork"),
         .target(
             name: "EventCodecs",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "Deflate", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/EventCodecs"
         ),
         // Ensembles 2's wrappers (RNCryptor v3 encryption, one-entry zip archives) and what a
@@ -55,7 +63,7 @@ let package = Package(
         .target(
             name: "FileWrappers",
             dependencies: [
-                "JSONDocument", "CZlib", "EventCodecs", .product(name: "Crypto", package: "swift-crypto"),
+                "JSONDocument", "Deflate", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/Format/FileWrappers"
@@ -83,27 +91,27 @@ let package = Package(
             path: "Sources/Validation/ModelValidation"
         ),
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
-        .systemLibrary(name: "CSQLite", path: "Sources/Merge/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Merge/SQLiteConnection"),
+        .systemLibrary(name: "CSQLite", path: "Sources/Infrastructure/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Infrastructure/SQLiteConnection"),
         // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables.
-        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection"], path: "Sources/Merge/CoreDataStore"),
+        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection"], path: "Sources/Folder/CoreDataStore"),
         .target(
             name: "MergeEngine",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", "ProgressReporting", "CPrefetch",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SQLiteConnection", "ProgressReporting", "CPrefetch", "ParallelWork",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Merge/MergeEngine"
         ),
         // The processor's prefetch hint, which Swift cannot issue (see StoreState.apply).
-        .target(name: "CPrefetch", path: "Sources/Merge/CPrefetch"),
+        .target(name: "CPrefetch", path: "Sources/Infrastructure/CPrefetch"),
         // renameat2(RENAME_NOREPLACE) for publishing converted folders without replacing anything.
-        .target(name: "CFileSystem", path: "Sources/Folder/CFileSystem"),
+        .target(name: "CFileSystem", path: "Sources/Infrastructure/CFileSystem"),
         .target(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
-                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", "FileWrappers",
+                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", "FileWrappers", "ParallelWork",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"
@@ -154,12 +162,12 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
-        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
+        .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "Deflate", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

@@ -1,3 +1,4 @@
+import Deflate
 import Foundation
 import Testing
 import JSONDocument

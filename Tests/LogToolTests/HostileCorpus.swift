@@ -1,3 +1,4 @@
+import Deflate
 import Foundation
 import EventCodecs
 import FileWrappers

@@ -1,3 +1,4 @@
+import Deflate
 import Crypto
 import Foundation
 import JSONDocument

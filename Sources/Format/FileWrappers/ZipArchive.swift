@@ -1,5 +1,5 @@
+import Deflate
 import CZlib
-import EventCodecs
 
 /// The zip archives of Ensembles 2's zip cloud file system, which SSZipArchive (minizip) writes:
 /// one file per archive, stored or deflated (Spec/wrappers.md 4).

@@ -1,3 +1,4 @@
+import ParallelWork
 import Foundation
 import JSONDocument
 import EnsembleModel

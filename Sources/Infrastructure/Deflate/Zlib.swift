@@ -10,7 +10,7 @@ package enum Zlib {
     }
 
     /// Raw DEFLATE (RFC 1951), level 9.
-    static func deflate(_ input: [UInt8]) -> [UInt8]? {
+    package static func deflate(_ input: [UInt8]) -> [UInt8]? {
         var stream = z_stream()
         guard czlib_deflate_init_raw(&stream, 9) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
@@ -37,7 +37,7 @@ package enum Zlib {
     package static let maximumRatio = 100
 
     /// Whether `stored` deflated bytes may stand for `inflated` bytes under ``maximumRatio``.
-    static func ratioAllows(stored: Int, inflated: Int) -> Bool { inflated <= max(1, stored) * maximumRatio }
+    package static func ratioAllows(stored: Int, inflated: Int) -> Bool { inflated <= max(1, stored) * maximumRatio }
 
     /// `input` deflated when that is smaller and within the ratio rule; nil when it must be
     /// stored as it is.
@@ -48,14 +48,14 @@ package enum Zlib {
         return deflated
     }
 
-    enum InflateFailure: Error {
+    package enum InflateFailure: Error {
         case corrupt
         case tooLarge
     }
 
     /// Inflates raw DEFLATE, refusing output beyond `limit` bytes (a hostile stream can claim
     /// any size; it is never trusted).
-    static func inflate(_ input: ArraySlice<UInt8>, limit: Int) throws(InflateFailure) -> [UInt8] {
+    package static func inflate(_ input: ArraySlice<UInt8>, limit: Int) throws(InflateFailure) -> [UInt8] {
         let stream = try InflateStream(limit: limit)
         var output: [UInt8] = []
         try stream.feed(input) { output.append(contentsOf: $0) }
@@ -65,14 +65,14 @@ package enum Zlib {
 
     /// Raw DEFLATE inflated chunk by chunk, so that a large stream is never held whole: each
     /// `feed` hands its output to a closure in pieces of at most 64 KiB.
-    final class InflateStream {
+    package final class InflateStream {
         private var stream = z_stream()
         private let limit: Int
         private var produced = 0
         private var ended = false
         private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
 
-        init(limit: Int) throws(InflateFailure) {
+        package init(limit: Int) throws(InflateFailure) {
             self.limit = limit
             guard czlib_inflate_init_raw(&stream) == Z_OK else { throw .corrupt }
         }
@@ -81,7 +81,7 @@ package enum Zlib {
 
         /// Inflates the next stored bytes. Input after the end of the stream is `corrupt`, and so
         /// is output beyond the limit `tooLarge`, both reported as soon as they are met.
-        func feed(_ input: ArraySlice<UInt8>, _ sink: (ArraySlice<UInt8>) -> Void) throws(InflateFailure) {
+        package func feed(_ input: ArraySlice<UInt8>, _ sink: (ArraySlice<UInt8>) -> Void) throws(InflateFailure) {
             guard !input.isEmpty else { return }
             guard !ended else { throw .corrupt }
             var mutableInput = Array(input)
@@ -116,7 +116,7 @@ package enum Zlib {
         }
 
         /// The stream must have reached its final block.
-        func finish() throws(InflateFailure) {
+        package func finish() throws(InflateFailure) {
             guard ended else { throw .corrupt }
         }
     }
