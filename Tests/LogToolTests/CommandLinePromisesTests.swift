@@ -68,6 +68,27 @@ struct CommandLinePromisesTests {
         #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
     }
 
+    @Test("a reader that closes standard output early (| head) gets no message and the command's own status")
+    func closedPipe() throws {
+        for (arguments, expected) in [(["inspect", "Fixtures/folders/example/cloud"], Int32(0)), (["verify", "Fixtures/folders/damaged/cloud"], 1)] {
+            let process = Process()
+            process.executableURL = Run.binary
+            process.arguments = arguments
+            process.currentDirectoryURL = Run.packageRoot
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            // The read end is closed before the command writes, as `head -0` would.
+            try out.fileHandleForReading.close()
+            try process.run()
+            try out.fileHandleForWriting.close()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit && process.terminationStatus == expected, "\(arguments): \(stderr)")
+            #expect(!stderr.contains("standard output"), "\(arguments): \(stderr)")
+        }
+    }
+
     @Test("- reads an event file from standard input, and findings name it -")
     func standardInput() throws {
         func run(_ arguments: [String], input: URL) throws -> (status: Int32, stdout: String, stderr: String) {

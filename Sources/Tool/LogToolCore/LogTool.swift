@@ -33,8 +33,10 @@ package struct LogTool: ParsableCommand {
 
     /// Runs the command line and returns the exit status; usage errors exit with 2, not the
     /// argument parser's 64, as the Spec promises. A failed write to standard output makes the
-    /// status 1, with a message.
+    /// status 1, with a message; a reader that closed it does not (Spec/README.md 5.4).
     package static func run(arguments: [String]) -> Int32 {
+        // A closed pipe is EPIPE from write(2), not a signal that ends the process.
+        signal(SIGPIPE, SIG_IGN)
         var status: Int32
         do {
             var command = try parseAsRoot(arguments)
@@ -85,6 +87,8 @@ enum Console {
     private final class State: @unchecked Sendable {
         let lock = NSLock()
         var failure: String?
+        /// The reader of standard output closed it; what is left to write is dropped.
+        var readerLeft = false
         var signalSources: [DispatchSourceSignal] = []
     }
     private static let state = State()
@@ -115,11 +119,26 @@ enum Console {
         if let captured { return captured.append(bytes, toStandardError: false) }
         state.lock.lock()
         defer { state.lock.unlock() }
-        guard state.failure == nil else { return }
-        do {
-            try FileHandle.standardOutput.write(contentsOf: bytes)
-        } catch {
-            state.failure = "write failed: \(error.localizedDescription)"
+        guard state.failure == nil, !state.readerLeft else { return }
+        // write(2) rather than FileHandle, whose error does not say which errno ended it: a
+        // reader that closed the pipe (`| head`) is not a failure (Spec/README.md 5.4).
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else if written < 0 && errno == EPIPE {
+                    state.readerLeft = true
+                    return
+                } else {
+                    state.failure = "write failed: \(String(cString: strerror(errno)))"
+                    return
+                }
+            }
         }
     }
 
