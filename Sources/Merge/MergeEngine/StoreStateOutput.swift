@@ -1,0 +1,276 @@
+import ParallelWork
+import Foundation
+import JSONDocument
+import EnsembleModel
+import DataModel
+import EventCodecs
+
+/// What a replayed state gives back: its objects and properties, the state document of
+/// Spec/merge.md 9 and a baseline event of it (Spec/merge.md 13). The replay itself, and the
+/// storage both read, are in StoreState.swift.
+extension StoreState {
+    private func value(_ stored: Stored) -> Value {
+        switch stored {
+        case .attribute(let attribute): .attribute(attribute)
+        case .dataFile(let name): .dataFile(name)
+        case .toOne(let target): .toOne(target.map(key(of:)))
+        case .toMany(let members): .toMany(Set(members.map(key(of:))))
+        case .ordered(let order): .ordered(order.map(key(of:)))
+        }
+    }
+
+    /// Whether (entity, id) is live.
+    public func isLive(entity: String, id: String) -> Bool { liveObject(entity, id) != nil }
+
+    private func liveObject(_ entity: String, _ id: String) -> Int32? {
+        guard let number = entities.existing(entity) else { return nil }
+        return object(number, id)
+    }
+
+    private func sortedProperties(of object: Int32) -> [(name: String, value: Value)] {
+        slots[Int(object)].properties.map { (propertyNames[$0.key], value($0.value)) }.sorted { utf8Precedes($0.name, $1.name) }
+    }
+
+    /// The set properties of a live object as state-document values, by name in UTF-8 order.
+    public func properties(entity: String, id: String) throws(FormatError) -> [(name: String, value: JSONValue)]? {
+        guard let object = liveObject(entity, id) else { return nil }
+        var result: [(name: String, value: JSONValue)] = []
+        for property in sortedProperties(of: object) { result.append((property.name, try Self.json(property.value))) }
+        return result
+    }
+
+    /// Every live object: entity name, global identifier and its set properties by name, all
+    /// in UTF-8 byte order.
+    package var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
+        liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object)) }
+    }
+
+    /// The live objects in ``objectOrder(_:_:)``. Sorted by keys laid out side by side (the
+    /// entity's rank by name, then the identifier's first 8 bytes as a big-endian number) so
+    /// that comparing two objects reads neither slot unless both keys tie: the sort of a large
+    /// state no longer waits on a cache miss per comparison.
+    private var liveObjectsInOrder: [Int32] {
+        let ranking = (0..<Int32(entities.count)).sorted { utf8Precedes(entities[$0], entities[$1]) }
+        var rank = [Int32](repeating: 0, count: entities.count)
+        for (position, entity) in ranking.enumerated() { rank[Int(entity)] = Int32(position) }
+        var keys: [(rank: Int32, object: Int32, prefix: UInt64)] = []
+        keys.reserveCapacity(liveCount)
+        for index in slots.indices where slots[index].isLive {
+            keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
+        }
+        keys.sort { [slots] a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
+        return keys.map(\.object)
+    }
+
+    /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
+    /// entity then identifier order, with one property change per set property. Applied to an
+    /// empty state as a baseline, it rebuilds this state.
+    package func baseline(
+        uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
+        modelVersion: String?, revisionSet: RevisionSet
+    ) -> Event {
+        let changes = objectsInOrder.map { object in
+            var dataFiles: [String] = []
+            let properties = object.properties.map { name, value -> PropertyChange in
+                switch value {
+                case .attribute(let attribute):
+                    return PropertyChange(name: name, value: .attribute(attribute))
+                case .dataFile(let file):
+                    dataFiles.append(file)
+                    return PropertyChange(name: name, value: .attributeInDataFile(filename: file))
+                case .toOne(let target):
+                    return PropertyChange(name: name, value: .toOne(relatedIdentifier: target?.id.value))
+                case .toMany(let members):
+                    return PropertyChange(name: name, value: .toMany(added: sortedUnique(members.map(\.id.value)), removed: []))
+                case .ordered(let order):
+                    let ids = order.map(\.id.value)
+                    return PropertyChange(
+                        name: name,
+                        value: .orderedToMany(
+                            added: sortedUnique(ids), removed: [],
+                            movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
+                }
+            }
+            return ObjectChange(entity: object.entity, globalIdentifier: object.id, type: .insert, propertyChanges: properties, dataFiles: dataFiles)
+        }
+        return Event(
+            uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
+            timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
+    }
+
+    /// The number of live objects.
+    public var liveObjectCount: Int { liveCount }
+
+    /// The model the state was merged with, if any.
+    public var dataModel: DataModel? { model }
+
+    /// The state document of Spec/merge.md: `{"entities": {entity: {id: {property: value}}}}`.
+    public func document() throws(FormatError) -> JSONValue {
+        var options = JSONReadingOptions.strict
+        options.maximumBytes = .max
+        options.maximumStringBytes = .max
+        return try JSONParser.parse(try documentBytes(), options: options)
+    }
+
+    /// The canonical compact bytes of ``document()``.
+    public func documentBytes() throws(FormatError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try writeDocument { bytes += $0 }
+        return bytes
+    }
+
+    /// The canonical compact bytes of ``document()``, handed to `emit` in pieces of 2,048 objects:
+    /// a large state is never held twice as a document. Written directly from the stored values
+    /// (keys in UTF-8 byte order, as ``JSONWriter`` orders them), which was six times faster than
+    /// building a document per object, and eight pieces at a time on every core, emitted in
+    /// order (measured: Benchmarks/README.md).
+    public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
+        // Property numbers ranked by name once, so that each object sorts its few numbers.
+        let order = (0..<Int32(propertyNames.count)).sorted { utf8Precedes(propertyNames[$0], propertyNames[$1]) }
+        let rank = order.indices.reduce(into: [Int32](repeating: 0, count: order.count)) { $0[Int(order[$1])] = Int32($1) }
+        let names = WrittenNames(entities: entities, properties: propertyNames)
+        defer { names.deallocate() }
+        let objects = liveObjectsInOrder
+        emit(Array(#"{"entities":{"#.utf8))
+        let piece = 2_048, batch = 8 * piece
+        for batchStart in stride(from: 0, to: objects.count, by: batch) {
+            let batchEnd = min(objects.count, batchStart + batch)
+            let starts = Array(stride(from: batchStart, to: batchEnd, by: piece))
+            let written = ResultSlots<Result<[UInt8], FormatError>>(count: starts.count)
+            DispatchQueue.concurrentPerform(iterations: starts.count) { index in
+                let lower = starts[index], upper = min(batchEnd, lower + piece)
+                let previous = lower > 0 ? slots[Int(objects[lower - 1])].entity : nil
+                written.set(index, Result { () throws(FormatError) in try write(objects[lower..<upper], after: previous, rank: rank, names: names) })
+            }
+            // Every piece is set once concurrentPerform returns.
+            for case let result? in written.values { emit(try result.get()) }
+        }
+        emit(Array((objects.isEmpty ? "}}" : "}}}").utf8))
+    }
+
+    /// Entity and property names as the document writes them (quoted and escaped), end to end
+    /// in one buffer that the threads writing pieces copy from, instead of writing the shared
+    /// name strings (which retained and released them for every property written). Unchecked
+    /// `Sendable`: the buffer is only read once made, and freed after the last piece is written.
+    private struct WrittenNames: @unchecked Sendable {
+        private let bytes: UnsafeBufferPointer<UInt8>
+        /// Where each name starts (entity `e` at `starts[e]`, property `p` at
+        /// `starts[entityCount + p]`), and last where the last name ends.
+        private let starts: [Int]
+        private let entityCount: Int
+
+        init(entities: Numbering, properties: Numbering) {
+            var written: [UInt8] = []
+            var starts: [Int] = []
+            for name in (0..<Int32(entities.count)).map({ entities[$0] }) + (0..<Int32(properties.count)).map({ properties[$0] }) {
+                starts.append(written.count)
+                JSONWriter.writeString(name, into: &written)
+            }
+            starts.append(written.count)
+            // At least one byte: a state without names still allocates (and frees) a buffer.
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, written.count))
+            _ = buffer.initialize(fromContentsOf: written)
+            bytes = UnsafeBufferPointer(buffer)
+            self.starts = starts
+            entityCount = entities.count
+        }
+
+        func deallocate() { bytes.deallocate() }
+
+        func append(entity: Int32, to buffer: inout [UInt8]) { append(Int(entity), to: &buffer) }
+
+        func append(property: Int32, to buffer: inout [UInt8]) { append(entityCount + Int(property), to: &buffer) }
+
+        private func append(_ name: Int, to buffer: inout [UInt8]) {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[starts[name]..<starts[name + 1]]))
+        }
+    }
+
+    /// The members of `objects` in the state document, after an object of entity `previous`.
+    private func write(_ objects: ArraySlice<Int32>, after previous: Int32?, rank: [Int32], names: WrittenNames) throws(FormatError) -> [UInt8] {
+        var buffer: [UInt8] = []
+        var entity = previous
+        var positions: [Int64] = []
+        // The slots' fields are read in place, and the properties put in name order by position,
+        // with no closure that captures the state: copying each slot, or the state into a
+        // closure, retained and released everything they hold.
+        for index in objects.indices {
+            // A slot asked for 16 objects ahead, what it points at 8 ahead (measured:
+            // Benchmarks/README.md).
+            prefetch(slot: index + 16 < objects.endIndex ? objects[index + 16] : nil, contentsOf: index + 8 < objects.endIndex ? objects[index + 8] : nil)
+            let object = Int(objects[index])
+            if entity != slots[object].entity {
+                if entity != nil { buffer.append(contentsOf: "},".utf8) }
+                names.append(entity: slots[object].entity, to: &buffer)
+                buffer.append(contentsOf: ":{".utf8)
+                entity = slots[object].entity
+            } else {
+                buffer.append(UInt8(ascii: ","))
+            }
+            JSONWriter.writeString(slots[object].id, into: &buffer)
+            buffer.append(contentsOf: ":{".utf8)
+            slots[object].properties.positions(byRank: rank, into: &positions)
+            for (index, position) in positions.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                names.append(property: slots[object].properties.key(at: Int(position)), to: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                try write(slots[object].properties.value(at: Int(position)), into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        }
+        return buffer
+    }
+
+    /// One value as the state document gives it (Spec/merge.md 9).
+    private func write(_ value: Stored, into buffer: inout [UInt8]) throws(FormatError) {
+        switch value {
+        case .attribute(let attribute): try V2JSONEncoder.writeAttribute(attribute, into: &buffer)
+        case .dataFile(let name):
+            buffer.append(contentsOf: #"["dataFile","#.utf8)
+            JSONWriter.writeString(name, into: &buffer)
+            buffer.append(UInt8(ascii: "]"))
+        case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
+        case .toOne(nil): buffer.append(contentsOf: "null".utf8)
+        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members), into: &buffer)
+        case .ordered(let order): writeIdentifiers(of: order, into: &buffer)
+        }
+    }
+
+    private func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "["))
+        for index in objects.indices {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(slots[Int(objects[index])].id, into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "]"))
+    }
+
+    /// A to-many's members in the order the document lists them: by global identifier in UTF-8
+    /// byte order (Spec/merge.md 9.2). Sorted by number keys, as ``liveObjectsInOrder``: sorting
+    /// the identifier strings themselves retained and released each of them.
+    private func inIdentifierOrder(_ objects: Set<Int32>) -> [Int32] {
+        var keys: [(prefix: UInt64, object: Int32)] = []
+        keys.reserveCapacity(objects.count)
+        for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
+        keys.sort { [slots] a, b in Self.identifierPrecedes(a, b, in: slots) }
+        return keys.map(\.object)
+    }
+
+    /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
+    /// ``ExactString/prefixKey(_:)`` of its identifier: the keys settle most comparisons without
+    /// reading either slot.
+    private static func identifierPrecedes(_ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: [Slot]) -> Bool {
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
+    }
+
+    private static func json(_ value: Value) throws(FormatError) -> JSONValue {
+        switch value {
+        case .attribute(let attribute): return try V2JSONEncoder.attributeJSON(attribute)
+        case .dataFile(let name): return .array([.string("dataFile"), .string(name)])
+        case .toOne(let target): return target.map { .string($0.id.value) } ?? .null
+        case .toMany(let members): return .array(members.map(\.id.value).sorted(by: utf8Precedes).map(JSONValue.string))
+        case .ordered(let order): return .array(order.map { .string($0.id.value) })
+        }
+    }
+}
