@@ -399,14 +399,13 @@ struct Inspect: ParsableCommand {
     @OptionGroup var options: ReadingOptions
 
     func run() throws {
-        if ModelBundle.looksLikeModel(path) {
-            guard FileManager.default.fileExists(atPath: path) else {
-                writeStandardError("logtool: \(escaped(path)): no such file or folder")
-                throw ToolExit(status: .usage)
-            }
-        }
         // A model is described without the folder options (its own --model-version only).
-        let ensemble = Ensemble(inputs: [path], options: ModelBundle.looksLikeModel(path) ? Ensemble.Options() : try options.ensembleOptions())
+        let isModel = ModelBundle.looksLikeModel(path)
+        if isModel && !FileManager.default.fileExists(atPath: path) {
+            writeStandardError("logtool: \(escaped(path)): no such file or folder")
+            throw ToolExit(status: .usage)
+        }
+        let ensemble = Ensemble(inputs: [path], options: isModel ? Ensemble.Options() : try options.ensembleOptions())
         let report: JSONValue
         do {
             report = try ensemble.inspect(modelVersion: options.modelVersion)
