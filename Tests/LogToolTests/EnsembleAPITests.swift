@@ -83,8 +83,27 @@ struct EnsembleAPITests {
         #expect(verification.first?.diagnostics.isEmpty == false)
         var warnings: [FormatError] = []
         let history = try Ensemble(at: Self.fixture("Fixtures/merge/baseline-covers/cloud/E")).history(entity: "Item", id: "i1", warnings: &warnings)
-        #expect(history[JSONPointer(["kind"])] == .string("history"))
-        #expect(history[JSONPointer(["final", "live"])] == .bool(true))
+        #expect(history.entity == "Item" && history.id == "i1" && history.live)
+        // The case's hand-derived state (Fixtures/merge/README.md) holds i1's final values.
+        let state = try JSONParser.parse(Array(try Data(contentsOf: Self.fixture("Fixtures/merge/baseline-covers/expected/state.json"))))
+        let expected = state[JSONPointer(["entities", "Item", "i1"])]?.objectValue
+        #expect(JSONObject(history.finalProperties.map { ($0.name, $0.value) }) == expected)
+        #expect(history.changes.first?.change == .insert)
+    }
+
+    @Test("a typed history encodes to the published schema and decodes back to itself")
+    func historyCodable() throws {
+        var warnings: [FormatError] = []
+        let history = try Ensemble(at: Self.fixture("Fixtures/merge/baseline-covers/cloud/E")).history(entity: "Item", id: "i1", warnings: &warnings)
+        let encoded = try JSONEncoder().encode(history)
+        let document = try JSONParser.parse(Array(encoded))
+        #expect(try BundledSchema.history.validate(document) == [])
+        #expect(document == history.document)
+        #expect(try JSONDecoder().decode(ObjectHistory.self, from: encoded) == history)
+        // A document of another kind is refused, not read as an empty history.
+        var other = try #require(document.objectValue)
+        other["kind"] = .string("inspect")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ObjectHistory.self, from: Data(JSONWriter().bytes(.object(other)))) }
     }
 
     @Test("convert and rebase write new folders that merge to the same state")

@@ -1,7 +1,7 @@
 /// What a file holds, decided from its first bytes alone (Spec/wrappers.md 2). Names say
-/// nothing reliable: no public source says how Ensembles 2's wrappers rename files, so the
+/// nothing reliable: no package source says how Ensembles 2's wrappers rename files, so the
 /// content decides.
-public enum ContentKind: String, Sendable, Hashable, CaseIterable {
+package enum ContentKind: String, Sendable, Hashable, CaseIterable {
     /// First byte 0x89: the v2 binary event encoding (Spec/v2-binary.md decides the rest).
     case v2Binary = "v2-binary"
     /// Text whose first significant byte is printable ASCII (`{`, `[`, ...): read as JSON, so
@@ -23,11 +23,11 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
     case unknown
 
     /// Whether the toolkit removes this kind as a layer and reads what it holds.
-    public var isWrapper: Bool { self == .zip || self == .encrypted }
+    package var isWrapper: Bool { self == .zip || self == .encrypted }
 
     /// The `file.kind-*` code of a kind that no reader of the toolkit reads; nil for the kinds
     /// that are read or unwrapped.
-    public var unreadableCode: FormatError.Code? {
+    package var unreadableCode: FormatError.Code? {
         switch self {
         case .binaryPropertyList: .fileKindBinaryPlist
         case .xmlPropertyList: .fileKindXMLPlist
@@ -45,7 +45,7 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
     static let xmlWindow = 1024
 
     /// The kind of `bytes`, by the rules of Spec/wrappers.md 2, in their order.
-    public static func detect(_ bytes: some Collection<UInt8>) -> ContentKind {
+    package static func detect(_ bytes: some Collection<UInt8>) -> ContentKind {
         // Read in place: a copy of the first kilobyte was an allocation large enough to make the
         // allocator tidy up, for every file of a folder.
         let head = bytes.prefix(xmlWindow)
@@ -77,7 +77,7 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
     }
 
     /// A person-readable name of the kind, for messages.
-    public var displayName: String {
+    package var displayName: String {
         switch self {
         case .v2Binary: "a v2 binary event file"
         case .json: "JSON text"
@@ -93,7 +93,7 @@ public enum ContentKind: String, Sendable, Hashable, CaseIterable {
 
 /// The first bytes of a file as messages show them: up to 16 bytes in hexadecimal, then the
 /// printable ASCII among them (Spec/wrappers.md 6).
-public func firstBytesDescription(_ bytes: some Collection<UInt8>, count: Int = 16) -> String {
+package func firstBytesDescription(_ bytes: some Collection<UInt8>, count: Int = 16) -> String {
     let head = Array(bytes.prefix(count))
     guard !head.isEmpty else { return "no bytes" }
     let hex = head.map { byte in

@@ -47,15 +47,15 @@ public final class PasswordSource: @unchecked Sendable {
 
 /// Removes the wrappers of a cloud file: at most two layers, zip and encryption in either order,
 /// each at most once (Spec/wrappers.md 5).
-public struct Unwrapper: Sendable {
+package struct Unwrapper: Sendable {
     /// The password of encrypted files; nil: an encrypted file is `wrap.password-required`.
-    public var password: PasswordSource?
+    package var password: PasswordSource?
     /// The largest content a layer may produce (the JSON reader's file limit, 256 MiB).
-    public var maximumBytes: Int
+    package var maximumBytes: Int
 
-    public static let maximumLayers = 2
+    package static let maximumLayers = 2
 
-    public init(password: PasswordSource? = nil, maximumBytes: Int = 256 * 1024 * 1024) {
+    package init(password: PasswordSource? = nil, maximumBytes: Int = 256 * 1024 * 1024) {
         self.password = password
         self.maximumBytes = maximumBytes
     }

@@ -10,7 +10,7 @@ import CZlib
 /// by platform), and offers no way to impose the toolkit's limits (size, inflate ratio) before
 /// inflating or to report a byte offset. One entry of the format needs about 300 lines over the
 /// system zlib, which the toolkit already links for the binary encoding.
-public enum ZipArchive {
+package enum ZipArchive {
     static let localSignature: UInt32 = 0x0403_4B50
     static let centralSignature: UInt32 = 0x0201_4B50
     static let endSignature: UInt32 = 0x0605_4B50
@@ -23,7 +23,7 @@ public enum ZipArchive {
     /// The one compression-ratio rule of the toolkit (Spec/README.md 6.2), shared with the binary
     /// encoding and data containers: a deflated entry may stand for at most 100 times its stored
     /// bytes.
-    public static var maximumRatio: Int { Zlib.maximumRatio }
+    package static var maximumRatio: Int { Zlib.maximumRatio }
 
     /// How an entry's bytes are stored.
     package enum Method: UInt16, Sendable {
@@ -231,7 +231,7 @@ public enum ZipArchive {
     /// descriptor, the data, one central directory entry and the end record; times fixed at
     /// 1980-01-01 00:00 so that the same input gives the same bytes. `deflate` stores the entry
     /// raw when deflating would not shrink it or would break the ratio rule.
-    public static func write(name: String, content: [UInt8], deflate: Bool = true) -> [UInt8] {
+    package static func write(name: String, content: [UInt8], deflate: Bool = true) -> [UInt8] {
         var method = Method.stored
         var data = content
         if deflate, let deflated = Zlib.deflateForStorage(content) {

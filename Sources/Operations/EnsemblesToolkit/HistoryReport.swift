@@ -8,7 +8,7 @@ import MergeEngine
 extension Ensemble {
     /// Every change to one object in replay order, whether it applied, the events it was
     /// concurrent with, and which change set each final value (Spec/verify.md, "history").
-    public func history(entity: String, id: String, warnings: inout [FormatError]) throws(EnsembleError) -> JSONValue {
+    public func history(entity: String, id: String, warnings: inout [FormatError]) throws(EnsembleError) -> ObjectHistory {
         let (input, analysis) = try analyze(warnings: &warnings)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         do {
@@ -19,13 +19,168 @@ extension Ensemble {
     }
 }
 
-/// Builds the history document by replaying the merge while watching one object.
+/// How one object got its values: the result of ``Ensemble/history(entity:id:warnings:)``.
+/// It encodes (`Codable`) to the document of Spec/schemas/history.schema.json.
+public struct ObjectHistory: Sendable, Hashable {
+    public var entity: String
+    public var id: String
+    /// Every change to the object, in replay order.
+    public var changes: [Change]
+    /// Whether the object exists after the whole replay.
+    public var live: Bool
+    /// The object's properties after the replay, in the state document's order.
+    public var finalProperties: [FinalProperty]
+
+    /// One object change and the event it came from.
+    public struct Change: Sendable, Hashable {
+        /// The event file, as the folder reader names it.
+        public var file: String
+        public var store: String
+        public var revision: Int64
+        public var globalCount: Int64
+        public var timestamp: Double
+        public var eventType: EventType
+        /// Whether the event is a baseline taking part in the merge.
+        public var baseline: Bool
+        public var change: ChangeType
+        /// False when the object was not live, so the change was ignored (Spec/merge.md).
+        public var applied: Bool
+        /// The values set: attribute values as in the state document, to-many changes as their
+        /// added, removed (and moved) identifiers.
+        public var properties: JSONObject
+        /// The files of the events concurrent with this one's event (Spec/verify.md 10).
+        public var concurrentWith: [String]
+    }
+
+    /// A property's final value and the event file that set it (nil: set through an inverse
+    /// relationship).
+    public struct FinalProperty: Sendable, Hashable {
+        public var name: String
+        public var value: JSONValue
+        public var setBy: String?
+    }
+
+    /// The history document exactly as `logtool history --json` writes it.
+    package var document: JSONValue {
+        .object(
+            JSONObject([
+                ("historyVersion", JSONValue(Int64(1))),
+                ("kind", .string("history")),
+                ("entity", .string(entity)),
+                ("id", .string(id)),
+                ("changes", .array(changes.map(\.document))),
+                (
+                    "final",
+                    .object(
+                        JSONObject([
+                            ("live", .bool(live)),
+                            (
+                                "properties",
+                                .object(
+                                    JSONObject(
+                                        finalProperties.map {
+                                            ($0.name, .object(JSONObject([("value", $0.value), ("setBy", $0.setBy.map(JSONValue.string) ?? .null)])))
+                                        }))
+                            ),
+                        ]))
+                ),
+            ]))
+    }
+}
+
+extension ObjectHistory.Change {
+    var document: JSONValue {
+        .object(
+            JSONObject([
+                ("file", .string(file)),
+                ("store", .string(store)),
+                ("revision", JSONValue(revision)),
+                ("globalCount", JSONValue(globalCount)),
+                ("timestamp", JSONValue(timestamp)),
+                ("eventType", JSONValue(eventType.rawValue)),
+                ("baseline", .bool(baseline)),
+                ("change", .string(change.historyName)),
+                ("applied", .bool(applied)),
+                ("properties", .object(properties)),
+                ("concurrentWith", .array(concurrentWith.map(JSONValue.string))),
+            ]))
+    }
+}
+
+extension ObjectHistory: Codable {
+    enum CodingKeys: String, CodingKey { case historyVersion, kind, entity, id, changes, final }
+    enum FinalKeys: String, CodingKey { case live, properties }
+
+    public init(from decoder: any Decoder) throws {
+        let keyed = try decoder.container(keyedBy: CodingKeys.self)
+        guard try keyed.decode(Int64.self, forKey: .historyVersion) == 1, try keyed.decode(String.self, forKey: .kind) == "history" else {
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: keyed, debugDescription: "not a history document of version 1")
+        }
+        entity = try keyed.decode(String.self, forKey: .entity)
+        id = try keyed.decode(String.self, forKey: .id)
+        changes = try keyed.decode([Change].self, forKey: .changes)
+        let final = try keyed.nestedContainer(keyedBy: FinalKeys.self, forKey: .final)
+        live = try final.decode(Bool.self, forKey: .live)
+        finalProperties = try final.decode(JSONObject.self, forKey: .properties).map { name, entry in
+            FinalProperty(name: name, value: entry.objectValue?["value"] ?? .null, setBy: entry.objectValue?["setBy"]?.stringValue)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try document.encode(to: encoder)
+    }
+}
+
+extension ObjectHistory.Change: Codable {
+    enum CodingKeys: String, CodingKey {
+        case file, store, revision, globalCount, timestamp, eventType, baseline, change, applied, properties, concurrentWith
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let keyed = try decoder.container(keyedBy: CodingKeys.self)
+        file = try keyed.decode(String.self, forKey: .file)
+        store = try keyed.decode(String.self, forKey: .store)
+        revision = try keyed.decode(Int64.self, forKey: .revision)
+        globalCount = try keyed.decode(Int64.self, forKey: .globalCount)
+        timestamp = try keyed.decode(Double.self, forKey: .timestamp)
+        guard let type = EventType(rawValue: try keyed.decode(Int64.self, forKey: .eventType)) else {
+            throw DecodingError.dataCorruptedError(forKey: .eventType, in: keyed, debugDescription: "not an event type")
+        }
+        eventType = type
+        baseline = try keyed.decode(Bool.self, forKey: .baseline)
+        let name = try keyed.decode(String.self, forKey: .change)
+        guard let kind = ChangeType.allCases.first(where: { $0.historyName == name }) else {
+            throw DecodingError.dataCorruptedError(forKey: .change, in: keyed, debugDescription: "not insert, update or delete")
+        }
+        change = kind
+        applied = try keyed.decode(Bool.self, forKey: .applied)
+        properties = try keyed.decode(JSONObject.self, forKey: .properties)
+        concurrentWith = try keyed.decode([String].self, forKey: .concurrentWith)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try document.encode(to: encoder)
+    }
+}
+
+extension ChangeType {
+    /// The name the history document gives the change.
+    package var historyName: String {
+        switch self {
+        case .insert: "insert"
+        case .update: "update"
+        case .delete: "delete"
+        }
+    }
+}
+
+/// Builds an object's history by replaying the merge while watching one object.
 enum HistoryReport {
     /// Replays the merge, watching one object.
-    static func history(of entity: String, id: String, analysis: MergeAnalysis, model: DataModel?) throws(FormatError) -> JSONValue {
+    static func history(of entity: String, id: String, analysis: MergeAnalysis, model: DataModel?) throws(FormatError) -> ObjectHistory {
         var state = StoreState(model: model)
         state.watch(entity: entity, id: id)
-        var changes: [(event: SourcedEvent, value: JSONValue)] = []
+        var changes: [(event: SourcedEvent, change: ObjectHistory.Change)] = []
         let baselineFiles = Set(analysis.baselines.map(\.file))
         for sourced in try analysis.baselines + analysis.replayedEvents() {
             let mine = sourced.event.objectChanges.filter {
@@ -39,22 +194,14 @@ enum HistoryReport {
             for change in mine.filter({ $0.type != .delete }) + mine.filter({ $0.type == .delete }) {
                 var properties = JSONObject()
                 for property in change.propertyChanges { properties[property.name] = try Self.json(property.value) }
+                let event = sourced.event
                 changes.append(
                     (
                         sourced,
-                        .object(
-                            JSONObject([
-                                ("file", .string(sourced.file)),
-                                ("store", .string(sourced.event.storeIdentifier)),
-                                ("revision", JSONValue(sourced.event.revision)),
-                                ("globalCount", JSONValue(sourced.event.globalCount)),
-                                ("timestamp", JSONValue(sourced.event.timestamp)),
-                                ("eventType", JSONValue(sourced.event.type.rawValue)),
-                                ("baseline", .bool(baselineFiles.contains(sourced.file))),
-                                ("change", .string(change.type == .insert ? "insert" : change.type == .update ? "update" : "delete")),
-                                ("applied", .bool(liveInEvent)),
-                                ("properties", .object(properties)),
-                            ]))
+                        ObjectHistory.Change(
+                            file: sourced.file, store: event.storeIdentifier, revision: event.revision, globalCount: event.globalCount,
+                            timestamp: event.timestamp, eventType: event.type, baseline: baselineFiles.contains(sourced.file), change: change.type,
+                            applied: liveInEvent, properties: properties, concurrentWith: [])
                     ))
             }
         }
@@ -69,30 +216,17 @@ enum HistoryReport {
         }
         let concurrent = ConcurrentEvents.find(events).enumerated().map { index, others in
             // Files that are canonically equivalent count as the same file, as they always have.
-            JSONValue.array(sortedUnique(others.map { files[$0] }.filter { $0 != files[index] }).map(JSONValue.string))
+            sortedUnique(others.map { files[$0] }.filter { $0 != files[index] })
         }
-        let listed = changes.map { entry -> JSONValue in
-            guard case .object(var object) = entry.value, let index = eventOf[ExactString(entry.event.file)] else { return entry.value }
-            object["concurrentWith"] = concurrent[index]
-            return .object(object)
+        let listed = changes.map { entry in
+            var change = entry.change
+            if let index = eventOf[ExactString(entry.event.file)] { change.concurrentWith = concurrent[index] }
+            return change
         }
-        var final = JSONObject()
-        for property in try state.properties(entity: entity, id: id) ?? [] {
-            final[property.name] = .object(
-                JSONObject([
-                    ("value", property.value),
-                    ("setBy", (state.provenance[property.name] ?? nil).map(JSONValue.string) ?? .null),
-                ]))
+        let final = try (state.properties(entity: entity, id: id) ?? []).map { property in
+            ObjectHistory.FinalProperty(name: property.name, value: property.value, setBy: state.provenance[property.name] ?? nil)
         }
-        return .object(
-            JSONObject([
-                ("historyVersion", JSONValue(Int64(1))),
-                ("kind", .string("history")),
-                ("entity", .string(entity)),
-                ("id", .string(id)),
-                ("changes", .array(listed)),
-                ("final", .object(JSONObject([("live", .bool(state.isLive(entity: entity, id: id))), ("properties", .object(final))]))),
-            ]))
+        return ObjectHistory(entity: entity, id: id, changes: listed, live: state.isLive(entity: entity, id: id), finalProperties: final)
     }
 
     /// A property change as the history shows it: attribute values as in the state document,

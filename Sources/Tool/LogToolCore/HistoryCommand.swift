@@ -38,41 +38,37 @@ struct History: ParsableCommand {
 
     func run() throws {
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
-        let document: JSONValue
+        let history: ObjectHistory
         var warnings: [FormatError] = []
         defer { for warning in warnings { writeStandardError("warning: \(escaped(warning))") } }
         do {
-            document = try ensemble.history(entity: entity, id: id, warnings: &warnings)
+            history = try ensemble.history(entity: entity, id: id, warnings: &warnings)
         } catch {
             throw reportAndExit(error, json: json)
         }
         if json {
-            writeJSON(document)
+            writeJSON(history.document)
         } else {
-            writeStandardOutput(Self.text(document))
+            writeStandardOutput(Self.text(history))
         }
     }
 
-    static func text(_ document: JSONValue) -> String {
-        func field(_ value: JSONValue?, _ key: String) -> JSONValue? { value?[JSONPointer([key])] }
-        var lines = ["History of \(InspectText.text(field(document, "entity"))) \(InspectText.text(field(document, "id")))"]
-        for change in field(document, "changes")?.arrayValue ?? [] {
-            var line = "  \(InspectText.text(field(change, "change")))"
-            if field(change, "applied") == .bool(false) { line += " (ignored: the object was not live)" }
-            line +=
-                "  \(InspectText.text(field(change, "file")))  store \(InspectText.text(field(change, "store"))) revision \(InspectText.text(field(change, "revision"))) global count \(InspectText.text(field(change, "globalCount")))"
+    static func text(_ history: ObjectHistory) -> String {
+        var lines = ["History of \(escaped(history.entity)) \(escaped(history.id))"]
+        for change in history.changes {
+            var line = "  \(change.change.historyName)"
+            if !change.applied { line += " (ignored: the object was not live)" }
+            line += "  \(escaped(change.file))  store \(escaped(change.store)) revision \(change.revision) global count \(change.globalCount)"
             lines.append(line)
-            for (name, value) in field(change, "properties")?.objectValue ?? JSONObject() {
+            for (name, value) in change.properties {
                 lines.append("      \(escaped(name)) = \(InspectText.json(value))")
             }
-            let concurrent = field(change, "concurrentWith")?.arrayValue ?? []
-            if !concurrent.isEmpty { lines.append("      concurrent with \(concurrent.map { InspectText.text($0) }.joined(separator: ", "))") }
+            if !change.concurrentWith.isEmpty { lines.append("      concurrent with \(change.concurrentWith.map(escaped).joined(separator: ", "))") }
         }
-        let final = field(document, "final")
-        lines.append(field(final, "live") == .bool(true) ? "Final state:" : "Final state: not live")
-        for (name, entry) in field(final, "properties")?.objectValue ?? JSONObject() {
-            let by = field(entry, "setBy").flatMap { $0 == .null ? nil : InspectText.text($0) } ?? "an inverse relationship"
-            lines.append("  \(escaped(name)) = \(InspectText.json(field(entry, "value") ?? .null))  (last set by \(by))")
+        lines.append(history.live ? "Final state:" : "Final state: not live")
+        for property in history.finalProperties {
+            let by = property.setBy.map(escaped) ?? "an inverse relationship"
+            lines.append("  \(escaped(property.name)) = \(InspectText.json(property.value))  (last set by \(by))")
         }
         return lines.joined(separator: "\n") + "\n"
     }
