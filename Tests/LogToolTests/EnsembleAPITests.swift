@@ -99,7 +99,11 @@ struct EnsembleAPITests {
         let document = try JSONParser.parse(Array(encoded))
         #expect(try BundledSchema.history.validate(document) == [])
         #expect(document == history.document)
-        #expect(try JSONDecoder().decode(ObjectHistory.self, from: encoded) == history)
+        let decoded = try JSONDecoder().decode(ObjectHistory.self, from: encoded)
+        #expect(decoded.entity == history.entity && decoded.id == history.id && decoded.live == history.live)
+        #expect(decoded.changes == history.changes)
+        // JSON objects are unordered to a Decoder: the final properties come back in its order.
+        #expect(decoded.finalProperties.sorted { $0.name < $1.name } == history.finalProperties.sorted { $0.name < $1.name })
         // A document of another kind is refused, not read as an empty history.
         var other = try #require(document.objectValue)
         other["kind"] = .string("inspect")

@@ -28,7 +28,8 @@ public struct ObjectHistory: Sendable, Hashable {
     public var changes: [Change]
     /// Whether the object exists after the whole replay.
     public var live: Bool
-    /// The object's properties after the replay, in the state document's order.
+    /// The object's properties after the replay, in the state document's order (a decoded
+    /// history has them in the order its `Decoder` reports an object's keys).
     public var finalProperties: [FinalProperty]
 
     /// One object change and the event it came from.
