@@ -107,9 +107,9 @@ public struct Ensemble: Sendable {
     /// about one revision stop it as they stop a merge.
     public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
         var evidence: DeliveryEvidence?
-        let input = try MergeInputs.gather(inputs, reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings) {
-            evidence = DeliveryEvidence($0, highestComplete: $1)
-        }
+        let input = try MergeInputs.gather(
+            inputs, reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
+            contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
         warnings += Self.modelWarning(input)
         let integration = DeviceIntegration.integrate(input, as: store)
         guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }

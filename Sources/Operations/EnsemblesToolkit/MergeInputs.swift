@@ -20,10 +20,14 @@ enum MergeInputs {
     ///
     /// With `replayEarly` and a single folder as input, the events are also replayed as they are
     /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
+    ///
+    /// With `foldersOnly`, every input is read as a cloud folder (a file is then "no such
+    /// folder"), and `severalEnsembles` words the refusal of a second ensemble for the command.
     static func gather(
         _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
-        modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError],
-        contentsRead: ((EnsembleContents, _ highestComplete: [String: Int64]) -> Void)? = nil
+        modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError], foldersOnly: Bool = false,
+        severalEnsembles: (String) -> String = { _ in "the inputs hold more than one ensemble; merge one at a time" },
+        contentsRead: ((EnsembleListing, EnsembleContents, _ highestComplete: [String: Int64]) -> Void)? = nil
     ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
@@ -48,10 +52,11 @@ enum MergeInputs {
         for path in inputs {
             var isDirectory: ObjCBool = false
             // `-` is one event file or log read from standard input (Spec/merge.md 2).
-            guard path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            guard foldersOnly || path == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            else {
                 throw EnsembleError(.usage, FormatError(.folderNotFound, "no such file or folder", location: .init(file: path)))
             }
-            if !isDirectory.boolValue {
+            if !foldersOnly && !isDirectory.boolValue {
                 let name = URL(fileURLWithPath: path).lastPathComponent
                 // Without the wrapper suffixes (Spec/wrappers.md 5.3): `7_A_3_1of2.cdeevent.zip` is of set `7_A_3`.
                 if let (base, part) = CloudFileName.partOfSet(name) {
@@ -75,7 +80,7 @@ enum MergeInputs {
             }
             ensembles += listings.count
             guard ensembles <= 1 else {
-                throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "the inputs hold more than one ensemble; merge one at a time"))
+                throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, severalEnsembles(path)))
             }
             for listing in listings {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
@@ -88,7 +93,7 @@ enum MergeInputs {
                 var folderReader = reader
                 folderReader.fingerprints = !(replaysEarly && sink != nil)
                 let contents = EnsembleContents.read(listing, reader: folderReader, summarize: summarize, sink: sink)
-                contentsRead?(contents, sink?.highestComplete ?? [:])
+                contentsRead?(listing, contents, sink?.highestComplete ?? [:])
                 if let sink {
                     if let failure = sink.failure { throw EnsembleError(.failure, failure) }
                     input.baselines += sink.baselines

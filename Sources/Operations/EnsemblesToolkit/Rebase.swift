@@ -39,20 +39,20 @@ extension Ensemble {
         } catch {
             throw EnsembleError(usage: error.errors, path: out.path)
         }
-        let listings: [EnsembleListing]
-        do {
-            listings = try CloudFolderScanner().scan(path)
-        } catch {
-            throw EnsembleError(.usage, error)
-        }
-        guard listings.count == 1, let listing = listings.first else {
-            throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "\(path) holds more than one ensemble; rebase one at a time"))
-        }
         var warnings: [FormatError] = []
         var folderLayers: [WrapperLayer] = []
+        var listed: EnsembleListing?
+        // One scan: the listing the reader took (registrations and data files) is the one copied.
         let input = try MergeInputs.gather(
-            [path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
-            contentsRead: { contents, _ in folderLayers = contents.folderLayers ?? [] })
+            [path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings, foldersOnly: true,
+            severalEnsembles: { "\($0) holds more than one ensemble; rebase one at a time" },
+            contentsRead: { listing, contents, _ in
+                listed = listing
+                folderLayers = contents.folderLayers ?? []
+            })
+        guard let listing = listed else {
+            throw EnsembleError(.failure, FormatError(.rebaseWriteFailed, "\(path) was read without a folder listing"))
+        }
         let analysis = MergeEngine.analyze(input)
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         let plan: RebasePlan?
