@@ -29,11 +29,31 @@ struct InProcessCommandTests {
         #expect(run.stdout == "")
         #expect(
             run.stderr == """
-                merge.revision-gap (200) \(events)/3_A_3.cdeevent [store=A, first=2, last=2]: store A misses revisions 2...2
-                merge.revision-gap (200) \(events)/7_C_5.cdeevent [store=C, first=3, last=4]: store C misses revisions 3...4
-                merge.revision-gap (200) \(events)/8_C_8.cdeevent [store=C, first=6, last=7]: store C misses revisions 6...7
+                merge.revision-gap (200) \(events)/3_A_3.cdeevent [store=A, first=2, last=2]: store A misses revision 2
+                merge.revision-gap (200) \(events)/7_C_5.cdeevent [store=C, first=3, last=4]: store C misses revisions 3-4
+                merge.revision-gap (200) \(events)/8_C_8.cdeevent [store=C, first=6, last=7]: store C misses revisions 6-7
 
                 """)
+    }
+
+    @Test("verify's text: the growth line rounds the compaction and says why a rebase is recommended")
+    func verifyText() throws {
+        // Compaction and recommendation from the cases' expected documents (0.25 and false, 0.5
+        // and true: no baseline takes part, diagnostics.md 6.4 rule 1); byte counts are the files'.
+        let withBaseline = LogTool.runCapturing(arguments: ["verify", "\(Self.root)/Fixtures/verify/healthy-with-baseline/cloud"])
+        #expect(withBaseline.status == 0)
+        #expect(
+            withBaseline.stdout == """
+                Ensemble E (E)
+                  Growth: events 1494 bytes in 3 files, baselines 1062, data 2048, debris 0 bytes
+                    0 covered events; rebase compaction 0.25; rebase not recommended
+
+                0 errors, 0 warnings, 0 infos
+
+                """)
+        let without = LogTool.runCapturing(arguments: ["verify", "\(Self.root)/Fixtures/verify/healthy/cloud/E"])
+        #expect(without.stdout.hasPrefix("Ensemble E\n"))
+        #expect(without.stdout.contains("; rebase compaction 0.50; rebase recommended: no baseline takes part\n"))
     }
 
     @Test("usage errors: exit 2, one message starting with the code, nothing on standard output")

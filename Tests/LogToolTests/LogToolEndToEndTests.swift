@@ -53,7 +53,7 @@ struct LogToolEndToEndTests {
         #expect(run.stdout.contains("Ensemble MainStore"))
         #expect(run.stdout.contains("[conflictedCopy]"))
         #expect(run.stdout.contains("(legacy name)"))
-        #expect(run.stdout.contains("Summary: 1 ensembles, 3 stores, 31 events, 2 baselines, 1 data files, 4 debris, 0 unreadable"))
+        #expect(run.stdout.contains("Summary: 1 ensemble, 3 stores, 31 events, 2 baselines, 1 data file, 4 debris, 0 unreadable"))
     }
 
     @Test(

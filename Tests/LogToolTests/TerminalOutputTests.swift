@@ -97,7 +97,7 @@ struct TerminalOutputTests {
         // The name that is not UTF-8: its byte shown by cloud-layout.md 7 rule 0, then escaped.
         #expect(verify.stdout.contains(#"data/bad\\xFF\x1bname"#), "\(TerminalText.escape(verify.stdout))")
         let merge = LogTool.runCapturing(arguments: ["merge", root.path])
-        #expect(merge.stderr.contains(#"misses revisions"#))
+        #expect(merge.stderr.contains(#"misses revision "#))
         #expect(merge.stderr.contains(#"store="S\u001b]0;owned\u0007\u001b[2J\u001b[31m\r\n0 errors\u007f\u009b1m""#), "\(merge.stderr)")
     }
 

@@ -199,7 +199,7 @@ package struct DeviceIntegration: Sendable {
                 reasons[key] = [
                     IntegrityProblem(
                         code: .mergeRevisionGap, number: 200, files: [sourced.file],
-                        message: "store \(sourced.event.storeIdentifier) misses revisions \(gap.first)...\(gap.last) before this event",
+                        message: "store \(sourced.event.storeIdentifier) misses \(IntegrityProblem.revisions(gap.first, gap.last)) before this event",
                         details: JSONObject([
                             ("store", .string(sourced.event.storeIdentifier)), ("first", JSONValue(gap.first)), ("last", JSONValue(gap.last)),
                         ]))

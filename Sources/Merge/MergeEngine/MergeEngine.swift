@@ -82,6 +82,13 @@ public struct IntegrityProblem: Sendable, Hashable {
     }
 }
 
+extension IntegrityProblem {
+    /// "revision 3" or "revisions 3-5", as a message names the revisions of a gap.
+    package static func revisions(_ first: Int64, _ last: Int64) -> String {
+        first == last ? "revision \(first)" : "revisions \(first)-\(last)"
+    }
+}
+
 package struct MergeFailure: Error, Sendable {
     package var problems: [IntegrityProblem]
 }
@@ -559,7 +566,7 @@ private struct IntegrityCheck {
             problems.append(
                 IntegrityProblem(
                     code: .mergeRevisionGap, number: 200, files: [sourced.file],
-                    message: "store \(current.identifier) misses revisions \(current.expected)...\(event.revision - 1)",
+                    message: "store \(current.identifier) misses \(IntegrityProblem.revisions(current.expected, event.revision - 1))",
                     details: JSONObject([
                         ("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(event.revision - 1)),
                     ])))

@@ -65,6 +65,9 @@ public struct EnsembleVerification: Sendable {
     public var diagnostics: [Diagnostic]
     /// The growth figures of Spec/diagnostics.md.
     public var growth: JSONValue
+    /// Why a rebase is recommended: the first rule of Spec/diagnostics.md 6.4 that holds; nil
+    /// when none does.
+    public var rebaseReason: String?
 }
 
 /// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as
@@ -316,10 +319,10 @@ package enum EnsembleVerifier {
                 [("pointers", .array(pointers.sorted(by: utf8Precedes).map(JSONValue.string)))])
         }
 
+        let growth = growth(listing, input, analysis, replayed: replayed, covered: covered)
         return EnsembleVerification(
             identifier: contents.identifier, displayPath: contents.displayPath,
-            diagnostics: unique(diagnostics.sorted(by: order)),
-            growth: growth(listing, input, analysis, replayed: replayed, covered: covered))
+            diagnostics: unique(diagnostics.sorted(by: order)), growth: growth.figures, rebaseReason: growth.rebaseReason)
     }
 
     /// What the growth figures need of the events to replay, read in one pass over the event
@@ -397,7 +400,7 @@ package enum EnsembleVerifier {
     private static func growth(
         _ listing: EnsembleListing, _ input: MergeInput, _ analysis: MergeAnalysis,
         replayed: ReplayedTotals, covered: [SourcedEvent]
-    ) -> JSONValue {
+    ) -> (figures: JSONValue, rebaseReason: String?) {
         var bytes: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         var files: [String: Int64] = ["events": 0, "baselines": 0, "data": 0, "stores": 0, "debris": 0]
         for entry in listing.entries {
@@ -421,11 +424,18 @@ package enum EnsembleVerifier {
         let storesWithEvents = replayed.stores.union(covered.map(\.event.storeIdentifier))
         let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0] == nil }
         let changes = baselineChanges + inserts + updates + deletes
-        let recommended = analysis.baselines.isEmpty || missesStore || replayed.events > 50 || (changes >= 500 && compaction > 0.5)
+        let reasons: [(holds: Bool, reason: String)] = [
+            (analysis.baselines.isEmpty, "no baseline takes part"),
+            (missesStore, "a store with events is not in the baselines' revision set"),
+            (replayed.events > 50, "\(replayed.events) events to replay, more than 50"),
+            (changes >= 500 && compaction > 0.5, "\(changes) changes, compaction above 0.5"),
+        ]
+        let rebaseReason = reasons.first(where: \.holds)?.reason
+        let recommended = rebaseReason != nil
         func object(_ values: [String: Int64]) -> JSONValue {
             .object(JSONObject(values.map { ($0.key, JSONValue($0.value)) }))
         }
-        return .object(
+        let figures = JSONValue.object(
             JSONObject([
                 ("bytes", object(bytes)),
                 ("files", object(files)),
@@ -439,5 +449,6 @@ package enum EnsembleVerifier {
                 ("compaction", JSONValue(compaction)),
                 ("rebaseRecommended", .bool(recommended)),
             ]))
+        return (figures, rebaseReason)
     }
 }

@@ -18,8 +18,14 @@ enum InspectText {
                 lines.append("")
             }
             let summary = report[JSONPointer(["summary"])]
-            let counts = ["ensembles", "stores", "events", "baselines", "dataFiles", "debris", "unreadable"].map { key in
-                "\(text(summary?[JSONPointer([key])])) \(key == "dataFiles" ? "data files" : key)"
+            let nouns = [
+                ("ensembles", "ensemble", "ensembles"), ("stores", "store", "stores"), ("events", "event", "events"),
+                ("baselines", "baseline", "baselines"), ("dataFiles", "data file", "data files"), ("debris", "debris", "debris"),
+                ("unreadable", "unreadable", "unreadable"),
+            ]
+            let counts = nouns.map { key, one, many in
+                let count = summary?[JSONPointer([key])]
+                return "\(text(count)) \(count == JSONValue(Int64(1)) ? one : many)"
             }
             lines.append("Summary: " + counts.joined(separator: ", "))
         }

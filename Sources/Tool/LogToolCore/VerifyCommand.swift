@@ -101,7 +101,8 @@ struct Verify: ParsableCommand {
     static func text(_ results: [EnsembleVerification]) -> String {
         var lines: [String] = []
         for result in results {
-            lines.append("Ensemble \(escaped(result.identifier)) (\(escaped(result.displayPath)))")
+            // "." is the folder given itself: only a subfolder's path says something.
+            lines.append("Ensemble \(escaped(result.identifier))" + (result.displayPath == "." ? "" : " (\(escaped(result.displayPath)))"))
             for severity in Diagnostic.Severity.allCases {
                 let group = result.diagnostics.filter { $0.severity == severity }
                 guard !group.isEmpty else { continue }
@@ -118,8 +119,11 @@ struct Verify: ParsableCommand {
             lines.append(
                 "  Growth: events \(value(["bytes", "events"])) bytes in \(value(["files", "events"])) files, baselines \(value(["bytes", "baselines"])), data \(value(["bytes", "data"])), debris \(value(["bytes", "debris"])) bytes"
             )
+            let covered = growth[JSONPointer(["coveredEvents"])]
+            let compaction = growth[JSONPointer(["compaction"])]?.numberValue.flatMap { Double($0.text) } ?? 0
+            let recommendation = result.rebaseReason.map { "rebase recommended: \($0)" } ?? "rebase not recommended"
             lines.append(
-                "    \(value(["coveredEvents"])) covered events; rebase compaction \(value(["compaction"])); rebase recommended: \(value(["rebaseRecommended"]))"
+                "    \(value(["coveredEvents"])) covered \(covered == JSONValue(Int64(1)) ? "event" : "events"); rebase compaction \(String(format: "%.2f", compaction)); \(recommendation)"
             )
             lines.append("")
         }
