@@ -19,7 +19,7 @@ struct PublishTests {
         ("convert", ["convert", folder, "DEST"], "convert.destination-exists"),
         ("rebase", ["rebase", folder, "--out", "DEST"], "rebase.destination-exists"),
         ("generate", ["generate", "DEST", "--changes", "50", "--objects", "10"], "convert.destination-exists"),
-        ("timeline", ["timeline", folder, "-o", "DEST"], "merge.destination-exists"),
+        ("timeline", ["timeline", folder, "-o", "DEST"], "timeline.destination-exists"),
     ]
 
     @Test("a destination created after the check is never overwritten", arguments: commands.indices)

@@ -3,6 +3,11 @@ import JSONDocument
 import EnsembleModel
 import CloudFolder
 
+extension FormatError.Code {
+    /// `timeline -o FILE`: FILE exists without `--force`, or appeared meanwhile (Spec/timeline.md 1).
+    public static let timelineDestinationExists = Self("timeline.destination-exists")
+}
+
 /// What `logtool timeline` draws for one ensemble (Spec/timeline.md): a lane per store, a mark
 /// per event and baseline, and every finding of verify (with device mode's, when asked) placed
 /// where it happens. Made from the same reports as `inspect` and `verify`.

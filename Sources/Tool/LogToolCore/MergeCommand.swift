@@ -211,7 +211,7 @@ private final class StagedState: @unchecked Sendable {
             throw ToolExit(status: failure.status)
         }
         try? handle?.close()
-        try publishOutput(temporary, at: destination, path: out, replacing: replacing, what: "the state", failure: .usage)
+        try publishOutput(temporary, at: destination, path: out, replacing: replacing, what: "the state", existsCode: .mergeDestinationExists, failure: .usage)
     }
 
     /// Waits for the write and removes the file.

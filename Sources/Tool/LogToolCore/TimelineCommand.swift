@@ -37,7 +37,7 @@ struct Timeline: ParsableCommand {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        if let output { try checkDestination(output, force: force, existsCode: .mergeDestinationExists) }
+        if let output { try checkDestination(output, force: force, existsCode: .timelineDestinationExists) }
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions))
         let reports: [TimelineReport]
         do {
@@ -60,6 +60,7 @@ struct Timeline: ParsableCommand {
             writeStandardError("logtool: \(escaped(output)): the page could not be written: \(error.localizedDescription)")
             throw ToolExit(status: .problemsFound)
         }
-        try publishOutput(temporary, at: destination, path: output, replacing: force, what: "the page", failure: .problemsFound)
+        try publishOutput(
+            temporary, at: destination, path: output, replacing: force, what: "the page", existsCode: .timelineDestinationExists, failure: .problemsFound)
     }
 }
