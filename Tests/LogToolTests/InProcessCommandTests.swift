@@ -66,6 +66,10 @@ struct InProcessCommandTests {
         let missing = LogTool.runCapturing(arguments: ["merge", "/nonexistent-input"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "folder.not-found /nonexistent-input: no such file or folder\n")
+        // A file where only a folder will do is not called missing.
+        let file = LogTool.runCapturing(arguments: ["verify", existing])
+        #expect(file.status == 2)
+        #expect(file.stderr == "folder.not-found \(existing): not a folder (inspect reads a single file)\n")
         let version = LogTool.runCapturing(arguments: ["merge", "--model-version", "X", "\(Self.root)/Fixtures/merge/baseline-covers/cloud/E"])
         #expect(version.status == 2)
         #expect(version.stderr.hasPrefix("Error: --model-version needs --model\n"))

@@ -28,10 +28,14 @@ package final class DirectoryHandle: Sendable {
     package static func open(_ path: String) throws(FormatError) -> DirectoryHandle {
         guard let folder = opened(path) else {
             let reason = errno
-            throw FormatError(
-                reason == ENOENT || reason == ENOTDIR ? .folderNotFound : .fileUnreadable,
-                reason == ENOENT || reason == ENOTDIR ? "no such folder" : "the folder cannot be opened: \(String(cString: strerror(reason)))",
-                location: .init(file: path))
+            let message =
+                switch reason {
+                case ENOENT: "no such folder"
+                // A file where a folder is needed: say so, as git does, rather than "no such folder".
+                case ENOTDIR: "not a folder (inspect reads a single file)"
+                default: "the folder cannot be opened: \(String(cString: strerror(reason)))"
+                }
+            throw FormatError(reason == ENOENT || reason == ENOTDIR ? .folderNotFound : .fileUnreadable, message, location: .init(file: path))
         }
         return folder
     }
