@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import LogToolCore
+@testable import LogToolCore
 
 /// Commands run in process, with their exact output and exit status (the way
 /// swift-argument-parser tests its commands). The expected texts are written out by hand from
@@ -73,6 +73,40 @@ struct InProcessCommandTests {
         let version = LogTool.runCapturing(arguments: ["merge", "--model-version", "X", "\(Self.root)/Fixtures/merge/baseline-covers/cloud/E"])
         #expect(version.status == 2)
         #expect(version.stderr.hasPrefix("Error: --model-version needs --model\n"))
+    }
+
+    @Test("-q writes no warning; results and the exit status are unchanged")
+    func quiet() throws {
+        let folder = "\(Self.root)/Fixtures/folders/example/cloud"
+        let loud = LogTool.runCapturing(arguments: ["merge", folder])
+        #expect(loud.stderr.hasPrefix("warning: 33 events name the model that wrote them"))
+        for flag in ["-q", "--quiet"] {
+            let quiet = LogTool.runCapturing(arguments: ["merge", flag, folder])
+            #expect(quiet.status == loud.status && quiet.stdout == loud.stdout)
+            #expect(quiet.stderr == "")
+        }
+    }
+
+    @Test("the progress line: done of total, percent, then rate and time left once a second has passed")
+    func progressLine() {
+        #expect(ProgressLine.render(step: "events replayed", done: 0, total: 0, elapsed: 5) == "events replayed: 0/0")
+        #expect(ProgressLine.render(step: "events replayed", done: 250, total: 1000, elapsed: 0.5) == "events replayed: 250/1000 (25%)")
+        // 300 in 2 s: 150/s; 700 left at that rate: 4.67 s, shown rounded up.
+        #expect(ProgressLine.render(step: "events replayed", done: 300, total: 1000, elapsed: 2) == "events replayed: 300/1000 (30%), 150/s, 0:05 left")
+        #expect(ProgressLine.render(step: "s", done: 1, total: 10_000, elapsed: 1) == "s: 1/10000 (0%), 1/s, 166:39 left")
+        #expect(ProgressLine.render(step: "s", done: 10, total: 10, elapsed: 4) == "s: 10/10 (100%), 3/s")
+    }
+
+    @Test("--progress and --no-progress decide over the terminal; --quiet draws none unless asked")
+    func progressChoice() throws {
+        func options(_ arguments: [String]) throws -> OutputOptions { try OutputOptions.parse(arguments) }
+        #expect(try options([]).drawsProgress(onTerminal: true))
+        #expect(try !options([]).drawsProgress(onTerminal: false))
+        #expect(try options(["--progress"]).drawsProgress(onTerminal: false))
+        #expect(try !options(["--no-progress"]).drawsProgress(onTerminal: true))
+        #expect(try !options(["-q"]).drawsProgress(onTerminal: true))
+        #expect(try options(["-q", "--progress"]).drawsProgress(onTerminal: false))
+        #expect(throws: (any Error).self) { try options(["--progress", "--no-progress"]) }
     }
 
     @Test("--version")

@@ -4,7 +4,7 @@ import Foundation
 
 /// `logtool conformance`: runs the golden merge cases against this engine or another one
 /// (Spec/merge.md 9.8).
-struct Conformance: ParsableCommand {
+struct Conformance: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Run the golden merge cases against this engine or an external one.",
         discussion: """
@@ -25,6 +25,8 @@ struct Conformance: ParsableCommand {
               logtool conformance --fixtures kit/Fixtures/merge --json
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @Option(
         name: .long, help: ArgumentHelp("The folder of cases (default: Fixtures/merge beside this logtool's source tree).", valueName: "DIR"),

@@ -3,7 +3,7 @@ import ArgumentParser
 import Foundation
 import SyntheticHistory
 
-struct Generate: ParsableCommand {
+struct Generate: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Write a synthetic cloud folder with its model, deterministically from a seed.",
         discussion: """
@@ -17,6 +17,8 @@ struct Generate: ParsableCommand {
               logtool generate /tmp/g --encoding binary --seed 7
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @Argument(help: "The folder to create.", completion: .directory)
     var out: String

@@ -3,7 +3,7 @@ import Foundation
 import EnsemblesToolkit
 
 /// `logtool history`: how one object got its values (Spec/verify.md, "history").
-struct History: ParsableCommand {
+struct History: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Show every change to one object in replay order, and which value won.",
         discussion: """
@@ -17,6 +17,8 @@ struct History: ParsableCommand {
               logtool history --entity Parent --id p1 --json --model M.xcdatamodeld cloud
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 
@@ -40,7 +42,7 @@ struct History: ParsableCommand {
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
         let history: ObjectHistory
         var warnings: [FormatError] = []
-        defer { for warning in warnings { writeStandardError("warning: \(escaped(warning))") } }
+        defer { for warning in warnings { writeWarning(warning) } }
         do {
             history = try ensemble.history(entity: entity, id: id, warnings: &warnings)
         } catch {

@@ -35,12 +35,24 @@ package struct LogTool: ParsableCommand {
     /// argument parser's 64, as the Spec promises. A failed write to standard output makes the
     /// status 1, with a message; a reader that closed it does not (Spec/README.md 5.4).
     package static func run(arguments: [String]) -> Int32 {
+        run(arguments: arguments, drawsProgress: false)
+    }
+
+    /// ``run(arguments:)``; with `drawsProgress`, a progress line is drawn on standard error as
+    /// the command's `--progress`, `--no-progress` and `--quiet` and the terminal decide.
+    static func run(arguments: [String], drawsProgress: Bool) -> Int32 {
         // A closed pipe is EPIPE from write(2), not a signal that ends the process.
         signal(SIGPIPE, SIG_IGN)
         var status: Int32
         do {
             var command = try parseAsRoot(arguments)
-            try command.run()
+            // Help and version are commands without these options (a parsable type made with
+            // init() has no values to read).
+            let output = (command as? any HasOutputOptions)?.outputOptions
+            if drawsProgress && output?.drawsProgress(onTerminal: isatty(STDERR_FILENO) == 1) ?? (isatty(STDERR_FILENO) == 1) {
+                ProgressReport.install(Console.progressLine)
+            }
+            try Console.$quiet.withValue(output?.quiet ?? false) { try command.run() }
             status = ExitStatus.success.rawValue
         } catch let exit as ToolExit {
             status = exit.status.rawValue
@@ -75,9 +87,8 @@ package struct LogTool: ParsableCommand {
     package static func runAsExecutable(arguments: [String]) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         Console.removeTemporaryFilesOnSignals()
-        if isatty(STDERR_FILENO) == 1 { ProgressReport.install(Console.progressLine) }
         defer { Console.clearProgressLine() }
-        return run(arguments: arguments)
+        return run(arguments: arguments, drawsProgress: true)
     }
 }
 
@@ -115,8 +126,13 @@ enum Console {
     /// Set while a command runs in process for a test: its output goes here, not to the streams.
     @TaskLocal static var captured: Captured?
 
+    /// `--quiet`: warnings are not written.
+    @TaskLocal static var quiet = false
+
     static func out(_ bytes: Data) {
         if let captured { return captured.append(bytes, toStandardError: false) }
+        // On a terminal both streams share the screen: the progress line goes first.
+        clearProgressLine()
         state.lock.lock()
         defer { state.lock.unlock() }
         guard state.failure == nil, !state.readerLeft else { return }
@@ -152,19 +168,26 @@ enum Console {
         let lock = NSLock()
         var shown = false
         var last = Date.distantPast
+        var step = ""
+        var started = Date()
     }
     private static let line = Line()
 
-    /// Draws `step: done/total` on one terminal line, at most ten times a second (only installed
-    /// when standard error is a terminal, so nothing reaches a pipe or a file).
+    /// Draws ``ProgressLine/render(step:done:total:elapsed:)`` on one line of standard error, at
+    /// most ten times a second (installed when it is a terminal, or with `--progress`).
     static let progressLine: ProgressReport.Handler = { step, done, total in
         line.lock.lock()
         defer { line.lock.unlock() }
         let now = Date()
+        if step != line.step {
+            line.step = step
+            line.started = now
+        }
         guard now.timeIntervalSince(line.last) >= 0.1 || done >= total else { return }
         line.last = now
         line.shown = true
-        try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K\(step): \(done)/\(total)".utf8))
+        let text = ProgressLine.render(step: step, done: done, total: total, elapsed: now.timeIntervalSince(line.started))
+        try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K\(text)".utf8))
     }
 
     /// Removes the progress line, if one is shown, before other output to standard error.
@@ -217,6 +240,12 @@ private final class KeptUntilExit<Value> {
 func writeStandardError(_ text: String) {
     let safe = TerminalText.escapeControls(text, keepingLineBreaks: true)
     Console.err(Data((safe.hasSuffix("\n") ? safe : safe + "\n").utf8))
+}
+
+/// Writes a warning (`warning: ` and the escaped text) unless the command runs with `--quiet`.
+func writeWarning(_ warning: Any) {
+    guard !Console.quiet else { return }
+    writeStandardError("warning: \(escaped(warning))")
 }
 
 /// Writes text for people to standard output, guarded like ``writeStandardError(_:)``.
@@ -370,7 +399,7 @@ struct ModelVersionOptions: ParsableArguments {
     var storeMetadata: [String] = []
 }
 
-struct Inspect: ParsableCommand {
+struct Inspect: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Show what a cloud folder or an event file holds.",
         discussion: """
@@ -389,6 +418,8 @@ struct Inspect: ParsableCommand {
               logtool inspect --json App.sqlite
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @Argument(help: "A cloud folder, an ensemble folder, an event file, a data model or a Core Data store.", completion: .file())
     var path: String
@@ -429,7 +460,7 @@ struct Inspect: ParsableCommand {
     }
 }
 
-struct Convert: ParsableCommand {
+struct Convert: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Convert event files and cloud folders between the v1 and v2 JSON dialects.",
         discussion: """
@@ -446,6 +477,8 @@ struct Convert: ParsableCommand {
               logtool convert --zip --encrypt --password-file pw.txt cloud wrapped
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 
@@ -576,7 +609,7 @@ struct Convert: ParsableCommand {
     }
 }
 
-struct Validate: ParsableCommand {
+struct Validate: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Check JSON files against one of the Spec's schemas.",
         discussion: """
@@ -588,6 +621,8 @@ struct Validate: ParsableCommand {
               logtool validate --schema state --json state.json
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @Option(name: .long, help: "The schema to check against.")
     var schema: BundledSchema = .v2Event

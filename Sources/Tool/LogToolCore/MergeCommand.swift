@@ -4,7 +4,7 @@ import SQLiteExport
 import EnsemblesToolkit
 import TemporaryFiles
 
-struct Merge: ParsableCommand {
+struct Merge: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Replay events to the final store state, as every device must (Spec/merge.md).",
         discussion: """
@@ -19,6 +19,8 @@ struct Merge: ParsableCommand {
               logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 
@@ -75,10 +77,10 @@ struct Merge: ParsableCommand {
             (state, isStaged) = try ensemble.merge(warnings: &warnings, whileChecking: overlap)
         } catch {
             staged?.discard()
-            for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
+            for warning in warnings { writeWarning(warning) }
             throw reportAndExit(error, json: json)
         }
-        for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
+        for warning in warnings { writeWarning(warning) }
         if isStaged, let staged {
             try staged.commit()
         } else {
@@ -98,10 +100,10 @@ struct Merge: ParsableCommand {
         do {
             view = try ensemble.integrate(as: store, warnings: &warnings)
         } catch {
-            for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
+            for warning in warnings { writeWarning(warning) }
             throw reportAndExit(error, json: json)
         }
-        for warning in warnings { writeStandardError("warning: \(escaped(warning))") }
+        for warning in warnings { writeWarning(warning) }
         // With --json the findings are in the report: standard error holds warnings only (merge.md 10).
         if !json { for finding in view.findings { writeStandardError(FindingLine.render(finding)) } }
         if json {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import EnsemblesToolkit
 
-struct Rebase: ParsableCommand {
+struct Rebase: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Fold a cloud folder's events into one new baseline, written as a new folder (Spec/merge.md 13).",
         discussion: """
@@ -16,6 +16,8 @@ struct Rebase: ParsableCommand {
               logtool rebase cloud/MainStore --out rebased --encoding binary --json
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 

@@ -4,7 +4,7 @@ import EnsemblesToolkit
 
 /// `logtool repair`: a plan for what verify finds, applied only on request, journaled and
 /// undoable (Spec/repair.md).
-struct Repair: ParsableCommand {
+struct Repair: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Plan, apply or undo the repair of a cloud folder; nothing is ever deleted (Spec/repair.md).",
         discussion: """
@@ -19,6 +19,8 @@ struct Repair: ParsableCommand {
               logtool repair --undo ~/ensembles-quarantine
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 

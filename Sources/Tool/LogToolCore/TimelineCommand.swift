@@ -4,7 +4,7 @@ import EnsemblesToolkit
 import TemporaryFiles
 
 /// `logtool timeline`: a folder's history as one self-contained web page (Spec/timeline.md).
-struct Timeline: ParsableCommand {
+struct Timeline: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Draw a cloud folder's history as one self-contained HTML page (Spec/timeline.md).",
         discussion: """
@@ -18,6 +18,8 @@ struct Timeline: ParsableCommand {
               logtool timeline --as-store 1A2B3C4D-STORE cloud/MainStore -o device.html
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
     @OptionGroup var modelVersions: ModelVersionOptions

@@ -3,7 +3,7 @@ import Foundation
 import EnsemblesToolkit
 
 /// `logtool verify`: the doctor for a cloud folder (Spec/verify.md).
-struct Verify: ParsableCommand {
+struct Verify: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
         abstract: "Check a cloud folder and say what is wrong, where, and what it means.",
         discussion: """
@@ -17,6 +17,8 @@ struct Verify: ParsableCommand {
               logtool verify --strict --json cloud > verify.json
             """
     )
+
+    @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @OptionGroup var options: ReadingOptions
 
