@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import JSONDocument
+import EventCodecs
 
 /// The promises every command keeps (Spec/README.md 6.1, issue 13): one rule for destinations,
 /// a failed write to standard output is an error and exit 1, `--version`.
@@ -119,6 +120,17 @@ struct CommandLinePromisesTests {
         let failed = try run(["merge", "-"], input: cut)
         #expect(failed.status == 1)
         #expect(failed.stderr.hasPrefix("json.syntax - [offset=112]: "), "\(failed.stderr)")
+        // validate and convert read `-` too; convert writes `-` to standard output, and only that.
+        let event = Run.packageRoot.appendingPathComponent("Fixtures/merge/baseline-covers/cloud/E/events/5_BRAVO-STORE_1.cdeevent")
+        #expect(try run(["validate", "-"], input: event) == (0, "-: valid\n", ""))
+        #expect(try run(["validate", "-"], input: cut).status == 1)
+        let source = try V2JSONDecoder().decodeEvent(try JSONParser.parse(Array(try Data(contentsOf: event)))).event
+        let piped = try run(["convert", "-", "-"], input: event)
+        #expect(piped.status == 0 && piped.stderr == "", "\(piped.stderr)")
+        #expect(try V2JSONDecoder().decodeEvent(try JSONParser.parse(Array(piped.stdout.utf8))).event == source)
+        let folder = try run(["convert", "Fixtures/merge/baseline-covers/cloud/E", "-"], input: event)
+        #expect(folder.status == 2 && folder.stdout == "")
+        #expect(!FileManager.default.fileExists(atPath: Run.packageRoot.appendingPathComponent("-").path))
     }
 
     @Test("--version names the tool, the Spec and the kit")

@@ -175,7 +175,8 @@ package struct Converter: Sendable {
                 ])
         }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
+        // `-` is one event file or log read from standard input (Spec/convert.md 2).
+        guard source == EventFileReader.standardInputName || FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ConversionFailure(usage: true, errors: [FormatError(.fileUnreadable, "no such file or folder", location: .init(file: source))])
         }
         var staging = try StagingArea(for: destinationURL)
@@ -239,7 +240,8 @@ package struct Converter: Sendable {
         // A single event stays a single file; with no data/ folder beside it, blobs stay inline.
         let bytes = try FolderWriter.encode(event, target: target, binary: binary, at: displayName, reader: reader)
         try staging.writeFile(try FolderWriter.wrapped(bytes, name: URL(fileURLWithPath: destination).lastPathComponent, wrapping, at: destination))
-        let check = FolderWriter.readingBack(wrapping, with: reader).readFile(at: staging.url, displayName: displayName)
+        // Named by the destination: the source's name may be `-`, standard input, read only once.
+        let check = FolderWriter.readingBack(wrapping, with: reader).readFile(at: staging.url, displayName: destination)
         guard check.errors.isEmpty, check.events == [event], check.layers == wrapping.layers else {
             throw ConversionFailure(
                 errors: [FormatError(.convertVerificationFailed, "the written file does not read back as the source event", location: .init(file: displayName))]

@@ -398,7 +398,7 @@ package struct EventFileReader: Sendable {
 
     /// Standard input, at most `limit` bytes (read in pieces, so a larger stream is refused
     /// without being held).
-    static func readStandardInput(limit: Int) throws(FormatError) -> [UInt8] {
+    package static func readStandardInput(limit: Int) throws(FormatError) -> [UInt8] {
         var bytes: [UInt8] = []
         do {
             while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {

@@ -253,6 +253,11 @@ func writeStandardOutput(_ text: String) {
     Console.out(Data(TerminalText.escapeControls(text, keepingLineBreaks: true).utf8))
 }
 
+/// Writes a file's content (not text for people) to standard output as it is.
+func writeStandardOutput(bytes: Data) {
+    Console.out(bytes)
+}
+
 /// A name or other value from the input as text output shows it (Spec/README.md 4.1): no
 /// control character, no line break, backslashes doubled.
 func escaped(_ value: Any) -> String {
@@ -518,9 +523,32 @@ struct Convert: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         guard encoding == .json || to == .v2 else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
+        guard !(json && destination == "-") else { throw ValidationError("--json and DESTINATION - would both write to standard output") }
     }
 
     func run() throws {
+        guard destination == "-" else { return try convert(to: destination) }
+        // Converted into a private folder, then copied out: the converter checks what it wrote
+        // by reading it back, which standard output cannot do (Spec/convert.md 1).
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-convert-\(UUID().uuidString)")
+        TemporaryFiles.register(scratch.path)
+        defer {
+            try? FileManager.default.removeItem(at: scratch)
+            TemporaryFiles.unregister(scratch.path)
+        }
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let written = scratch.appendingPathComponent(source == "-" ? "standard-input" : URL(fileURLWithPath: source).lastPathComponent)
+        try convert(to: written.path, quietly: true)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: written.path, isDirectory: &isFolder), !isFolder.boolValue else {
+            writeStandardError("logtool: \(escaped(source)): holds a folder's worth of events, which cannot go to standard output; give a DESTINATION")
+            throw ToolExit(status: .usage)
+        }
+        writeStandardOutput(bytes: try Data(contentsOf: written))
+    }
+
+    /// Converts SOURCE into `destination`; `quietly`, only errors are printed.
+    private func convert(to destination: String, quietly: Bool = false) throws {
         var readingOptions = Ensemble.Options(model: try options.loadedModel(), lenient: options.lenient)
         readingOptions.password = try PasswordOption.source(file: options.passwordFile)
         var wrapping = Wrapping.plain
@@ -595,8 +623,9 @@ struct Convert: ParsableCommand, HasOutputOptions {
                                 }.map(\.jsonValue))
                         ),
                     ])))
-        } else if errors.isEmpty {
-            var lines = ["Converted \(files.count) files (\(events) events) from \(escaped(source)) to \(escaped(destination)) as \(to)."]
+        } else if errors.isEmpty && !quietly {
+            let counted = "\(files.count) \(files.count == 1 ? "file" : "files") (\(events) \(events == 1 ? "event" : "events"))"
+            var lines = ["Converted \(counted) from \(escaped(source)) to \(escaped(destination)) as \(to)."]
             if movedToDataFiles > 0 { lines.append("Moved \(movedToDataFiles) binary values over 10,000 bytes into data files.") }
             for skipped in skipped { lines.append("Skipped \(escaped(skipped.path)): \(escaped(skipped.reason))") }
             lines += notes.map { "Note: \(escaped($0))" }
@@ -652,7 +681,11 @@ struct Validate: ParsableCommand, HasOutputOptions {
             var verdict = "valid"
             var errors: [FormatError] = []
             do {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+                // `-` is standard input, bounded as every JSON document is.
+                let bytes =
+                    file == EventFileReader.standardInputName
+                    ? Data(try EventFileReader.readStandardInput(limit: JSONReadingOptions().maximumBytes))
+                    : try Data(contentsOf: URL(fileURLWithPath: file))
                 let document = try JSONParser.parse(bytes)
                 errors = validator.validate(document)
                 if !errors.isEmpty { verdict = "invalid" }
