@@ -28,6 +28,30 @@ struct TimelineTests {
         for spread in [".apply(", "...", "Reflect.apply"] { #expect(!script.contains(spread), "\(spread)") }
     }
 
+    @Test("--json: the lanes, marks and findings the page draws, the findings exactly verify's")
+    func json() throws {
+        let run = try Run("timeline", "--json", "Fixtures/verify/revision-gap/cloud")
+        #expect(run.status == 0 && run.stderr == "", "\(run.stderr)")
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(document[JSONPointer(["timelineVersion"])] == JSONValue(Int64(1)) && document[JSONPointer(["kind"])] == .string("timeline"))
+        // The case's hand-derived verify document (Fixtures/verify/README.md); reason and
+        // consequence are informative, so they are left out of the comparison.
+        let expected = try JSONParser.parse(
+            Array(try Data(contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/verify/revision-gap/expected/verify.json"))))
+        func normative(_ findings: JSONValue?) -> [JSONValue] {
+            (findings?.arrayValue ?? []).map { finding in
+                .object(JSONObject((finding.objectValue ?? JSONObject()).filter { $0.key != "reason" && $0.key != "consequence" }.map { ($0.key, $0.value) }))
+            }
+        }
+        let ensemble = document[JSONPointer(["ensembles", "0"])]
+        #expect(normative(ensemble?[JSONPointer(["findings"])]) == normative(expected[JSONPointer(["ensembles", "0", "diagnostics"])]))
+        #expect(ensemble?[JSONPointer(["growth"])] == expected[JSONPointer(["ensembles", "0", "growth"])])
+        // Three events of ALPHA-STORE, revisions 0, 1 and 4 (the names in the case's cloud folder).
+        let marks = ensemble?[JSONPointer(["marks"])]?.arrayValue ?? []
+        #expect(marks.map { $0[JSONPointer(["revision"])] } == [0, 1, 4].map { JSONValue(Int64($0)) })
+        #expect(Set(marks.compactMap { $0[JSONPointer(["store"])]?.stringValue }) == ["ALPHA-STORE"])
+    }
+
     @Test("-o writes the page and refuses an existing file without --force")
     func output() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID().uuidString).html")

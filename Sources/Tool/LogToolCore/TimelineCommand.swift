@@ -16,6 +16,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
             Examples:
               logtool timeline cloud/MainStore -o timeline.html
               logtool timeline --as-store 1A2B3C4D-STORE cloud/MainStore -o device.html
+              logtool timeline --json cloud/MainStore
             """
     )
 
@@ -33,6 +34,9 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Replace FILE if it exists.")
     var force = false
 
+    @Flag(name: .long, help: "Write what the page draws as one JSON document instead of the page (Spec/timeline.md 6).")
+    var json = false
+
     @Argument(help: "A cloud folder: an ensemble folder or a root.", completion: .directory)
     var path: String
 
@@ -47,7 +51,9 @@ struct Timeline: ParsableCommand, HasOutputOptions {
         } catch {
             throw reportAndExit(error)
         }
-        let page = Data(TimelinePage.html(reports, source: path, asStore: asStore).utf8)
+        let page =
+            json
+            ? Data((JSONWriter().string(Self.document(reports)) + "\n").utf8) : Data(TimelinePage.html(reports, source: path, asStore: asStore).utf8)
         guard let output else { return Console.out(page) }
         // Written beside the destination and renamed once complete.
         let destination = URL(fileURLWithPath: output).standardizedFileURL
@@ -64,5 +70,44 @@ struct Timeline: ParsableCommand, HasOutputOptions {
         }
         try publishOutput(
             temporary, at: destination, path: output, replacing: force, what: "the page", existsCode: .timelineDestinationExists, failure: .problemsFound)
+    }
+
+    /// What the page draws, for scripts (Spec/timeline.md 6): every lane, mark and finding with
+    /// named members, in the page's order.
+    static func document(_ reports: [TimelineReport]) -> JSONValue {
+        .object(
+            JSONObject([
+                ("timelineVersion", JSONValue(Int64(1))),
+                ("kind", .string("timeline")),
+                (
+                    "ensembles",
+                    .array(
+                        reports.map { report in
+                            .object(
+                                JSONObject([
+                                    ("identifier", .string(report.identifier)),
+                                    (
+                                        "lanes",
+                                        .array(
+                                            report.lanes.map { .object(JSONObject([("store", .string($0.store)), ("registered", .bool($0.registered))])) })
+                                    ),
+                                    ("marks", .array(report.marks.map(Self.json))),
+                                    ("findings", .array(report.findings.map { Verify.json($0.diagnostic) })),
+                                    ("growth", report.growth),
+                                ]))
+                        })
+                ),
+            ]))
+    }
+
+    static func json(_ mark: TimelineReport.Mark) -> JSONValue {
+        .object(
+            JSONObject([
+                ("file", .string(mark.file)), ("store", .string(mark.store)), ("revision", JSONValue(mark.revision)),
+                ("globalCount", JSONValue(mark.globalCount)), ("timestamp", .number(JSONNumber(mark.timestamp))),
+                ("type", JSONValue(Int64(mark.type))), ("inserts", JSONValue(Int64(mark.inserts))), ("updates", JSONValue(Int64(mark.updates))),
+                ("deletes", JSONValue(Int64(mark.deletes))), ("modelVersion", mark.modelVersion.map(JSONValue.string) ?? .null),
+                ("spans", .array(mark.spans.map(JSONValue.string))),
+            ]))
     }
 }
