@@ -33,6 +33,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // `swift package generate-documentation --target EnsemblesToolkit`: the library's API
+        // documentation (a plugin; nothing of it is built by `swift build`).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "JSONDocument", path: "Sources/Format/JSONDocument"),

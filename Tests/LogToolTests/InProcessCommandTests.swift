@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONDocument
 @testable import LogToolCore
 
 /// Commands run in process, with their exact output and exit status (the way
@@ -62,7 +63,7 @@ struct InProcessCommandTests {
         let refused = LogTool.runCapturing(arguments: ["merge", "--out", existing, "\(Self.root)/Fixtures/merge/baseline-covers/cloud/E"])
         #expect(refused.status == 2)
         #expect(refused.stdout == "")
-        #expect(refused.stderr == "merge.destination-exists: \(existing): already exists; give --force to replace it\n")
+        #expect(refused.stderr == "merge.destination-exists \(existing): already exists; give --force to replace it\n")
         let missing = LogTool.runCapturing(arguments: ["merge", "/nonexistent-input"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "folder.not-found /nonexistent-input: no such file or folder\n")
@@ -107,6 +108,31 @@ struct InProcessCommandTests {
         #expect(try !options(["-q"]).drawsProgress(onTerminal: true))
         #expect(try options(["-q", "--progress"]).drawsProgress(onTerminal: false))
         #expect(throws: (any Error).self) { try options(["--progress", "--no-progress"]) }
+    }
+
+    @Test("every command's errors have one shape: a finding line, or with --json one errors document and nothing on standard error")
+    func errorShapes() throws {
+        let missingModel = "\(Self.root)/no-such-model.xcdatamodeld"
+        let folder = "\(Self.root)/Fixtures/merge/baseline-covers/cloud/E"
+        let existing = "\(Self.root)/Fixtures/merge/baseline-covers/case.json"
+        // Each command as a user would type it; the expected line written out from README 5.4.
+        let cases: [([String], String)] = [
+            (["merge", "--model", missingModel, folder], "datamodel.unreadable \(missingModel): "),
+            (["verify", "--model", missingModel, folder], "datamodel.unreadable \(missingModel): "),
+            (["convert", folder, existing], "convert.destination-exists \(existing): "),
+            (["timeline", folder, "-o", existing], "timeline.destination-exists \(existing): already exists; give --force to replace it"),
+            (["verify", existing], "folder.not-found \(existing): not a folder (inspect reads a single file)"),
+        ]
+        for (arguments, prefix) in cases {
+            let text = LogTool.runCapturing(arguments: arguments)
+            #expect(text.status == 2 && text.stdout == "", "\(arguments)")
+            #expect(text.stderr.hasPrefix(prefix) && text.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(text.stderr)")
+            let code = String(prefix.prefix { $0 != " " })
+            let json = LogTool.runCapturing(arguments: [arguments[0], "--json"] + arguments.dropFirst())
+            #expect(json.status == 2 && json.stderr == "", "\(arguments) --json: \(json.stderr)")
+            let errors = try JSONParser.parse(Array(json.stdout.utf8))[JSONPointer(["errors"])]?.arrayValue ?? []
+            #expect(errors.count == 1 && errors.first?[JSONPointer(["code"])] == .string(code), "\(arguments) --json: \(json.stdout)")
+        }
     }
 
     @Test("--version")

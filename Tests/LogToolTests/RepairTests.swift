@@ -132,7 +132,7 @@ struct RepairTests {
         try Data("a new file with the old name\n".utf8).write(to: orphan)
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
         #expect(undo.status == 1)
-        #expect(undo.stderr.contains("repair.undo-blocked: \(orphan.path)"))
+        #expect(undo.stderr.contains("repair.undo-blocked \(orphan.path): "))
         #expect(try String(contentsOf: orphan, encoding: .utf8) == "a new file with the old name\n")
         #expect(FileManager.default.fileExists(atPath: quarantine.appendingPathComponent("files/cloud/E/data/ORPHAN").path))
     }

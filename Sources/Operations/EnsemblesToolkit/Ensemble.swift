@@ -151,6 +151,10 @@ public struct Ensemble: Sendable {
     }
 
     /// Checks every ensemble folder of the first input without changing it (Spec/verify.md).
+    /// Returns one ``EnsembleVerification`` per ensemble, in identifier order: its diagnostics
+    /// (errors, warnings, infos, each with code, files and details) and its growth figures; a
+    /// folder with errors is a result, not a thrown error, which is kept for inputs that cannot
+    /// be verified at all (not a cloud folder, the event index failing).
     /// `progress` is called before each ensemble with its identifier and number of entries.
     /// With `asStore`, each report also says what that device holds back (Spec/merge.md 15.6).
     public func verify(
@@ -186,7 +190,7 @@ public struct Ensemble: Sendable {
 }
 
 /// Why an operation on an ``Ensemble`` stopped: what kind of failure, and each problem as one
-/// finding (code, number, files, details), renderable with ``FindingLine``.
+/// finding (code, number, files, details); its `description` is the finding lines (Spec/merge.md 5.9).
 public struct EnsembleError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The request itself is wrong: a missing input, not a cloud folder, several ensembles.

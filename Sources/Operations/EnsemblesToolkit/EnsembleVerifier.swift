@@ -7,8 +7,11 @@ import CloudFolder
 import FileWrappers
 import MergeEngine
 
-/// One finding of `verify` (Spec/diagnostics.md).
+/// One finding of `verify` (Spec/diagnostics.md, which defines every code: its severity, number,
+/// files, details and when it is raised).
 public struct Diagnostic: Sendable {
+    /// How much a finding matters: errors stop every device's merge, warnings cost space or
+    /// time or need a look, infos are facts (Spec/diagnostics.md 1).
     public enum Severity: String, Sendable, Comparable, CaseIterable {
         case error, warning, info
 
@@ -16,14 +19,18 @@ public struct Diagnostic: Sendable {
         public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
     }
 
+    /// The stable code, such as `verify.revision-gap`.
     public var code: FormatError.Code
     public var severity: Severity
-    /// The original framework's error number, where it has one.
+    /// The original framework's error number, where it has one (200 for a revision gap).
     public var number: Int?
     /// Relative to the ensemble folder; sorted, unique.
     public var files: [String]
+    /// What is wrong, in words (informative: it may change between versions).
     public var reason: String
+    /// What it means for the devices and what to do (informative).
     public var consequence: String
+    /// The code's facts (store, revisions, data file...), as Spec/diagnostics.md lists them.
     public var details: JSONObject
 }
 
@@ -58,8 +65,12 @@ extension FormatError.Code {
 }
 
 /// The verification of one ensemble folder.
+/// What `verify` found in one ensemble folder (Spec/verify.md 4): the result of
+/// ``Ensemble/verify(asStore:progress:)``, one per ensemble of the folder.
 public struct EnsembleVerification: Sendable {
+    /// The ensemble's folder name.
     public var identifier: String
+    /// The ensemble folder relative to the path given (`"."` when it is that path).
     public var displayPath: String
     /// Sorted by severity, code, files, details.
     public var diagnostics: [Diagnostic]

@@ -84,7 +84,7 @@ struct Generate: ParsableCommand, HasOutputOptions {
         do throws(ConversionFailure) {
             summary = try generator.write(to: out, replacing: force)
         } catch {
-            for problem in error.errors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
+            writeErrors(error.errors, json: json)
             throw ToolExit(status: error.usage ? .usage : .problemsFound)
         }
         if json {

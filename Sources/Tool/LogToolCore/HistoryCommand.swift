@@ -39,7 +39,7 @@ struct History: ParsableCommand, HasOutputOptions {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
+        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions, json: json))
         let history: ObjectHistory
         var warnings: [FormatError] = []
         defer { for warning in warnings { writeWarning(warning) } }

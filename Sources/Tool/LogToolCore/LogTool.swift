@@ -22,6 +22,12 @@ package struct LogTool: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
+        discussion: """
+            Every command takes -q/--quiet and --progress/--no-progress. Shell completion: \
+            `logtool --generate-completion-script bash|zsh|fish` prints the script to install \
+            (README, "Completion, manual and API documentation"). The manual page: \
+            `swift package plugin generate-manual` in the source tree.
+            """,
         version: version,
         subcommands: [
             Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
@@ -67,7 +73,7 @@ package struct LogTool: ParsableCommand {
             }
         }
         if let failure = Console.outputFailure {
-            writeStandardError("logtool: standard output: \(failure)")
+            writeErrors([FormatError(.fileWriteFailed, "standard output: \(failure)", location: .init(file: "-"))])
             if status == ExitStatus.success.rawValue { status = ExitStatus.problemsFound.rawValue }
         }
         return status
@@ -264,20 +270,20 @@ func escaped(_ value: Any) -> String {
     TerminalText.escape(String(describing: value))
 }
 
-/// The ensembles of a cloud folder; a path that is not one ends the command with exit 2.
-func scanOrExit(_ path: String, listsEvents: Bool = true) throws -> [EnsembleListing] {
-    do {
-        return try CloudFolderScanner().scan(path, listsEvents: listsEvents)
-    } catch {
-        writeStandardError("logtool: \(escaped(error))")
-        throw ToolExit(status: .usage)
-    }
+/// Writes an operation's problems and gives the exit status that goes with them.
+func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
+    writeProblems(error.problems, json: json)
+    return ToolExit(status: error.kind == .usage ? .usage : .problemsFound)
 }
 
-/// Writes an operation's problems, one finding line each on standard error (Spec/merge.md
-/// 5.9), or with `json` as one `{"errors":[...]}` document on standard output, and gives the
-/// exit status that goes with them.
-func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
+/// Writes errors in the one shape every command uses (Spec/README.md 5.4).
+func writeErrors(_ errors: [FormatError], json: Bool = false) {
+    writeProblems(errors.map(IntegrityProblem.init(readError:)), json: json)
+}
+
+/// One finding line each on standard error (Spec/merge.md 5.9), or with `json` one
+/// `{"errors":[...]}` document on standard output (merge.md 10).
+func writeProblems(_ problems: [IntegrityProblem], json: Bool) {
     if json {
         writeJSON(
             .object(
@@ -285,7 +291,7 @@ func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
                     (
                         "errors",
                         .array(
-                            error.problems.map { problem in
+                            problems.map { problem in
                                 .object(
                                     JSONObject([
                                         ("code", .string(problem.code.rawValue)),
@@ -298,18 +304,17 @@ func reportAndExit(_ error: EnsembleError, json: Bool = false) -> ToolExit {
                     )
                 ])))
     } else {
-        for problem in error.problems { writeStandardError(FindingLine.render(problem)) }
+        for problem in problems { writeStandardError(FindingLine.render(problem)) }
     }
-    return ToolExit(status: error.kind == .usage ? .usage : .problemsFound)
 }
 
 /// The one rule for a path a command creates: its parent must exist, and it must not exist
 /// unless `force` (`--force`); otherwise a usage error (exit 2) that says which.
-func checkDestination(_ path: String, force: Bool, existsCode: FormatError.Code) throws {
+func checkDestination(_ path: String, force: Bool, existsCode: FormatError.Code, json: Bool = false) throws {
     do {
         try Converter.checkDestination(path, replacing: force, existsCode: existsCode)
     } catch {
-        for problem in error.errors { writeStandardError("\(problem.code): \(escaped(path)): \(escaped(problem.message))") }
+        writeErrors(error.errors.map { FormatError($0.code, $0.message, location: .init(file: path)) }, json: json)
         throw ToolExit(status: .usage)
     }
 }
@@ -358,14 +363,15 @@ struct ReadingOptions: ParsableArguments {
     }
 
     /// The options of an ``Ensemble`` operation; `versions` adds the model versions of Core Data
-    /// stores to those of a compiled `--model` (Spec/merge.md 5.7).
-    func ensembleOptions(_ versions: ModelVersionOptions? = nil) throws -> Ensemble.Options {
-        var options = Ensemble.Options(model: try loadedModel(), lenient: lenient)
+    /// stores to those of a compiled `--model` (Spec/merge.md 5.7). A model or store that cannot
+    /// be read ends the command (exit 2), its error written as `json` says.
+    func ensembleOptions(_ versions: ModelVersionOptions? = nil, json: Bool = false) throws -> Ensemble.Options {
+        var options = Ensemble.Options(model: try loadedModel(json: json), lenient: lenient)
         if let model, CompiledModel.looksLikeCompiledModel(model) {
             do {
                 try options.addModelVersions(fromCompiledModel: model, version: modelVersion)
             } catch {
-                writeStandardError("\(error.code.rawValue): the compiled model could not be read: \(escaped(error))")
+                writeErrors([error], json: json)
                 throw ToolExit(status: .usage)
             }
         }
@@ -373,7 +379,7 @@ struct ReadingOptions: ParsableArguments {
             do {
                 try options.addModelVersion(fromCoreDataStore: path)
             } catch {
-                writeStandardError("\(error.code.rawValue): the store metadata could not be read: \(escaped(error))")
+                writeErrors([error], json: json)
                 throw ToolExit(status: .usage)
             }
         }
@@ -382,12 +388,12 @@ struct ReadingOptions: ParsableArguments {
     }
 
     /// The model `--model` names; nil for a compiled model, whose entities cannot be read here.
-    func loadedModel() throws -> DataModel? {
+    func loadedModel(json: Bool = false) throws -> DataModel? {
         guard let model, !CompiledModel.looksLikeCompiledModel(model) else { return nil }
         do {
             return try ModelBundle(path: model).load(version: modelVersion)
         } catch {
-            writeStandardError("\(error.code.rawValue): the model could not be loaded: \(escaped(error))")
+            writeErrors([error], json: json)
             throw ToolExit(status: .usage)
         }
     }
@@ -438,10 +444,10 @@ struct Inspect: ParsableCommand, HasOutputOptions {
         // A model is described without the folder options (its own --model-version only).
         let isModel = ModelBundle.looksLikeModel(path)
         if isModel && !FileManager.default.fileExists(atPath: path) {
-            writeStandardError("logtool: \(escaped(path)): no such file or folder")
+            writeErrors([FormatError(.folderNotFound, "no such file or folder", location: .init(file: path))], json: json)
             throw ToolExit(status: .usage)
         }
-        let ensemble = Ensemble(inputs: [path], options: isModel ? Ensemble.Options() : try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: [path], options: isModel ? Ensemble.Options() : try options.ensembleOptions(json: json))
         let report: JSONValue
         do {
             report = try ensemble.inspect(modelVersion: options.modelVersion)
@@ -541,7 +547,11 @@ struct Convert: ParsableCommand, HasOutputOptions {
         try convert(to: written.path, quietly: true)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: written.path, isDirectory: &isFolder), !isFolder.boolValue else {
-            writeStandardError("logtool: \(escaped(source)): holds a folder's worth of events, which cannot go to standard output; give a DESTINATION")
+            writeErrors([
+                FormatError(
+                    .convertStandardOutput, "converts to a folder (a log or a cloud folder), which cannot go to standard output; give a DESTINATION",
+                    location: .init(file: source))
+            ])
             throw ToolExit(status: .usage)
         }
         writeStandardOutput(bytes: try Data(contentsOf: written))
@@ -549,7 +559,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
 
     /// Converts SOURCE into `destination`; `quietly`, only errors are printed.
     private func convert(to destination: String, quietly: Bool = false) throws {
-        var readingOptions = Ensemble.Options(model: try options.loadedModel(), lenient: options.lenient)
+        var readingOptions = Ensemble.Options(model: try options.loadedModel(json: json), lenient: options.lenient)
         readingOptions.password = try PasswordOption.source(file: options.passwordFile)
         var wrapping = Wrapping.plain
         if zip || encrypt {
@@ -571,7 +581,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
                 to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
         } catch {
             if error.kind == .usage {
-                for problem in error.readErrors { writeStandardError("logtool: \(problem.code): \(escaped(problem))") }
+                writeErrors(error.readErrors, json: json)
                 throw ToolExit(status: .usage)
             }
             errors = error.readErrors
@@ -632,7 +642,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
             writeStandardOutput(lines.joined(separator: "\n") + "\n")
         }
         if !errors.isEmpty {
-            if !json { for problem in errors { writeStandardError("logtool: \(escaped(problem))") } }
+            if !json { writeErrors(errors) }
             throw ToolExit(status: .problemsFound)
         }
     }
@@ -672,7 +682,7 @@ struct Validate: ParsableCommand, HasOutputOptions {
         do {
             validator = try bundled.validator()
         } catch {
-            writeStandardError("logtool: \(escaped(error))")
+            writeErrors([error], json: json)
             throw ToolExit(status: .usage)
         }
         var verdicts: [JSONValue] = []

@@ -61,9 +61,9 @@ struct Merge: ParsableCommand, HasOutputOptions {
     }
 
     func run() throws {
-        if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists) }
-        if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists) }
-        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions))
+        if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists, json: json) }
+        if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists, json: json) }
+        let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions, json: json))
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
         // With --out alone, the state replayed while the folder was read is written beside it
@@ -112,7 +112,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
             do {
                 if let state = view.state { try state.writeDocument { Console.out(Data($0)) } } else { Console.out(Data("null".utf8)) }
             } catch {
-                writeStandardError("logtool: \(escaped(error))")
+                writeErrors([error], json: json)
                 throw ToolExit(status: .problemsFound)
             }
             Console.out(Data("}\n".utf8))
@@ -126,7 +126,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
         do {
             if let sqlite { try StateDatabase.write(state, to: sqlite, replacing: force) }
         } catch {
-            writeStandardError("logtool: \(escaped(error))")
+            writeErrors([error], json: json)
             throw ToolExit(status: error.code == .sqliteDestinationExists ? .usage : .problemsFound)
         }
         if out != nil || toStandardOutput { try write(state) }
@@ -140,7 +140,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
             do {
                 try state.writeDocument { Console.out(Data($0)) }
             } catch {
-                writeStandardError("logtool: \(escaped(error))")
+                writeErrors([error], json: json)
                 throw ToolExit(status: .problemsFound)
             }
             return Console.out(Data([UInt8(ascii: "\n")]))
@@ -161,7 +161,7 @@ private final class StagedState: @unchecked Sendable {
     // Set by the writing thread, read after `written` is waited for.
     private var handle: FileHandle?
     /// What stopped the write: the message for standard error and the exit status.
-    private var failure: (message: String, status: ExitStatus)?
+    private var failure: (error: FormatError, status: ExitStatus)?
 
     init(_ state: StoreState, out: String, replacing: Bool, inBackground: Bool) {
         self.out = out
@@ -178,7 +178,9 @@ private final class StagedState: @unchecked Sendable {
     private func write(_ state: StoreState) {
         guard let handle = try? TemporaryFiles.openFile(temporary) else {
             failure = (
-                "logtool: \(escaped(out)): could not write the state: cannot create a file in \(escaped(temporary.deletingLastPathComponent().path))", .usage
+                FormatError(
+                    .fileWriteFailed, "could not write the state: cannot create a file in \(temporary.deletingLastPathComponent().path)",
+                    location: .init(file: out)), .usage
             )
             return
         }
@@ -190,7 +192,7 @@ private final class StagedState: @unchecked Sendable {
                 do { try handle.write(contentsOf: bytes) } catch { writeFailure = error }
             }
         } catch {
-            failure = ("logtool: \(escaped(error))", .problemsFound)
+            failure = (error, .problemsFound)
             return
         }
         do {
@@ -198,7 +200,7 @@ private final class StagedState: @unchecked Sendable {
             try handle.write(contentsOf: [UInt8(ascii: "\n")])
             try handle.synchronize()
         } catch {
-            failure = ("logtool: \(escaped(out)): could not write the state: \(error.localizedDescription)", .usage)
+            failure = (FormatError(.fileWriteFailed, "could not write the state: \(error.localizedDescription)", location: .init(file: out)), .usage)
         }
     }
 
@@ -209,7 +211,7 @@ private final class StagedState: @unchecked Sendable {
         defer { TemporaryFiles.release(temporary) }
         if let failure {
             try? handle?.close()
-            writeStandardError(failure.message)
+            writeErrors([failure.error])
             throw ToolExit(status: failure.status)
         }
         try? handle?.close()

@@ -2,6 +2,13 @@ import Foundation
 import EnsemblesToolkit
 import TemporaryFiles
 
+extension FormatError.Code {
+    /// A file a command writes, or standard output, could not be written (Spec/README.md 7.4).
+    static let fileWriteFailed = Self("file.write-failed")
+    /// `convert SOURCE -` where SOURCE converts to a folder (Spec/convert.md 1).
+    static let convertStandardOutput = Self("convert.standard-output")
+}
+
 /// Publishes a command's staged output file at `destination` (the user's `path`), reporting a
 /// destination that appeared meanwhile with the command's `existsCode` (usage error, exit 2) and
 /// any other failure with `what` and exit status `failure` (Spec/README.md 6.1).
@@ -13,10 +20,10 @@ func publishOutput(
     } catch {
         switch error {
         case .destinationExists:
-            writeStandardError("\(existsCode): \(escaped(path)): appeared while \(what) was written; give --force to replace it")
+            writeErrors([FormatError(existsCode, "appeared while \(what) was written; give --force to replace it", location: .init(file: path))])
             throw ToolExit(status: .usage)
         case .failed(let reason):
-            writeStandardError("logtool: \(escaped(path)): could not write \(what): \(reason)")
+            writeErrors([FormatError(.fileWriteFailed, "could not write \(what): \(reason)", location: .init(file: path))])
             throw ToolExit(status: failure)
         }
     }

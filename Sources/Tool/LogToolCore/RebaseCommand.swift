@@ -44,7 +44,7 @@ struct Rebase: ParsableCommand, HasOutputOptions {
     }
 
     func run() throws {
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
         let summary: RebaseSummary
         do {
             summary = try ensemble.rebase(to: URL(fileURLWithPath: out), store: store, binary: encoding == .binary, replacing: force)

@@ -53,7 +53,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
     func run() throws {
         if let undo { return try runUndo(URL(fileURLWithPath: undo)) }
         guard let path else { throw ToolExit(status: .usage) }
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions())
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
         let plan: RepairPlan
         do {
             plan = try ensemble.repairPlan()
@@ -136,7 +136,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
                     ])))
         } else {
             writeStandardOutput("Put back \(result.restored) file(s).\n")
-            for refusal in result.refused { writeStandardError("\(refusal.code): \(escaped(refusal.location.file ?? "")): \(escaped(refusal.message))") }
+            writeErrors(result.refused)
         }
         throw ToolExit(status: result.refused.isEmpty ? .success : .problemsFound)
     }

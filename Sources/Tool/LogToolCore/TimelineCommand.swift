@@ -43,8 +43,8 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        if let output { try checkDestination(output, force: force, existsCode: .timelineDestinationExists) }
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions))
+        if let output { try checkDestination(output, force: force, existsCode: .timelineDestinationExists, json: json) }
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let reports: [TimelineReport]
         do {
             reports = try ensemble.timeline(asStore: asStore)
@@ -65,7 +65,8 @@ struct Timeline: ParsableCommand, HasOutputOptions {
             try handle.write(contentsOf: page)
             try handle.synchronize()
         } catch {
-            writeStandardError("logtool: \(escaped(output)): the page could not be written: \(error.localizedDescription)")
+            writeErrors(
+                [FormatError(.fileWriteFailed, "the page could not be written: \(error.localizedDescription)", location: .init(file: output))], json: json)
             throw ToolExit(status: .problemsFound)
         }
         try publishOutput(

@@ -41,7 +41,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     func validate() throws { try options.validateModelVersion() }
 
     func run() throws {
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions))
+        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let progress = isatty(STDERR_FILENO) == 1
         let results: [EnsembleVerification]
         do {
