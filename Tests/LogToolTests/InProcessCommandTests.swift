@@ -135,6 +135,13 @@ struct InProcessCommandTests {
         }
     }
 
+    @Test("history of an object no event changes says so, exit 0 (verify.md 11, 12)")
+    func historyOfNothing() {
+        let run = LogTool.runCapturing(arguments: ["history", "--entity", "Item", "--id", "nope", "\(Self.root)/Fixtures/merge/baseline-covers/cloud/E"])
+        #expect(run.status == 0 && run.stderr == "")
+        #expect(run.stdout == "History of Item nope\n  no event or baseline changes this object (entity and identifier are compared exactly as written)\n")
+    }
+
     @Test("--version")
     func version() {
         let run = LogTool.runCapturing(arguments: ["--version"])

@@ -57,6 +57,11 @@ struct History: ParsableCommand, HasOutputOptions {
 
     static func text(_ history: ObjectHistory) -> String {
         var lines = ["History of \(escaped(history.entity)) \(escaped(history.id))"]
+        guard !history.changes.isEmpty || history.live else {
+            // Not "not live": the object never existed in this history, which is usually a typo.
+            lines.append("  no event or baseline changes this object (entity and identifier are compared exactly as written)")
+            return lines.joined(separator: "\n") + "\n"
+        }
         for change in history.changes {
             var line = "  \(change.change.historyName)"
             if !change.applied { line += " (ignored: the object was not live)" }
