@@ -97,8 +97,9 @@ let package = Package(
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
         .systemLibrary(name: "CSQLite", path: "Sources/Infrastructure/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Infrastructure/SQLiteConnection"),
-        // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables.
-        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection"], path: "Sources/Folder/CoreDataStore"),
+        // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables, and its
+        // rows read with a model from a private copy (Spec/device-state.md 2).
+        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "TemporaryFiles"], path: "Sources/Folder/CoreDataStore"),
         .target(
             name: "MergeEngine",
             dependencies: [
@@ -167,6 +168,7 @@ let package = Package(
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "KeyedArchiveTests", dependencies: ["JSONDocument", "KeyedArchive"]),
+        .testTarget(name: "CoreDataStoreTests", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "CoreDataStore"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "Deflate", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
