@@ -6,7 +6,7 @@ import PackageDescription
 //                   TemporaryFiles; ProgressReporting; CPrefetch (SQLiteConnection reports
 //                   errors as JSONDocument's FormatError, the one error type of every layer)
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
-//                   DataModel -> KeyedArchive
+//                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
 //   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore (siblings:
 //                   neither side imports the other)
@@ -48,9 +48,9 @@ let package = Package(
             dependencies: ["JSONDocument", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/DataModel"
         ),
-        // NSKeyedArchiver archives from untrusted bytes, bounded, with an allow-list of classes
-        // (Spec/device-state.md 3); DataModel's guard checks XML property lists first.
-        .target(name: "KeyedArchive", dependencies: ["JSONDocument", "DataModel"], path: "Sources/Format/KeyedArchive"),
+        // NSKeyedArchiver archives from untrusted bytes, bounded, with an allow-list of classes;
+        // binary and XML property lists read by hand (Spec/device-state.md 3).
+        .target(name: "KeyedArchive", dependencies: ["JSONDocument"], path: "Sources/Format/KeyedArchive"),
         // The system zlib (zlib1g-dev): CRC-32 and raw DEFLATE for the binary encoding and blobs.
         .systemLibrary(name: "CZlib", path: "Sources/Infrastructure/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // CRC-32 and raw DEFLATE over CZlib, for the binary encoding, blobs and zip archives.

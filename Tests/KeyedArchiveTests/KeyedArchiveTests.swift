@@ -82,6 +82,42 @@ struct KeyedArchiveTests {
         #expect(archive.root?.value(forKey: "s") == .string("mutable"))
     }
 
+    @Test("XML text: the five entities and character references expand, CDATA is kept, dates count from 2001 in UTC")
+    func xmlText() throws {
+        let bytes = X.archive([
+            X.object(classNumber: 5, [("NS.objects", X.references([2, 3, 4]))]),
+            "<string>a &lt;&amp;&gt; &quot;b&apos; &#65;&#x42;<![CDATA[<c>]]><!-- not text --></string>",
+            "<date>2013-08-19T13:05:07Z</date>",  // 398,610,307 s after 2001-01-01 (Python's datetime)
+            "<date>1999-12-31T23:59:59Z</date>",  // -31,622,401 s
+            X.classDescription("NSArray"),
+        ])
+        let expected: [ArchivedValue] = [.string("a <&> \"b' AB<c>"), .date(398_610_307), .date(-31_622_401)]
+        #expect(try KeyedArchiveReader().read(bytes).root == .array(expected))
+    }
+
+    @Test("malformed XML is refused at its byte offset, without Foundation")
+    func malformedXML() {
+        let cases = [
+            "<plist><dict><key>a</key></dict></plist>",  // a key without a value
+            "<plist><string>unclosed</plist>",
+            "<plist><string>&bogus;</string></plist>",
+            "<plist><unknown/></plist>",
+            "<plist><integer>99999999999999999999</integer></plist>",
+            "<plist><date>2013-13-01T00:00:00Z</date></plist>",
+            "<plist><data>!!!</data></plist>",
+            "<plist><dict><key>a</key><true/><key>a</key><true/></dict></plist>",
+            "<plist><true/></plist> trailing",
+        ]
+        for text in cases {
+            let error = Self.rejection(Array(text.utf8))
+            #expect(error?.code == .archiveNotPropertyList, "\(text)")
+            #expect(error?.location.offset != nil, "\(text)")
+        }
+        // Deep XML nesting stops at the depth limit, not at the end of the stack.
+        let deep = "<plist>" + String(repeating: "<array>", count: 10_000) + "</plist>"
+        #expect(Self.rejection(Array(deep.utf8))?.code == .archiveTooDeep)
+    }
+
     @Test("an object shared by two places decodes once and appears in both")
     func sharedObject() throws {
         let bytes = X.archive([
@@ -244,6 +280,11 @@ struct KeyedArchiveTests {
         var cyclic = BinaryPlistWriter(referenceSize: 1)
         cyclic.add(cyclic.array([0]))
         #expect(Self.rejection(cyclic.bytes(top: 0))?.code == .archiveNotPropertyList)
+        // Another binary version: refused by its magic, never handed to Foundation.
+        var other = writer.bytes(top: 0)
+        other[7] = UInt8(ascii: "1")
+        #expect(Self.rejection(other)?.code == .archiveNotPropertyList)
+        #expect(Self.rejection(other)?.location.offset == 0)
         var limits = KeyedArchiveReader.Limits()
         limits.maximumBytes = 10
         #expect(Self.rejection(X.archive([]), KeyedArchiveReader(limits: limits))?.code == .archiveTooLarge)
