@@ -5,7 +5,8 @@ import PackageDescription
 //   Infrastructure  CZlib -> Deflate; CSQLite -> SQLiteConnection; ParallelWork; CFileSystem ->
 //                   TemporaryFiles; ProgressReporting; CPrefetch (SQLiteConnection reports
 //                   errors as JSONDocument's FormatError, the one error type of every layer)
-//   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers
+//   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
+//                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
 //   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore (siblings:
 //                   neither side imports the other)
@@ -50,6 +51,9 @@ let package = Package(
             dependencies: ["JSONDocument", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/DataModel"
         ),
+        // NSKeyedArchiver archives from untrusted bytes, bounded, with an allow-list of classes;
+        // binary and XML property lists read by hand (Spec/device-state.md 3).
+        .target(name: "KeyedArchive", dependencies: ["JSONDocument"], path: "Sources/Format/KeyedArchive"),
         // The system zlib (zlib1g-dev): CRC-32 and raw DEFLATE for the binary encoding and blobs.
         .systemLibrary(name: "CZlib", path: "Sources/Infrastructure/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // CRC-32 and raw DEFLATE over CZlib, for the binary encoding, blobs and zip archives.
@@ -96,8 +100,9 @@ let package = Package(
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
         .systemLibrary(name: "CSQLite", path: "Sources/Infrastructure/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Infrastructure/SQLiteConnection"),
-        // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables.
-        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection"], path: "Sources/Folder/CoreDataStore"),
+        // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables, and its
+        // rows read with a model from a private copy (Spec/device-state.md 2).
+        .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "TemporaryFiles"], path: "Sources/Folder/CoreDataStore"),
         .target(
             name: "MergeEngine",
             dependencies: [
@@ -158,13 +163,15 @@ let package = Package(
         // without the Fuzzing trait it only says how to run it (Fuzz/run.sh).
         .executableTarget(
             name: "FuzzDecoders",
-            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation"],
+            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation", "KeyedArchive"],
             path: "Fuzz/Sources/FuzzDecoders",
             swiftSettings: [.define("FUZZING", .when(traits: ["Fuzzing"])), .unsafeFlags(["-parse-as-library"])]
         ),
         .target(name: "TestSupport", dependencies: ["JSONDocument", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
+        .testTarget(name: "KeyedArchiveTests", dependencies: ["JSONDocument", "KeyedArchive"]),
+        .testTarget(name: "CoreDataStoreTests", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "CoreDataStore"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "Deflate", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
@@ -174,7 +181,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [
-            "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
+            "JSONDocument", "KeyedArchive", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]

@@ -8,6 +8,10 @@ cd "$(dirname "$0")"
 swift build --package-path .. -c release --traits Fuzzing --product FuzzDecoders -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
 corpus=$(mktemp -d)
 cp $(find ../Fixtures/v2-json ../Fixtures/v1-json -name '*.json') ../Fixtures/v2-binary/valid/*.bin ../Fixtures/v2-binary/noncanonical/*.bin ../Fixtures/v2-binary/invalid/*.bin ../Fixtures/v2-binary/blobs/*.container ../Fixtures/wrappers/valid/*.cdeevent ../Fixtures/wrappers/damaged/*.cdeevent FailCases/* "$corpus"/ 2>/dev/null || true
+# The real keyed archives (Spec/device-state.md 3.8), all named `elements`: numbered copies.
+index=0
+while IFS= read -r -d '' archive; do index=$((index + 1)); cp "$archive" "$corpus/keyed-archive-$index"; done \
+    < <(find ../Fixtures/external/ticoredatasync -name elements -print0)
 mkdir -p FailCases
 ./.build-fuzz/release/FuzzDecoders "$corpus" -dict=v2-json.dict -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=FailCases/ -print_final_stats=1
 echo "corpus size: $(ls "$corpus" | wc -l) files"

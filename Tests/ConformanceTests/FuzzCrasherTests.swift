@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import CloudFolder
+import KeyedArchive
 import SchemaValidation
 
 /// Fuzz crashers kept as regression tests (swift-protobuf's `FuzzTesting/FailCases`): every file
@@ -78,5 +79,26 @@ struct FuzzCrasherTests {
         let result = EventFileReader().decodePart(bytes, position: .single, displayName: file)
         #expect((result.part == nil) != result.errors.isEmpty, "\(file): \(result.errors)")
         for error in result.errors { Self.expectListed(error, "reading pipeline", file, bytes: bytes) }
+        // Keyed archives, with every class the fuzz target allows (Spec/device-state.md 3).
+        var classes = ArchiveClasses.xcodeModel
+        classes.keyedClasses["CDEPropertyChangeValue"] = []
+        do throws(FormatError) {
+            _ = try KeyedArchiveReader(classes: classes).read(bytes)
+        } catch {
+            Self.expectListed(error, "keyed-archive reader", file, bytes: bytes)
+        }
+    }
+
+    @Test("the hostile keyed archives are refused with the codes their README gives")
+    func hostileArchives() throws {
+        for (file, code) in [("keyed-archive-cycle.bplist", FormatError.Code.archiveCycle), ("keyed-archive-doubling.bplist", .archiveTooLarge)] {
+            let bytes = [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent(file)))
+            do throws(FormatError) {
+                _ = try KeyedArchiveReader().read(bytes)
+                Issue.record("\(file) was read")
+            } catch {
+                #expect(error.code == code, "\(file)")
+            }
+        }
     }
 }

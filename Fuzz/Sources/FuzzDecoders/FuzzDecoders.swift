@@ -3,6 +3,7 @@ import EventCodecs
 import FileWrappers
 import EnsembleModel
 import JSONDocument
+import KeyedArchive
 import SchemaValidation
 
 /// Keys rather than a password: a password costs 20,000 SHA-1 rounds per encrypted input, which
@@ -14,6 +15,14 @@ func fuzzUnwrapper() -> Unwrapper {
         password: PasswordSource { .keys(encryption: [UInt8](repeating: 1, count: 32), hmac: [UInt8](repeating: 2, count: 32)) },
         maximumBytes: 16 * 1024 * 1024)
 }
+
+/// Every class the toolkit ever allows in a keyed archive: Xcode's model classes (whose owner links
+/// exercise the link path) and Ensembles 1.x's property change values.
+let fuzzArchiveClasses: ArchiveClasses = {
+    var classes = ArchiveClasses.xcodeModel
+    classes.keyedClasses.merge(ArchiveClasses.ensembles.keyedClasses) { old, _ in old }
+    return classes
+}()
 
 /// Feeds one input to every decoder of untrusted bytes. Rejections are fine; a crash, a hang or
 /// an allocation beyond the limits is a bug, and libFuzzer keeps the input.
@@ -32,6 +41,8 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         _ = Unwrapper.kindError(unwrapped.kind, bytes: unwrapped.bytes, layers: unwrapped.layers)
     }
     _ = try? ZipArchive.readSingleEntry(bytes, maximumBytes: 16 * 1024 * 1024)
+    // Keyed archives (Spec/device-state.md 3): binary and XML property lists.
+    _ = try? KeyedArchiveReader(classes: fuzzArchiveClasses).read(bytes)
     let general = generalEvent(bytes)
     // The fast JSON decoder may only take an input the general pipeline takes, and must then give
     // its event (Spec/v2-json.md 4): anything else stops the fuzzer, which keeps the input.

@@ -163,6 +163,17 @@ package final class Connection {
         package func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
         package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
+        /// The column's value in the storage class SQLite keeps it in.
+        package func value(_ column: Int32) -> SQLValue {
+            switch sqlite3_column_type(statement, column) {
+            case SQLITE_NULL: .null
+            case SQLITE_INTEGER: .integer(int64(column))
+            case SQLITE_FLOAT: .real(double(column))
+            case SQLITE_TEXT: .text(text(column))
+            default: .blob(blob(column))
+            }
+        }
+
         /// The column's bytes (a BLOB, or the bytes of TEXT); empty for NULL.
         package func blob(_ column: Int32) -> [UInt8] {
             // The pointer first, then the length (SQLite's documented order).
