@@ -3,9 +3,10 @@ import Testing
 import JSONDocument
 import LogToolCore
 
-/// `logtool conformance` as an implementer drives it (Spec/merge.md 9.8): the engine is found
-/// from the caller's directory, one that cannot start stops the run, cases can be chosen and
-/// bounded in time, and a failure says what ran, which rule it pins and what was expected.
+/// `logtool conformance` as an implementer drives it (Spec/merge.md 9.8, 9.9): every suite
+/// passes against this logtool and fails against engines that are wrong, the engine is found
+/// from the caller's directory, one that cannot start stops the run, and a failure says what ran,
+/// which rule it pins and what was expected.
 @Suite("Conformance suites")
 struct ConformanceSuiteTests {
     /// A scratch folder, removed when `body` returns.
@@ -56,6 +57,84 @@ struct ConformanceSuiteTests {
         }
     }
 
+    static let suites = ["v2-json", "v2-binary", "wrappers", "file-names", "models", "v1-json", "verify", "merge", "device"]
+
+    @Test("every suite passes against this logtool, every case of it", arguments: suites)
+    func suitePasses(suite: String) throws {
+        let run = try Run(arguments: ["conformance", "--suite", suite], in: FileManager.default.temporaryDirectory)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let count = try Self.expectedCount(suite)
+        #expect(count > 0)
+        #expect(run.stdout.hasSuffix("\n\(count) passed, 0 failed\n"), "\(run.stdout.suffix(300))")
+    }
+
+    @Test("an engine that only exits 0 fails every case of every suite", arguments: suites)
+    func suiteFails(suite: String) throws {
+        let run = try Run("conformance", "--suite", suite, "--engine", "true")
+        #expect(run.status == 1)
+        let count = try Self.expectedCount(suite)
+        #expect(run.stdout.hasSuffix("\n0 passed, \(count) failed\n"), "\(run.stdout.suffix(300))")
+    }
+
+    /// An engine that runs this logtool, taking the arguments of `merge` or of `kit`, and
+    /// reverses the first list of two or more property changes of every event it decodes from
+    /// a binary file: one field read in the wrong order, everything else right.
+    static func misorderingEngine(in folder: URL) throws -> URL {
+        let engine = folder.appendingPathComponent("misordering-engine.py")
+        try script(
+            """
+            import json, subprocess, sys
+            args = sys.argv[1:]
+            kit = args[:1] in (['decode'], ['encode'], ['blob'], ['unwrap'], ['file-name'], ['model'])
+            run = subprocess.run(['\(Run.binary.path)'] + (['kit'] if kit else ['merge']) + args, capture_output=True)
+            out = run.stdout
+            if kit and args[0] == 'decode' and '--binary' in args and run.returncode == 0:
+                event = json.loads(out)
+                def reverse_first(value):
+                    if isinstance(value, dict):
+                        props = value.get('properties')
+                        if isinstance(props, list) and len(props) >= 2:
+                            props.reverse()
+                            return True
+                        return any(reverse_first(v) for v in value.values())
+                    if isinstance(value, list):
+                        return any(reverse_first(v) for v in value)
+                    return False
+                if reverse_first(event):
+                    out = (json.dumps(event, separators=(',', ':'), ensure_ascii=False) + '\\n').encode()
+            sys.stdout.buffer.write(out)
+            sys.stderr.buffer.write(run.stderr)
+            sys.exit(run.returncode)
+            """, at: engine)
+        return engine
+    }
+
+    @Test("an engine that passes the merge suite but reads one binary field in the wrong order fails --suite v2-binary")
+    func misorderedBinaryField() throws {
+        try Self.inScratch { folder in
+            let engine = try Self.misorderingEngine(in: folder)
+            let merge = try Run(arguments: ["conformance", "--suite", "merge", "--engine", "python3 misordering-engine.py"], in: folder)
+            #expect(merge.status == 0, "\(merge.stdout)")
+            #expect(merge.stdout.hasSuffix("\n\(try Self.expectedCount("merge")) passed, 0 failed\n"))
+            let binary = try Run(arguments: ["conformance", "--suite", "v2-binary", "--engine", "python3 \(engine.lastPathComponent)"], in: folder)
+            #expect(binary.status == 1)
+            // example-1 has Note n1's properties pages, title (v2-binary.md 13.1): read reversed.
+            #expect(
+                binary.stdout.contains(
+                    """
+                    FAIL valid/example-1.bin
+                      command: cd \(Run.packageRoot.path)/Fixtures/v2-binary/valid && python3 \(engine.path) decode --binary example-1.bin
+                      rule: v2-binary.md 13 (worked example, read)
+                      at /changesByEntity/Note/0/properties/0/propertyName: expected "pages", got "title"
+                    """), "\(binary.stdout)")
+            // Only decoded events with two properties in one change fail; encoding, errors and
+            // blobs still pass.
+            #expect(binary.stdout.contains("PASS valid/example-1.json\n"))
+            #expect(binary.stdout.contains("PASS invalid/bad-magic.bin\n"))
+            #expect(!binary.stdout.contains("FAIL invalid/"))
+        }
+    }
+
     @Test("a relative engine path is found from the caller's directory, also as a later word")
     func relativeEngine() throws {
         try Self.inScratch { folder in
@@ -77,7 +156,7 @@ struct ConformanceSuiteTests {
             #expect(missing.status == 2)
             #expect(missing.stdout == "")
             #expect(missing.stderr == "logtool: the engine ./missing-engine cannot be started: no such file (\(folder.path)/missing-engine)\n")
-            let plain = try Run(arguments: ["conformance", "--engine", "not-executable"], in: folder)
+            let plain = try Run(arguments: ["conformance", "--suite", "v2-json", "--engine", "not-executable"], in: folder)
             #expect(plain.status == 2)
             #expect(plain.stderr == "logtool: the engine not-executable cannot be started: not found on PATH\n")
             let notExecutable = try Run(arguments: ["conformance", "--engine", "./not-executable --flag"], in: folder)
@@ -103,6 +182,12 @@ struct ConformanceSuiteTests {
         let names = device.stdout.split(separator: "\n").dropLast().map(String.init)
         #expect(names.count == (try Self.expectedCount("device")))
         #expect(names.allSatisfy { $0.hasPrefix("PASS device-") }, "\(names)")
+        let two = try Run("conformance", "--suite", "v2-binary", "--case", "invalid/bad-magic.bin", "--case", "valid/example-?.json")
+        #expect(two.status == 0)
+        #expect(
+            two.stdout
+                == "PASS valid/example-1.json\nPASS valid/example-2.json\nPASS valid/example-3.json\nPASS valid/example-4.json\nPASS valid/example-5.json\nPASS invalid/bad-magic.bin\n6 passed, 0 failed\n"
+        )
         let none = try Run("conformance", "--case", "double-insert", "--case", "no-such-*")
         #expect(none.status == 1)
         #expect(none.stdout == "PASS double-insert\nerror: --case no-such-* matches no case\n1 passed, 1 failed\n")
@@ -157,6 +242,24 @@ struct ConformanceSuiteTests {
         let report = try JSONParser.parse(Array(json.stdout.utf8))
         #expect(report[JSONPointer(["cases", "0", "command"])] == .string("cd \(merge)/revision-gap-200 && echo '{\"entities\":{}}' # cloud"))
         #expect(report[JSONPointer(["cases", "0", "rule"])] == .string("merge.md 5.4 (200)"))
+        #expect(report[JSONPointer(["suite"])] == .null)
     }
 
+    @Test("a failing file-format case names its entry's rule and the first error expected")
+    func fileFormatFailureShape() throws {
+        // An engine that refuses everything with one made-up error.
+        let engine = "echo '{\"errors\":[{\"code\":\"x.made-up\",\"offset\":null,\"pointer\":null}]}'; exit 1; #"
+        let run = try Run("conformance", "--suite", "v2-binary", "--engine", engine, "--case", "invalid/bad-magic.bin")
+        #expect(
+            run.stdout == """
+                FAIL invalid/bad-magic.bin
+                  command: cd \(Run.packageRoot.path)/Fixtures/v2-binary/invalid && \(engine) decode --binary bad-magic.bin
+                  rule: v2-binary.md 12 (binary.bad-magic)
+                  first error's code: expected "binary.bad-magic", got "x.made-up"
+                  first error's offset: expected 0, got null
+                  first error: {"code":"x.made-up","offset":null,"pointer":null}
+                0 passed, 1 failed
+
+                """)
+    }
 }

@@ -2,18 +2,19 @@ import EnsemblesToolkit
 import ArgumentParser
 import Foundation
 
-/// `logtool conformance`: runs the golden merge cases against this engine or another one
-/// (Spec/merge.md 9.8).
+/// `logtool conformance`: runs a suite of the conformance kit against this engine or another
+/// one (Spec/merge.md 9.8, 9.9).
 struct Conformance: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the golden merge cases against this engine or an external one.",
+        abstract: "Run a suite of the conformance kit against this engine or an external one.",
         discussion: """
-            Every folder inside FIXTURES is one case: its case.json command \
+            Without --suite, every folder inside FIXTURES is one merge case: its case.json command \
             (["merge", ARGS...]) runs in the case folder. Exit code 0: standard output must be \
             expected/state.json byte for byte, plus one LF. Exit code 1: standard output must be \
             empty and the finding lines on standard error (Spec/merge.md 5.9) must be exactly the \
-            entries of expected/error.json (code, number, files, details). Without --fixtures, the \
-            Fixtures/merge folder of the source tree this logtool was built in is used.
+            entries of expected/error.json (code, number, files, details). With --suite, the cases \
+            of that fixture family run as Spec/merge.md 9.9 says. Without --fixtures, the Fixtures \
+            folder of the source tree this logtool was built in is used.
 
             Prints PASS, FAIL (with the command it ran, the Spec rule the case pins and the \
             differences), XFAIL or XPASS per case and ends with `N passed, N failed`. Exit status: \
@@ -23,7 +24,7 @@ struct Conformance: ParsableCommand {
             Examples:
               logtool conformance
               logtool conformance --engine 'python3 merge.py' --expected-failures xfail
-              logtool conformance --engine ./my-merge
+              logtool conformance --suite v2-binary --engine ./my-engine
               logtool conformance --case 'device-*' --timeout 30
               logtool conformance --fixtures kit/Fixtures/merge --json
             """
@@ -32,7 +33,7 @@ struct Conformance: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The folder of cases (default: Fixtures/merge beside this logtool's source tree).",
+            "The folder of cases (default: the suite's folder in Fixtures beside this logtool's source tree; Fixtures/merge without --suite).",
             valueName: "DIR"),
         completion: .directory)
     var fixtures: String?
@@ -40,7 +41,14 @@ struct Conformance: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A program or shell command that takes the arguments of `logtool merge` (default: this logtool); paths in it are relative to this folder.",
+            "The fixture family to run: \(ConformanceSuite.allCases.map(\.rawValue).joined(separator: ", ")) (default: every case of Fixtures/merge).",
+            valueName: "SUITE"))
+    var suite: ConformanceSuite?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A program or shell command that takes the arguments of the suite's logtool command (default: this logtool); paths in it are relative to this folder.",
             valueName: "COMMAND"))
     var engine: String?
 
@@ -67,7 +75,7 @@ struct Conformance: ParsableCommand {
 
     func run() throws {
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        let family = "merge"
+        let family = suite?.folderName ?? "merge"
         guard
             let root = fixtures.map({ URL(fileURLWithPath: $0) })
                 ?? ConformanceRunner.defaultFixtures(executable: executable).map({ $0.deletingLastPathComponent().appendingPathComponent(family) })
@@ -76,7 +84,7 @@ struct Conformance: ParsableCommand {
             throw ToolExit(status: .usage)
         }
         let found: [ConformanceRunner.Case]?
-        found = ConformanceRunner.cases(in: root)
+        if let suite { found = suite.cases(in: root) } else { found = ConformanceRunner.cases(in: root) }
         guard let allCases = found else {
             writeStandardError("logtool: \(escaped(root.path)): not a folder that can be listed")
             throw ToolExit(status: .usage)
@@ -149,7 +157,7 @@ struct Conformance: ParsableCommand {
             writeJSON(
                 .object(
                     JSONObject([
-                        ("fixtures", .string(root.path)), ("cases", .array(results)),
+                        ("fixtures", .string(root.path)), ("suite", suite.map { .string($0.rawValue) } ?? .null), ("cases", .array(results)),
                         ("passed", JSONValue(Int64(passed))), ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
                         ("errors", .array(errors.map(JSONValue.string))),
                     ])))

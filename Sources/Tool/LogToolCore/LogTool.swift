@@ -25,7 +25,7 @@ package struct LogTool: ParsableCommand {
         version: version,
         subcommands: [
             Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
-            Validate.self,
+            Validate.self, Kit.self,
         ]
     )
 
