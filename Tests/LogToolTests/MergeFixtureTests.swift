@@ -136,11 +136,20 @@ struct MergeFixtureTests {
     func wrongState() throws {
         let run = try Run("conformance", "--engine", "echo '{\"entities\":{}}' #")
         #expect(run.status == 1)
-        #expect(run.stdout.contains("FAIL original-IntegratorMergeTestsFixture\n  at /entities/Parent: missing"))
+        let integrator = Run.packageRoot.path + "/Fixtures/merge/original-IntegratorMergeTestsFixture"
+        #expect(
+            run.stdout.contains(
+                "FAIL original-IntegratorMergeTestsFixture\n  command: cd \(integrator) && echo '{\"entities\":{}}' # --lenient --model "
+                    + "../../external/ensembles-1x/models/CDEStoreModificationEventTestsModel.xcdatamodeld "
+                    + "'../../external/ensembles-1x/Integrator Test Fixtures/IntegratorMergeTestsFixture.json'\n"))
+        #expect(run.stdout.contains("\n  rule: merge.md 11 "))
+        #expect(run.stdout.contains("\n  at /entities/Parent: missing"))
         #expect(run.stdout.contains("PASS original-DeleteUninserted\n"))
         let spaced = try Run("conformance", "--engine", "echo '{ \"entities\": {} }' #")
         #expect(
-            spaced.stdout.contains("FAIL original-DeleteUninserted\n  the state is right but its bytes differ from expected/state.json + LF, first at byte 1"))
+            spaced.stdout.contains(
+                "\n  the state is right but its bytes differ from expected/state.json + LF, first at byte 1 (not canonical, or no single final LF)\n"))
+        #expect(spaced.stdout.contains("FAIL original-DeleteUninserted\n  command: "))
     }
 
     @Test("--expected-failures: listed failures pass the run, a listed pass or an unknown name fails it")

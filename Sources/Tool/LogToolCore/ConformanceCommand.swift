@@ -2,26 +2,30 @@ import EnsemblesToolkit
 import ArgumentParser
 import Foundation
 
-/// `logtool conformance`: runs the golden merge cases against this engine or another one
-/// (Spec/merge.md 9.8).
+/// `logtool conformance`: runs a suite of the conformance kit against this engine or another
+/// one (Spec/merge.md 9.8, 9.9).
 struct Conformance: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
-        abstract: "Run the golden merge cases against this engine or an external one.",
+        abstract: "Run a suite of the conformance kit against this engine or an external one.",
         discussion: """
-            Every folder inside FIXTURES is one case: its case.json command (["merge", ARGS...]) runs \
-            in the case folder. Exit code 0: standard output must be expected/state.json byte for \
-            byte, plus one LF. Exit code 1: standard output must be empty and the finding lines on \
-            standard error (Spec/merge.md 5.9) must be exactly the entries of expected/error.json \
-            (code, number, files, details). Without --fixtures, the Fixtures/merge folder of the \
-            source tree this logtool was built in is used.
+            Without --suite, every folder inside FIXTURES is one merge case: its case.json command \
+            (["merge", ARGS...]) runs in the case folder. Exit code 0: standard output must be \
+            expected/state.json byte for byte, plus one LF. Exit code 1: standard output must be \
+            empty and the finding lines on standard error (Spec/merge.md 5.9) must be exactly the \
+            entries of expected/error.json (code, number, files, details). With --suite, the cases \
+            of that fixture family run as Spec/merge.md 9.9 says. Without --fixtures, the Fixtures \
+            folder of the source tree this logtool was built in is used.
 
-            Prints PASS, FAIL (with the differences), XFAIL or XPASS per case and ends with \
-            `N passed, N failed`. Exit status: 0 every case as expected, 1 a case failed or passed \
-            unexpectedly, or no case ran, 2 usage error.
+            Prints PASS, FAIL (with the command it ran, the Spec rule the case pins and the \
+            differences), XFAIL or XPASS per case and ends with `N passed, N failed`. Exit status: \
+            0 every case as expected, 1 a case failed or passed unexpectedly, or no case ran, 2 \
+            usage error or an engine that cannot be started.
 
             Examples:
               logtool conformance
               logtool conformance --engine 'python3 merge.py' --expected-failures xfail
+              logtool conformance --suite v2-binary --engine ./my-engine
+              logtool conformance --case 'device-*' --timeout 30
               logtool conformance --fixtures kit/Fixtures/merge --json
             """
     )
@@ -29,12 +33,34 @@ struct Conformance: ParsableCommand, HasOutputOptions {
     @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
     @Option(
-        name: .long, help: ArgumentHelp("The folder of cases (default: Fixtures/merge beside this logtool's source tree).", valueName: "DIR"),
+        name: .long,
+        help: ArgumentHelp(
+            "The folder of cases (default: the suite's folder in Fixtures beside this logtool's source tree; Fixtures/merge without --suite).",
+            valueName: "DIR"),
         completion: .directory)
     var fixtures: String?
 
-    @Option(name: .long, help: ArgumentHelp("A shell command that takes the arguments of `logtool merge` (default: this logtool).", valueName: "COMMAND"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The fixture family to run: \(ConformanceSuite.allCases.map(\.rawValue).joined(separator: ", ")) (default: every case of Fixtures/merge).",
+            valueName: "SUITE"))
+    var suite: ConformanceSuite?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A program or shell command that takes the arguments of the suite's logtool command (default: this logtool); paths in it are relative to this folder.",
+            valueName: "COMMAND"))
     var engine: String?
+
+    @Option(
+        name: .customLong("case"),
+        help: ArgumentHelp("Run only the cases whose name matches PATTERN (a name, or a pattern with * ? [...]); repeatable.", valueName: "PATTERN"))
+    var cases: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Stop a case's engine after this many seconds; the case fails.", valueName: "SECONDS"))
+    var timeout: Double = 300
 
     @Option(
         name: .long,
@@ -45,13 +71,23 @@ struct Conformance: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Print one JSON report instead of text.")
     var json = false
 
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
     func run() throws {
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        guard let root = fixtures.map({ URL(fileURLWithPath: $0) }) ?? ConformanceRunner.defaultFixtures(executable: executable) else {
-            writeStandardError("logtool: no Fixtures/merge folder beside this logtool's source tree; give --fixtures DIR")
+        let family = suite?.folderName ?? "merge"
+        guard
+            let root = fixtures.map({ URL(fileURLWithPath: $0) })
+                ?? ConformanceRunner.defaultFixtures(executable: executable).map({ $0.deletingLastPathComponent().appendingPathComponent(family) })
+        else {
+            writeStandardError("logtool: no Fixtures/\(family) folder beside this logtool's source tree; give --fixtures DIR")
             throw ToolExit(status: .usage)
         }
-        guard let cases = ConformanceRunner.cases(in: root) else {
+        let found: [ConformanceRunner.Case]?
+        if let suite { found = suite.cases(in: root) } else { found = ConformanceRunner.cases(in: root) }
+        guard let allCases = found else {
             writeStandardError("logtool: \(escaped(root.path)): not a folder that can be listed")
             throw ToolExit(status: .usage)
         }
@@ -63,14 +99,35 @@ struct Conformance: ParsableCommand, HasOutputOptions {
             }
             listed = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
         }
-        let runner = ConformanceRunner(engine: engine.map(ConformanceRunner.Engine.shell) ?? .logtool(executable))
-        var errors = listed.filter { name in !cases.contains { $0.name == name } }.map { "--expected-failures names \($0), which is not a case" }
-        if cases.isEmpty { errors.append("no case found in \(root.path): every folder inside it is a case (a case folder itself is not a kit)") }
+        let chosenEngine: ConformanceRunner.Engine
+        if let engine {
+            do {
+                chosenEngine = try ConformanceRunner.Engine.resolve(engine, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            } catch {
+                writeStandardError("logtool: \(escaped(error.message))")
+                throw ToolExit(status: .usage)
+            }
+        } else {
+            chosenEngine = .logtool(executable)
+        }
+        let runner = ConformanceRunner(engine: chosenEngine, timeout: timeout)
+        var errors = listed.filter { name in !allCases.contains { $0.name == name } }.map { "--expected-failures names \($0), which is not a case" }
+        let selected = cases.isEmpty ? allCases : allCases.filter { testCase in cases.contains { globMatches($0, testCase.name) } }
+        errors += cases.filter { pattern in !allCases.contains { globMatches(pattern, $0.name) } }.map { "--case \($0) matches no case" }
+        if allCases.isEmpty { errors.append("no case found in \(root.path): every folder inside it is a case (a case folder itself is not a kit)") }
 
         var results: [JSONValue] = []
         var passed = 0, failed = 0, expected = 0
-        for testCase in cases {
-            let differences = runner.differences(testCase)
+        for testCase in selected {
+            let report: ConformanceRunner.Report
+            do {
+                report = try runner.report(testCase)
+            } catch {
+                // An engine that cannot start fails every case the same way: one error, now.
+                writeStandardError("logtool: \(escaped(error.message))")
+                throw ToolExit(status: .usage)
+            }
+            let differences = report.differences
             let isListed = listed.contains(testCase.name)
             let verdict: String
             switch (differences.isEmpty, isListed) {
@@ -83,11 +140,18 @@ struct Conformance: ParsableCommand, HasOutputOptions {
                 .object(
                     JSONObject([
                         ("name", .string(testCase.name)), ("verdict", .string(verdict)),
+                        ("command", report.command.map(JSONValue.string) ?? .null), ("rule", report.rule.map(JSONValue.string) ?? .null),
                         ("differences", .array(differences.map(JSONValue.string))),
                     ])))
             if !json {
                 let tag = ["pass": "PASS", "fail": "FAIL", "expected-failure": "XFAIL", "unexpected-pass": "XPASS"][verdict] ?? verdict
-                writeStandardOutput("\(tag) \(escaped(testCase.name))\n" + differences.map { "  \(escaped($0))\n" }.joined())
+                var lines = ["\(tag) \(escaped(testCase.name))"]
+                if !differences.isEmpty {
+                    if let command = report.command { lines.append("  command: \(escaped(command))") }
+                    if let rule = report.rule { lines.append("  rule: \(escaped(rule))") }
+                }
+                lines += differences.map { "  \(escaped($0))" }
+                writeStandardOutput(lines.joined(separator: "\n") + "\n")
             }
         }
         failed += errors.count
@@ -95,8 +159,8 @@ struct Conformance: ParsableCommand, HasOutputOptions {
             writeJSON(
                 .object(
                     JSONObject([
-                        ("fixtures", .string(root.path)), ("cases", .array(results)), ("passed", JSONValue(Int64(passed))),
-                        ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
+                        ("fixtures", .string(root.path)), ("suite", suite.map { .string($0.rawValue) } ?? .null), ("cases", .array(results)),
+                        ("passed", JSONValue(Int64(passed))), ("failed", JSONValue(Int64(failed))), ("expectedFailures", JSONValue(Int64(expected))),
                         ("errors", .array(errors.map(JSONValue.string))),
                     ])))
         } else {
@@ -106,4 +170,10 @@ struct Conformance: ParsableCommand, HasOutputOptions {
         }
         if failed > 0 { throw ToolExit(status: .problemsFound) }
     }
+}
+
+/// Whether `name` matches the shell pattern `pattern` (`*`, `?`, `[...]`; `*` also matches
+/// `/`, so `invalid/*` and `*bad-magic*` both work).
+func globMatches(_ pattern: String, _ name: String) -> Bool {
+    fnmatch(pattern, name, 0) == 0
 }

@@ -1,30 +1,166 @@
 import Foundation
 import EnsemblesToolkit
 
-/// Runs the golden merge cases of a kit folder against a merge engine and says, per case,
-/// what differs (Spec/merge.md 9.8). `logtool conformance` and the test suite both use it.
+/// Runs the cases of a conformance suite against an engine and says, per case, what differs
+/// (Spec/merge.md 9.8, 9.9). `logtool conformance` and the test suite both use it.
 package struct ConformanceRunner: Sendable {
-    /// The program that does the merging.
+    /// The program under test.
     package enum Engine: Sendable {
-        /// An executable that takes `merge ARGS...` (this `logtool`).
+        /// An executable that takes a `logtool` command line (this `logtool`).
         case logtool(URL)
-        /// A shell command that takes the arguments of `logtool merge`, run as
+        /// A shell command that takes the same arguments, run as
         /// `/bin/sh -c 'COMMAND "$@"' engine ARGS...`.
         case shell(String)
+
+        /// `command` made ready to run from any folder (Spec/merge.md 9.8): its first word, when
+        /// it holds a `/`, and every later plain word that names an existing file or folder
+        /// relative to `directory` become absolute paths; a first word without `/` is looked
+        /// up on `PATH` as the shell would. Throws when the program cannot be started: missing,
+        /// or not an executable file.
+        package static func resolve(_ command: String, from directory: URL) throws(EngineUnavailable) -> Engine {
+            let words = command.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard !words.isEmpty else { throw EngineUnavailable(message: "--engine is empty") }
+            var resolved: [String] = []
+            for (index, word) in words.enumerated() {
+                guard word.allSatisfy(isPlainPathCharacter) else {
+                    resolved.append(word)
+                    continue
+                }
+                let absolute = word.hasPrefix("/") ? word : directory.appendingPathComponent(word).standardizedFileURL.path
+                if index == 0 {
+                    if word.contains("/") {
+                        try checkExecutable(absolute, as: word)
+                        resolved.append(shellQuoted(absolute))
+                    } else if !shellWords.contains(word) {
+                        guard searchPath(word) != nil else {
+                            throw EngineUnavailable(message: "the engine \(word) cannot be started: not found on PATH")
+                        }
+                        resolved.append(word)
+                    }
+                } else if !word.hasPrefix("-") && !word.hasPrefix("/") && FileManager.default.fileExists(atPath: absolute) {
+                    resolved.append(shellQuoted(absolute))
+                } else {
+                    resolved.append(word)
+                }
+            }
+            // A quoted or computed first word only the shell can read: exit status 126 or 127
+            // at a case ends the run instead (report(_:)).
+            return .shell(resolved.joined(separator: " "))
+        }
+
+        /// First words the shell runs itself, never from `PATH`.
+        private static let shellWords: Set<String> = ["exec", "cd", "eval", "command", "export", "set", "if", "for", "while", "case", "test", "[", ":", "."]
+
+        private static func checkExecutable(_ path: String, as given: String) throws(EngineUnavailable) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw EngineUnavailable(message: "the engine \(given) cannot be started: no such file (\(path))")
+            }
+            guard !isDirectory.boolValue, FileManager.default.isExecutableFile(atPath: path) else {
+                throw EngineUnavailable(message: "the engine \(given) cannot be started: not an executable file (\(path))")
+            }
+        }
+
+        private static func searchPath(_ name: String) -> String? {
+            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+            for folder in path.split(separator: ":", omittingEmptySubsequences: false) {
+                let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + name
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
+                    FileManager.default.isExecutableFile(atPath: candidate)
+                {
+                    return candidate
+                }
+            }
+            return nil
+        }
+
+        private static func isPlainPathCharacter(_ character: Character) -> Bool {
+            character.isLetter || character.isNumber || "_-./+,@%:=".contains(character)
+        }
+
+        /// The command line that runs `arguments` of `command` with this engine, as a shell
+        /// would read it.
+        package func commandLine(_ command: String, _ arguments: [String]) -> String {
+            switch self {
+            case .logtool(let executable): return ([executable.path, command] + arguments).map(shellQuoted).joined(separator: " ")
+            case .shell(let command): return ([command] + arguments.map(shellQuoted)).joined(separator: " ")
+            }
+        }
     }
 
-    /// One case folder of the kit.
+    /// The engine could not be started; the run stops at once (Spec/merge.md 9.8).
+    package struct EngineUnavailable: Error, Sendable, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
+    }
+
+    /// One case of a suite.
     package struct Case: Sendable, CustomStringConvertible {
         package var name: String
+        /// The working directory of the engine.
         package var folder: URL
+        /// What to run and how to judge it; nil for a merge case folder, whose `case.json`
+        /// says (Spec/merge.md 9.8).
+        package var plan: Plan?
+        /// Why the case cannot run (its description in the kit is broken); it fails with these.
+        package var problem: [String]?
         package var description: String { name }
+
+        package init(name: String, folder: URL, plan: Plan? = nil, problem: [String]? = nil) {
+            self.name = name
+            self.folder = folder
+            self.plan = plan
+            self.problem = problem
+        }
     }
+
+    /// What one case runs and what passes.
+    package struct Plan: Sendable {
+        /// The `logtool` command whose arguments the engine takes (`merge`, `verify`, `kit`):
+        /// this `logtool` runs `COMMAND ARGS...`, another engine gets ARGS only.
+        package var command: String
+        /// The engine's arguments; ``ConformanceRunner/scratchArgument`` stands for a path
+        /// that does not exist yet, in a new folder of its own.
+        package var arguments: [String]
+        /// The Spec rule the case pins.
+        package var rule: String?
+        package var expectedStatus: Int32
+        /// What a passing run gives, as lines for a person (shown when the status differs).
+        package var expected: [String]
+        /// The differences once the status is right.
+        package var check: @Sendable (Outcome) -> [String]
+    }
+
+    /// What the engine did.
+    package struct Outcome: Sendable {
+        package var status: Int32
+        package var stdout: Data
+        package var stderr: Data
+        /// The path that stood for ``ConformanceRunner/scratchArgument``.
+        package var scratch: URL?
+    }
+
+    /// The verdict's material for one case.
+    package struct Report: Sendable {
+        /// The command that ran, as one shell line (nil when nothing ran).
+        package var command: String?
+        package var rule: String?
+        /// Empty when the case passes.
+        package var differences: [String]
+    }
+
+    /// The argument a plan uses for a path the engine creates.
+    package static let scratchArgument = "\u{1}scratch"
 
     package var engine: Engine
     /// A case whose engine runs longer than this is stopped and fails.
     package var timeout: TimeInterval = 300
 
-    package init(engine: Engine) { self.engine = engine }
+    package init(engine: Engine, timeout: TimeInterval = 300) {
+        self.engine = engine
+        self.timeout = timeout
+    }
 
     /// The cases of `root`: every folder directly inside it, in UTF-8 order of their names.
     /// Nil when `root` cannot be listed.
@@ -51,65 +187,80 @@ package struct ConformanceRunner: Sendable {
         return nil
     }
 
-    /// What is wrong with one case's result; empty when it passes.
+    /// What is wrong with one case's result; empty when it passes. An engine that cannot be
+    /// started is one difference.
     package func differences(_ testCase: Case) -> [String] {
-        let folder = testCase.folder
-        guard let caseData = FileManager.default.contents(atPath: folder.appendingPathComponent("case.json").path) else {
-            return ["not a case: the folder has no case.json"]
-        }
-        guard let info = try? JSONParser.parse(caseData), let commandValues = info[JSONPointer(["command"])]?.arrayValue else {
-            return ["case.json is not JSON with a command array"]
-        }
-        let command = commandValues.compactMap(\.stringValue)
-        guard command.count == commandValues.count, command.first == "merge" else { return ["case.json: command is not [\"merge\", ARGS...]"] }
-        guard let expectedStatus = info[JSONPointer(["exitCode"])]?.numberValue?.int64Value, [0, 1, 2].contains(expectedStatus) else {
-            return ["case.json: exitCode is not 0, 1 or 2"]
-        }
-        let expectedState = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/state.json").path)
-        let expectedErrors = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/error.json").path)
-        // Device-mode cases compare the whole `--json` document instead (Spec/merge.md 15.7).
-        let expectedDevice = FileManager.default.contents(atPath: folder.appendingPathComponent("expected/device.json").path)
-        if expectedDevice == nil && expectedStatus == 0 && expectedState == nil { return ["exitCode 0 but no expected/state.json"] }
-        if expectedDevice == nil && expectedStatus == 1 && expectedErrors == nil { return ["exitCode 1 but no expected/error.json"] }
-
-        let result: (status: Int32, stdout: Data, stderr: Data)
         do {
-            result = try run(Array(command.dropFirst()), in: folder)
+            return try report(testCase).differences
         } catch {
-            return ["the engine could not be run: \(error)"]
+            return [error.message]
         }
-        var problems: [String] = []
-        if Int64(result.status) != expectedStatus {
-            problems.append("exit status \(result.status), expected \(expectedStatus)")
-            let stderr = String(decoding: result.stderr.prefix(600), as: UTF8.self)
-            if !stderr.isEmpty { problems.append("stderr: \(stderr)") }
-            return problems
-        }
-        if let expectedDevice, expectedStatus != 2 {
-            // With --json, standard error holds warnings only (Spec/merge.md 10, 15.7).
-            problems += Self.linesOtherThanWarnings(result.stderr).prefix(3).map { "standard error holds more than warnings: \($0)" }
-            return problems + Self.deviceDifferences(expected: expectedDevice, output: result.stdout)
-        }
-        switch expectedStatus {
-        case 0:
-            if let expectedState { problems += Self.stateDifferences(expected: expectedState, output: result.stdout) }
-        case 1:
-            // Device mode writes the state it reaches even when it holds events back (Spec/merge.md 15.6).
-            let isDevice = command.contains("--as-store")
-            if !result.stdout.isEmpty && !isDevice { problems.append("standard output is not empty (\(result.stdout.count) bytes)") }
-            if let expectedErrors { problems += Self.findingDifferences(expected: expectedErrors, stderr: result.stderr) }
-        default:
-            if !result.stdout.isEmpty { problems.append("standard output is not empty (\(result.stdout.count) bytes)") }
-            // A usage error's one message starts with its code when the case names one
-            // (Spec/merge.md 9.8, 10).
-            if let code = info[JSONPointer(["errorCode"])]?.stringValue {
-                let message = Self.linesOtherThanWarnings(result.stderr).first ?? ""
-                if !(message.hasPrefix(code + ":") || message.hasPrefix(code + " ")) {
-                    problems.append("the message does not start with \(code): \(message.prefix(300))")
-                }
+    }
+
+    /// Runs one case. Throws when the engine cannot be started, which ends a run.
+    package func report(_ testCase: Case) throws(EngineUnavailable) -> Report {
+        let plan: Plan
+        if let problem = testCase.problem {
+            return Report(command: nil, rule: nil, differences: problem)
+        } else if let given = testCase.plan {
+            plan = given
+        } else {
+            switch MergeCases.plan(testCase.folder) {
+            case .success(let made): plan = made
+            case .failure(let problem): return Report(command: nil, rule: nil, differences: problem.lines)
             }
         }
-        return problems
+        var scratchFolder: URL?
+        var arguments = plan.arguments
+        if arguments.contains(Self.scratchArgument) {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-conformance-\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+            } catch {
+                return Report(command: nil, rule: plan.rule, differences: ["the runner could not make a scratch folder: \(error.localizedDescription)"])
+            }
+            scratchFolder = folder
+            arguments = arguments.map { $0 == Self.scratchArgument ? folder.appendingPathComponent("out").path : $0 }
+        }
+        defer { if let scratchFolder { try? FileManager.default.removeItem(at: scratchFolder) } }
+        let command = "cd \(shellQuoted(testCase.folder.path)) && \(engine.commandLine(plan.command, arguments))"
+        let result: (status: Int32, stdout: Data, stderr: Data, timedOut: Bool)
+        do {
+            result = try run(plan.command, arguments, in: testCase.folder)
+        } catch {
+            throw EngineUnavailable(message: "the engine cannot be started: \(error.localizedDescription)")
+        }
+        // 126 and 127 are the shell's "cannot execute" and "not found" (POSIX), never a
+        // status of the contract: the engine did not start.
+        if case .shell = engine, result.status == 126 || result.status == 127, plan.expectedStatus != result.status {
+            let said = String(decoding: result.stderr.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw EngineUnavailable(message: "the engine cannot be started (exit status \(result.status)): \(said)")
+        }
+        let outcome = Outcome(status: result.status, stdout: result.stdout, stderr: result.stderr, scratch: scratchFolder?.appendingPathComponent("out"))
+        var differences: [String] = []
+        if result.timedOut {
+            differences.append("stopped: still running after \(Self.seconds(timeout)) s (--timeout)")
+        } else if result.status != plan.expectedStatus {
+            differences.append("exit status \(result.status), expected \(plan.expectedStatus)")
+            differences += plan.expected.map { "expected: " + $0 }
+            differences += Self.excerpt(of: result.stdout, named: "standard output") + Self.excerpt(of: result.stderr, named: "standard error")
+        } else {
+            differences = plan.check(outcome)
+        }
+        return Report(command: command, rule: plan.rule, differences: differences)
+    }
+
+    private static func seconds(_ interval: TimeInterval) -> String {
+        interval == interval.rounded() && interval < 1e15 ? String(Int64(interval)) : String(interval)
+    }
+
+    /// The first lines of an output, for a failure report.
+    static func excerpt(of data: Data, named name: String) -> [String] {
+        if data.isEmpty { return ["actual \(name): empty"] }
+        var text = String(decoding: data.prefix(600), as: UTF8.self)
+        if text.hasSuffix("\n") { text.removeLast() }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(6).map { "actual \(name): \($0)" }
+        return data.count > 600 ? lines + ["actual \(name): ... (\(data.count) bytes)"] : lines
     }
 
     /// The lines of standard error that are not warnings (`warning: ...`).
@@ -119,15 +270,15 @@ package struct ConformanceRunner: Sendable {
 
     /// Runs the engine in `folder` with both pipes drained at once (a full stderr pipe must
     /// not block the engine while stdout is read), stopping it after ``timeout``.
-    private func run(_ arguments: [String], in folder: URL) throws -> (status: Int32, stdout: Data, stderr: Data) {
+    private func run(_ command: String, _ arguments: [String], in folder: URL) throws -> (status: Int32, stdout: Data, stderr: Data, timedOut: Bool) {
         let process = Process()
         switch engine {
         case .logtool(let executable):
             process.executableURL = executable
-            process.arguments = ["merge"] + arguments
-        case .shell(let command):
+            process.arguments = [command] + arguments
+        case .shell(let shellCommand):
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command + " \"$@\"", "engine"] + arguments
+            process.arguments = ["-c", shellCommand + " \"$@\"", "engine"] + arguments
         }
         process.currentDirectoryURL = folder
         let out = Pipe(), err = Pipe()
@@ -135,88 +286,28 @@ package struct ConformanceRunner: Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let stderrBox = DataBox()
+        let stdoutBox = DataBox(), stderrBox = DataBox(), stopped = DataBox()
         let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { stdoutBox.data = out.fileHandleForReading.readDataToEndOfFile() }
         DispatchQueue.global().async(group: group) { stderrBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-        let timer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        let pid = process.processIdentifier
+        let timer = DispatchWorkItem {
+            guard process.isRunning else { return }
+            stopped.data = Data([1])
+            // The engine's own children (a shell's commands) hold the pipes too: stop its
+            // process group when it leads one.
+            if getpgid(pid) == pid { kill(-pid, SIGKILL) } else { kill(pid, SIGKILL) }
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
         process.waitUntilExit()
         timer.cancel()
-        return (process.terminationStatus, stdout, stderrBox.data)
-    }
-
-    /// Exit 0: standard output must be the expected bytes and one LF (Spec/merge.md 9.8).
-    static func stateDifferences(expected: Data, output: Data) -> [String] {
-        if output == expected + Data([0x0A]) { return [] }
-        guard let want = try? JSONParser.parse(expected) else { return ["expected/state.json is not JSON"] }
-        guard let got = try? JSONParser.parse(output) else {
-            return ["standard output is not JSON: \(String(decoding: output.prefix(200), as: UTF8.self))"]
+        // A child that outlives a stopped engine may keep a pipe open: do not wait for it long.
+        let drained = group.wait(timeout: .now() + (stopped.data.isEmpty ? timeout : 5))
+        let timedOut = !stopped.data.isEmpty
+        if drained == .timedOut && !timedOut {
+            return (process.terminationStatus, Data(), Data(), true)
         }
-        let byPointer = jsonDifferences(want, got, at: .root, limit: 10)
-        if !byPointer.isEmpty { return byPointer }
-        let common = zip(output, expected).prefix { $0 == $1 }.count
-        return ["the state is right but its bytes differ from expected/state.json + LF, first at byte \(common) (not canonical, or no single final LF)"]
-    }
-
-    /// Exit 1: the finding lines on standard error, parsed, must be the entries of
-    /// expected/error.json, in order.
-    static func findingDifferences(expected: Data, stderr: Data) -> [String] {
-        guard let document = try? JSONParser.parse(expected), let entries = document[JSONPointer(["errors"])]?.arrayValue else {
-            return ["expected/error.json has no errors array"]
-        }
-        var want: [String] = []
-        for entry in entries {
-            guard let code = entry[JSONPointer(["code"])]?.stringValue,
-                let files = entry[JSONPointer(["files"])]?.arrayValue?.compactMap(\.stringValue)
-            else {
-                return ["expected/error.json: an entry without code or files"]
-            }
-            let number = entry[JSONPointer(["number"])]?.numberValue?.int64Value.map(Int.init)
-            let details = (entry[JSONPointer(["details"])]?.objectValue ?? JSONObject()).map { ($0.key, FindingLine.text(of: $0.value)) }
-            want.append(normalized(code: code, number: number, files: files, details: details))
-        }
-        var got: [String] = []
-        var problems: [String] = []
-        let text = String(decoding: stderr, as: UTF8.self)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix("warning: ") {
-            guard let parsed = FindingLine.parse(String(line)) else {
-                problems.append("standard error line does not follow the finding-line grammar (Spec/merge.md 5.9): \(line.prefix(300))")
-                continue
-            }
-            got.append(normalized(code: parsed.code, number: parsed.number, files: parsed.files, details: parsed.details))
-        }
-        if want != got {
-            problems.append("findings differ from expected/error.json")
-            problems += want.filter { !got.contains($0) }.map { "missing:    \($0)" }
-            problems += got.filter { !want.contains($0) }.map { "unexpected: \($0)" }
-            if Set(want) == Set(got) { problems.append("(the same findings, in another order or repeated)") }
-        }
-        return problems
-    }
-
-    /// Device mode: standard output parsed as JSON equals expected/device.json, members named
-    /// `message` left out of both (Spec/merge.md 15.7).
-    static func deviceDifferences(expected: Data, output: Data) -> [String] {
-        guard let want = try? JSONParser.parse(expected) else { return ["expected/device.json is not JSON"] }
-        guard let got = try? JSONParser.parse(output) else { return ["standard output is not one JSON document"] }
-        func withoutMessages(_ value: JSONValue) -> JSONValue {
-            switch value {
-            case .object(let members):
-                return .object(JSONObject(members.filter { $0.key != "message" }.map { ($0.key, withoutMessages($0.value)) }))
-            case .array(let items): return .array(items.map(withoutMessages))
-            default: return value
-            }
-        }
-        return jsonDifferences(withoutMessages(want), withoutMessages(got), at: JSONPointer([]), limit: 20)
-    }
-
-    /// One finding as a comparable line: fields as JSON strings, so that nothing is ambiguous.
-    private static func normalized(code: String, number: Int?, files: [String], details: [(String, String)]) -> String {
-        let quote = { (text: String) in JSONWriter().string(.string(text)) }
-        return
-            "\(code) (\(number.map(String.init) ?? "none")) [\(files.map(quote).joined(separator: ", "))] {\(details.map { "\($0.0)=\(quote($0.1))" }.joined(separator: ", "))}"
+        return (process.terminationStatus, drained == .success ? stdoutBox.data : Data(), drained == .success ? stderrBox.data : Data(), timedOut)
     }
 
     /// Readable differences between two JSON values, by pointer.
@@ -234,13 +325,29 @@ package struct ConformanceRunner: Sendable {
                 }
             }
             return result
+        case (.array(let a), .array(let b)) where a.count == b.count:
+            var result: [String] = []
+            for (index, (x, y)) in zip(a, b).enumerated() where result.count < limit {
+                result += jsonDifferences(x, y, at: pointer / index, limit: limit - result.count)
+            }
+            return result
         default:
             return ["at \(pointer.displayString): expected \(JSONWriter().string(want)), got \(JSONWriter().string(got))"]
         }
     }
 }
 
-/// Standard error, filled by the thread that drains it.
+/// `text` as one shell word: as it is when it holds only characters no shell treats
+/// specially, otherwise in single quotes.
+package func shellQuoted(_ text: String) -> String {
+    if !text.isEmpty && text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_-./+,@%:=".unicodeScalars.contains($0)) })
+    {
+        return text
+    }
+    return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// Data filled by the thread that drains a pipe.
 private final class DataBox: @unchecked Sendable {
     var data = Data()
 }

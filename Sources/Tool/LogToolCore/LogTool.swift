@@ -17,7 +17,7 @@ package enum ExitStatus: Int32, Sendable {
 /// The `logtool` command: look inside Ensembles cloud folders and event files.
 package struct LogTool: ParsableCommand {
     /// The toolkit's version, the Spec it implements and the conformance kit it passes.
-    package static let version = "logtool 0.7.0 (Spec 0.7.0, conformance kit 1.3.0)"
+    package static let version = "logtool 0.7.0 (Spec 0.7.0, conformance kit 1.4.0)"
 
     package static let configuration = CommandConfiguration(
         commandName: "logtool",
@@ -31,7 +31,7 @@ package struct LogTool: ParsableCommand {
         version: version,
         subcommands: [
             Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
-            Validate.self,
+            Validate.self, Kit.self,
         ]
     )
 
