@@ -155,22 +155,27 @@ struct ConformanceSuiteTests {
             let missing = try Run(arguments: ["conformance", "--engine", "./missing-engine"], in: folder)
             #expect(missing.status == 2)
             #expect(missing.stdout == "")
-            #expect(missing.stderr == "logtool: the engine ./missing-engine cannot be started: no such file (\(folder.path)/missing-engine)\n")
+            #expect(
+                missing.stderr == "conformance.engine-unavailable: the engine ./missing-engine cannot be started: no such file "
+                    + "(\(folder.path)/missing-engine)\n")
             let plain = try Run(arguments: ["conformance", "--suite", "v2-json", "--engine", "not-executable"], in: folder)
             #expect(plain.status == 2)
-            #expect(plain.stderr == "logtool: the engine not-executable cannot be started: not found on PATH\n")
+            #expect(plain.stderr == "conformance.engine-unavailable: the engine not-executable cannot be started: not found on PATH\n")
             let notExecutable = try Run(arguments: ["conformance", "--engine", "./not-executable --flag"], in: folder)
             #expect(notExecutable.status == 2)
-            #expect(notExecutable.stderr == "logtool: the engine ./not-executable cannot be started: not an executable file (\(folder.path)/not-executable)\n")
+            #expect(
+                notExecutable.stderr
+                    == "conformance.engine-unavailable: the engine ./not-executable cannot be started: not an executable file "
+                    + "(\(folder.path)/not-executable)\n")
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("bin"), withIntermediateDirectories: false)
             let folderEngine = try Run(arguments: ["conformance", "--engine", "./bin"], in: folder)
             #expect(folderEngine.status == 2)
-            #expect(folderEngine.stderr == "logtool: the engine ./bin cannot be started: not an executable file (\(folder.path)/bin)\n")
+            #expect(folderEngine.stderr == "conformance.engine-unavailable: the engine ./bin cannot be started: not an executable file (\(folder.path)/bin)\n")
             // Quoted, so only the shell can tell: its 127 at the first case ends the run.
             let quoted = try Run(arguments: ["conformance", "--engine", "'./missing engine'"], in: folder)
             #expect(quoted.status == 2)
             #expect(quoted.stdout == "")
-            #expect(quoted.stderr.hasPrefix("logtool: the engine cannot be started (exit status 127): "), "\(quoted.stderr)")
+            #expect(quoted.stderr.hasPrefix("conformance.engine-unavailable: the engine cannot be started (exit status 127): "), "\(quoted.stderr)")
             #expect(quoted.stderr.split(separator: "\n").count == 1, "\(quoted.stderr)")
         }
     }

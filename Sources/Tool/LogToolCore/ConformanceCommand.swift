@@ -2,6 +2,13 @@ import EnsemblesToolkit
 import ArgumentParser
 import Foundation
 
+extension FormatError.Code {
+    /// `conformance` without `--fixtures` finds no kit beside its source tree (Spec/merge.md 9.8).
+    static let conformanceNoFixtures = Self("conformance.no-fixtures")
+    /// `--engine` cannot be started: missing, not executable, or the shell's 126 or 127 (9.8).
+    static let conformanceEngineUnavailable = Self("conformance.engine-unavailable")
+}
+
 /// `logtool conformance`: runs a suite of the conformance kit against this engine or another
 /// one (Spec/merge.md 9.8, 9.9).
 struct Conformance: ParsableCommand, HasOutputOptions {
@@ -82,19 +89,20 @@ struct Conformance: ParsableCommand, HasOutputOptions {
             let root = fixtures.map({ URL(fileURLWithPath: $0) })
                 ?? ConformanceRunner.defaultFixtures(executable: executable).map({ $0.deletingLastPathComponent().appendingPathComponent(family) })
         else {
-            writeStandardError("logtool: no Fixtures/\(family) folder beside this logtool's source tree; give --fixtures DIR")
+            writeErrors(
+                [FormatError(.conformanceNoFixtures, "no Fixtures/\(family) folder beside this logtool's source tree; give --fixtures DIR")], json: json)
             throw ToolExit(status: .usage)
         }
         let found: [ConformanceRunner.Case]?
         if let suite { found = suite.cases(in: root) } else { found = ConformanceRunner.cases(in: root) }
         guard let allCases = found else {
-            writeStandardError("logtool: \(escaped(root.path)): not a folder that can be listed")
+            writeErrors([FormatError(.folderNotFound, "not a folder that can be listed", location: .init(file: root.path))], json: json)
             throw ToolExit(status: .usage)
         }
         var listed: [String] = []
         if let expectedFailures {
             guard let text = try? String(contentsOfFile: expectedFailures, encoding: .utf8) else {
-                writeStandardError("logtool: \(escaped(expectedFailures)): cannot be read as UTF-8 text")
+                writeErrors([FormatError(.fileUnreadable, "cannot be read as UTF-8 text", location: .init(file: expectedFailures))], json: json)
                 throw ToolExit(status: .usage)
             }
             listed = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
@@ -104,7 +112,7 @@ struct Conformance: ParsableCommand, HasOutputOptions {
             do {
                 chosenEngine = try ConformanceRunner.Engine.resolve(engine, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
             } catch {
-                writeStandardError("logtool: \(escaped(error.message))")
+                writeErrors([FormatError(.conformanceEngineUnavailable, error.message)], json: json)
                 throw ToolExit(status: .usage)
             }
         } else {
@@ -124,7 +132,7 @@ struct Conformance: ParsableCommand, HasOutputOptions {
                 report = try runner.report(testCase)
             } catch {
                 // An engine that cannot start fails every case the same way: one error, now.
-                writeStandardError("logtool: \(escaped(error.message))")
+                writeErrors([FormatError(.conformanceEngineUnavailable, error.message)], json: json)
                 throw ToolExit(status: .usage)
             }
             let differences = report.differences

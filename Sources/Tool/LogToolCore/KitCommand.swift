@@ -42,7 +42,7 @@ func kitFailure(_ errors: [FormatError]) -> ToolExit {
 /// The bytes of `path`, or a usage error.
 func kitBytes(_ path: String) throws -> [UInt8] {
     guard let data = FileManager.default.contents(atPath: path) else {
-        writeStandardError("logtool: \(escaped(path)): cannot be read")
+        writeErrors([FormatError(.fileUnreadable, "cannot be read", location: .init(file: path))])
         throw ToolExit(status: .usage)
     }
     return [UInt8](data)
@@ -220,8 +220,7 @@ struct KitFileName: ParsableCommand {
 
     func run() throws {
         guard let subfolder = EnsembleSubfolder(rawValue: folder) else {
-            writeStandardError("logtool: \(escaped(folder)): not one of stores, events, baselines, data")
-            throw ToolExit(status: .usage)
+            throw ValidationError("\(folder): not one of stores, events, baselines, data")
         }
         func part(_ number: PartNumber?) -> JSONValue {
             number.map { .object(JSONObject([("count", JSONValue(Int64($0.count))), ("index", JSONValue(Int64($0.index)))])) } ?? .null
