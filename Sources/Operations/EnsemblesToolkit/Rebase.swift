@@ -48,6 +48,7 @@ extension Ensemble {
         guard listings.count == 1, let listing = listings.first else {
             throw EnsembleError(.usage, FormatError(.mergeSeveralEnsembles, "\(path) holds more than one ensemble; rebase one at a time"))
         }
+        let reader = try reader()
         var warnings: [FormatError] = []
         var folderLayers: [WrapperLayer] = []
         let input = try MergeInputs.gather(

@@ -314,7 +314,8 @@ struct ReadingOptions: ParsableArguments {
         help: ArgumentHelp(
             "A file holding the password of an encrypted folder (one final newline is ignored).",
             discussion:
-                "Without it: the environment variable LOGTOOL_PASSWORD, else a prompt when standard input is a terminal. Never give a password as an argument."),
+                "Without it: the environment variable LOGTOOL_PASSWORD, else a prompt when standard input is a terminal, which asks again after a wrong password (three tries). A wrong password is one error, exit 2. Never give a password as an argument."
+        ),
         completion: .file())
     var passwordFile: String?
 

@@ -3,9 +3,10 @@ import EnsemblesToolkit
 
 /// Where `logtool` takes the password of an encrypted folder from (Spec/wrappers.md 5.4): a file
 /// (`--password-file`), the environment (`LOGTOOL_PASSWORD`), or a prompt without echo when
-/// standard input is a terminal, asked only when an encrypted file is met. Never an argument:
-/// other users can read a process's arguments.
-enum PasswordOption {
+/// standard input is a terminal, asked only when an encrypted file is met and, after a wrong
+/// answer, again (Spec/wrappers.md 5.5). Never an argument: other users can read a process's
+/// arguments.
+package enum PasswordOption {
     static let environmentVariable = "LOGTOOL_PASSWORD"
     /// The largest password file read (Spec/wrappers.md 5.4): at most one byte more is read, so
     /// a large file given by mistake is refused without being loaded.
@@ -35,7 +36,19 @@ enum PasswordOption {
             return PasswordSource(password: value)
         }
         guard isatty(STDIN_FILENO) == 1 else { return nil }
-        return PasswordSource { prompt().map { .password($0) } }
+        return promptSource { prompt($0) }
+    }
+
+    /// How many answers a terminal gets for a wrong password in all, as sudo gives
+    /// (Spec/wrappers.md 5.5); a password from a file or the environment gets one.
+    package static let promptAttempts = 3
+
+    /// The source of a password asked on a terminal by `ask` (given the question): asked again
+    /// after a wrong answer, ``promptAttempts`` answers in all.
+    package static func promptSource(_ ask: @escaping @Sendable (_ question: String) -> [UInt8]?) -> PasswordSource {
+        PasswordSource(attempts: promptAttempts) { attempt in
+            ask(attempt == 1 ? "Password of the encrypted folder: " : "Wrong password; try again: ").map { .password($0) }
+        }
     }
 
     /// The password a command that writes encrypted files uses (`convert --encrypt`, Spec/wrappers.md
