@@ -63,7 +63,9 @@ public struct Ensemble: Sendable {
             do {
                 try PasswordCheck.run(password, inputs: inputs, limit: reader.jsonOptions.maximumBytes)
             } catch {
-                throw EnsembleError(.usage, error)
+                var failure = EnsembleError(.usage, error)
+                failure.readErrors = [error]
+                throw failure
             }
         }
         return reader
