@@ -29,7 +29,9 @@ public struct Ensemble: Sendable {
         /// ``addModelVersion(fromCoreDataStore:)`` and ``addModelVersions(fromCompiledModel:version:)``.
         package var modelVersions: ModelVersionCatalog? = nil
         /// The password of an encrypted folder (Spec/wrappers.md 5.4); nil: encrypted files are
-        /// `wrap.password-required`.
+        /// `wrap.password-required`. It is checked once, before any file is read through its
+        /// layers (5.5): a wrong one stops every operation with one `wrap.bad-password`, an
+        /// ``EnsembleError/Kind/usage`` error.
         public var password: PasswordSource? = nil
 
         public init(model: DataModel? = nil, lenient: Bool = false) {
