@@ -134,14 +134,14 @@ struct WrappedConvertTests {
         #expect(mergeA.stdout == mergeB.stdout)
     }
 
-    @Test("reading an encrypted conversion with another password: wrap.bad-password and exit 1")
+    @Test("reading an encrypted conversion with another password: wrap.bad-password and exit 2 (Spec/wrappers.md 5.5)")
     func wrongPassword() throws {
         let scratch = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("out")
         #expect(try Self.run(["convert", "--encrypt", "--password-file", Self.passwordFile, Self.source, out.path]).status == 0)
         let wrong = try Self.run(["merge", out.path], environment: ["LOGTOOL_PASSWORD": "not the password"])
-        #expect(wrong.status == 1)
+        #expect(wrong.status == 2)
         #expect(wrong.stdout.isEmpty)
         #expect(wrong.stderr.contains("wrap.bad-password"), "\(wrong.stderr)")
         let python = try Self.unwrapWithPython(out, into: scratch.appendingPathComponent("python"))

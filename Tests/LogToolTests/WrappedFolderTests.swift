@@ -4,8 +4,8 @@ import JSONDocument
 
 /// Folders wrapped by the independent script `scripts/make-wrapped-fixtures.py` (Spec/wrappers.md 9)
 /// read by the built `logtool` exactly as their plain originals: the same state, the same
-/// verify findings, the same inspect report but for the layers; the wrong password, no password
-/// and files of other kinds each give their own code and exit 1.
+/// verify findings, the same inspect report but for the layers; the wrong password (exit 2), no
+/// password and files of other kinds (exit 1) each give their own code.
 @Suite("Wrapped folders end to end")
 struct WrappedFolderTests {
     static let folders = Run.packageRoot.appendingPathComponent("Fixtures/wrappers/folders")
@@ -117,11 +117,11 @@ struct WrappedFolderTests {
         }
     }
 
-    @Test("the wrong password: wrap.bad-password and exit 1; no password: wrap.password-required and exit 1")
+    @Test("the wrong password: wrap.bad-password and exit 2 (Spec/wrappers.md 5.5); no password: wrap.password-required and exit 1")
     func passwords() throws {
         let folder = "Fixtures/wrappers/folders/healthy-encrypted/cloud"
         let wrong = try Self.run(["merge", folder], environment: ["LOGTOOL_PASSWORD": "not the password"])
-        #expect(wrong.status == 1)
+        #expect(wrong.status == 2)
         #expect(wrong.stdout.isEmpty)
         #expect(wrong.stderr.contains("wrap.bad-password"))
         let right = try Self.run(["merge", folder], environment: ["LOGTOOL_PASSWORD": "correct horse battery staple"])

@@ -58,6 +58,26 @@ public enum RNCryptor {
         }
     }
 
+    /// Where the HMAC of `bytes` starts when `bytes` is a file encrypted in password mode whose
+    /// HMAC can be computed; nil for any other file (too short, ciphertext not of whole blocks,
+    /// key mode, not RNCryptor v3): such a file cannot tell a right password from a wrong one
+    /// (Spec/wrappers.md 5.5).
+    package static func passwordHMACStart(_ bytes: [UInt8]) -> Int? {
+        let mode = Mode.password
+        guard bytes.count >= mode.minimumLength, bytes[0] == version, bytes[1] == mode.rawValue,
+            (bytes.count - hmacLength - mode.headerLength) % blockLength == 0
+        else { return nil }
+        return bytes.count - hmacLength
+    }
+
+    /// Whether `password` opens `bytes`, a file of ``passwordHMACStart(_:)``: only its HMAC is
+    /// compared, nothing is decrypted. Nil when the file cannot tell.
+    package static func passwordOpens(_ bytes: [UInt8], password: [UInt8]) -> Bool? {
+        guard let hmacStart = passwordHMACStart(bytes) else { return nil }
+        let keys = KeyCache.shared.keys(password: password, encryptionSalt: Array(bytes[2..<10]), hmacSalt: Array(bytes[10..<18]))
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes[hmacStart...], authenticating: bytes[..<hmacStart], using: SymmetricKey(data: keys.hmac))
+    }
+
     /// Decrypts one file. The HMAC over header and ciphertext is compared, in constant time,
     /// before anything is decrypted; a mismatch is `wrap.bad-password` (Spec/wrappers.md 3.2).
     /// Offsets are those of `bytes`.

@@ -16,16 +16,29 @@ package enum WrapperLayer: String, Sendable, Hashable {
 }
 
 /// Where the password of an encrypted folder comes from. The password is asked for only when an
-/// encrypted file is met, and at most once (a prompt is asked once per process), so plain
-/// folders never prompt. Shared by every copy of a reader.
+/// encrypted file is met, so plain folders never prompt, and it is checked once per command
+/// (``check(_:)``, Spec/wrappers.md 5.5). Shared by every copy of a reader.
 public final class PasswordSource: @unchecked Sendable {
     private let lock = NSLock()
     private var resolved: RNCryptor.Credentials??
-    private let provide: @Sendable () -> RNCryptor.Credentials?
+    /// The outcome of ``check(_:)``, once made: nil until then.
+    private var verdict: FormatError??
+    private let ask: @Sendable (_ attempt: Int) -> RNCryptor.Credentials?
+    /// How many answers in all a wrong password may be replaced by (1: no second chance).
+    public let attempts: Int
 
-    /// A source that gives `provide`'s answer, asked at the first encrypted file.
-    public init(_ provide: @escaping @Sendable () -> RNCryptor.Credentials?) {
-        self.provide = provide
+    /// A source that gives `provide`'s answer, asked at the first encrypted file; a wrong
+    /// password is not asked again.
+    public convenience init(_ provide: @escaping @Sendable () -> RNCryptor.Credentials?) {
+        self.init(attempts: 1) { _ in provide() }
+    }
+
+    /// A source that asks `ask` at the first encrypted file (attempt 1) and, while the password
+    /// check refuses the answer, again, up to `attempts` answers in all: a prompt on a terminal
+    /// (Spec/wrappers.md 5.5). An attempt after the first that gets no answer gives up.
+    public init(attempts: Int, _ ask: @escaping @Sendable (_ attempt: Int) -> RNCryptor.Credentials?) {
+        self.attempts = max(1, attempts)
+        self.ask = ask
     }
 
     /// A known password.
@@ -38,10 +51,82 @@ public final class PasswordSource: @unchecked Sendable {
     public func credentials() -> RNCryptor.Credentials? {
         lock.lock()
         defer { lock.unlock() }
+        return resolvedCredentials()
+    }
+
+    private func resolvedCredentials() -> RNCryptor.Credentials? {
         if let resolved { return resolved }
-        let answer = provide()
+        let answer = ask(1)
         resolved = .some(answer)
         return answer
+    }
+
+    /// The password check of a command (Spec/wrappers.md 5.5), made once: later calls give the
+    /// first call's outcome without calling `next`. `next` gives the command's files whose
+    /// outer layer is encrypted, in the order the Spec fixes, one per call (nil: no more); only
+    /// the first two files that can tell (password mode, an HMAC that can be computed) are
+    /// asked for, and nothing is asked for when no password is given. The password is right
+    /// when it opens the first of them or, should that one be damaged, the second; otherwise
+    /// the answer is asked again while ``attempts`` allow, and then the check throws one
+    /// `wrap.bad-password` naming the first file, at its HMAC. Without such a file, or without a
+    /// password, there is nothing to check and each file says for itself.
+    package func check(_ next: () -> (file: String, bytes: [UInt8])?) throws(FormatError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let verdict {
+            if let error = verdict { throw error }
+            return
+        }
+        var witnesses: [(file: String, bytes: [UInt8])] = []
+        var exhausted = false
+        /// The `index`th file that can tell, fetched from `next` when first needed.
+        func witness(_ index: Int) -> (file: String, bytes: [UInt8])? {
+            while witnesses.count <= index && !exhausted {
+                guard let file = next() else {
+                    exhausted = true
+                    break
+                }
+                if RNCryptor.passwordHMACStart(file.bytes) != nil { witnesses.append(file) }
+            }
+            return index < witnesses.count ? witnesses[index] : nil
+        }
+        guard let first = witness(0) else {
+            verdict = .some(nil)
+            return
+        }
+        var attempt = 1
+        var answer = resolvedCredentials()
+        while true {
+            guard case .password(let password)? = answer else {
+                // No password (each encrypted file is then wrap.password-required), or keys,
+                // which password-mode files do not take: nothing to check. A later attempt
+                // without an answer is the user giving up.
+                if attempt == 1 {
+                    verdict = .some(nil)
+                    return
+                }
+                break
+            }
+            if RNCryptor.passwordOpens(first.bytes, password: password) == true
+                || witness(1).flatMap({ RNCryptor.passwordOpens($0.bytes, password: password) }) == true
+            {
+                resolved = .some(answer)
+                verdict = .some(nil)
+                return
+            }
+            guard attempt < attempts else { break }
+            attempt += 1
+            answer = ask(attempt)
+        }
+        let hmacStart = RNCryptor.passwordHMACStart(first.bytes) ?? 0
+        let reason =
+            witness(1) == nil
+            ? "wrong password, or this file was changed after it was encrypted: its HMAC at byte \(hmacStart) does not match"
+            : "wrong password: it opens neither this file (its HMAC at byte \(hmacStart) does not match) nor the next encrypted file"
+        let error = FormatError(
+            .wrapBadPassword, "\(reason); nothing was read (Spec/wrappers.md 5.5)", location: .init(file: first.file, offset: hmacStart))
+        verdict = .some(error)
+        throw error
     }
 }
 

@@ -4,12 +4,18 @@ import CZlib
 /// The zip archives of Ensembles 2's zip cloud file system, which SSZipArchive (minizip) writes:
 /// one file per archive, stored or deflated (Spec/wrappers.md 4).
 ///
-/// Why not a zip package: the one well-kept Swift zip library (ZIPFoundation) is not in this
-/// machine's package mirror, works on files and archives of many entries rather than on bytes
-/// already read and bounded, uses Apple's Compression framework on macOS (so its output differs
-/// by platform), and offers no way to impose the toolkit's limits (size, inflate ratio) before
-/// inflating or to report a byte offset. One entry of the format needs about 300 lines over the
-/// system zlib, which the toolkit already links for the binary encoding.
+/// Why not a zip package: ZIPFoundation (0.9.20, in the local package copy) was checked again
+/// and is not used. It does read an archive held in memory (through a C stream over the bytes,
+/// on Linux too), but as a general archive of many entries, and what the Spec pins is around it,
+/// not in it: its errors are cases without a byte offset, while Spec/wrappers.md 4.2 and 7 fix the
+/// offset of every `wrap.*` error (the damaged-zip fixtures check them); it reads ZIP64, which
+/// the Spec refuses; its inflate stops at the end of the DEFLATE stream without checking that the
+/// stream is exactly the compressed size the headers claim, and is Apple's Compression framework
+/// on Apple platforms but zlib elsewhere, so which damaged streams are refused would depend on
+/// the platform; the size and ratio limits (Spec/README.md 6.2) would be a consumer that throws, after
+/// the archive was opened. Checking the headers against each other, the limits and the offsets
+/// would be this file's code anyway; what is left, one stored or deflated entry over the system
+/// zlib the toolkit already links, is about 300 lines, without a dependency.
 package enum ZipArchive {
     static let localSignature: UInt32 = 0x0403_4B50
     static let centralSignature: UInt32 = 0x0201_4B50

@@ -37,7 +37,7 @@ extension Ensemble {
         wrapping: Wrapping = .plain, replacing: Bool = false
     ) throws(EnsembleError) -> ConversionReport {
         let source = try firstInput()
-        var converter = Converter(reader: reader, target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
+        var converter = Converter(reader: try reader(), target: format == .v1JSON ? .v1 : .v2, binary: format == .v2Binary)
         converter.blobContainers = blobContainers
         converter.wrapping = wrapping
         do {

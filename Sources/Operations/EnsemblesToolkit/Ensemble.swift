@@ -29,7 +29,9 @@ public struct Ensemble: Sendable {
         /// ``addModelVersion(fromCoreDataStore:)`` and ``addModelVersions(fromCompiledModel:version:)``.
         package var modelVersions: ModelVersionCatalog? = nil
         /// The password of an encrypted folder (Spec/wrappers.md 5.4); nil: encrypted files are
-        /// `wrap.password-required`.
+        /// `wrap.password-required`. It is checked once, before any file is read through its
+        /// layers (5.5): a wrong one stops every operation with one `wrap.bad-password`, an
+        /// ``EnsembleError/Kind/usage`` error.
         public var password: PasswordSource? = nil
 
         public init(model: DataModel? = nil, lenient: Bool = false) {
@@ -54,7 +56,22 @@ public struct Ensemble: Sendable {
         self.options = options
     }
 
-    var reader: EventFileReader { EventFileReader(lenient: options.lenient, model: options.model, password: options.password) }
+    /// The reader of every operation, once the password is checked (Spec/wrappers.md 5.5): a
+    /// wrong password stops the operation with one `wrap.bad-password`, a usage error, before
+    /// any file is read through its layers. The check is made once per ``Options/password``.
+    func reader() throws(EnsembleError) -> EventFileReader {
+        let reader = EventFileReader(lenient: options.lenient, model: options.model, password: options.password)
+        if let password = options.password {
+            do {
+                try PasswordCheck.run(password, inputs: inputs, limit: reader.jsonOptions.maximumBytes)
+            } catch {
+                var failure = EnsembleError(.usage, error)
+                failure.readErrors = [error]
+                throw failure
+            }
+        }
+        return reader
+    }
 
     /// The ensemble folders of the first input; a path that is not a cloud folder is a usage
     /// error.
@@ -87,7 +104,7 @@ public struct Ensemble: Sendable {
         warnings: inout [FormatError], whileChecking: ((StoreState) -> Void)?
     ) throws(EnsembleError) -> (state: StoreState, isReplayedState: Bool) {
         let input = try MergeInputs.gather(
-            inputs, reader: reader, summarize: true, replayEarly: true, modelVersions: options.modelVersions, warnings: &warnings)
+            inputs, reader: try reader(), summarize: true, replayEarly: true, modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         do {
             return try MergeEngine.merge(input, whileChecking: whileChecking)
@@ -108,7 +125,7 @@ public struct Ensemble: Sendable {
     public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
         var evidence: DeliveryEvidence?
         let input = try MergeInputs.gather(
-            inputs, reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
+            inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
             contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
         warnings += Self.modelWarning(input)
         let integration = DeviceIntegration.integrate(input, as: store)
@@ -145,7 +162,7 @@ public struct Ensemble: Sendable {
 
     /// What a merge would do, without replaying: the events that take part and every finding.
     package func analyze(warnings: inout [FormatError]) throws(EnsembleError) -> (input: MergeInput, analysis: MergeAnalysis) {
-        let input = try MergeInputs.gather(inputs, reader: reader, modelVersions: options.modelVersions, warnings: &warnings)
+        let input = try MergeInputs.gather(inputs, reader: try reader(), modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         return (input, MergeEngine.analyze(input))
     }
@@ -174,7 +191,9 @@ public struct Ensemble: Sendable {
         asStore: String? = nil, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil,
         _ body: (EnsembleContents, EnsembleVerification) throws(EnsembleError) -> Void
     ) throws(EnsembleError) {
-        for listing in try listings() {
+        let listings = try listings()
+        let reader = try reader()
+        for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
             let verification: EnsembleVerification

@@ -321,6 +321,7 @@ extension Ensemble {
         if ModelBundle.looksLikeModel(path) { return ModelInspection.report(path: path, version: modelVersion) }
         // An SQLite file is read as an app's Core Data store (Spec/inspect.md 2.5).
         if path != EventFileReader.standardInputName && StoreInspection.looksLikeStore(path) { return StoreInspection.report(path: path) }
+        let reader = try reader()
         do {
             return try InspectReport.make(path: path, reader: reader)
         } catch {

@@ -39,6 +39,7 @@ extension Ensemble {
         } catch {
             throw EnsembleError(usage: error.errors, path: out.path)
         }
+        let reader = try reader()
         var warnings: [FormatError] = []
         var folderLayers: [WrapperLayer] = []
         var listed: EnsembleListing?

@@ -353,7 +353,8 @@ struct ReadingOptions: ParsableArguments {
         help: ArgumentHelp(
             "A file holding the password of an encrypted folder (one final newline is ignored).",
             discussion:
-                "Without it: the environment variable LOGTOOL_PASSWORD, else a prompt when standard input is a terminal. Never give a password as an argument."),
+                "Without it: the environment variable LOGTOOL_PASSWORD, else a prompt when standard input is a terminal, which asks again after a wrong password (three tries). A wrong password is one error, exit 2. Never give a password as an argument."
+        ),
         completion: .file())
     var passwordFile: String?
 
@@ -567,7 +568,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
             // encrypts also reads an encrypted source.
             let password = encrypt ? try PasswordOption.writingPassword(file: options.passwordFile) : nil
             guard let asked = Wrapping(zip: zip, encryptWith: password) else {
-                writeStandardError("logtool: an empty password encrypts nothing; none was written")
+                writeErrors([FormatError(.wrapPasswordRequired, "an empty password encrypts nothing; none was written")], json: json)
                 throw ToolExit(status: .usage)
             }
             wrapping = asked

@@ -3,9 +3,17 @@ import EnsemblesToolkit
 
 /// Where `logtool` takes the password of an encrypted folder from (Spec/wrappers.md 5.4): a file
 /// (`--password-file`), the environment (`LOGTOOL_PASSWORD`), or a prompt without echo when
-/// standard input is a terminal, asked only when an encrypted file is met. Never an argument:
-/// other users can read a process's arguments.
-enum PasswordOption {
+/// standard input is a terminal, asked only when an encrypted file is met and, after a wrong
+/// answer, again (Spec/wrappers.md 5.5). Never an argument: other users can read a process's
+/// arguments.
+extension FormatError.Code {
+    /// `--password-file FILE` cannot be read, holds no password or is too long (Spec/wrappers.md 5.4).
+    static let wrapPasswordFile = Self("wrap.password-file")
+    /// `convert --encrypt` asked twice on a terminal got two different answers (wrappers.md 8).
+    static let wrapPasswordMismatch = Self("wrap.password-mismatch")
+}
+
+package enum PasswordOption {
     static let environmentVariable = "LOGTOOL_PASSWORD"
     /// The largest password file read (Spec/wrappers.md 5.4): at most one byte more is read, so
     /// a large file given by mistake is refused without being loaded.
@@ -16,17 +24,20 @@ enum PasswordOption {
     static func source(file: String?) throws -> PasswordSource? {
         if let file {
             guard let handle = FileHandle(forReadingAtPath: file), let data = try? handle.read(upToCount: maximumFileBytes + 1) ?? Data() else {
-                writeStandardError("logtool: the password file \(escaped(file)) could not be read")
+                writeErrors([FormatError(.wrapPasswordFile, "the password file could not be read", location: .init(file: file))])
                 throw ToolExit(status: .usage)
             }
             try? handle.close()
             guard data.count <= maximumFileBytes else {
-                writeStandardError(
-                    "logtool: the password file \(escaped(file)) is larger than \(maximumFileBytes) bytes, the limit of a password file; it was not read")
+                writeErrors([
+                    FormatError(
+                        .wrapPasswordFile, "the password file is larger than \(maximumFileBytes) bytes, the limit of a password file; it was not read",
+                        location: .init(file: file))
+                ])
                 throw ToolExit(status: .usage)
             }
             guard let password = password(fromFile: [UInt8](data)) else {
-                writeStandardError("logtool: the password file \(escaped(file)) holds no password")
+                writeErrors([FormatError(.wrapPasswordFile, "the password file holds no password", location: .init(file: file))])
                 throw ToolExit(status: .usage)
             }
             return PasswordSource { .password(password) }
@@ -35,7 +46,19 @@ enum PasswordOption {
             return PasswordSource(password: value)
         }
         guard isatty(STDIN_FILENO) == 1 else { return nil }
-        return PasswordSource { prompt().map { .password($0) } }
+        return promptSource { prompt($0) }
+    }
+
+    /// How many answers a terminal gets for a wrong password in all, as sudo gives
+    /// (Spec/wrappers.md 5.5); a password from a file or the environment gets one.
+    package static let promptAttempts = 3
+
+    /// The source of a password asked on a terminal by `ask` (given the question): asked again
+    /// after a wrong answer, ``promptAttempts`` answers in all.
+    package static func promptSource(_ ask: @escaping @Sendable (_ question: String) -> [UInt8]?) -> PasswordSource {
+        PasswordSource(attempts: promptAttempts) { attempt in
+            ask(attempt == 1 ? "Password of the encrypted folder: " : "Wrong password; try again: ").map { .password($0) }
+        }
     }
 
     /// The password a command that writes encrypted files uses (`convert --encrypt`, Spec/wrappers.md
@@ -48,16 +71,19 @@ enum PasswordOption {
             return password
         }
         guard isatty(STDIN_FILENO) == 1 else {
-            writeStandardError(
-                "logtool: --encrypt needs a password: give --password-file FILE, set \(environmentVariable), or run on a terminal to be asked")
+            writeErrors([
+                FormatError(
+                    .wrapPasswordRequired, "--encrypt needs a password: give --password-file FILE, set \(environmentVariable), or run on a terminal to be asked"
+                )
+            ])
             throw ToolExit(status: .usage)
         }
         guard let first = prompt("New password of the encrypted folder: ") else {
-            writeStandardError("logtool: an empty password encrypts nothing; none was written")
+            writeErrors([FormatError(.wrapPasswordRequired, "an empty password encrypts nothing; none was written")])
             throw ToolExit(status: .usage)
         }
         guard prompt("The same password again: ") == first else {
-            writeStandardError("logtool: the two passwords differ; nothing was written")
+            writeErrors([FormatError(.wrapPasswordMismatch, "the two passwords differ; nothing was written")])
             throw ToolExit(status: .usage)
         }
         return first
