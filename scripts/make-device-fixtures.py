@@ -661,6 +661,7 @@ def expected_facts(case, rows):
                 damaged.append({"table": "ZCDEOBJECTCHANGE", "primaryKey": pk_of[(event.uid, index)],
                                 "column": "ZPROPERTYCHANGEVALUES", "event": event.uid, "entity": change.entity,
                                 "globalIdentifier": change.gid, "code": "archive.not-keyed-archive", "pointer": "/$archiver"})
+    damaged.sort(key=lambda item: (item["table"], item["primaryKey"]))
     facts = {
         "ensemble": ENSEMBLE,
         "storeIdentifier": STORE_A,
@@ -845,7 +846,12 @@ def check_case(folder):
     ensemble = os.path.join(folder, "eventdata", case["ensemble"])
     store = os.path.join(ensemble, "events.sqlite")
     before = {n: open(os.path.join(ensemble, n), "rb").read() for n in os.listdir(ensemble) if n.startswith("events.sqlite")}
-    found = facts_from_store(read_store(store))
+    rows = read_store(store)
+    found = facts_from_store(rows)
+    if {table_of(e): len(rows[e]) for e in ENTITIES} != expected["eventStore"]["rows"]:
+        problems.append("row counts")
+    if os.path.exists(store + "-wal") != expected["eventStore"]["walFile"]:
+        problems.append("-wal file")
     after = {n: open(os.path.join(ensemble, n), "rb").read() for n in os.listdir(ensemble) if n.startswith("events.sqlite")}
     if before != after:
         problems.append("reading changed the device folder")
