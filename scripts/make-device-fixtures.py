@@ -278,8 +278,6 @@ def metadata_plist():
 
 
 def create_schema(db):
-    db.execute("PRAGMA page_size=4096")
-    db.execute("PRAGMA auto_vacuum=2")
     for entity in ENTITIES:
         table = table_of(entity)
         columns = ", ".join("%s %s" % c for c in [("Z_PK", "INTEGER PRIMARY KEY"), ("Z_ENT", "INTEGER"), ("Z_OPT", "INTEGER")] + TABLES[entity])
@@ -539,6 +537,8 @@ def write_store(path, events, wal_events):
     try:
         store = os.path.join(work, "events.sqlite")
         db = sqlite3.connect(store, isolation_level=None)
+        db.execute("PRAGMA page_size=4096")  # as in the real stores; both before the file exists
+        db.execute("PRAGMA auto_vacuum=2")  # incremental, as the real stores (and _NSAutoVacuumLevel "2")
         db.execute("PRAGMA journal_mode=WAL")  # as Core Data's stores are (the real ones' header says WAL)
         db.execute("BEGIN")
         create_schema(db)
@@ -766,6 +766,9 @@ def read_store(store, with_wal=True):
     work = stage(store, with_wal)
     try:
         db = sqlite3.connect(os.path.join(work, "events.sqlite"))
+        assert open(store, "rb").read(20)[18:20] == b"\x02\x02", "not in WAL mode"
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096 and db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         numbers = {name: number for number, name in db.execute("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")}
         assert sorted(numbers, key=str.lower) == ENTITIES and [numbers[e] for e in ENTITIES] == [1, 2, 3, 4, 5]
         for entity in ENTITIES:
