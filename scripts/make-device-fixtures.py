@@ -955,7 +955,10 @@ def main():
             folder = os.path.join(arguments.out, name)
             if not os.path.isdir(folder):
                 continue
-            problems = check_case(folder)
+            try:
+                problems = check_case(folder)
+            except (AssertionError, KeyError, ValueError, OSError, sqlite3.Error) as error:
+                problems = ["%s %s" % (type(error).__name__, error)]
             print("%-20s %s" % (name, "ok" if not problems else "; ".join(problems)))
             failed += bool(problems)
         sys.exit(1 if failed else 0)
