@@ -767,8 +767,9 @@ def read_store(store, with_wal=True):
     try:
         db = sqlite3.connect(os.path.join(work, "events.sqlite"))
         assert open(store, "rb").read(20)[18:20] == b"\x02\x02", "not in WAL mode"
-        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096 and db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096 and db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2, \
+            "page size or auto-vacuum"
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity check"
         numbers = {name: number for number, name in db.execute("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")}
         assert sorted(numbers, key=str.lower) == ENTITIES and [numbers[e] for e in ENTITIES] == [1, 2, 3, 4, 5]
         for entity in ENTITIES:
