@@ -8,7 +8,7 @@ the rules of Spec/device-state.md 2, as the real stores of Fixtures/external/cor
 them), `store.plist`, `data/`, `newdata/` and `eventdata/transitcache/<ensemble>/{upload,download}`;
 most cases also hold the cloud folder the device syncs with (`cloud/<ensemble>/`, v2 JSON events),
 `case.json` (what the case is, and inputs a reader needs that no file holds) and
-`expected/device.json` (the facts a reader must find).
+`expected/device-state.json` (the facts a reader must find).
 
 Only the standard library is used: sqlite3 for the store, plistlib for `store.plist`, the
 `Z_METADATA` property list and the keyed archives (NSKeyedArchiver's layout written by hand with
@@ -17,7 +17,7 @@ plistlib.UID references). Every expected fact is derived here from the data this
 Usage: scripts/make-device-fixtures.py [--out Fixtures/device]   write every case
        scripts/make-device-fixtures.py --check [--out ...]       re-read every written case with
                                                                  sqlite3 and plistlib and compare
-                                                                 with its expected/device.json
+                                                                 with its expected/device-state.json
 Identifiers, timestamps and contents are fixed, so a rerun with the same SQLite library gives the
 same bytes. The one exception is handled here: SQLite puts random salts in a `-wal` file's header,
 so the generator rewrites them to fixed values and recomputes the WAL checksums. Another SQLite
@@ -606,7 +606,7 @@ def write_case(case, out):
     with open(os.path.join(folder, "case.json"), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     os.makedirs(os.path.join(folder, "expected"))
-    with open(os.path.join(folder, "expected", "device.json"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(folder, "expected", "device-state.json"), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(expected_facts(case, rows), indent=2, ensure_ascii=False) + "\n")
 
 
@@ -845,7 +845,7 @@ def v2_props_from_archive(props):
 
 def check_case(folder):
     problems = []
-    expected = json.load(open(os.path.join(folder, "expected", "device.json"), encoding="utf-8"))
+    expected = json.load(open(os.path.join(folder, "expected", "device-state.json"), encoding="utf-8"))
     case = json.load(open(os.path.join(folder, "case.json"), encoding="utf-8"))
     ensemble = os.path.join(folder, "eventdata", case["ensemble"])
     store = os.path.join(ensemble, "events.sqlite")
