@@ -90,6 +90,7 @@ let package = Package(
                 .embedInCode("Schemas/history.schema.json"),
                 .embedInCode("Schemas/device.schema.json"),
                 .embedInCode("Schemas/repair.schema.json"),
+                .embedInCode("Schemas/device-state.schema.json"),
             ]
         ),
         .target(

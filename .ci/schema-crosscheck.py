@@ -10,6 +10,7 @@ Walks Fixtures/ and picks a schema per file:
   path ending "/expected/verify.json"                        -> Spec/schemas/verify.schema.json
   path ending "/expected/device.json"                        -> Spec/schemas/device.schema.json
   path ending "/expected/repair.json"                        -> Spec/schemas/repair.schema.json
+  path ending "/expected/device-state.json"                  -> Spec/schemas/device-state.schema.json
   under /expected-v1/, or under Fixtures/v1-json/ outside expected/ and originals/
                                                              -> Spec/schemas/v1-event.schema.json
   name ending ".cdeevent", or any file under Fixtures/v2-json/ -> Spec/schemas/v2-event.schema.json
@@ -42,6 +43,7 @@ SCHEMAS = {
     'verify': 'Spec/schemas/verify.schema.json',
     'device': 'Spec/schemas/device.schema.json',
     'repair': 'Spec/schemas/repair.schema.json',
+    'device-state': 'Spec/schemas/device-state.schema.json',
 }
 CHUNK = 200
 MAX_FILE = 256 * 1024 * 1024
@@ -135,6 +137,8 @@ def schema_for(rel):
         return 'verify'
     if rel.endswith('/expected/device.json'):
         return 'device'
+    if rel.endswith('/expected/device-state.json'):
+        return 'device-state'
     if rel.endswith('/expected/repair.json'):
         return 'repair'
     name = rel.rsplit('/', 1)[-1]

@@ -294,8 +294,11 @@ struct RepairTests {
         var random = SystemRandomNumberGenerator()
         var interrupted = 0
         var round = 0
-        // Rounds go on until 20 kills have landed while a repair ran (at most 60 rounds).
-        while interrupted < 20 && round < 60 {
+        // The kills are spread over the measured time; a kill that comes after the repair ended
+        // narrows the window, since a loaded machine's timing run may have been slow.
+        var window = duration * 0.9
+        // Rounds go on until 20 kills have landed while a repair ran (at most 80 rounds).
+        while interrupted < 20 && round < 80 {
             defer { round += 1 }
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
@@ -307,10 +310,12 @@ struct RepairTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0..<(duration * 0.9), using: &random))
+            Thread.sleep(forTimeInterval: Double.random(in: 0..<window, using: &random))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 interrupted += 1
+            } else {
+                window *= 0.7
             }
             process.waitUntilExit()
             #expect(Self.contents([cloud, quarantine]) == original.values.sorted(), "round \(round): contents lost or duplicated after the kill")

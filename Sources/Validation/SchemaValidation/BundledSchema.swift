@@ -18,6 +18,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case device = "device"
     /// The `logtool repair --json` document.
     case repair = "repair"
+    /// The facts of an Ensembles 1.x device folder (Spec/device-state.md 5).
+    case deviceState = "device-state"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -30,6 +32,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .history: PackageResources.history_schema_json
         case .device: PackageResources.device_schema_json
         case .repair: PackageResources.repair_schema_json
+        case .deviceState: PackageResources.device_state_schema_json
         }
     }
 
