@@ -176,6 +176,11 @@ def geometry(driver, name):
             if item["cls"].startswith(("mark", "bin", "finding")) or " finding" in item["cls"]:
                 check(item["kind"] is not None, "%s: %s %s has a data-kind" % (name, item["tag"], item["cls"]))
                 check(item["kind"] in g["legend"], "%s: the legend explains the mark kind %r" % (name, item["kind"]))
+        squares = [item for item in g["items"] if item["kind"] == "folder"]
+        for i, square in enumerate(squares):
+            for other in squares[i + 1:]:
+                check(not overlap(square["box"], other["box"]), "%s: the folder squares of findings %s and %s do not overlap" % (
+                    name, square["index"], other["index"]))
         labels = g["labels"]
         for i, label in enumerate(labels):
             x, y, w, h = label["box"]
@@ -241,6 +246,24 @@ def device_page(logtool, driver, work):
     geometry(driver, "device-held-back")
     selection(driver, "device-held-back")
     screenshot(driver, "device-held-back")
+
+
+def folder_row(logtool, driver, work):
+    """80 findings about the folder (iCloud placeholders, which name no event) take more than one
+    row of squares: the row wraps, inside the drawing, without squares on top of each other."""
+    ensemble = os.path.join(work, "placeholders", "cloud", "E")
+    write_ensemble(ensemble, "P-STORE", [(1, 0, "1.0"), (2, 1, "2.0")])
+    for index in range(80):
+        with open(os.path.join(ensemble, "events", ".%d_P-STORE_%d.cdeevent.icloud" % (100 + index, 100 + index)), "w") as f:
+            f.write("placeholder")
+    page = os.path.join(work, "placeholders.html")
+    made = run(logtool, "timeline", os.path.dirname(ensemble), "-o", page)
+    check(made.returncode == 0, "timeline of the placeholder folder exits 0: " + made.stderr)
+    driver.get("file://" + page)
+    squares = driver.find_elements(By.CSS_SELECTOR, 'svg.timeline .finding[data-kind="folder"]')
+    # The 80 placeholders, and the registration write_ensemble writes (verify.invalid-registration).
+    check(len(squares) == 81, "81 findings in the folder row: %d" % len(squares))
+    geometry(driver, "placeholders")
 
 
 def large_page(logtool, driver, work):
@@ -395,6 +418,7 @@ def main():
         try:
             fixture_page(logtool, driver, work)
             device_page(logtool, driver, work)
+            folder_row(logtool, driver, work)
             markup_names(logtool, driver, work)
             far_timestamps(logtool, driver, work)
             large_page(logtool, driver, work)
