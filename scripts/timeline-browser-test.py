@@ -104,6 +104,21 @@ def fixture_page(logtool, driver, work):
         check(element.get_attribute("data-store") == store, "finding %d (%s) is on the lane of %r, not %r" % (
             index, finding["code"], store, element.get_attribute("data-store")))
 
+    # A finding about an event file that inspect could not read (no mark of its own) is a cross on
+    # the store's lane; one about an event that has a mark is a triangle over it.
+    read = {e["file"] for e in inspect["ensembles"][0]["events"] if e.get("type") is not None}
+    unread = 0
+    for index, finding in enumerate(findings):
+        first = finding["files"][0] if finding["files"] else ""
+        element = by_index.get(index)
+        if element is None or not re.match(r"events/\d+_", first) or finding["code"] in ("verify.revision-gap", "verify.unregistered-store"):
+            continue
+        wanted = "event-finding" if first in read else "unread-event"
+        unread += wanted == "unread-event"
+        check(element.get_attribute("data-kind") == wanted, "finding %d (%s) about %s is drawn as %s, not %s" % (
+            index, finding["code"], first, wanted, element.get_attribute("data-kind")))
+    check(unread == 4, "the two unreadable files, the empty one and the incomplete multipart set are unread events: %d" % unread)
+
     gaps = [f for f in findings if f["code"] == "verify.revision-gap"]
     check(len(gaps) == 1, "the damaged fixture has one revision gap")
     for gap in gaps:

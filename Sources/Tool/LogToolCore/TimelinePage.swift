@@ -310,6 +310,9 @@ enum TimelinePage {
         let groups = object.compactMap { member in member.value.objectValue.map { (member.key, $0) } }
         var columns: [String] = []
         for (_, group) in groups { for key in group.keys where !columns.contains(key) { columns.append(key) } }
+        // The same columns in the same order on every page, whatever order the figures came in.
+        let order = ["events", "baselines", "stores", "data", "debris"]
+        columns.sort { (order.firstIndex(of: $0) ?? order.count, $0) < (order.firstIndex(of: $1) ?? order.count, $1) }
         var html = "<div class=\"growth\"><h3>Growth (verify)</h3><table class=\"growth-figures\"><tr>"
         html += singles.map { "<th>\(words($0.key))</th>" }.joined() + "</tr><tr>"
         html += singles.map { "<td>\(shown($0.value))</td>" }.joined() + "</tr></table>"
