@@ -12,7 +12,8 @@ Selenium) and checks what a user sees (Spec/timeline.md 5):
   event, unread events, gaps, the unregistered dot) lies within its lane's band; no two lane
   labels overlap and each fits the label column; the legend has an entry for every kind of mark
   drawn (`data-kind`); a click on a row of the findings table selects the row's marks and shows
-  its details inside the visible viewport, next to the drawing;
+  its details inside the visible viewport, next to the drawing; the same geometry once zoomed in
+  and on the time axis; 80 findings about the folder wrap onto rows without overlapping;
 - a page of 20,000 events (five times the count above which the page draws bins) renders and
   zooms; with LOGTOOL_TIMELINE_EVENTS=N (by hand, for example 100000) a page of N events must
   render in under 5 seconds, a figure that belongs to a measurement, not to every test run;
@@ -148,6 +149,14 @@ def fixture_page(logtool, driver, work):
     geometry(driver, "damaged")
     selection(driver, "damaged")
     screenshot(driver, "damaged")
+    # Zoomed in, and on the time axis, what is drawn still lies inside the drawing and on its lane.
+    driver.get("file://" + page)
+    driver.execute_script(
+        "var s=document.querySelector('svg.timeline'),r=s.getBoundingClientRect();for(var i=0;i<4;i++)s.dispatchEvent(new WheelEvent('wheel',"
+        "{deltaY:-1,clientX:r.left+r.width*0.55,bubbles:true,cancelable:true}));")
+    geometry(driver, "damaged, zoomed in")
+    driver.find_element(By.ID, "axis").click()
+    geometry(driver, "damaged, time axis")
 
 
 GEOMETRY = """
