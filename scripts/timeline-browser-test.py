@@ -7,6 +7,13 @@ Selenium) and checks what a user sees (Spec/timeline.md 5):
 - every finding of `logtool verify` drawn once, on the lane of the store it concerns, and a
   revision gap drawn between the marks of the revisions around it;
 - a click on an event shows that event in the detail panel;
+- geometry, on the damaged fixture and on the device-held-back case seen as STORE-AA: every mark,
+  label and tick lies inside the SVG's viewBox; each mark on a lane (events, findings about an
+  event, unread events, gaps, the unregistered dot) lies within its lane's band; no two lane
+  labels overlap and each fits the label column; the legend has an entry for every kind of mark
+  drawn (`data-kind`); a click on a row of the findings table selects the row's marks and shows
+  its details inside the visible viewport, next to the drawing; the same geometry once zoomed in
+  and on the time axis; 80 findings about the folder wrap onto rows without overlapping;
 - a page of 20,000 events (five times the count above which the page draws bins) renders and
   zooms; with LOGTOOL_TIMELINE_EVENTS=N (by hand, for example 100000) a page of N events must
   render in under 5 seconds, a figure that belongs to a measurement, not to every test run;
@@ -18,6 +25,8 @@ Selenium) and checks what a user sees (Spec/timeline.md 5):
   zooms (LOGTOOL_TIMELINE_HUGE_EVENTS changes the count).
 
 Usage: python3 scripts/timeline-browser-test.py LOGTOOL
+With LOGTOOL_TIMELINE_SCREENSHOTS=DIR it also saves the two fixtures' pages, as a 1400x900 window
+shows them, to DIR/timeline-damaged.png and DIR/timeline-device-held-back.png (docs/ holds them).
 Exit status: 0 when every check passes, 1 otherwise. Needs chromium, chromium-driver and selenium.
 """
 import json
@@ -43,15 +52,15 @@ def check(condition, message):
         print("FAIL " + message)
 
 
-def run(logtool, *args):
-    return subprocess.run([logtool, *args], capture_output=True, text=True)
+def run(logtool, *args, cwd=None):
+    return subprocess.run([logtool, *args], capture_output=True, text=True, cwd=cwd)
 
 
 def browser(work):
     # The profile lives in the scratch folder: chromedriver's own default, a folder in the
     # system's temporary directory, was sometimes left behind after quit().
     options = Options()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,900", "--hide-scrollbars"):
         options.add_argument(argument)
     options.add_argument("--user-data-dir=" + os.path.join(work, "profile"))
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -69,7 +78,8 @@ def console_errors(driver):
 def fixture_page(logtool, driver, work):
     folder = os.path.join(REPO, "Fixtures/folders/damaged/cloud")
     page = os.path.join(work, "damaged.html")
-    made = run(logtool, "timeline", folder, "-o", page)
+    # From the repository, so that the page names the fixture as the README does.
+    made = run(logtool, "timeline", "Fixtures/folders/damaged/cloud", "-o", page, cwd=REPO)
     check(made.returncode == 0, "timeline of the damaged fixture exits 0: " + made.stderr)
     inspect = json.loads(run(logtool, "inspect", "--json", folder).stdout)
     verify = json.loads(run(logtool, "verify", "--json", folder).stdout)
@@ -95,6 +105,21 @@ def fixture_page(logtool, driver, work):
         check(element.get_attribute("data-store") == store, "finding %d (%s) is on the lane of %r, not %r" % (
             index, finding["code"], store, element.get_attribute("data-store")))
 
+    # A finding about an event file that inspect could not read (no mark of its own) is a cross on
+    # the store's lane; one about an event that has a mark is a triangle over it.
+    read = {e["file"] for e in inspect["ensembles"][0]["events"] if e.get("type") is not None}
+    unread = 0
+    for index, finding in enumerate(findings):
+        first = finding["files"][0] if finding["files"] else ""
+        element = by_index.get(index)
+        if element is None or not re.match(r"events/\d+_", first) or finding["code"] in ("verify.revision-gap", "verify.unregistered-store"):
+            continue
+        wanted = "event-finding" if first in read else "unread-event"
+        unread += wanted == "unread-event"
+        check(element.get_attribute("data-kind") == wanted, "finding %d (%s) about %s is drawn as %s, not %s" % (
+            index, finding["code"], first, wanted, element.get_attribute("data-kind")))
+    check(unread == 4, "the two unreadable files, the empty one and the incomplete multipart set are unread events: %d" % unread)
+
     gaps = [f for f in findings if f["code"] == "verify.revision-gap"]
     check(len(gaps) == 1, "the damaged fixture has one revision gap")
     for gap in gaps:
@@ -114,12 +139,155 @@ def fixture_page(logtool, driver, work):
         check(left is not None and right is not None and left < x and x + width < right,
               "the gap marker lies between revision %d (x=%s) and revision %d (x=%s): %s..%s" % (first - 1, left, last + 1, right, x, x + width))
 
-    mark = driver.find_element(By.CSS_SELECTOR, "circle.mark")
+    mark = driver.find_element(By.CSS_SELECTOR, "svg.timeline circle.mark")
     title = mark.find_element(By.TAG_NAME, "title").get_attribute("textContent")
     driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", mark)
     detail = driver.find_element(By.ID, "detail").text
     check(title in detail, "a click on %s shows it in the detail panel: %r" % (title, detail[:200]))
     check(console_errors(driver) == [], "no console errors after the click")
+    driver.get("file://" + page)
+    geometry(driver, "damaged")
+    selection(driver, "damaged")
+    screenshot(driver, "damaged")
+    # Zoomed in, and on the time axis, what is drawn still lies inside the drawing and on its lane.
+    driver.get("file://" + page)
+    driver.execute_script(
+        "var s=document.querySelector('svg.timeline'),r=s.getBoundingClientRect();for(var i=0;i<4;i++)s.dispatchEvent(new WheelEvent('wheel',"
+        "{deltaY:-1,clientX:r.left+r.width*0.55,bubbles:true,cancelable:true}));")
+    geometry(driver, "damaged, zoomed in")
+    driver.find_element(By.ID, "axis").click()
+    geometry(driver, "damaged, time axis")
+
+
+GEOMETRY = """
+var svg=arguments[0],vb=svg.viewBox.baseVal,out={viewBox:[vb.x,vb.y,vb.width,vb.height],items:[],lanes:{},labels:[],
+  labelRight:+svg.getAttribute('data-label-right'),legend:[]};
+function box(e){var b=e.getBBox();return [b.x,b.y,b.width,b.height];}
+svg.querySelectorAll('g.lane').forEach(function(g){var r=g.querySelector('rect.lane-bg');
+  if(g.hasAttribute('data-store'))out.lanes[g.getAttribute('data-store')]=[+r.getAttribute('y'),+r.getAttribute('y')+(+r.getAttribute('height'))];
+  g.querySelectorAll('text').forEach(function(t){out.labels.push({text:t.textContent,box:box(t)});});});
+svg.querySelectorAll('.mark,.bin,.finding,text,line.tick').forEach(function(e){
+  if(e.closest('[visibility="hidden"]'))return;
+  out.items.push({tag:e.tagName,cls:e.getAttribute('class')||'',kind:e.getAttribute('data-kind'),store:e.getAttribute('data-store'),
+    index:e.getAttribute('data-index'),text:(e.textContent||'').slice(0,60),box:box(e)});});
+document.querySelectorAll('section.legend li[data-kind]').forEach(function(li){out.legend.push(li.getAttribute('data-kind'));});
+return out;
+"""
+
+# The marks that lie on one lane: they must stay inside its band (a baseline spans lanes and a
+# dependency arrow goes from one lane to another, so they are only held to the viewBox).
+LANE_KINDS = {"save", "merge", "incomplete", "other-event", "bin", "event-finding", "unread-event", "gap", "unregistered"}
+
+
+def overlap(a, b):
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def geometry(driver, name):
+    """What a person sees must be where the drawing says: inside the drawing, on its lane,
+    labels apart and inside their column, every kind of mark in the legend."""
+    for svg in driver.find_elements(By.CSS_SELECTOR, "svg.timeline"):
+        g = driver.execute_script(GEOMETRY, svg)
+        vx, vy, vw, vh = g["viewBox"]
+        for item in g["items"]:
+            x, y, w, h = item["box"]
+            check(vx - 0.5 <= x and x + w <= vx + vw + 0.5 and vy - 0.5 <= y and y + h <= vy + vh + 0.5,
+                  "%s: %s %s (%s) lies inside the viewBox %s: %s" % (name, item["tag"], item["kind"] or item["cls"], item["text"], g["viewBox"], item["box"]))
+            if item["kind"] in LANE_KINDS:
+                band = g["lanes"].get(item["store"])
+                check(band is not None and band[0] - 0.5 <= y and y + h <= band[1] + 0.5,
+                      "%s: %s %s of %r lies within its lane's band %s: y %s..%s" % (name, item["kind"], item["index"] or "", item["store"], band, y, y + h))
+            if item["cls"].startswith(("mark", "bin", "finding")) or " finding" in item["cls"]:
+                check(item["kind"] is not None, "%s: %s %s has a data-kind" % (name, item["tag"], item["cls"]))
+                check(item["kind"] in g["legend"], "%s: the legend explains the mark kind %r" % (name, item["kind"]))
+        squares = [item for item in g["items"] if item["kind"] == "folder"]
+        for i, square in enumerate(squares):
+            for other in squares[i + 1:]:
+                check(not overlap(square["box"], other["box"]), "%s: the folder squares of findings %s and %s do not overlap" % (
+                    name, square["index"], other["index"]))
+        labels = g["labels"]
+        for i, label in enumerate(labels):
+            x, y, w, h = label["box"]
+            check(x >= 0 and x + w <= g["labelRight"] + 0.5, "%s: the lane label %r fits its column (x %s..%s, column ends at %s)" % (
+                name, label["text"], x, x + w, g["labelRight"]))
+            for other in labels[i + 1:]:
+                check(not overlap(label["box"], other["box"]), "%s: the lane labels %r and %r do not overlap" % (name, label["text"], other["text"]))
+    check(console_errors(driver) == [], "%s: no console errors after the geometry checks" % name)
+
+
+def in_viewport(driver, element):
+    return driver.execute_script(
+        "var r=arguments[0].getBoundingClientRect();return r.width>0&&r.height>0&&r.top>=0&&r.left>=0&&r.bottom<=innerHeight&&r.right<=innerWidth;", element)
+
+
+def selection(driver, name):
+    """A click on a row of the findings table selects the finding's marks and shows its details
+    where the user looks: beside the drawing, inside the viewport."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "table.findings-table tr[data-index]")
+    check(len(rows) > 0, "%s: the findings table has rows" % name)
+    for row in rows:
+        index = row.get_attribute("data-index")
+        section = row.find_element(By.XPATH, "ancestor::section[1]")
+        code = row.find_element(By.TAG_NAME, "td").text
+        driver.execute_script("arguments[0].scrollIntoView({block:'end'})", row)
+        row.click()
+        drawn = section.find_elements(By.CSS_SELECTOR, 'svg.timeline .finding[data-index="%s"]' % index)
+        check(len(drawn) == 1 and "selected" in drawn[0].get_attribute("class"), "%s: clicking row %s selects its mark" % (name, index))
+        check("selected" in row.get_attribute("class"), "%s: clicking row %s highlights the row" % (name, index))
+        files = [f.strip() for f in row.find_elements(By.TAG_NAME, "td")[3].text.split(",") if f.strip()]
+        for file in files:
+            marks = [m for m in section.find_elements(By.CSS_SELECTOR, "svg.timeline .mark") if m.find_element(By.TAG_NAME, "title").get_attribute("textContent") == file]
+            for mark in marks:
+                check("selected" in mark.get_attribute("class"), "%s: clicking row %s selects the event mark of %s" % (name, index, file))
+        panel = driver.find_element(By.ID, "detail")
+        check(code in panel.text and in_viewport(driver, panel), "%s: row %s (%s) shows its details in the viewport: %r" % (name, index, code, panel.text[:120]))
+        check(in_viewport(driver, drawn[0]) if drawn else False, "%s: the selected mark of row %s is in the viewport" % (name, index))
+        check(driver.execute_script("return !!arguments[0].querySelector('dl') && !/^\\s*[\\[{]/.test(arguments[0].querySelector('dl dd').textContent)", panel),
+              "%s: the details of row %s are fields, not raw JSON" % (name, index))
+    check(console_errors(driver) == [], "%s: no console errors after selecting rows" % name)
+
+
+def screenshot(driver, name):
+    folder = os.environ.get("LOGTOOL_TIMELINE_SCREENSHOTS")
+    if not folder:
+        return
+    # The first finding of the table selected, the page at its top: the drawing with its details.
+    rows = driver.find_elements(By.CSS_SELECTOR, "table.findings-table tr[data-index]")
+    if rows:
+        rows[0].click()
+    driver.execute_script("window.scrollTo(0,0)")
+    driver.save_screenshot(os.path.join(folder, "timeline-%s.png" % name))
+
+
+def device_page(logtool, driver, work):
+    """The device-held-back case seen as STORE-AA: held-back events are findings on its lanes."""
+    page = os.path.join(work, "held-back.html")
+    made = run(logtool, "timeline", "--as-store", "STORE-AA", "Fixtures/merge/device-held-back/cloud/E", "-o", page, cwd=REPO)
+    check(made.returncode == 0, "timeline of the device-held-back case exits 0: " + made.stderr)
+    driver.get("file://" + page)
+    check(console_errors(driver) == [], "no console errors on the device-held-back case")
+    check(len(driver.find_elements(By.CSS_SELECTOR, '.finding[data-code="verify.held-back"]')) == 4, "four held-back events are drawn")
+    geometry(driver, "device-held-back")
+    selection(driver, "device-held-back")
+    screenshot(driver, "device-held-back")
+
+
+def folder_row(logtool, driver, work):
+    """80 findings about the folder (iCloud placeholders, which name no event) take more than one
+    row of squares: the row wraps, inside the drawing, without squares on top of each other."""
+    ensemble = os.path.join(work, "placeholders", "cloud", "E")
+    write_ensemble(ensemble, "P-STORE", [(1, 0, "1.0"), (2, 1, "2.0")])
+    for index in range(80):
+        with open(os.path.join(ensemble, "events", ".%d_P-STORE_%d.cdeevent.icloud" % (100 + index, 100 + index)), "w") as f:
+            f.write("placeholder")
+    page = os.path.join(work, "placeholders.html")
+    made = run(logtool, "timeline", os.path.dirname(ensemble), "-o", page)
+    check(made.returncode == 0, "timeline of the placeholder folder exits 0: " + made.stderr)
+    driver.get("file://" + page)
+    squares = driver.find_elements(By.CSS_SELECTOR, 'svg.timeline .finding[data-kind="folder"]')
+    # The 80 placeholders, and the registration write_ensemble writes (verify.invalid-registration).
+    check(len(squares) == 81, "81 findings in the folder row: %d" % len(squares))
+    geometry(driver, "placeholders")
 
 
 def large_page(logtool, driver, work):
@@ -146,7 +314,7 @@ def large_page(logtool, driver, work):
     # Zoomed in far enough, single events are drawn again.
     driver.execute_script(
         "var s=document.querySelector('svg.timeline');for(var i=0;i<40;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:400,bubbles:true,cancelable:true}));")
-    check(len(driver.find_elements(By.CSS_SELECTOR, "circle.mark")) > 0, "zooming in draws single events")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle.mark")) > 0, "zooming in draws single events")
     check(console_errors(driver) == [], "no console errors after zooming")
 
 
@@ -223,13 +391,13 @@ def far_timestamps(logtool, driver, work):
             "var s=document.querySelector('svg.timeline');for(var i=0;i<5;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:500,bubbles:true,cancelable:true}));"
             "for(var i=0;i<5;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:1,clientX:500,bubbles:true,cancelable:true}));")
         check(numbers_finite(), "every mark has finite coordinates on the %s axis" % axis)
-        for mark in driver.find_elements(By.CSS_SELECTOR, "circle.mark"):
+        for mark in driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle.mark"):
             driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", mark)
         check(console_errors(driver) == [], "no console errors on the %s axis of the far folder" % axis)
     proto = driver.execute_script(
         "return Array.prototype.map.call(document.querySelectorAll('circle.mark[data-store=\"constructor\"]'),function(c){return c.getAttribute('cy');});")
     check(len(proto) == 2 and all(re.fullmatch(r"[0-9.]+", v) for v in proto), "the marks of store constructor sit on its lane: %s" % proto)
-    pinned = driver.find_elements(By.CSS_SELECTOR, "circle.mark.out-of-range")
+    pinned = driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle.mark.out-of-range")
     check(len(pinned) == 2, "the two far events are drawn out of range on the time axis: %d" % len(pinned))
     if pinned:
         driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", pinned[0])
@@ -260,19 +428,21 @@ def huge_page(logtool, driver, work):
     driver.execute_script(
         "var s=document.querySelector('svg.timeline');for(var i=0;i<60;i++)s.dispatchEvent(new WheelEvent('wheel',{deltaY:-1,clientX:400,bubbles:true,cancelable:true}));")
     print("60 zoom steps on %d events in %.2f s" % (count, time.time() - started))
-    check(len(driver.find_elements(By.CSS_SELECTOR, "circle.mark")) > 0, "zooming in on %d events draws single events" % count)
+    check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle.mark")) > 0, "zooming in on %d events draws single events" % count)
     check(console_errors(driver) == [], "no console errors after zooming %d events" % count)
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    logtool = sys.argv[1]
+    logtool = os.path.abspath(sys.argv[1]) if os.sep in sys.argv[1] else sys.argv[1]
     # chromium's helper processes may still be closing files in the profile after quit().
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
         driver = browser(work)
         try:
             fixture_page(logtool, driver, work)
+            device_page(logtool, driver, work)
+            folder_row(logtool, driver, work)
             markup_names(logtool, driver, work)
             far_timestamps(logtool, driver, work)
             large_page(logtool, driver, work)

@@ -132,11 +132,15 @@ struct TimelineLaneTests {
         #expect(page.contains(#"<g class="lane more" data-more="6">"#))
         #expect(page.contains(">+6 more stores</text>"))
         #expect(page.contains(#"data-store="STORE-49""#) && !page.contains(#"<g class="lane" data-store="STORE-50""#))
-        // The drawing is 44 + 50 * 36 + 40 high; every mark lies inside it, the last ones on lane 50.
-        #expect(page.contains(#"viewBox="0 0 1380 1884""#))
+        // Each registration above lacks what verify wants: 55 findings about the folder, one row
+        // of squares (1100 / 16 = 68 fit in a row) from 8 to 24, so the lanes start at 8 + 16 + 8
+        // = 32 and the drawing is 32 + 50 * 36 + 36 (the axis) high; every mark lies inside it,
+        // the last ones on lane 50.
+        #expect(page.components(separatedBy: "data-kind=\"folder\" data-index=").count - 1 == 55)
+        #expect(page.contains(#"viewBox="0 0 1380 1868""#))
         let marks = page.components(separatedBy: "<circle class=\"mark type-").dropFirst().filter { $0.contains("data-i=") }
         let rows = marks.compactMap { $0.components(separatedBy: " cy=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) } }
-        #expect(rows.count == 55 && rows.allSatisfy { $0 <= 44 + 49 * 36 + 18 })
-        #expect(rows.filter { $0 == 44 + 49 * 36 + 18 }.count == 6)
+        #expect(rows.count == 55 && rows.allSatisfy { $0 <= 32 + 49 * 36 + 18 })
+        #expect(rows.filter { $0 == 32 + 49 * 36 + 18 }.count == 6)
     }
 }

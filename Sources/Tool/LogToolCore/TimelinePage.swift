@@ -28,15 +28,62 @@ enum TimelinePage {
             \(reports.reduce(0) { $0 + $1.marks.count }) event(s) and baseline(s); findings: \(counts["error"] ?? 0) error(s), \
             \(counts["warning"] ?? 0) warning(s), \(counts["info"] ?? 0) info(s)\(asStore.map { "; seen as device \(escape($0))" } ?? "")</p>
             <p class="controls"><button id="axis" type="button">x: global count (switch to time)</button> \
-            <button id="reset" type="button">reset zoom</button> <span class="hint">wheel: zoom, drag: pan, click: details</span></p>
+            <button id="reset" type="button">reset zoom</button> <span class="hint">wheel: zoom, drag: pan, click a mark or a table row: details</span></p>
             </header>
-            \(body)
-            <aside id="detail" aria-live="polite"><p>Click an event or a finding for its details.</p></aside>
             \(legend)
+            \(body)
+            <aside id="detail" aria-live="polite"><p>Click an event, a finding or a row of the findings table for its details.</p></aside>
             <script>\(script)</script>
             </body></html>
 
             """
+    }
+
+    /// The label column ends here: lane labels, shortened to fit, stay left of it, and the dot of
+    /// an unregistered store sits between it and the plot (Spec/timeline.md 2).
+    static let labelRight = plotLeft - 22
+    /// Characters of a lane label in the page's monospace 12 px font (about 7.2 px each) that fit
+    /// the label column; the script shortens further where the browser's font is wider.
+    static let labelCharacters = 26
+    /// The folder row: squares of 12 px, 16 px apart, wrapped onto as many rows as they need.
+    static let folderTop = 8.0, folderStep = 16.0
+    static let axisHeight = 36.0
+
+    /// A lane label that fits its column: cut with an ellipsis (the full name is the label's title).
+    static func fitted(_ text: String) -> String {
+        text.count <= labelCharacters ? text : String(text.prefix(labelCharacters - 1)) + "\u{2026}"
+    }
+
+    /// Round values from `low` to `high`, about `count` of them: steps of 1, 2 or 5 times a power
+    /// of ten, at least 1 apart (global counts are integers).
+    static func ticks(_ low: Double, _ high: Double, count: Int = 10) -> [Double] {
+        let span = high - low
+        guard span > 0, span.isFinite else { return [low] }
+        let raw = span / Double(count)
+        let power = pow(10, (log10(raw)).rounded(.down))
+        let step = max(1, [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= raw } ?? 10 * power)
+        var values: [Double] = []
+        var value = (low / step).rounded(.up) * step
+        while value <= high + step * 1e-9 && values.count < 40 {
+            values.append(value)
+            value += step
+        }
+        return values
+    }
+
+    static func number(_ value: Double) -> String {
+        if let integer = Int64(exactly: value.rounded()) { return String(integer) }
+        return String(value)
+    }
+
+    /// The kind of an event's mark, which the legend explains (`data-kind`).
+    static func kind(ofType type: Int) -> String {
+        switch type {
+        case 200: "save"
+        case 300: "merge"
+        case 0: "incomplete"
+        default: "other-event"
+        }
     }
 
     static func section(_ report: TimelineReport) -> String {
@@ -45,20 +92,38 @@ enum TimelinePage {
         let laneIndex = Dictionary(
             report.lanes.enumerated().map { ($1.store, min($0, laneLimit - 1)) }, uniquingKeysWith: { first, _ in first })
         var low = Int64.max, high = Int64.min
-        for mark in report.marks {
-            low = min(low, mark.globalCount)
-            high = max(high, mark.globalCount)
+        // The axis spans the findings' places too: an event that has no mark (an empty file after
+        // the last readable event) is still drawn inside the plot (Spec/timeline.md 2).
+        var places = report.marks.map(\.globalCount)
+        for finding in report.findings {
+            switch finding.placement {
+            case .event(_, let globalCount), .dependency(_, let globalCount, _, _): places.append(globalCount)
+            case .gap(_, let from, let to): places += [from, to]
+            case .lane, .folder: break
+            }
         }
-        if report.marks.isEmpty { (low, high) = (0, 1) }
+        for place in places {
+            low = min(low, place)
+            high = max(high, place)
+        }
+        if places.isEmpty { (low, high) = (0, 1) }
         // In doubles: global counts may be anywhere in 0...2^63-1, where `high - low + 1` overflows.
         let span = max(Double(high) - Double(low), 1)
         if high <= low { high = low == Int64.max ? low : low + 1 }
+        // The folder row only when a finding is drawn there, wrapped so that every square stays
+        // inside the drawing (Spec/timeline.md 3).
+        let folderCount = report.findings.filter { if case .folder = $0.placement { true } else { false } }.count
+        let perRow = Int(plotWidth / folderStep)
+        let folderRows = (folderCount + perRow - 1) / perRow
+        let top = folderCount == 0 ? folderTop : folderTop + Double(folderRows) * folderStep + 8
         func x(_ globalCount: Int64) -> Double { plotLeft + (Double(globalCount) - Double(low)) / span * plotWidth }
         func y(_ store: String) -> Double { top + Double(laneIndex[store] ?? 0) * laneHeight + laneHeight / 2 }
-        let height = top + Double(shownLanes) * laneHeight + 40
+        let axisTop = top + Double(shownLanes) * laneHeight
+        let height = axisTop + axisHeight
+        let width = plotLeft + plotWidth + 40
         var svg =
-            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(plotLeft + plotWidth + 40)) \(Int(height))\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
-        svg += "<text class=\"folder-label\" x=\"8\" y=\"\(Int(top - 18))\">folder</text>"
+            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" data-top=\"\(top)\" data-label-right=\"\(labelRight)\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
+        if folderCount > 0 { svg += "<text class=\"folder-label\" x=\"8\" y=\"\(folderTop + 10)\">folder</text>" }
         for (index, lane) in report.lanes.prefix(shownLanes).enumerated() {
             let laneTop = top + Double(index) * laneHeight
             let shared = more > 0 && index == laneLimit - 1
@@ -66,25 +131,35 @@ enum TimelinePage {
                 shared
                 ? "<g class=\"lane more\" data-more=\"\(more)\">"
                 : "<g class=\"lane\" data-store=\"\(escape(lane.store))\">"
-            svg += "<rect class=\"lane-bg\" x=\"0\" y=\"\(laneTop)\" width=\"\(plotLeft + plotWidth + 40)\" height=\"\(laneHeight)\"/>"
-            let label =
-                shared ? "+\(more) more stores" : escape(String(lane.store.prefix(lane.registered ? 30 : 18))) + (lane.registered ? "" : " (unregistered)")
-            svg += "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 4)\">\(label)</text></g>"
+            svg += "<rect class=\"lane-bg\" x=\"0\" y=\"\(laneTop)\" width=\"\(width)\" height=\"\(laneHeight)\"/>"
+            if shared {
+                svg += "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 4)\">+\(more) more stores</text></g>"
+            } else if lane.registered {
+                svg +=
+                    "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 4)\"><title>\(escape(lane.store))</title>\(escape(fitted(lane.store)))</text></g>"
+            } else {
+                // Two lines: the name, and under it that the store is not registered.
+                svg +=
+                    "<text class=\"lane-label\" x=\"8\" y=\"\(laneTop + laneHeight / 2 - 1)\"><title>\(escape(lane.store)) (unregistered)</title>\(escape(fitted(lane.store)))</text><text class=\"lane-note\" x=\"8\" y=\"\(laneTop + laneHeight / 2 + 12)\">unregistered</text></g>"
+            }
         }
         svg += "<g class=\"marks\">"
+        var drawn = Set<String>()
         if report.marks.count <= markLimit {
             for (index, mark) in report.marks.enumerated() {
                 if mark.spans.isEmpty {
+                    drawn.insert("\(mark.store)\u{0}\(mark.globalCount)")
                     svg +=
-                        "<circle class=\"mark type-\(mark.type)\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
+                        "<circle class=\"mark type-\(mark.type)\" data-kind=\"\(kind(ofType: mark.type))\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
                 } else {
                     let rows = mark.spans.compactMap { laneIndex[$0] }
                     let first = Double(rows.min() ?? 0), last = Double(rows.max() ?? 0)
                     svg +=
-                        "<rect class=\"mark baseline\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" x=\"\(x(mark.globalCount) - 4)\" y=\"\(top + first * laneHeight + 4)\" width=\"8\" height=\"\((last - first + 1) * laneHeight - 8)\"><title>\(escape(mark.file))</title></rect>"
+                        "<rect class=\"mark baseline\" data-kind=\"baseline\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" x=\"\(x(mark.globalCount) - 4)\" y=\"\(top + first * laneHeight + 4)\" width=\"8\" height=\"\((last - first + 1) * laneHeight - 8)\"><title>\(escape(mark.file))</title></rect>"
                 }
             }
         } else {
+            for mark in report.marks where mark.spans.isEmpty { drawn.insert("\(mark.store)\u{0}\(mark.globalCount)") }
             // Many events: how many fall in each bin of each lane, darker for more.
             var tally: [Int: [Int: Int]] = [:]
             for mark in report.marks {
@@ -95,43 +170,67 @@ enum TimelinePage {
             for (row, lane) in tally.sorted(by: { $0.key < $1.key }) {
                 for (bin, count) in lane.sorted(by: { $0.key < $1.key }) {
                     svg +=
-                        "<rect class=\"bin\" data-count=\"\(count)\" x=\"\(plotLeft + Double(bin) * plotWidth / Double(bins))\" y=\"\(top + Double(row) * laneHeight + 6)\" width=\"\(plotWidth / Double(bins))\" height=\"\(laneHeight - 12)\" fill-opacity=\"\(0.2 + 0.8 * Double(count) / Double(most))\"/>"
+                        "<rect class=\"bin\" data-kind=\"bin\" data-count=\"\(count)\" x=\"\(plotLeft + Double(bin) * plotWidth / Double(bins))\" y=\"\(top + Double(row) * laneHeight + 6)\" width=\"\(plotWidth / Double(bins))\" height=\"\(laneHeight - 12)\" fill-opacity=\"\(0.2 + 0.8 * Double(count) / Double(most))\"/>"
                 }
             }
         }
         svg += "</g><g class=\"findings\">"
+        var folderIndex = 0
+        // Several findings about one event stand side by side, 13 units apart, not on top of each other.
+        var slots: [String: Int] = [:]
         for (index, finding) in report.findings.enumerated() {
             let diagnostic = finding.diagnostic
-            let attributes =
-                "class=\"finding sev-\(diagnostic.severity.rawValue)\" data-index=\"\(index)\" data-code=\"\(escape(diagnostic.code.rawValue))\" data-file=\"\(escape(diagnostic.files.first ?? ""))\""
+            let tip = "<title>\(escape(diagnostic.code.rawValue)): \(escape(diagnostic.reason))</title>"
+            func attributes(_ kind: String, _ extra: String = "") -> String {
+                "class=\"finding sev-\(diagnostic.severity.rawValue)\(extra)\" data-kind=\"\(kind)\" data-index=\"\(index)\" data-code=\"\(escape(diagnostic.code.rawValue))\" data-file=\"\(escape(diagnostic.files.first ?? ""))\""
+            }
             switch finding.placement {
             case .event(let store, let globalCount):
-                let (cx, cy) = (x(globalCount), y(store) - 12)
-                svg +=
-                    "<path \(attributes) data-store=\"\(escape(store))\" d=\"M\(cx - 6),\(cy - 8) L\(cx + 6),\(cy - 8) L\(cx),\(cy) Z\"><title>\(escape(diagnostic.code.rawValue))</title></path>"
+                let (cx, cy) = (x(globalCount), y(store))
+                if drawn.contains("\(store)\u{0}\(globalCount)") {
+                    // A triangle in the upper part of the lane, pointing at the event's mark.
+                    let slot = slots["\(store)\u{0}\(globalCount)", default: 0]
+                    slots["\(store)\u{0}\(globalCount)"] = slot + 1
+                    let tx = cx + Double(slot) * 13
+                    svg +=
+                        "<path \(attributes("event-finding")) data-store=\"\(escape(store))\" data-gc=\"\(globalCount)\" data-slot=\"\(slot)\" d=\"M\(tx - 6),\(cy - 16) L\(tx + 6),\(cy - 16) L\(tx),\(cy - 6) Z\">\(tip)</path>"
+                } else {
+                    // The event has no mark (its file could not be read whole): a cross in its place.
+                    svg +=
+                        "<path \(attributes("unread-event", " unread")) data-store=\"\(escape(store))\" data-gc=\"\(globalCount)\" d=\"M\(cx - 5),\(cy - 5) L\(cx + 5),\(cy + 5) M\(cx - 5),\(cy + 5) L\(cx + 5),\(cy - 5)\">\(tip)</path>"
+                }
             case .gap(let store, let from, let to):
                 let (left, right) = (x(from), x(to))
                 let first = diagnostic.details["first"].map(JSONWriter().string) ?? ""
                 let last = diagnostic.details["last"].map(JSONWriter().string) ?? ""
                 svg +=
-                    "<rect \(attributes) data-store=\"\(escape(store))\" data-first=\"\(first)\" data-last=\"\(last)\" x=\"\(min(left, right) + 6)\" y=\"\(y(store) - 14)\" width=\"\(max(4, abs(right - left) - 12))\" height=\"28\"><title>revisions \(first) to \(last) missing</title></rect>"
+                    "<rect \(attributes("gap")) data-store=\"\(escape(store))\" data-first=\"\(first)\" data-last=\"\(last)\" data-from=\"\(from)\" data-to=\"\(to)\" x=\"\(min(left, right) + 6)\" y=\"\(y(store) - 14)\" width=\"\(max(4, abs(right - left) - 12))\" height=\"28\"><title>revisions \(first) to \(last) missing</title></rect>"
             case .dependency(let store, let globalCount, let needs, let revision):
                 let (x1, y1, y2) = (x(globalCount), y(store), y(needs))
+                let anchor = x1 > plotLeft + plotWidth - 60 ? " text-anchor=\"end\"" : ""
                 svg +=
-                    "<g \(attributes) data-store=\"\(escape(store))\" data-needs=\"\(escape(needs))\" data-revision=\"\(revision)\"><line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x1)\" y2=\"\(y2)\" marker-end=\"url(#arrow)\"/><text x=\"\(x1 + 4)\" y=\"\(y2 - 4)\">needs \(revision)</text><title>needs revision \(revision) of \(escape(needs))</title></g>"
+                    "<g \(attributes("dependency")) data-store=\"\(escape(store))\" data-needs=\"\(escape(needs))\" data-revision=\"\(revision)\" data-gc=\"\(globalCount)\"><line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x1)\" y2=\"\(y2)\" marker-end=\"url(#arrow)\"/><text x=\"\(anchor.isEmpty ? x1 + 4 : x1 - 4)\" y=\"\(y2 - 4)\"\(anchor)>needs \(revision)</text><title>needs revision \(revision) of \(escape(needs))</title></g>"
             case .lane(let store):
                 svg +=
-                    "<circle \(attributes) data-store=\"\(escape(store))\" cx=\"\(plotLeft - 6)\" cy=\"\(y(store))\" r=\"7\"><title>\(escape(diagnostic.code.rawValue))</title></circle>"
+                    "<circle \(attributes("unregistered")) data-store=\"\(escape(store))\" cx=\"\(plotLeft - 12)\" cy=\"\(y(store))\" r=\"6\">\(tip)</circle>"
             case .folder:
-                let cx = plotLeft + Double(index % 60) * 16
+                let (column, row) = (folderIndex % perRow, folderIndex / perRow)
+                folderIndex += 1
                 svg +=
-                    "<rect \(attributes) data-store=\"\" x=\"\(cx)\" y=\"\(top - 30)\" width=\"12\" height=\"12\"><title>\(escape(diagnostic.code.rawValue))</title></rect>"
+                    "<rect \(attributes("folder")) data-store=\"\" x=\"\(plotLeft + Double(column) * folderStep)\" y=\"\(folderTop + Double(row) * folderStep)\" width=\"12\" height=\"12\">\(tip)</rect>"
             }
         }
         svg +=
             "</g><defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\"/></marker></defs>"
-        svg +=
-            "<text class=\"axis\" x=\"\(plotLeft)\" y=\"\(height - 12)\">global count \(low)</text><text class=\"axis\" x=\"\(plotLeft + plotWidth)\" y=\"\(height - 12)\" text-anchor=\"end\">\(high)</text></svg>"
+        // The axis: round global counts with their tick lines; the script draws it again on zoom.
+        svg += "<g class=\"axis\" data-y=\"\(axisTop)\"><text class=\"axis-title\" x=\"8\" y=\"\(axisTop + 16)\">global count</text>"
+        for tick in ticks(Double(low), Double(low) + span) {
+            let tx = plotLeft + (tick - Double(low)) / span * plotWidth
+            let anchor = tx > plotLeft + plotWidth - 30 ? "end" : "middle"
+            svg +=
+                "<line class=\"tick\" x1=\"\(tx)\" y1=\"\(axisTop)\" x2=\"\(tx)\" y2=\"\(axisTop + 5)\"/><text class=\"tick-label\" x=\"\(tx)\" y=\"\(axisTop + 16)\" text-anchor=\"\(anchor)\">\(number(tick))</text>"
+        }
+        svg += "</g></svg>"
 
         var rows = ""
         for (index, finding) in report.findings.enumerated() {
@@ -139,7 +238,6 @@ enum TimelinePage {
             rows +=
                 "<tr data-index=\"\(index)\" class=\"sev-\(diagnostic.severity.rawValue)\"><td>\(escape(diagnostic.code.rawValue))</td><td>\(diagnostic.severity.rawValue)</td><td>\(diagnostic.number.map(String.init) ?? "")</td><td>\(escape(diagnostic.files.joined(separator: ", ")))</td><td>\(escape(diagnostic.reason))</td><td>\(escape(diagnostic.consequence))</td></tr>"
         }
-        let growth = escape(JSONWriter().string(report.growth))
         let data = JSONWriter().string(
             .object(
                 JSONObject([
@@ -164,6 +262,7 @@ enum TimelinePage {
                                 .array([
                                     .string($0.diagnostic.code.rawValue), .string($0.diagnostic.severity.rawValue),
                                     .array($0.diagnostic.files.map(JSONValue.string)), .string($0.diagnostic.reason), .object($0.diagnostic.details),
+                                    $0.diagnostic.number.map { JSONValue(Int64($0)) } ?? .null, .string($0.diagnostic.consequence),
                                 ])
                             })
                     ),
@@ -171,7 +270,7 @@ enum TimelinePage {
         return """
             <section class="ensemble" data-identifier="\(escape(report.identifier))">
             <h2>Ensemble \(escape(report.identifier))</h2>
-            <p class="growth">Growth (verify): <code>\(growth)</code></p>
+            \(growthTable(report.growth))
             <div class="plot">\(svg)</div>
             <h3>Findings (\(report.findings.count))</h3>
             <table class="findings-table"><thead><tr><th>code</th><th>severity</th><th>number</th><th>files</th><th>reason</th><th>consequence</th></tr></thead><tbody>\(rows)</tbody></table>
@@ -179,6 +278,52 @@ enum TimelinePage {
             </section>
 
             """
+    }
+
+    /// verify's growth figures as two small tables: the single figures in one row, and the
+    /// figures counted per kind of file (`files`, `bytes`) with a row each.
+    static func growthTable(_ growth: JSONValue) -> String {
+        guard let object = growth.objectValue else {
+            return "<p class=\"growth\">Growth (verify): \(escape(JSONWriter().string(growth)))</p>"
+        }
+        func words(_ key: String) -> String {
+            var result = ""
+            for character in key {
+                if character.isUppercase { result += " " + character.lowercased() } else { result.append(character) }
+            }
+            return escape(result)
+        }
+        func shown(_ value: JSONValue) -> String {
+            switch value {
+            case .bool(let flag): return flag ? "yes" : "no"
+            case .string(let text): return escape(text)
+            case .number:
+                let text = JSONWriter().string(value)
+                if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let double = Double(text) {
+                    return String(format: "%.2f", double)
+                }
+                return text
+            default: return escape(JSONWriter().string(value))
+            }
+        }
+        let singles = object.filter { $0.value.objectValue == nil }
+        let groups = object.compactMap { member in member.value.objectValue.map { (member.key, $0) } }
+        var columns: [String] = []
+        for (_, group) in groups { for key in group.keys where !columns.contains(key) { columns.append(key) } }
+        // The same columns in the same order on every page, whatever order the figures came in.
+        let order = ["events", "baselines", "stores", "data", "debris"]
+        columns.sort { (order.firstIndex(of: $0) ?? order.count, $0) < (order.firstIndex(of: $1) ?? order.count, $1) }
+        var html = "<div class=\"growth\"><h3>Growth (verify)</h3><table class=\"growth-figures\"><tr>"
+        html += singles.map { "<th>\(words($0.key))</th>" }.joined() + "</tr><tr>"
+        html += singles.map { "<td>\(shown($0.value))</td>" }.joined() + "</tr></table>"
+        if !groups.isEmpty {
+            html += "<table class=\"growth-files\"><tr><th></th>" + columns.map { "<th>\(words($0))</th>" }.joined() + "</tr>"
+            for (name, group) in groups {
+                html += "<tr><th>\(words(name))</th>" + columns.map { "<td>\(group[$0].map(shown) ?? "")</td>" }.joined() + "</tr>"
+            }
+            html += "</table>"
+        }
+        return html + "</div>"
     }
 
     /// JSON text made safe inside a `<script>` element: `<`, `>` and `&` (which occur only in
@@ -228,90 +373,147 @@ enum TimelinePage {
         return result
     }
 
+    /// One entry per kind of mark (`data-kind`), so that every mark drawn is explained.
     static let legend = """
         <section class="legend"><h3>Legend</h3><ul>
-        <li><svg width="14" height="14"><circle class="mark type-200" cx="7" cy="7" r="5"/></svg> save event</li>
-        <li><svg width="14" height="14"><circle class="mark type-300" cx="7" cy="7" r="5"/></svg> merge event</li>
-        <li><svg width="14" height="14"><circle class="mark type-0" cx="7" cy="7" r="5"/></svg> incomplete event (type 0)</li>
-        <li><svg width="14" height="14"><rect class="mark baseline" x="3" y="0" width="8" height="14"/></svg> baseline, across the stores it names</li>
-        <li><svg width="14" height="14"><path class="finding sev-error" d="M1,2 L13,2 L7,12 Z"/></svg> error, <svg width="14" height="14"><path class="finding sev-warning" d="M1,2 L13,2 L7,12 Z"/></svg> warning, <svg width="14" height="14"><path class="finding sev-info" d="M1,2 L13,2 L7,12 Z"/></svg> info, above the event it concerns</li>
-        <li><svg width="14" height="14"><rect class="finding sev-error" x="1" y="2" width="12" height="10"/></svg> missing revisions (a gap), or a finding about the folder (top row)</li>
-        <li>dashed arrow: an event needs a revision of another store that is missing</li>
+        <li data-kind="save"><svg width="16" height="16"><circle class="mark type-200" cx="8" cy="8" r="5"/></svg> save event</li>
+        <li data-kind="merge"><svg width="16" height="16"><circle class="mark type-300" cx="8" cy="8" r="5"/></svg> merge event</li>
+        <li data-kind="incomplete"><svg width="16" height="16"><circle class="mark type-0" cx="8" cy="8" r="5"/></svg> incomplete event (type 0)</li>
+        <li data-kind="other-event"><svg width="16" height="16"><circle class="mark type-100" cx="8" cy="8" r="5"/></svg> event of another type</li>
+        <li data-kind="baseline"><svg width="16" height="16"><rect class="mark baseline" x="4" y="0" width="8" height="16"/></svg> baseline, across the stores it names</li>
+        <li data-kind="bin"><svg width="16" height="16"><rect class="bin" x="0" y="3" width="16" height="10" fill-opacity=".6"/></svg> many events: darker for more events in that stretch</li>
+        <li data-kind="event-finding"><svg width="16" height="16"><path class="finding sev-error" d="M2,2 L14,2 L8,12 Z"/></svg> a finding about the event below it</li>
+        <li data-kind="unread-event"><svg width="16" height="16"><path class="finding unread sev-error" d="M3,3 L13,13 M3,13 L13,3"/></svg> an event file that could not be read whole (unreadable, empty, parts missing), where its name places it</li>
+        <li data-kind="gap"><svg width="16" height="16"><rect class="finding sev-error" x="1" y="3" width="14" height="10"/></svg> revisions of the store missing between two events</li>
+        <li data-kind="dependency"><svg width="26" height="16"><line class="dependency" x1="2" y1="8" x2="24" y2="8"/></svg> dashed arrow: an event needs a missing revision of another store</li>
+        <li data-kind="unregistered"><svg width="16" height="16"><circle class="finding sev-error" cx="8" cy="8" r="6"/></svg> by a lane's name: the store has events but no registration in stores/</li>
+        <li data-kind="folder"><svg width="16" height="16"><rect class="finding sev-warning" x="2" y="2" width="12" height="12"/></svg> folder row: a finding about a file outside events/</li>
+        <li class="severities">colour: <span class="swatch sev-error"></span> error <span class="swatch sev-warning"></span> warning <span class="swatch sev-info"></span> info; a dashed red outline: a time out of range; a black outline: selected</li>
         </ul></section>
         """
 
     /// Okabe-Ito colours (told apart with the common colour-vision deficiencies), shapes that
     /// differ by severity, and a print style without the controls.
     static let css = """
-        body{font:14px system-ui,sans-serif;margin:16px;color:#111}h1{font-size:20px}h2{font-size:17px}
-        .plot{overflow:hidden;border:1px solid #ccc}svg.timeline{width:100%;height:auto;cursor:grab;user-select:none}
-        .lane-bg{fill:#fff}.lane:nth-child(even) .lane-bg{fill:#f4f4f4}.lane-label,.folder-label,.axis{font-size:12px;fill:#333}
+        body{font:14px system-ui,sans-serif;margin:16px;color:#111}h1{font-size:20px}h2{font-size:17px}h3{font-size:15px;margin:10px 0 4px}
+        .plot{overflow:hidden;border:1px solid #ccc}svg.timeline{width:100%;height:auto;cursor:grab;user-select:none;display:block}
+        .lane-bg{fill:#fff}.lane:nth-child(even) .lane-bg{fill:#f4f4f4}.lane-label,.folder-label,.axis text{font:12px ui-monospace,'DejaVu Sans Mono',monospace;fill:#333}
+        .lane-note{font:italic 10px system-ui,sans-serif;fill:#8a3c00}.tick{stroke:#666}.axis-title{fill:#666}
         .mark{stroke:#000;stroke-width:.5}.type-200{fill:#0072B2}.type-300{fill:#009E73}.type-0{fill:#fff;stroke:#000}.type-100,.baseline{fill:#CC79A7;fill-opacity:.6}
-        .bin{fill:#0072B2}.out-of-range{stroke:#D55E00;stroke-width:2;stroke-dasharray:2 1}.finding{cursor:pointer}.sev-error{fill:#D55E00;stroke:#D55E00}.sev-warning{fill:#E69F00;stroke:#E69F00}.sev-info{fill:#56B4E9;stroke:#56B4E9}
-        rect.finding{fill-opacity:.35;stroke-width:2}g.finding line{stroke-dasharray:4 3;stroke-width:2}g.finding text{font-size:11px;stroke:none}
-        #detail{position:sticky;bottom:0;background:#fffbe6;border:1px solid #e0c060;padding:8px;margin-top:8px}
+        .bin{fill:#0072B2}.out-of-range{stroke:#D55E00;stroke-width:2;stroke-dasharray:2 1}.finding,tr[data-index]{cursor:pointer}.sev-error{fill:#D55E00;stroke:#D55E00}.sev-warning{fill:#E69F00;stroke:#E69F00}.sev-info{fill:#56B4E9;stroke:#56B4E9}
+        rect.finding{fill-opacity:.35;stroke-width:2}path.unread{fill:none;stroke-width:3;stroke-linecap:round}g.finding line,line.dependency{stroke:#D55E00;stroke-dasharray:4 3;stroke-width:2}g.finding text{font-size:11px;stroke:none}
+        .selected{stroke:#000 !important;stroke-width:3;stroke-dasharray:none}path.unread.selected{stroke-width:4}tr.selected td{background:#fff3c4}
+        #detail{background:#fffbe6;border:1px solid #e0c060;padding:6px 10px;margin:6px 0}#detail h3{margin:2px 0 6px}
+        #detail dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}#detail dt{color:#555}#detail dd{margin:0;overflow-wrap:anywhere}
         table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;font-size:12px}
+        .growth table{display:inline-table;margin:2px 12px 2px 0}.growth td{text-align:right}
         tr.sev-error td:first-child{border-left:4px solid #D55E00}tr.sev-warning td:first-child{border-left:4px solid #E69F00}tr.sev-info td:first-child{border-left:4px solid #56B4E9}
-        .legend ul{list-style:none;padding:0}.legend li{margin:2px 0}.hint{color:#666}
+        .legend ul{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 18px}.legend li{margin:2px 0;font-size:12px}.legend svg{vertical-align:middle}.hint{color:#666}
+        .swatch{display:inline-block;width:10px;height:10px}.swatch.sev-error{background:#D55E00}.swatch.sev-warning{background:#E69F00}.swatch.sev-info{background:#56B4E9}
         @media print{.controls,#detail{display:none}svg.timeline{cursor:auto}}
         """
 
-    /// Zoom and pan on the x axis, the time axis, and the detail panel; marks are drawn again
-    /// for the visible range (one per event while at most 4,000 are visible, counts per bin above).
-    /// No array of unbounded length is spread into a call (`Math.min.apply`), whose arguments
-    /// live on the stack; a time a Date cannot show is drawn at the edge of the axis
-    /// (Spec/timeline.md 2).
+    /// Zoom and pan on the x axis, the time axis, the detail panel and selection; marks, findings
+    /// and the axis are drawn again for the visible range (one mark per event while at most 4,000
+    /// are visible, counts per bin above). No array of unbounded length is spread into a call
+    /// (`Math.min.apply`), whose arguments live on the stack; a time a Date cannot show is drawn
+    /// at the edge of the axis (Spec/timeline.md 2). Lane labels still too wide for their column
+    /// in the browser's font are shortened further.
     static let script = """
         (function(){
-        var L=\(plotLeft),W=\(plotWidth),H=\(laneHeight),T=\(top),LIMIT=\(markLimit),BINS=\(bins),LANES=\(laneLimit),NS='http://www.w3.org/2000/svg';
-        var EPOCH=978307200,MAXMS=8.64e15,useTime=false;
+        var L=\(plotLeft),W=\(plotWidth),H=\(laneHeight),LIMIT=\(markLimit),BINS=\(bins),LANES=\(laneLimit),NS='http://www.w3.org/2000/svg';
+        var EPOCH=978307200,MAXMS=8.64e15,useTime=false,panel=document.getElementById('detail');
         function dated(t){var ms=(t+EPOCH)*1000;return isFinite(ms)&&Math.abs(ms)<=MAXMS;}
         function when(t){return dated(t)?new Date((t+EPOCH)*1000).toISOString():'out of range';}
-        document.querySelectorAll('section.ensemble').forEach(function(section){
+        function ticks(a,b,n,whole){var s=b-a;if(!(s>0)||!isFinite(s))return [a];var raw=s/n,p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10)),st=10*p;
+          [1,2,5,10].some(function(k){if(k*p>=raw){st=k*p;return true;}return false;});if(whole&&st<1)st=1;
+          var r=[];for(var v=Math.ceil(a/st)*st;v<=b+st*1e-9&&r.length<40;v+=st)r.push(v);return r;}
+        function kind(t){return t===200?'save':t===300?'merge':t===0?'incomplete':'other-event';}
+        function dl(rows){return '<dl>'+rows.map(function(r){return '<dt>'+esc(r[0])+'</dt><dd>'+r[1]+'</dd>';}).join('')+'</dl>';}
+        function shown(v){return esc(typeof v==='string'?v:JSON.stringify(v));}
+        document.querySelectorAll('section.ensemble').forEach(function(section,sectionIndex){
           var data=JSON.parse(section.querySelector('script.timeline-data').textContent);
-          var svg=section.querySelector('svg.timeline'),marks=svg.querySelector('g.marks'),fnd=svg.querySelector('g.findings');
+          var svg=section.querySelector('svg.timeline'),marks=svg.querySelector('g.marks'),fnd=svg.querySelector('g.findings'),axis=svg.querySelector('g.axis');
+          var T=+svg.getAttribute('data-top'),LR=+svg.getAttribute('data-label-right'),AY=+axis.getAttribute('data-y');
+          svg.querySelectorAll('text.lane-label').forEach(function(t){var n=t.lastChild;if(!n||n.nodeType!==3)return;var s=n.nodeValue.replace(/\\u2026$/,'');
+            while(s.length>1&&t.getBBox().x+t.getBBox().width>LR){s=s.slice(0,-1);n.nodeValue=s+'\\u2026';}});
           var lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
+          var byFile=new Map();data.marks.forEach(function(m,i){byFile.set(m[0],i);});
           function key(m){return useTime?(dated(m[4])?m[4]:null):m[3];}
           var lo,hi,view;
+          var places=[];fnd.querySelectorAll('[data-gc],[data-from]').forEach(function(f){['data-gc','data-from','data-to'].forEach(function(a){if(f.hasAttribute(a))places.push(+f.getAttribute(a));});});
           function range(){lo=Infinity;hi=-Infinity;for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
+            if(!useTime)places.forEach(function(v){if(v<lo)lo=v;if(v>hi)hi=v;});
             if(lo>hi){lo=0;hi=1;}if(!(hi-lo>0)||!isFinite(hi-lo))hi=lo+Math.max(1,Math.abs(lo)*1e-9);view=[lo,hi];}
           function x(v){return L+(v-view[0])/(view[1]-view[0])*W;}
+          function inView(px){return px>=L-0.5&&px<=L+W+0.5;}
           function place(m){var v=key(m);return v===null?(m[4]<0?L:L+W):x(v);}
           function y(s){return T+(lane[s]||0)*H+H/2;}
           function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}
           function add(e,m,out){var t=document.createElementNS(NS,'title');t.textContent=m[0]+(out?' (time out of range)':'');e.appendChild(t);marks.appendChild(e);}
           var atGC=new Map();data.marks.forEach(function(m,i){if(!atGC.has(m[3]))atGC.set(m[3],i);});
-          function byGC(gc){var i=atGC.get(gc);return i===undefined?(useTime?null:gc):key(data.marks[i]);}
+          // On the time axis a place with no mark of its own takes the time of the last mark before it.
+          function nearest(gc){var a=0,b=data.marks.length-1,r=0;while(a<=b){var c=(a+b)>>1;if(data.marks[c][3]<=gc){r=c;a=c+1;}else b=c-1;}return data.marks.length?r:undefined;}
+          function byGC(gc){if(!useTime)return gc;var i=atGC.get(gc);if(i===undefined)i=nearest(gc);return i===undefined?null:key(data.marks[i]);}
+          function drawAxis(){axis.textContent='';axis.appendChild(el('text',{'class':'axis-title',x:8,y:AY+16})).textContent=useTime?'time (UTC)':'global count';
+            ticks(view[0],view[1],useTime?5:10,!useTime).forEach(function(v){var tx=x(v);
+              axis.appendChild(el('line',{'class':'tick',x1:tx,y1:AY,x2:tx,y2:AY+5}));
+              var label=useTime?when(v).slice(0,19).replace('T',' '):String(Math.round(v));
+              axis.appendChild(el('text',{'class':'tick-label',x:tx,y:AY+16,'text-anchor':tx>L+W-(useTime?70:30)?'end':'middle'})).textContent=label;});}
           function draw(){
             marks.textContent='';
             var visible=[];for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null||(v>=view[0]&&v<=view[1]))visible.push(i);}
             if(visible.length<=LIMIT){visible.forEach(function(i){var m=data.marks[i],out=key(m)===null?' out-of-range':'';
               if(m[10].length){var a=Infinity,b=-Infinity;m[10].forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
-                add(el('rect',{'class':'mark baseline'+out,'data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
-              else add(el('circle',{'class':'mark type-'+m[5]+out,'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
+                add(el('rect',{'class':'mark baseline'+out,'data-kind':'baseline','data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
+              else add(el('circle',{'class':'mark type-'+m[5]+out,'data-kind':kind(m[5]),'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
             else{var t={},most=1;visible.forEach(function(i){var m=data.marks[i],v=key(m);var b=v===null?(m[4]<0?0:BINS-1):Math.floor((v-view[0])/(view[1]-view[0])*(BINS-1));
                 var k=(lane[m[1]]||0)+':'+b;t[k]=(t[k]||0)+1;if(t[k]>most)most=t[k];});
-              Object.keys(t).forEach(function(k){var p=k.split(':');marks.appendChild(el('rect',{'class':'bin','data-count':t[k],x:L+p[1]*W/BINS,y:T+p[0]*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[k]/most}));});}
+              Object.keys(t).forEach(function(k){var p=k.split(':');marks.appendChild(el('rect',{'class':'bin','data-kind':'bin','data-count':t[k],x:L+p[1]*W/BINS,y:T+p[0]*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[k]/most}));});}
             fnd.querySelectorAll('.finding').forEach(function(f){
-              var d=data.findings[+f.getAttribute('data-index')],file=(d[2][0]||''),m=/^events\\/(\\d+)_/.exec(file);var gc=m?byGC(+m[1]):null;
-              if(f.tagName==='path'&&gc!==null){var cx=x(gc),cy=y(f.getAttribute('data-store'))-12;f.setAttribute('d','M'+(cx-6)+','+(cy-8)+' L'+(cx+6)+','+(cy-8)+' L'+cx+','+cy+' Z');}
-              if(f.tagName==='g'&&gc!==null){var ln=f.querySelector('line'),tx=f.querySelector('text');ln.setAttribute('x1',x(gc));ln.setAttribute('x2',x(gc));tx.setAttribute('x',x(gc)+4);}
+              var k=f.getAttribute('data-kind'),gc=f.hasAttribute('data-gc')?byGC(+f.getAttribute('data-gc')):null,cy=y(f.getAttribute('data-store')),hide=false;
+              if(k==='event-finding'||k==='unread-event'||k==='dependency'){if(gc===null){hide=true;}else{var cx=x(gc);hide=!inView(cx);
+                if(k==='event-finding'){var tx=cx+13*(+f.getAttribute('data-slot')||0);f.setAttribute('d','M'+(tx-6)+','+(cy-16)+' L'+(tx+6)+','+(cy-16)+' L'+tx+','+(cy-6)+' Z');}
+                else if(k==='unread-event')f.setAttribute('d','M'+(cx-5)+','+(cy-5)+' L'+(cx+5)+','+(cy+5)+' M'+(cx-5)+','+(cy+5)+' L'+(cx+5)+','+(cy-5));
+                else{var ln=f.querySelector('line'),tx=f.querySelector('text');ln.setAttribute('x1',cx);ln.setAttribute('x2',cx);
+                  var end=cx>L+W-60;tx.setAttribute('x',end?cx-4:cx+4);tx.setAttribute('text-anchor',end?'end':'start');}}}
+              if(k==='gap'){var a=byGC(+f.getAttribute('data-from')),b=byGC(+f.getAttribute('data-to'));if(a===null||b===null){hide=true;}else{
+                var l=Math.max(L,Math.min(x(a),x(b))+6),r=Math.min(L+W,Math.max(x(a),x(b))-6);hide=r<L||l>L+W;f.setAttribute('x',l);f.setAttribute('width',Math.max(4,r-l));}}
+              if(hide)f.setAttribute('visibility','hidden');else f.removeAttribute('visibility');
             });
+            drawAxis();
+            if(selected)mark(selected);
           }
           function show(v){if(isFinite(v[0])&&isFinite(v[1])&&v[1]-v[0]>0&&isFinite(v[1]-v[0])){view=v;draw();}}
+          // Selection: a finding with the marks of its files and its table row, or an event with its findings.
+          var selected=null;
+          function mark(s){document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
+            var files=[],indexes=[];
+            if(s.finding!==undefined){indexes=[s.finding];files=data.findings[s.finding][2];}
+            else{files=[data.marks[s.mark][0]];data.findings.forEach(function(f,i){if(f[2].indexOf(files[0])>=0)indexes.push(i);});}
+            indexes.forEach(function(i){section.querySelectorAll('[data-index="'+i+'"]').forEach(function(e){e.classList.add('selected');});});
+            files.forEach(function(file){var i=byFile.get(file);if(i!==undefined)marks.querySelectorAll('[data-i="'+i+'"]').forEach(function(e){e.classList.add('selected');});});}
+          function detail(s){var h='';
+            if(s.mark!==undefined){var m=data.marks[s.mark];
+              h='<h3>'+esc(m[0])+'</h3>'+dl([['store',esc(m[1])],['revision',m[2]],['global count',m[3]],['time',m[4]+' ('+when(m[4])+')'],['type',m[5]+' ('+kind(m[5])+')'],
+                ['changes','inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]],['model version',esc(m[9]===null?'none':m[9])],
+                ['findings',data.findings.filter(function(f){return f[2].indexOf(m[0])>=0;}).map(function(f){return esc(f[0])+': '+esc(f[3]);}).join('<br>')||'none']]);}
+            else{var f=data.findings[s.finding],rows=[['severity',esc(f[1])],['number',f[5]===null||f[5]===undefined?'':f[5]],['files',f[2].map(esc).join('<br>')],['reason',esc(f[3])],['consequence',esc(f[6]||'')]];
+              Object.keys(f[4]).forEach(function(k){rows.push([k,shown(f[4][k])]);});h='<h3>'+esc(f[0])+'</h3>'+dl(rows);}
+            section.querySelector('.plot').after(panel);panel.innerHTML=h;panel.setAttribute('data-shown',s.mark!==undefined?'mark':'finding');}
+          function choose(s){selected=s;mark(s);detail(s);}
+          section.querySelectorAll('table.findings-table tr[data-index]').forEach(function(row){row.addEventListener('click',function(){
+            choose({finding:+row.getAttribute('data-index')});var plot=section.querySelector('.plot');plot.scrollIntoView({block:'start'});panel.scrollIntoView({block:'nearest'});});});
           range();
+          if(sectionIndex===0)section.querySelector('.plot').after(panel);
           var drag=null;
           svg.addEventListener('wheel',function(e){e.preventDefault();var r=svg.getBoundingClientRect(),f=(e.clientX-r.left)/r.width*(L+W+40);
             var c=view[0]+(f-L)/W*(view[1]-view[0]),z=e.deltaY<0?0.8:1.25;show([c-(c-view[0])*z,c+(view[1]-c)*z]);},{passive:false});
           svg.addEventListener('mousedown',function(e){drag={x:e.clientX,v:view.slice()};});
           window.addEventListener('mouseup',function(){drag=null;});
           window.addEventListener('mousemove',function(e){if(!drag)return;var r=svg.getBoundingClientRect(),dv=(e.clientX-drag.x)/r.width*(L+W+40)/W*(drag.v[1]-drag.v[0]);show([drag.v[0]-dv,drag.v[1]-dv]);});
-          svg.addEventListener('click',function(e){var t=e.target.closest('[data-i],[data-index]');if(!t)return;var p=document.getElementById('detail'),h='';
-            if(t.hasAttribute('data-i')){var m=data.marks[+t.getAttribute('data-i')];
-              h='<h3>'+esc(m[0])+'</h3><p>store '+esc(m[1])+', revision '+m[2]+', global count '+m[3]+', time '+m[4]+' ('+when(m[4])+'), type '+m[5]+'</p><p>inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]+'; model version '+esc(m[9]===null?'none':m[9])+'</p>';
-              var own=data.findings.filter(function(f){return f[2].indexOf(m[0])>=0;});h+=own.length?'<ul>'+own.map(function(f){return '<li>'+esc(f[0])+': '+esc(f[3])+'</li>';}).join('')+'</ul>':'<p>no finding</p>';}
-            else{var f=data.findings[+t.getAttribute('data-index')];h='<h3>'+esc(f[0])+' ('+f[1]+')</h3><p>'+esc(f[2].join(', '))+'</p><p>'+esc(f[3])+'</p><pre>'+esc(JSON.stringify(f[4]))+'</pre>';}
-            p.innerHTML=h;p.setAttribute('data-shown',t.getAttribute('data-i')!==null?'mark':'finding');});
+          svg.addEventListener('click',function(e){var t=e.target.closest('[data-i],[data-index]');if(!t)return;
+            choose(t.hasAttribute('data-i')?{mark:+t.getAttribute('data-i')}:{finding:+t.getAttribute('data-index')});});
           section.redraw=function(){range();draw();};
         });
         function esc(s){return String(s).replace(/[&<>"']/g,function(c){return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c];});}
