@@ -26,7 +26,9 @@ struct WrappedFolderTests {
     }()
 
     /// Runs `logtool` with standard input from /dev/null (so it never prompts) and `environment`
-    /// added to a copy of this process's environment without LOGTOOL_PASSWORD.
+    /// added to a copy of this process's environment without LOGTOOL_PASSWORD. Its output goes to
+    /// files rather than pipes, so that a tool that prints a line per file (the fault the
+    /// wrong-password tests look for) cannot fill a pipe and hang while the other is read.
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = Run.binary
@@ -35,15 +37,23 @@ struct WrappedFolderTests {
         var merged = ProcessInfo.processInfo.environment
         merged["LOGTOOL_PASSWORD"] = nil
         process.environment = merged.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
+        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-output-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let outURL = outputs.appendingPathComponent("stdout"), errURL = outputs.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        try out.close()
+        try err.close()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 
     @Test("seven wrapped folders are there")

@@ -12,43 +12,13 @@ import LogToolCore
 struct WrongPasswordTests {
     static let password = "correct horse battery staple"
 
-    /// ``WrappedFolderTests/run(_:environment:)`` with standard output and error written to
-    /// files rather than pipes, so that a tool that prints a line per file (the fault these tests
-    /// look for) cannot fill a pipe and hang while the other is read.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = Run.packageRoot
-        var merged = ProcessInfo.processInfo.environment
-        merged["LOGTOOL_PASSWORD"] = nil
-        process.environment = merged.merging(environment) { $1 }
-        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("wrong-password-output-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: outputs) }
-        let outURL = outputs.appendingPathComponent("stdout"), errURL = outputs.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    }
-
     /// A scratch copy of a generated folder (`logtool generate`) whose `stores/`, `events/` and
     /// `baselines/` files are all encrypted with ``password``; its ensemble folder and its event
     /// file names.
     static func encryptedFolder() throws -> (scratch: URL, ensemble: URL, events: [String]) {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("wrong-password-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
-        let generated = try Self.run([
+        let generated = try WrappedFolderTests.run([
             "generate", scratch.appendingPathComponent("g").path, "--stores", "2", "--objects", "40", "--changes", "2000",
             "--changes-per-event", "1", "--concurrency", "0",
         ])
@@ -86,7 +56,7 @@ struct WrongPasswordTests {
         // (`1000_...` before `100_...` before `10_...`): sorted here by bytes, independently.
         #expect(!FileManager.default.fileExists(atPath: ensemble.appendingPathComponent("baselines").path))
         let first = events.min { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } ?? ""
-        let wrong = try Self.run(["merge", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
+        let wrong = try WrappedFolderTests.run(["merge", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
         #expect(wrong.status == 2)
         #expect(wrong.stdout.isEmpty)
         let lines = wrong.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
@@ -95,20 +65,20 @@ struct WrongPasswordTests {
         #expect(lines.first?.contains("events/\(first)") == true, "\(wrong.stderr)")
         #expect(lines.first?.contains("wrong password") == true)
         // The right password reads the same folder.
-        let right = try Self.run(["merge", ensemble.path], environment: ["LOGTOOL_PASSWORD": Self.password])
+        let right = try WrappedFolderTests.run(["merge", ensemble.path], environment: ["LOGTOOL_PASSWORD": Self.password])
         #expect(right.status == 0, "\(right.stderr.prefix(2000))")
     }
 
     /// verify: one error; no unreadable-file, no advice to remove, no rebase line.
     func verify(_ ensemble: URL) throws {
-        let text = try Self.run(["verify", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
+        let text = try WrappedFolderTests.run(["verify", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
         #expect(text.status == 2)
         #expect(text.stdout.isEmpty)
         #expect(text.stderr.split(separator: "\n").count == 1, "\(text.stderr.prefix(2000))")
         #expect(text.stderr.hasPrefix("wrap.bad-password"))
         #expect(text.stderr.contains("wrong password"))
         for absent in ["unreadable-file", "remove", "rebase"] { #expect(!text.stderr.contains(absent)) }
-        let json = try Self.run(["verify", "--json", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
+        let json = try WrappedFolderTests.run(["verify", "--json", ensemble.path], environment: ["LOGTOOL_PASSWORD": "wrong"])
         #expect(json.status == 2)
         let document = try JSONParser.parse(Array(json.stdout.utf8))
         let errors = document[JSONPointer(["errors"])]?.arrayValue ?? []
@@ -127,7 +97,7 @@ struct WrongPasswordTests {
         ]
         var lines: Set<String> = []
         for arguments in commands {
-            let run = try Self.run(arguments, environment: ["LOGTOOL_PASSWORD": "wrong"])
+            let run = try WrappedFolderTests.run(arguments, environment: ["LOGTOOL_PASSWORD": "wrong"])
             #expect(run.status == 2, "\(arguments): \(run.stderr.prefix(500))")
             let shown = (run.stderr + run.stdout).split(separator: "\n")
             #expect(shown.count == 1, "\(arguments): \(run.stderr.prefix(500))\(run.stdout.prefix(500))")
@@ -151,7 +121,7 @@ struct WrongPasswordTests {
         var bytes = [UInt8](try Data(contentsOf: file))
         bytes[bytes.count - 1] ^= 0x01
         try Data(bytes).write(to: file)
-        let verify = try Self.run(["verify", "--json", scratch.path], environment: ["LOGTOOL_PASSWORD": Self.password])
+        let verify = try WrappedFolderTests.run(["verify", "--json", scratch.path], environment: ["LOGTOOL_PASSWORD": Self.password])
         #expect(verify.status == 1, "\(verify.stderr)")
         let diagnostics = try WrappedFolderTests.diagnostics(verify.stdout)
         let unreadable = diagnostics.filter { $0[JSONPointer(["details", "cause"])] == .string("wrap.bad-password") }
