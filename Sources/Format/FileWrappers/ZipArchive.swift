@@ -203,20 +203,9 @@ package enum ZipArchive {
         }
         defer { inflateEnd(&stream) }
         // One byte more than claimed, so that a stream longer than its claim is seen.
-        var output = [UInt8](repeating: 0, count: size + 1)
-        var source = Array(input)
-        let status = source.withUnsafeMutableBufferPointer { sourceBuffer in
-            output.withUnsafeMutableBufferPointer { destination in
-                stream.next_in = sourceBuffer.baseAddress
-                stream.avail_in = uInt(sourceBuffer.count)
-                stream.next_out = destination.baseAddress
-                stream.avail_out = uInt(destination.count)
-                return CZlib.inflate(&stream, Z_FINISH)
-            }
-        }
-        let produced = Int(stream.total_out)
-        let consumed = Int(stream.total_in)
-        guard status == Z_STREAM_END else {
+        let result = Zlib.finish(&stream, input: input, capacity: size + 1, CZlib.inflate)
+        let produced = result.produced, consumed = result.consumed
+        guard result.status == Z_STREAM_END else {
             let reason = produced > size ? "inflates to more than the \(size) bytes the central directory gives" : "is not one complete DEFLATE stream"
             throw FormatError(.wrapZipCorrupt, "the entry's data \(reason)", location: .init(offset: offset + consumed))
         }
@@ -226,8 +215,7 @@ package enum ZipArchive {
                 "the entry inflates to \(produced) bytes from \(consumed) of its \(input.count) stored bytes; the central directory says \(size)",
                 location: .init(offset: offset + consumed))
         }
-        output.removeLast()
-        return output
+        return Array(result.output.prefix(size))
     }
 
     /// CRC-32 as zip uses it (zlib's).

@@ -14,19 +14,30 @@ package enum Zlib {
         var stream = z_stream()
         guard czlib_deflate_init_raw(&stream, 9) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
-        var mutableInput = input
-        let status = mutableInput.withUnsafeMutableBufferPointer { source in
+        let result = finish(&stream, input: input[...], capacity: Int(deflateBound(&stream, uLong(input.count))), CZlib.deflate)
+        guard result.status == Z_STREAM_END else { return nil }
+        return Array(result.output.prefix(result.produced))
+    }
+
+    /// One call of `step` (zlib's `deflate` or `inflate`) with `Z_FINISH` over the whole input,
+    /// into an output of `capacity` bytes, on a stream its caller set up and ends: the one-shot
+    /// work of the deflate writer and of a zip entry (FileWrappers), which also needs to know
+    /// how many bytes were read.
+    package static func finish(
+        _ stream: inout z_stream, input: ArraySlice<UInt8>, capacity: Int, _ step: (UnsafeMutablePointer<z_stream>?, Int32) -> Int32
+    ) -> (status: Int32, output: [UInt8], produced: Int, consumed: Int) {
+        var output = [UInt8](repeating: 0, count: capacity)
+        var source = Array(input)
+        let status = source.withUnsafeMutableBufferPointer { sourceBuffer in
             output.withUnsafeMutableBufferPointer { destination in
-                stream.next_in = source.baseAddress
-                stream.avail_in = uInt(source.count)
+                stream.next_in = sourceBuffer.baseAddress
+                stream.avail_in = uInt(sourceBuffer.count)
                 stream.next_out = destination.baseAddress
                 stream.avail_out = uInt(destination.count)
-                return CZlib.deflate(&stream, Z_FINISH)
+                return step(&stream, Z_FINISH)
             }
         }
-        guard status == Z_STREAM_END else { return nil }
-        return Array(output.prefix(Int(stream.total_out)))
+        return (status, output, Int(stream.total_out), Int(stream.total_in))
     }
 
     /// The one compression-ratio rule of the Spec (v2-binary.md 8, data-blobs.md 4 and 5): a
