@@ -147,6 +147,31 @@ struct CloudFolderScannerTests {
         #expect(single.map(\.displayPath) == ["."])
     }
 
+    @Test("data files in two-character partition folders are read where they are; misplaced names and second copies are debris")
+    func partitionedDataFiles() throws {
+        let scratch = try ScratchFolder()
+        try scratch.write("E/data/AB12", "flat")
+        try scratch.write("E/data/AB/AB12", "second copy")
+        try scratch.write("E/data/CD/CD34", "partitioned")
+        try scratch.write("E/data/CD/EF56", "misplaced")
+        try scratch.write("E/data/CD/.DS_Store", "")
+        try scratch.folder("E/data/CD/CD")
+        try scratch.write("E/data/ABC/ABC1", "not a partition")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.url.appendingPathComponent("E/data/GH").path, withDestinationPath: scratch.url.appendingPathComponent("E/data/CD").path)
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        let contents = EnsembleContents.read(listing)
+        #expect(contents.dataFiles.map { "\($0.name) \($0.file) \($0.bytes)" }.sorted() == ["AB12 data/AB12 4", "CD34 data/CD/CD34 11"])
+        let debris = Dictionary(uniqueKeysWithValues: contents.debris.map { ($0.path, $0.kind) })
+        #expect(
+            debris == [
+                "data/AB/AB12": .unknownName, "data/CD/EF56": .unknownName, "data/CD/.DS_Store": .systemFile, "data/CD/CD": .unknownName,
+                "data/ABC": .unknownName, "data/GH": .symlink,
+            ])
+        #expect(contents.problems.isEmpty)
+        #expect(try DataFileReader.content(listing.file("data/CD/CD34")) == Array("partitioned".utf8))
+    }
+
     @Test("a folder without ensembles, and a missing path, are errors for the caller")
     func notACloudFolder() throws {
         let scratch = try ScratchFolder()

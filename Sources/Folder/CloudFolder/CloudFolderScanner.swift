@@ -245,9 +245,17 @@ package struct CloudFolderScanner: Sendable {
                 }
                 let shown = prefix.map { $0 + "/" + name } ?? name
                 do throws(FormatError) {
-                    for (inner, innerInfo) in try handle.subfolder(name, displayPath: shown).entries(displayPath: shown) {
-                        entries.append(prefixed(Self.entry(inner, info: innerInfo, in: folder)))
+                    let subfolder = try handle.subfolder(name, displayPath: shown)
+                    var direct: [ListedEntry] = []
+                    var partitioned: [ListedEntry] = []
+                    for (inner, innerInfo) in try subfolder.entries(displayPath: shown) {
+                        if folder == .data, let partition = partitionName(inner, info: innerInfo) {
+                            listPartition(partition, of: subfolder, shown: shown, into: &partitioned, problems: &problems)
+                        } else {
+                            direct.append(Self.entry(inner, info: innerInfo, in: folder))
+                        }
                     }
+                    entries += (direct + flatCopiesWin(partitioned, over: direct)).map(prefixed)
                 } catch {
                     problems.append(error)
                 }
@@ -262,6 +270,51 @@ package struct CloudFolderScanner: Sendable {
                 entry = .debris(.unknownEntry, reason: "not part of the ensemble layout (stores/, events/, baselines/, data/)")
             }
             entries.append(prefixed(ListedEntry(path: name, entry: entry, size: info.isDirectory ? nil : info.size)))
+        }
+    }
+
+    /// The name of a partition folder of `data/` (Spec/cloud-layout.md 6.1): a directory, not a
+    /// link, whose name is two UTF-16 code units and not debris; nil for any other entry.
+    private static func partitionName(_ name: EntryName, info: FileInfo) -> String? {
+        guard info.isDirectory, !info.isSymlink, let text = name.text, text.utf16.count == 2, text != "..",
+            CloudFileName.debris(name: text, isSymlink: false, isDirectory: true, size: nil) == nil
+        else { return nil }
+        return text
+    }
+
+    /// The entries of the partition folder `data/XY`, classified as entries of `data/` are, at
+    /// `data/XY/NAME`; a data file whose name does not start with `XY` is debris (Spec/cloud-layout.md 6.1).
+    private static func listPartition(
+        _ partition: String, of data: DirectoryHandle, shown: String, into entries: inout [ListedEntry], problems: inout [FormatError]
+    ) {
+        let folderPath = shown + "/" + partition
+        do throws(FormatError) {
+            for (inner, innerInfo) in try data.subfolder(partition, displayPath: folderPath).entries(displayPath: folderPath) {
+                var listed = entry(inner, info: innerInfo, in: .data)
+                listed.path = "data/\(partition)/" + listed.path.dropFirst("data/".count)
+                if case .dataFile(let name) = listed.entry, !name.utf16.starts(with: partition.utf16) {
+                    let reason = "a data file in the partition of another name: data/\(partition)/ holds only names that start with \"\(partition)\""
+                    listed.entry = .debris(.unknownName, reason: reason)
+                }
+                entries.append(listed)
+            }
+        } catch {
+            problems.append(error)
+        }
+    }
+
+    /// The partitioned entries, with each data file that `data/` also holds directly turned into
+    /// debris: the copy in `data/` is the one read (Spec/cloud-layout.md 6.1).
+    private static func flatCopiesWin(_ partitioned: [ListedEntry], over flat: [ListedEntry]) -> [ListedEntry] {
+        var flatNames = Set<String>()
+        for listed in flat {
+            if case .dataFile(let name) = listed.entry { flatNames.insert(name) }
+        }
+        return partitioned.map { listed in
+            guard case .dataFile(let name) = listed.entry, flatNames.contains(name) else { return listed }
+            var copy = listed
+            copy.entry = .debris(.unknownName, reason: "a second copy of data/\(name); the one directly in data/ is read")
+            return copy
         }
     }
 

@@ -171,8 +171,9 @@ private struct RebaseWriter {
             }
         }
         for relative in copies {
-            // A file of a duplicate folder goes where a device folds it in.
-            let folded = listing.foldedPath(relative)
+            // A file of a duplicate folder goes where a device folds it in; a data file of a
+            // partition folder goes directly into data/ (Spec/cloud-layout.md 6.1).
+            let folded = Self.unpartitioned(listing.foldedPath(relative))
             let source = listing.file(relative)
             guard let content = try plainContent(of: source, at: folded, folderLayers: folderLayers) else {
                 let digest = try StagingArea.copy(source, to: ensemble.appendingPathComponent(folded))
@@ -198,6 +199,12 @@ private struct RebaseWriter {
             )
         }
         try staging.commit()
+    }
+
+    /// `data/NAME` for a data file at `data/XY/NAME`; any other path as it is.
+    static func unpartitioned(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[0] == "data" ? "data/" + parts[2] : path
     }
 
     /// The content of a kept file inside its wrappers, or nil when it has none (then it is copied
