@@ -20,6 +20,7 @@ struct PublishTests {
         ("rebase", ["rebase", folder, "--out", "DEST"], "rebase.destination-exists"),
         ("generate", ["generate", "DEST", "--changes", "50", "--objects", "10"], "convert.destination-exists"),
         ("timeline", ["timeline", folder, "-o", "DEST"], "timeline.destination-exists"),
+        ("verify --write-accept", ["verify", "--write-accept", "DEST", folder], "verify.accept-list-exists"),
     ]
 
     @Test("a destination created after the check is never overwritten", arguments: commands.indices)
@@ -42,7 +43,7 @@ struct PublishTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["result"], "\(name) left a staged file behind")
     }
 
-    @Test("with --force the destination that appeared is replaced whole", arguments: [0, 1, 5])
+    @Test("with --force the destination that appeared is replaced whole", arguments: [0, 1, 5, 6])
     func forced(_ index: Int) throws {
         let (name, arguments, _) = Self.commands[index]
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("publish-\(UUID().uuidString)").resolvingSymlinksInPath()

@@ -174,21 +174,48 @@ public struct Ensemble: Sendable {
     /// be verified at all (not a cloud folder, the event index failing).
     /// `progress` is called before each ensemble with its identifier and number of entries.
     /// With `asStore`, each report also says what that device holds back (Spec/merge.md 15.6).
+    /// `severities` chooses the severity of codes (nil: not reported) and `acceptList` names an
+    /// accept list of known damage; `recordingDigests` keeps the digests
+    /// ``acceptList(for:)`` writes (Spec/verify.md 5.1).
     public func verify(
-        asStore: String? = nil, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil
+        asStore: String? = nil, severities: [FormatError.Code: Diagnostic.Severity?] = [:], acceptList: String? = nil,
+        recordingDigests: Bool = false, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil
     ) throws(EnsembleError)
         -> [EnsembleVerification]
     {
+        var policy = FindingPolicy()
+        do {
+            try FindingPolicy.validate(severities)
+        } catch {
+            throw EnsembleError(.usage, error)
+        }
+        policy.severities = severities
+        if let acceptList {
+            do {
+                let bytes = try EventFileReader.readBytes(FileReference(path: acceptList), limit: FindingPolicy.maximumAcceptListBytes)
+                policy.accepted = try FindingPolicy.readAcceptList(bytes, path: acceptList)
+            } catch {
+                let reported =
+                    error.code == .verifyInvalidAcceptList ? error : FormatError(.verifyInvalidAcceptList, error.message, location: .init(file: acceptList))
+                throw EnsembleError(.usage, reported)
+            }
+        }
+        policy.recordsDigests = recordingDigests
         var results: [EnsembleVerification] = []
-        try forEachVerified(asStore: asStore, progress: progress) { _, verification in results.append(verification) }
+        try forEachVerified(asStore: asStore, policy: policy, progress: progress) { _, verification in results.append(verification) }
         return results
     }
+
+    /// The accept list of every diagnostic of `results` that may be accepted, each with the
+    /// digests of its files (Spec/verify.md 5.1 item 3); `results` come from
+    /// ``verify(asStore:severities:acceptList:recordingDigests:progress:)`` with `recordingDigests`.
+    public static func acceptList(for results: [EnsembleVerification]) -> [UInt8] { FindingPolicy.acceptList(results) }
 
     /// Lists and reads each ensemble folder of the first input once, verifies it, and hands
     /// `body` what was read (summaries) with the verification: for operations that report on
     /// the folder beside verify's findings, without reading it again.
     package func forEachVerified(
-        asStore: String? = nil, progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil,
+        asStore: String? = nil, policy: FindingPolicy = FindingPolicy(), progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil,
         _ body: (EnsembleContents, EnsembleVerification) throws(EnsembleError) -> Void
     ) throws(EnsembleError) {
         let listings = try listings()
@@ -196,13 +223,14 @@ public struct Ensemble: Sendable {
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
-            let verification: EnsembleVerification
+            var verification: EnsembleVerification
             do {
                 verification = try EnsembleVerifier.verify(
                     listing, contents: contents, reader: reader, modelVersions: options.modelVersions, asStore: asStore)
             } catch {
                 throw EnsembleError(.failure, error)
             }
+            if !policy.changesNothing { verification = policy.apply(to: verification, listing: listing) }
             try body(contents, verification)
         }
     }

@@ -32,6 +32,10 @@ public struct Diagnostic: Sendable {
     public var consequence: String
     /// The code's facts (store, revisions, data file...), as Spec/diagnostics.md lists them.
     public var details: JSONObject
+    /// Whether `severity` was chosen by the caller rather than fixed by the code (Spec/verify.md 5.1).
+    public var severityChosen = false
+    /// Whether an accept list accepts it: it then does not count for the exit status (Spec/verify.md 5.1).
+    public var accepted = false
 }
 
 extension FormatError.Code {
@@ -79,6 +83,11 @@ public struct EnsembleVerification: Sendable {
     /// Why a rebase is recommended: the first rule of Spec/diagnostics.md 6.4 that holds; nil
     /// when none does.
     public var rebaseReason: String?
+    /// Diagnostics left out because their code was set to be ignored (Spec/verify.md 5.1).
+    public var ignored = 0
+    /// The SHA-256 (lowercase hexadecimal) of each file the diagnostics name, nil for a path that
+    /// is not a readable regular file; recorded only for an accept list (Spec/verify.md 5.1).
+    package var fileDigests: [String: String?] = [:]
 }
 
 /// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as
@@ -400,7 +409,8 @@ package enum EnsembleVerifier {
         return sorted.filter { seen.insert("\($0.code)\u{0}\($0.files.joined(separator: "\u{0}"))\u{0}\(JSONWriter().string(.object($0.details)))").inserted }
     }
 
-    private static func order(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
+    /// Spec/diagnostics.md 5.
+    static func order(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
         if a.severity != b.severity { return a.severity < b.severity }
         if a.code != b.code { return a.code < b.code }
         if a.files != b.files { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }

@@ -28,3 +28,23 @@ func publishOutput(
         }
     }
 }
+
+/// Writes a command's output file `path` as Spec/README.md 6.1 says: into a temporary file beside
+/// it, flushed, then published (never over a file that appeared meanwhile unless `replacing`).
+/// A failure is one error (`file.write-failed`, exit 1; a destination that appeared, `existsCode`,
+/// exit 2).
+func writeOutputFile(_ content: Data, to path: String, replacing: Bool, what: String, existsCode: FormatError.Code, json: Bool) throws {
+    let destination = URL(fileURLWithPath: path).standardizedFileURL
+    let temporary = TemporaryFiles.reserveSibling(of: destination)
+    defer { TemporaryFiles.release(temporary) }
+    do {
+        let handle = try TemporaryFiles.openFile(temporary)
+        defer { try? handle.close() }
+        try handle.write(contentsOf: content)
+        try handle.synchronize()
+    } catch {
+        writeErrors([FormatError(.fileWriteFailed, "\(what) could not be written: \(error.localizedDescription)", location: .init(file: path))], json: json)
+        throw ToolExit(status: .problemsFound)
+    }
+    try publishOutput(temporary, at: destination, path: path, replacing: replacing, what: what, existsCode: existsCode, failure: .problemsFound)
+}

@@ -55,22 +55,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
             json
             ? Data((JSONWriter().string(Self.document(reports)) + "\n").utf8) : Data(TimelinePage.html(reports, source: path, asStore: asStore).utf8)
         guard let output else { return Console.out(page) }
-        // Written beside the destination and renamed once complete.
-        let destination = URL(fileURLWithPath: output).standardizedFileURL
-        let temporary = TemporaryFiles.reserveSibling(of: destination)
-        defer { TemporaryFiles.release(temporary) }
-        do {
-            let handle = try TemporaryFiles.openFile(temporary)
-            defer { try? handle.close() }
-            try handle.write(contentsOf: page)
-            try handle.synchronize()
-        } catch {
-            writeErrors(
-                [FormatError(.fileWriteFailed, "the page could not be written: \(error.localizedDescription)", location: .init(file: output))], json: json)
-            throw ToolExit(status: .problemsFound)
-        }
-        try publishOutput(
-            temporary, at: destination, path: output, replacing: force, what: "the page", existsCode: .timelineDestinationExists, failure: .problemsFound)
+        try writeOutputFile(page, to: output, replacing: force, what: "the page", existsCode: .timelineDestinationExists, json: json)
     }
 
     /// What the page draws, for scripts (Spec/timeline.md 6): every lane, mark and finding with

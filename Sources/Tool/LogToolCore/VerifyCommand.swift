@@ -12,9 +12,14 @@ struct Verify: ParsableCommand, HasOutputOptions {
             writes anything. Exit status: 0 no error (with --strict: no error and no warning), 1 \
             otherwise, 2 usage or I/O error.
 
+            --severity and --accept change how findings count, never what is found \
+            (Spec/verify.md 5.1): a code that makes a merge fail cannot be lowered or accepted.
+
             Examples:
               logtool verify cloud/MainStore
               logtool verify --strict --json cloud > verify.json
+              logtool verify --severity verify.debris=info cloud
+              logtool verify --write-accept known.json cloud && logtool verify --accept known.json cloud
             """
     )
 
@@ -35,17 +40,48 @@ struct Verify: ParsableCommand, HasOutputOptions {
         help: ArgumentHelp("Also report what device STORE holds back and why (Spec/merge.md 15).", valueName: "STORE"))
     var asStore: String?
 
+    @Option(
+        name: .customLong("severity"),
+        help: ArgumentHelp("Report CODE's diagnostics as LEVEL: error, warning, info or ignore (repeatable).", valueName: "CODE=LEVEL"))
+    var severities: [String] = []
+
+    @Option(
+        name: .customLong("accept"),
+        help: ArgumentHelp("Accept the diagnostics FILE lists while their files are unchanged (Spec/verify.md 5.1).", valueName: "FILE"),
+        completion: .file())
+    var acceptList: String?
+
+    @Option(
+        name: .customLong("write-accept"), help: ArgumentHelp("Also write an accept list of the diagnostics reported to FILE.", valueName: "FILE"),
+        completion: .file())
+    var writeAccept: String?
+
+    @Flag(name: .long, help: "With --write-accept: replace FILE if it exists.")
+    var force = false
+
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
-    func validate() throws { try options.validateModelVersion() }
+    func validate() throws {
+        try options.validateModelVersion()
+        if force && writeAccept == nil { throw ValidationError("--force applies only to --write-accept") }
+    }
 
     func run() throws {
+        let chosen: [FormatError.Code: Diagnostic.Severity?]
+        do {
+            chosen = try FindingPolicy.severities(severities)
+        } catch {
+            writeErrors([error], json: json)
+            throw ToolExit(status: .usage)
+        }
+        if let writeAccept { try checkDestination(writeAccept, force: force, existsCode: .verifyAcceptListExists, json: json) }
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let progress = isatty(STDERR_FILENO) == 1
         let results: [EnsembleVerification]
         do {
-            results = try ensemble.verify(asStore: asStore) { identifier, entries in
+            results = try ensemble.verify(asStore: asStore, severities: chosen, acceptList: acceptList, recordingDigests: writeAccept != nil) {
+                identifier, entries in
                 if progress { Console.err(Data("\rverifying \(escaped(identifier)): \(entries) entries…".utf8)) }
             }
         } catch {
@@ -53,7 +89,10 @@ struct Verify: ParsableCommand, HasOutputOptions {
         }
         if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
         let all = results.flatMap(\.diagnostics)
-        let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity }.count }
+        let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity && !$0.accepted }.count }
+        // The summary's policy members appear only when a policy was given (Spec/verify.md 4.5).
+        let policyCounts: [(String, Int)]? =
+            severities.isEmpty && acceptList == nil ? nil : [("accepted", all.filter(\.accepted).count), ("ignored", results.map(\.ignored).reduce(0, +))]
         if json {
             writeJSON(
                 .object(
@@ -76,28 +115,37 @@ struct Verify: ParsableCommand, HasOutputOptions {
                         (
                             "summary",
                             .object(
-                                JSONObject([
-                                    ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))), ("infos", JSONValue(Int64(counts[2]))),
-                                ]))
+                                JSONObject(
+                                    [
+                                        ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))),
+                                        ("infos", JSONValue(Int64(counts[2]))),
+                                    ] + (policyCounts ?? []).map { ($0.0, JSONValue(Int64($0.1))) }))
                         ),
                     ])))
         } else {
-            writeStandardOutput(Self.text(results) + "\(counts[0]) errors, \(counts[1]) warnings, \(counts[2]) infos\n")
+            let policyText = (policyCounts ?? []).map { ", \($0.1) \($0.0)" }.joined()
+            writeStandardOutput(Self.text(results) + "\(counts[0]) errors, \(counts[1]) warnings, \(counts[2]) infos\(policyText)\n")
+        }
+        if let writeAccept {
+            try writeOutputFile(
+                Data(Ensemble.acceptList(for: results)), to: writeAccept, replacing: force, what: "the accept list", existsCode: .verifyAcceptListExists,
+                json: json)
         }
         if counts[0] > 0 || (strict && counts[1] > 0) { throw ToolExit(status: .problemsFound) }
     }
 
     static func json(_ diagnostic: Diagnostic) -> JSONValue {
         .object(
-            JSONObject([
-                ("code", .string(diagnostic.code.rawValue)),
-                ("severity", .string(diagnostic.severity.rawValue)),
-                ("number", diagnostic.number.map { JSONValue(Int64($0)) } ?? .null),
-                ("files", .array(diagnostic.files.map(JSONValue.string))),
-                ("reason", .string(diagnostic.reason)),
-                ("consequence", .string(diagnostic.consequence)),
-                ("details", .object(diagnostic.details)),
-            ]))
+            JSONObject(
+                [
+                    ("code", .string(diagnostic.code.rawValue)),
+                    ("severity", .string(diagnostic.severity.rawValue)),
+                    ("number", diagnostic.number.map { JSONValue(Int64($0)) } ?? .null),
+                    ("files", .array(diagnostic.files.map(JSONValue.string))),
+                    ("reason", .string(diagnostic.reason)),
+                    ("consequence", .string(diagnostic.consequence)),
+                    ("details", .object(diagnostic.details)),
+                ] + (diagnostic.severityChosen ? [("severityChosen", .bool(true))] : []) + (diagnostic.accepted ? [("accepted", .bool(true))] : [])))
     }
 
     static func text(_ results: [EnsembleVerification]) -> String {
@@ -105,13 +153,18 @@ struct Verify: ParsableCommand, HasOutputOptions {
         for result in results {
             // "." is the folder given itself: only a subfolder's path says something.
             lines.append("Ensemble \(escaped(result.identifier))" + (result.displayPath == "." ? "" : " (\(escaped(result.displayPath)))"))
-            for severity in Diagnostic.Severity.allCases {
-                let group = result.diagnostics.filter { $0.severity == severity }
-                guard !group.isEmpty else { continue }
-                lines.append("  \(severity.rawValue.capitalized)s (\(group.count))")
+            let groups =
+                Diagnostic.Severity.allCases.map { severity in
+                    ("\(severity.rawValue.capitalized)s", result.diagnostics.filter { $0.severity == severity && !$0.accepted })
+                } + [("Accepted", result.diagnostics.filter(\.accepted))]
+            for (heading, group) in groups where !group.isEmpty {
+                lines.append("  \(heading) (\(group.count))")
                 for diagnostic in group {
                     let number = diagnostic.number.map { " (\($0))" } ?? ""
-                    lines.append("    \(diagnostic.code)\(number) \(diagnostic.files.map(escaped).joined(separator: ", "))")
+                    let chosen =
+                        diagnostic.severityChosen || diagnostic.accepted
+                        ? " [\(diagnostic.severity.rawValue)\(diagnostic.severityChosen ? ", chosen" : "")]" : ""
+                    lines.append("    \(diagnostic.code)\(number)\(chosen) \(diagnostic.files.map(escaped).joined(separator: ", "))")
                     lines.append("      \(escaped(diagnostic.reason))")
                     lines.append("      -> \(escaped(diagnostic.consequence))")
                 }
