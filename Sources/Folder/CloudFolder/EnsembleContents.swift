@@ -146,10 +146,11 @@ package struct EnsembleContents: Sendable {
     /// dropped as soon as it is read. With `sink`, the baselines are read first, and the readable
     /// events of `events/` are handed to the sink as they are read instead of being kept in
     /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
-    /// not grow with the length of the history.
+    /// not grow with the length of the history. `observe` sees each readable event of `events/`
+    /// whole, with its object changes, before they are dropped (verify's objects step, Spec/verify.md 2).
     package static func read(
         _ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
-        sink: EnsembleReadingSink? = nil
+        sink: EnsembleReadingSink? = nil, observe: ((_ file: String, _ event: Event) -> Void)? = nil
     ) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         contents.problems = listing.problems
@@ -248,6 +249,9 @@ package struct EnsembleContents: Sendable {
                 var name = name
                 name.part = nil
                 return (EventFileEntry(name: name, entry: entry), body)
+            }
+            if let observe {
+                for (entry, body) in entries { if let event = body ?? entry.entry.event { observe(entry.entry.file, event) } }
             }
             guard let sink else { return events += entries.map(\.0) }
             let readable = entries.filter { $0.0.entry.event != nil }

@@ -222,11 +222,12 @@ public struct Ensemble: Sendable {
         let reader = try reader()
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
-            let contents = EnsembleContents.read(listing, reader: reader, summarize: true)
+            let objects = ObjectIndex()
+            let contents = EnsembleContents.read(listing, reader: reader, summarize: true, observe: objects.add)
             var verification: EnsembleVerification
             do {
                 verification = try EnsembleVerifier.verify(
-                    listing, contents: contents, reader: reader, modelVersions: options.modelVersions, asStore: asStore)
+                    listing, contents: contents, reader: reader, modelVersions: options.modelVersions, asStore: asStore, objects: objects)
             } catch {
                 throw EnsembleError(.failure, error)
             }

@@ -66,6 +66,12 @@ extension FormatError.Code {
     /// Device mode: the device integrates nothing (Spec/merge.md 15.6).
     public static let verifyDeviceStop = Self("verify.device-stop")
     public static let verifyMixedWrapping = Self("verify.mixed-wrapping")
+    /// Events of different stores that do not know each other insert one object (Spec/diagnostics.md 4.19a).
+    public static let verifyConcurrentInsert = Self("verify.concurrent-insert")
+    /// A store inserts an object again with no delete of it in between (Spec/diagnostics.md 4.19b).
+    public static let verifyReinsertedObject = Self("verify.reinserted-object")
+    /// One event inserts and deletes one object (Spec/diagnostics.md 4.19c).
+    public static let verifyInsertAndDelete = Self("verify.insert-and-delete")
 }
 
 /// The verification of one ensemble folder.
@@ -100,7 +106,7 @@ package enum EnsembleVerifier {
     /// fit in memory); a caller that needs them too reads them once and passes them.
     package static func verify(
         _ listing: EnsembleListing, contents: EnsembleContents, reader: EventFileReader, modelVersions: ModelVersionCatalog? = nil,
-        asStore device: String? = nil
+        asStore device: String? = nil, objects: ObjectIndex? = nil
     ) throws(FormatError) -> EnsembleVerification {
         let evidence = DeliveryEvidence(contents)
         var diagnostics: [Diagnostic] = []
@@ -339,6 +345,7 @@ package enum EnsembleVerifier {
                 [("pointers", .array(pointers.sorted(by: utf8Precedes).map(JSONValue.string)))])
         }
 
+        if let objects { diagnostics += objects.diagnostics(replayed: replayed.files) }
         let growth = growth(listing, input, analysis, replayed: replayed, covered: covered)
         return EnsembleVerification(
             identifier: contents.identifier, displayPath: contents.displayPath,
@@ -351,11 +358,14 @@ package enum EnsembleVerifier {
         var events = 0
         var counts = SourcedEvent.ChangeCounts()
         var stores: Set<String> = []
+        /// The file of each event replayed (its first part's for a multipart event).
+        var files: Set<String> = []
 
         init(_ analysis: MergeAnalysis) throws(FormatError) {
             let order = try analysis.replayOrder()
             while let sourced = try order.next() {
                 events += 1
+                files.insert(sourced.file)
                 counts.inserts += sourced.changeCounts.inserts
                 counts.updates += sourced.changeCounts.updates
                 counts.deletes += sourced.changeCounts.deletes

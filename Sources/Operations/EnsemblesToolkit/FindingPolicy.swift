@@ -39,7 +39,7 @@ package struct FindingPolicy: Sendable {
     static let codes: Set<FormatError.Code> = Set(mergeFailing.keys).union([
         .verifyInvalidRegistration, .verifyNameMismatch, .verifyWrongFolder, .verifyCoveredEvent, .verifyRedundantBaseline,
         .verifyConcurrentBaselines, .verifyDebris, .verifyDuplicateFolder, .verifyOrphanDataFile, .verifyUnknownKeys, .verifyHeldBack,
-        .verifyMixedWrapping,
+        .verifyMixedWrapping, .verifyConcurrentInsert, .verifyReinsertedObject, .verifyInsertAndDelete,
     ])
 
     /// Reads `--severity CODE=LEVEL` values (LEVEL: error, warning, info or ignore).

@@ -1,0 +1,111 @@
+import JSONDocument
+import EnsembleModel
+
+/// The inserts and deletes of every readable event, object by object, for verify's objects step
+/// (Spec/diagnostics.md 4.19a-c): kept while the folder is read, so that the events themselves can
+/// be dropped; memory grows with the inserts and deletes, not with the updates or values.
+package final class ObjectIndex {
+    private struct EventFacts {
+        var file: String
+        var store: String
+        var revision: Int64
+        var revisions: RevisionSet
+    }
+
+    private struct Touch {
+        var event: Int
+        var inserts: Bool
+    }
+
+    private var events: [EventFacts] = []
+    /// By entity, then global identifier: each insert or delete, in reading order.
+    /// Keys compared by their bytes, as the merge compares identifiers.
+    private var touches: [ExactString: [ExactString: [Touch]]] = [:]
+
+    package init() {}
+
+    /// Records `event`, read from `file`: its inserts and deletes (updates say nothing here).
+    package func add(file: String, event: Event) {
+        guard event.type == .save || event.type == .merge else { return }
+        let index = events.count
+        events.append(EventFacts(file: file, store: event.storeIdentifier, revision: event.revision, revisions: event.revisionSet))
+        for change in event.objectChanges where change.type != .update {
+            touches[ExactString(change.entity), default: [:]][ExactString(change.globalIdentifier), default: []].append(
+                Touch(event: index, inserts: change.type == .insert))
+        }
+    }
+
+    /// Whether `a` knows `b` (Spec/diagnostics.md 4.19a-c): a's revision set names b's store at
+    /// b's revision or later.
+    private func knows(_ a: Int, _ b: Int) -> Bool {
+        a != b && (events[a].revisions[events[b].store].map { $0 >= events[b].revision } ?? false)
+    }
+
+    /// The findings about the objects of the events whose files are in `replayed` (the events the
+    /// merge replays: neither covered nor dropped as duplicates).
+    func diagnostics(replayed: Set<String>) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        for (entityKey, objects) in touches {
+            for (identifierKey, all) in objects {
+                let entity = entityKey.value, identifier = identifierKey.value
+                let touched = all.filter { replayed.contains(events[$0.event].file) }
+                let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
+                found += concurrentInserts(touched, object)
+                found += reinserts(touched, object)
+                for event in Set(touched.filter(\.inserts).map(\.event)) where touched.contains(where: { !$0.inserts && $0.event == event }) {
+                    found.append(
+                        Diagnostic(
+                            code: .verifyInsertAndDelete, severity: .warning, number: nil, files: [events[event].file],
+                            reason: "the event inserts and deletes \(entity) \(identifier)",
+                            consequence:
+                                "the delete wins wherever it is listed: the object is not live after this event; a writer that records both in one save has a bug",
+                            details: JSONObject(object)))
+                }
+            }
+        }
+        return found
+    }
+
+    /// 4.19a: inserting events of different stores that do not know each other.
+    private func concurrentInserts(_ touched: [Touch], _ object: [(String, JSONValue)]) -> [Diagnostic] {
+        let inserting = Set(touched.filter(\.inserts).map(\.event)).sorted()
+        let concurrent = inserting.filter { a in
+            inserting.contains { b in events[a].store != events[b].store && !knows(a, b) && !knows(b, a) }
+        }
+        guard !concurrent.isEmpty else { return [] }
+        let stores = sortedUnique(concurrent.map { events[$0].store })
+        return [
+            Diagnostic(
+                code: .verifyConcurrentInsert, severity: .info, number: nil, files: sortedUnique(concurrent.map { events[$0].file }),
+                reason: "stores \(stores.joined(separator: ", ")) insert the same object without knowing of each other",
+                consequence:
+                    "devices keep one object: the later insert attaches to it, and where both set a property the later event in the merge order wins; if the two were meant to be different objects, their global identifiers are not unique",
+                details: JSONObject(object + [("stores", .array(stores.map(JSONValue.string)))]))
+        ]
+    }
+
+    /// 4.19b: consecutive inserts by one store with no delete in between.
+    private func reinserts(_ touched: [Touch], _ object: [(String, JSONValue)]) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        let byStore = Dictionary(grouping: Set(touched.filter(\.inserts).map(\.event)).sorted(), by: { events[$0].store })
+        for (store, inserting) in byStore {
+            let ordered = inserting.sorted { events[$0].revision < events[$1].revision }
+            for (first, second) in zip(ordered, ordered.dropFirst()) where events[first].revision < events[second].revision {
+                let deletedBetween = touched.contains { touch in
+                    !touch.inserts && touch.event != second && (touch.event == first || (knows(second, touch.event) && !knows(first, touch.event)))
+                }
+                guard !deletedBetween else { continue }
+                let revisions = [events[first].revision, events[second].revision]
+                found.append(
+                    Diagnostic(
+                        code: .verifyReinsertedObject, severity: .warning, number: nil, files: sortedUnique([events[first].file, events[second].file]),
+                        reason: "\(store) inserts the object again at revision \(revisions[1]) without deleting it after revision \(revisions[0])",
+                        consequence:
+                            "the second insert attaches to the object that is still live: nothing is duplicated, but a store that inserts what it already inserted usually gives global identifiers that are not stable (a new identifier each launch), which makes duplicates on other devices",
+                        details: JSONObject(
+                            object + [("store", .string(store)), ("revisions", .array(revisions.map { JSONValue($0) }))])))
+            }
+        }
+        return found
+    }
+}
