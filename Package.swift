@@ -100,7 +100,7 @@ let package = Package(
         ),
         // The system's libsqlite3 (libsqlite3-dev), with a shim for SQLITE_TRANSIENT.
         .systemLibrary(name: "CSQLite", path: "Sources/Infrastructure/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument"], path: "Sources/Infrastructure/SQLiteConnection"),
+        .target(name: "SQLiteConnection", dependencies: ["CSQLite", "JSONDocument", "TemporaryFiles"], path: "Sources/Infrastructure/SQLiteConnection"),
         // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables, and its
         // rows read with a model from a private copy (Spec/device-state.md 2).
         .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "TemporaryFiles"], path: "Sources/Folder/CoreDataStore"),
@@ -129,6 +129,7 @@ let package = Package(
             name: "EnsemblesToolkit",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "MergeEngine", "CloudFolder", "CoreDataStore",
+                "SQLiteConnection",
             ],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
@@ -178,7 +179,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "SQLiteConnection", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

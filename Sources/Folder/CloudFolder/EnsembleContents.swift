@@ -146,7 +146,7 @@ package struct EnsembleContents: Sendable {
     /// dropped as soon as it is read. With `sink`, the baselines are read first, and the readable
     /// events of `events/` are handed to the sink as they are read instead of being kept in
     /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
-    /// not grow with the length of the history. `observe` sees each readable event of `events/`
+    /// not grow with the length of the history. `observe` sees each readable event and baseline
     /// whole, with its object changes, before they are dropped (verify's objects step, Spec/verify.md 2).
     package static func read(
         _ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
@@ -214,6 +214,9 @@ package struct EnsembleContents: Sendable {
         }
         var baselines: [BaselineFileEntry] = []
         readGroups(Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
+            if let observe {
+                for (_, entry, body) in chunk { if let event = body ?? entry.event { observe(entry.file, event) } }
+            }
             baselines += chunk.map { name, entry, _ in
                 var name = name
                 name.part = nil

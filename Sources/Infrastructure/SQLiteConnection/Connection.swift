@@ -159,6 +159,8 @@ package final class Connection {
             exhausted = false
         }
 
+        /// The number of columns of the statement's rows.
+        package var columnCount: Int32 { sqlite3_column_count(statement) }
         package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
         package func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
         package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }

@@ -216,6 +216,7 @@ public struct Ensemble: Sendable {
     /// the folder beside verify's findings, without reading it again.
     package func forEachVerified(
         asStore: String? = nil, policy: FindingPolicy = FindingPolicy(), progress: ((_ ensemble: String, _ entries: Int) -> Void)? = nil,
+        observe: ((_ ensemble: String, _ file: String, _ event: Event) -> Void)? = nil,
         _ body: (EnsembleContents, EnsembleVerification) throws(EnsembleError) -> Void
     ) throws(EnsembleError) {
         let listings = try listings()
@@ -223,7 +224,10 @@ public struct Ensemble: Sendable {
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             let objects = ObjectIndex()
-            let contents = EnsembleContents.read(listing, reader: reader, summarize: true, observe: objects.add)
+            let contents = EnsembleContents.read(listing, reader: reader, summarize: true) { file, event in
+                objects.add(file: file, event: event)
+                observe?(listing.displayPath, file, event)
+            }
             var verification: EnsembleVerification
             do {
                 verification = try EnsembleVerifier.verify(

@@ -428,6 +428,7 @@ struct Inspect: ParsableCommand, HasOutputOptions {
               logtool inspect --lenient --model Model.xcdatamodeld log.json
               logtool inspect Model.xcdatamodeld
               logtool inspect --json App.sqlite
+              logtool inspect --sqlite meta.db cloud
             """
     )
 
@@ -439,9 +440,32 @@ struct Inspect: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Print the report as JSON (Spec/inspect.md).")
     var json = false
 
+    @Option(
+        name: .long, help: ArgumentHelp("Write a cloud folder's metadata as SQLite tables to FILE instead (Spec/inspect.md 6).", valueName: "FILE"),
+        completion: .file())
+    var sqlite: String?
+
+    @Flag(name: .long, help: "With --sqlite: replace FILE if it exists (only once the new one is complete).")
+    var force = false
+
     @OptionGroup var options: ReadingOptions
 
+    func validate() throws {
+        if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
+        if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
+    }
+
     func run() throws {
+        if let sqlite {
+            try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists)
+            let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: false))
+            do {
+                try ensemble.exportMetadata(toSQLite: sqlite, replacing: force)
+            } catch {
+                throw reportAndExit(error)
+            }
+            return
+        }
         // A model is described without the folder options (its own --model-version only).
         let isModel = ModelBundle.looksLikeModel(path)
         if isModel && !FileManager.default.fileExists(atPath: path) {

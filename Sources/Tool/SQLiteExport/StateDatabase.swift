@@ -6,10 +6,6 @@ import DataModel
 import MergeEngine
 import TemporaryFiles
 
-extension FormatError.Code {
-    public static let sqliteDestinationExists = Self("sqlite.destination-exists")
-}
-
 /// Writes a merged state into a new SQLite database (Spec/merge.md, "SQLite output"): one table
 /// per entity with a column per attribute and to-one relationship, one join table per to-many.
 package enum StateDatabase {
@@ -17,34 +13,7 @@ package enum StateDatabase {
     /// under a temporary name beside it and renamed at the end, so a crash never leaves a
     /// half-written file and a replaced file is replaced whole.
     package static func write(_ state: StoreState, to path: String, replacing: Bool = false) throws(FormatError) {
-        let destination = URL(fileURLWithPath: path).standardizedFileURL
-        guard replacing || (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else {
-            throw FormatError(.sqliteDestinationExists, "the database file already exists; it is never overwritten", location: .init(file: path))
-        }
-        let temporary = TemporaryFiles.reserveSibling(of: destination)
-        defer { TemporaryFiles.release(temporary) }
-        do {
-            let database = try Connection(path: temporary.path)
-            try database.execute("PRAGMA journal_mode=DELETE")
-            try database.execute("BEGIN")
-            try fill(database, with: state)
-            try database.execute("COMMIT")
-            database.close()
-        } catch let error as FormatError {
-            throw error.inFile(path)
-        } catch {
-            throw FormatError(.sqliteFailed, "\(error)", location: .init(file: path))
-        }
-        do {
-            try TemporaryFiles.publish(temporary, at: destination, replacing: replacing)
-        } catch {
-            switch error {
-            case .destinationExists:
-                throw FormatError(.sqliteDestinationExists, "appeared while the database was written; it is never overwritten", location: .init(file: path))
-            case .failed(let reason):
-                throw FormatError(.sqliteFailed, reason, location: .init(file: path))
-            }
-        }
+        try Connection.writeNewDatabase(at: path, replacing: replacing) { database in try fill(database, with: state) }
     }
 
     /// The tables: from the model when there is one (every entity, attribute and relationship),
