@@ -104,5 +104,10 @@ struct MetadataExportTests {
         #expect(run.status == 2 && run.stderr.contains("sqlite.destination-exists"))
         #expect(try Data(contentsOf: database) == Data("mine".utf8))
         #expect(LogTool.runCapturing(arguments: ["inspect", "--sqlite", database.path, "--force", folder]).status == 0)
+        // A path that is no cloud folder is the folder's usage error, and nothing is written.
+        let other = scratch.appendingPathComponent("other.db")
+        let notFolder = LogTool.runCapturing(arguments: ["inspect", "--sqlite", other.path, scratch.path])
+        #expect(notFolder.status == 2 && notFolder.stderr.hasPrefix("folder.not-cloud-folder"), "\(notFolder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["meta.db"])
     }
 }

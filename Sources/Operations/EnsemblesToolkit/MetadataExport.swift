@@ -10,23 +10,31 @@ extension Ensemble {
     /// findings, for questions no command answers. The folder is read once, as `verify` reads it;
     /// `path` must not exist unless `replacing`.
     public func exportMetadata(toSQLite path: String, replacing: Bool = false) throws(EnsembleError) {
+        // A folder that cannot be read is the folder's error, not the database's.
+        var folderError: EnsembleError?
         do {
             try Connection.writeNewDatabase(at: path, replacing: replacing) { database in
                 let tables = try MetadataTables(database)
                 var failure: Error?
-                try forEachVerified(observe: { ensemble, file, event in
-                    guard failure == nil else { return }
-                    do { try tables.changes(of: event, file: file, ensemble: ensemble) } catch { failure = error }
-                }) { contents, verification throws(EnsembleError) in
-                    do {
-                        try tables.ensemble(contents, verification, ensembleFolder: self.ensembleFolder(contents))
-                    } catch {
-                        throw EnsembleError(.failure, FormatError(.sqliteFailed, "\(error)", location: .init(file: path)))
+                do throws(EnsembleError) {
+                    try forEachVerified(observe: { ensemble, file, event in
+                        guard failure == nil else { return }
+                        do { try tables.changes(of: event, file: file, ensemble: ensemble) } catch { failure = error }
+                    }) { contents, verification throws(EnsembleError) in
+                        do {
+                            try tables.ensemble(contents, verification, ensembleFolder: self.ensembleFolder(contents))
+                        } catch {
+                            throw EnsembleError(.failure, FormatError(.sqliteFailed, "\(error)", location: .init(file: path)))
+                        }
                     }
+                } catch {
+                    folderError = error
+                    throw error
                 }
                 if let failure { throw failure }
             }
         } catch {
+            if let folderError { throw folderError }
             throw EnsembleError(error.code == .sqliteDestinationExists ? .usage : .failure, error)
         }
     }
