@@ -51,12 +51,23 @@ Usage:
       built-from identifier) and DIR/expected.json (the salvage state, {gid: {entity, values}}).
       Exit 0.
   cure-simulation.py --cured-folder ENSEMBLE --devices DEVICES.json [--expected EXPECTED.json]
+                    [--write-back]
       Checks a cure made by another tool (logtool repair --cure-lost --apply): reads the cured
-      ensemble folder's events/ and baselines/ (v2 JSON, single files), runs the devices of
-      DEVICES.json on it until quiescent and prints, per device, `device STORE: ok|stuck CODE`
-      and whether its store equals the others'; then `converged` or `not converged: REASON`.
-      With --expected, the final state must also equal EXPECTED (plus events exported after the
-      cure). Exit 0 converged, 1 not, 2 usage or unreadable input.
+      ensemble folder's stores/, events/ and baselines/ (v2 JSON, single files; whatever the cure
+      moved to its quarantine is simply absent), runs the devices of DEVICES.json on it until a
+      round of merges changes nothing (at most 12 rounds) and prints one line per device,
+      `device STORE: ok|stuck CODE DETAIL, store equal to|differs from the first device's`, then,
+      when the folder shows a missing revision again, `the folder now shows missing revisions:
+      STORE/REV, ... (cure it again)`, and last `converged (N rounds)` or `not converged: REASONS`.
+      With --expected, every device's final state must also equal EXPECTED with the events the
+      devices exported meanwhile replayed on it. --write-back writes the folder (events/ and
+      baselines/), DEVICES.json and EXPECTED.json as the devices left them, so that the cure can
+      be run again and checked again (repair.md 9.2, a second cure). Exit 0 converged, 1 not,
+      2 usage or unreadable input.
+  cure-simulation.py --apply-python-cure ENSEMBLE QUARANTINE
+      This script's own cure (9.2 with every entity of its model named), on a folder written by
+      --write-case: the baseline written into baselines/, the files it covers moved below
+      QUARANTINE. For checking the --cured-folder mode, and as a reference for the Swift cure.
 
 Runtime: about 10 s for the fixtures and 300 seeds on one core (printed at the end).
 """
@@ -66,6 +77,7 @@ import os
 import random
 import sys
 import time
+import uuid
 
 # The model: entity -> property -> kind ("a" attribute, ("1", dest) to-one, ("m", dest) to-many).
 SCHEMA = {
@@ -623,7 +635,13 @@ def draw_history(rng):
                 pass
         if rng.random() < 0.04 and len(active) > 2:
             stopped.add(d.store)  # this device stops merging for a while (it is offline)
-    if not lost:
+    if not lost:  # no save of a store still there was exported: one is made, exported and lost
+        s = sorted(x for x in devices if x not in gone)[0]
+        devices[s].save(draw_changes(rng, copy.deepcopy(devices[s].app), fresh), clock.tick())
+        try:
+            devices[s].merge(cloud, clock.tick())
+        except Stuck:
+            cloud["events"].update((n, copy.deepcopy(e)) for n, e in devices[s].events.items() if e["storeIdentifier"] == s)
         lose(steps)
     # every device that is still there merges once more (some get stuck here), then saves sometimes
     for s in sorted(devices):
@@ -800,17 +818,19 @@ def evaluate(case, name, cure, seed):
     clock = copy.deepcopy(case["clock"])
     rng = random.Random(seed * 7919 + 1)
     errors, rounds, quiet, exported = run_until_quiet(cloud, devices, rng, clock)
-    cures = 1
+    cures, base_state = 1, salvage(case["cloud"])
     while name.endswith("again") and missing_in_cloud(cloud) and cures < 3:
-        # the folder shows a revision missing again: the cure is run again on it as it now is
+        # the folder shows a revision missing again: the cure is run again on it as it now is; the
+        # events exported since the first cure are then in its baseline, and those exported later
+        # (by devices the first cure left stuck) come after it
         cures += 1
+        base_state = salvage(cloud)
         cloud, more = cure_baseline(cloud, "marker", uid="CURE%d" % cures)
         quarantined += more
-        errors, r2, quiet, exp2 = run_until_quiet(cloud, devices, rng, clock)
+        errors, r2, quiet, exported = run_until_quiet(cloud, devices, rng, clock)
         rounds += r2
-        exported.update(exp2)
     post = sorted(exported.values(), key=order_key)
-    expected = normal(replay(post, salvage(case["cloud"])))
+    expected = normal(replay(post, base_state))
     states = {s: normal(d.app) for s, d in devices.items()}
     problems = []
     if not quiet:
@@ -1142,7 +1162,7 @@ def write_case(seed, out_dir):
         out_dir, len(case["cloud"]["events"]), len(case["cloud"]["baselines"]), ", ".join(doc["lost"]), len(doc["devices"])))
 
 
-def check_cured_folder(ens, devices_path, expected_path):
+def check_cured_folder(ens, devices_path, expected_path, write_back=False):
     try:
         cloud = read_folder(ens)
         with open(devices_path, encoding="utf-8") as f:
@@ -1178,6 +1198,23 @@ def check_cured_folder(ens, devices_path, expected_path):
         for s in sorted(devices):
             if states[s] != want:
                 reasons.append("%s differs from the expected state: %s" % (s, "; ".join(diff_states(states[s], want))))
+    missing = missing_in_cloud(cloud)
+    if missing:
+        print("the folder now shows missing revisions: %s (cure it again)" % ", ".join("%s/%d" % m for m in missing))
+    if write_back:
+        # the folder and the devices as the devices left them, for a second cure and a second check
+        for folder in ("events", "baselines"):
+            for name in os.listdir(os.path.join(ens, folder)):
+                if name.endswith(".cdeevent") and not name.startswith(".") and name not in cloud[folder]:
+                    os.remove(os.path.join(ens, folder, name))
+        write_folder(cloud, ens)
+        doc["devices"] = [d.to_json() for _, d in sorted(devices.items())]
+        doc["clock"] = clock.t
+        with open(devices_path, "w", encoding="utf-8") as out:
+            out.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        if expected is not None:
+            with open(expected_path, "w", encoding="utf-8") as out:
+                out.write(json.dumps(want, indent=1, sort_keys=True) + "\n")
     print("converged (%d rounds)" % rounds if not reasons else "not converged: " + " | ".join(reasons))
     return 0 if not reasons else 1
 
@@ -1186,7 +1223,7 @@ def apply_python_cure(ens, quarantine):
     """The reference 9.2 cure (variant marker), on a folder: writes the baseline into baselines/ and
     moves the covered files to QUARANTINE/<folder>/<name>. For testing the --cured-folder mode."""
     cloud = read_folder(ens)
-    cured, moved = cure_baseline(cloud, "marker")
+    cured, moved = cure_baseline(cloud, "marker", uid="CURE%s" % uuid.uuid4().hex.upper())  # never reused
     for folder, name in moved:
         os.makedirs(os.path.join(quarantine, folder), exist_ok=True)
         os.rename(os.path.join(ens, folder, name), os.path.join(quarantine, folder, name))
@@ -1210,10 +1247,12 @@ def main(argv):
         if args[:1] == ["--apply-python-cure"] and len(args) == 3:
             return apply_python_cure(args[1], args[2])
         if args[:1] == ["--cured-folder"]:
+            write_back = "--write-back" in args
+            args = [a for a in args if a != "--write-back"]
             opts = dict(zip(args[0::2], args[1::2]))
             if len(args) % 2 or "--devices" not in opts or set(opts) - {"--cured-folder", "--devices", "--expected"}:
                 raise ValueError
-            return check_cured_folder(opts["--cured-folder"], opts["--devices"], opts.get("--expected"))
+            return check_cured_folder(opts["--cured-folder"], opts["--devices"], opts.get("--expected"), write_back)
         first, count, fixtures_only = 1, 300, False
         while args:
             if args[0] == "--seeds" and len(args) >= 3:
