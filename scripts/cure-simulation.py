@@ -847,7 +847,8 @@ def evaluate(case, name, cure, seed):
     converged = not problems
     same = len({json.dumps(st, sort_keys=True) for st in states.values()}) == 1
     return {"converged": converged, "problems": problems, "limit3": limit3 and not errors, "same": same,
-            "rounds": rounds, "quarantined": quarantined, "cures": cures}
+            "rounds": rounds, "quarantined": quarantined, "cures": cures,
+            "stuck after": {st: err.code for st, err in errors.items()}}
 
 
 def missing_in_cloud(cloud):
@@ -1028,7 +1029,32 @@ def fixture_unseen():
     return case, expect
 
 
-FIXTURES = [fixture_dependency, fixture_listing, fixture_entity, fixture_gap, fixture_unseen]
+def fixture_second_copy():
+    """A placeholder with a new global count blocks a holder (8.2). A/1 (I1.title "a1", gc 2) is
+    exported; B merges it and exports its merge event B/1 {A:1, B:1, C:0, D:0} (gc 3); C merges
+    both and exports C/1 {A:1, B:1, C:1, D:0} (gc 4); A/1 is lost. D fails on B/1 (201). B has not
+    merged since C/1 arrived: it would integrate C/1 (its set names A at 1, which B holds): ok.
+    9.1-new: the placeholder 5_STORE-AA_1 reaches B as a second A/1; B's window holds C/1, which
+      names A at exactly 1, and the lookup of A/1 now finds two events and answers none: B fails
+      with 201 at every merge; C keeps "a1", D integrates the placeholder ("t0"): not converged.
+    9.1-same: B and C never import the placeholder (their name for A/1): they keep "a1", D "t0".
+    9.2: the cure names A:1, B:1, C:1, D:0: everyone integrates it in full: "t0"."""
+    D = "STORE-DD"
+    case = fixture_start([A, B, C, D], [("Item", "I1", ITEM)])
+    d, cl, k = case["devices"], case["cloud"], case["clock"]
+    d[A].save({"Item": [{"globalIdentifier": "I1", "type": UPDATE, "properties": [attr("title", "a1")]}]}, k.tick())
+    d[A].merge(cl, k.tick())
+    d[B].merge(cl, k.tick())
+    d[C].merge(cl, k.tick())
+    lose(case, "2_STORE-AA_1.cdeevent")
+    expect = {"stuck": {B: None, C: None, D: 201}, "holders": {B, C},
+              "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": True, "9.2-marker": True,
+                            "9.2-named": True, "9.2-again": True},
+              "stuck after": {"9.1-new": {B: 201}, "9.1-same": {}, "9.2": {}}}
+    return case, expect
+
+
+FIXTURES = [fixture_dependency, fixture_listing, fixture_entity, fixture_gap, fixture_unseen, fixture_second_copy]
 
 
 def holders(case):
@@ -1042,8 +1068,13 @@ def check_fixtures(verbose):
         case, expect = make()
         stuck = {s: (err.code if err else None) for s, err in before_cure(case).items()}
         got = {"stuck": stuck, "holders": holders(case), "converged": {}}
+        if "stuck after" in expect:
+            got["stuck after"] = {}
         for name, cure in CANDIDATES:
-            got["converged"][name] = evaluate(case, name, cure, 1)["converged"]
+            res = evaluate(case, name, cure, 1)
+            got["converged"][name] = res["converged"]
+            if name in expect.get("stuck after", {}):
+                got["stuck after"][name] = res["stuck after"]
         ok = got == expect
         if not ok:
             failures.append(make.__name__)
