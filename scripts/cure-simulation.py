@@ -65,7 +65,9 @@ Usage:
       round of merges changes nothing (at most 12 rounds) and prints one line per device,
       `device STORE: ok|stuck CODE DETAIL, store equal to|differs from the first device's`, then,
       when the folder shows a missing revision again, `the folder now shows missing revisions:
-      STORE/REV, ... (cure it again)`, and last `converged (N rounds)` or `not converged: REASONS`.
+      STORE/REV, ... (cure it again)`, when it holds events made before the cure by two or more
+      stores, `the folder now holds events made before the cure by STORE, ... (cure it again)`
+      (repair.md 9.3 rule 7), and last `converged (N rounds)` or `not converged: REASONS`.
       With --expected, every device's final state must also equal EXPECTED with the events the
       devices exported meanwhile replayed on it. --write-back writes the folder (events/ and
       baselines/), DEVICES.json and EXPECTED.json as the devices left them, so that the cure can
@@ -1255,9 +1257,11 @@ def check_cured_folder(ens, devices_path, expected_path, write_back=False):
         for s in sorted(devices):
             if states[s] != want:
                 reasons.append("%s differs from the expected state: %s" % (s, "; ".join(diff_states(states[s], want))))
-    missing = missing_in_cloud(cloud)
+    missing, late = missing_in_cloud(cloud), late_stores(cloud)
     if missing:
         print("the folder now shows missing revisions: %s (cure it again)" % ", ".join("%s/%d" % m for m in missing))
+    if len(late) >= 2:
+        print("the folder now holds events made before the cure by %s (cure it again)" % ", ".join(sorted(late)))
     if write_back:
         # the folder and the devices as the devices left them, for a second cure and a second check
         for folder in ("events", "baselines"):
