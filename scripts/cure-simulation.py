@@ -46,6 +46,8 @@ second cure, that cure's salvage state and the events exported after it).
 
 Usage:
   cure-simulation.py [--seeds FIRST COUNT] [--fixtures-only] [--verbose]
+      (--verbose adds a line per seed: the lost events and, per device, holder or not, stuck on
+      what or ok before the cure; and a line per candidate that does not converge on it)
       The six hand fixtures (each checks who is stuck before, who holds a lost event and which
       candidates converge, as derived by hand in its docstring), then seeds FIRST..FIRST+COUNT-1
       (default: 1 300 and the five seeds of RULE7_SEEDS). Prints one line per candidate: seeds converged / not (also among the seeds
@@ -1125,6 +1127,9 @@ def run_seeds(seeds, verbose):
         case = draw_history(random.Random(seed))
         stuck = before_cure(case)
         hs = holders(case)
+        if verbose:
+            print("seed %d: lost %s; before the cure: %s" % (seed, ", ".join(event_name(e) for e in case["lost"]), ", ".join(
+                "%s%s %s" % (st, " (holder)" if st in hs else "", "stuck %s" % err if err else "ok") for st, err in sorted(stuck.items()))))
         before["devices"] += len(stuck)
         before["holders"] += len(hs)
         before["seeds with stuck"] += any(stuck.values())
