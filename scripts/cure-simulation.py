@@ -50,15 +50,20 @@ Usage:
       what or ok before the cure; and a line per candidate that does not converge on it)
       The six hand fixtures (each checks who is stuck before, who holds a lost event and which
       candidates converge, as derived by hand in its docstring), then seeds FIRST..FIRST+COUNT-1
-      (default: 1 300 and the five seeds of RULE7_SEEDS). Prints one line per candidate: seeds converged / not (also among the seeds
-      with a stuck device), how many 9.2 failures are limit (3) alone, and the first
-      counter-example. Exit 0 when every fixture gives its hand-derived outcome and 9.2-again
+      (default: 1 300 and the five seeds of RULE7_SEEDS). Prints one line per candidate: seeds
+      converged / not (also among the seeds with a stuck device), how many 9.2 failures are
+      limit (3) alone, and the first counter-example. Exit 0 when every fixture gives its hand-derived outcome and 9.2-again
       converges on every seed, 1 otherwise, 2 on a usage error.
   cure-simulation.py --write-case SEED DIR
       Writes the seed's damaged history: DIR/cloud/E (an ensemble folder of v2 JSON files:
       stores/, events/, baselines/), DIR/devices.json (every device's event store, app store and
-      built-from identifier) and DIR/expected.json (the salvage state, {gid: {entity, values}}).
-      Exit 0.
+      built-from identifier), DIR/expected.json (the salvage state, {gid: {entity, values}}) and
+      DIR/Model.xcdatamodel (the model's entities, for a cure given --model). Exit 0. The salvage
+      state is this model's (1.x rules, repair.md 8); the toolkit's follows merge.md, which differs
+      where repair.md 8.7 says (these histories never insert an object twice and their concurrent
+      baselines are empty leech baselines, which avoids most of those points). Where the two
+      differ, --expected reports it; the verdict without --expected (no device stuck, all
+      devices equal) does not depend on it.
   cure-simulation.py --cured-folder ENSEMBLE --devices DEVICES.json [--expected EXPECTED.json]
                     [--write-back]
       Checks a cure made by another tool (logtool repair --cure-lost --apply): reads the cured
@@ -73,7 +78,7 @@ Usage:
       With --expected, every device's final state must also equal EXPECTED with the events the
       devices exported meanwhile replayed on it. --write-back writes the folder (events/ and
       baselines/), DEVICES.json and EXPECTED.json as the devices left them, so that the cure can
-      be run again and checked again (repair.md 9.2, a second cure). Exit 0 converged, 1 not,
+      be run again and checked again (repair.md 9.3 rule 7, a second cure). Exit 0 converged, 1 not,
       2 usage or unreadable input.
   cure-simulation.py --apply-python-cure ENSEMBLE QUARANTINE
       This script's own cure (9.2 with every entity of its model named), on a folder written by
@@ -1219,16 +1224,38 @@ def read_folder(ens):
     return cloud
 
 
+def model_contents():
+    """SCHEMA as a Core Data model `contents` file (model.md 2-4), for a cure that needs the
+    entities of the model (repair.md 9.3 rule 3)."""
+    lines = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>',
+             '<model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">']
+    for entity in sorted(SCHEMA):
+        lines.append('    <entity name="%s" representedClassName="%s" syncable="YES">' % (entity, entity))
+        for p, kind in sorted(SCHEMA[entity].items()):
+            if kind == "a":
+                lines.append('        <attribute name="%s" optional="YES" attributeType="String"/>' % p)
+            elif kind[0] == "1":
+                lines.append('        <relationship name="%s" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="%s"/>' % (p, kind[1]))
+            else:
+                lines.append('        <relationship name="%s" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="%s"/>' % (p, kind[1]))
+        lines.append('    </entity>')
+    lines.append('</model>')
+    return "\n".join(lines) + "\n"
+
+
 def write_case(seed, out_dir):
     case = draw_history(random.Random(seed))
     write_folder(case["cloud"], os.path.join(out_dir, "cloud", "E"))
+    os.makedirs(os.path.join(out_dir, "Model.xcdatamodel"), exist_ok=True)
+    with open(os.path.join(out_dir, "Model.xcdatamodel", "contents"), "w", encoding="utf-8") as out:
+        out.write(model_contents())
     doc = {"seed": seed, "clock": case["clock"].t, "lost": [event_name(e) for e in case["lost"]],
            "devices": [d.to_json() for _, d in sorted(case["devices"].items())]}
     with open(os.path.join(out_dir, "devices.json"), "w", encoding="utf-8") as out:
         out.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     with open(os.path.join(out_dir, "expected.json"), "w", encoding="utf-8") as out:
         out.write(json.dumps(normal(salvage(case["cloud"])), indent=1, sort_keys=True) + "\n")
-    print("wrote %s: cloud/E (%d events, %d baselines; lost %s), devices.json (%d devices), expected.json" % (
+    print("wrote %s: cloud/E (%d events, %d baselines; lost %s), devices.json (%d devices), expected.json, Model.xcdatamodel" % (
         out_dir, len(case["cloud"]["events"]), len(case["cloud"]["baselines"]), ", ".join(doc["lost"]), len(doc["devices"])))
 
 
