@@ -89,6 +89,7 @@ Runtime: 13 to 26 s of CPU for the fixtures and the 305 default seeds on one cor
 end; the range is the shared test machine's); seeds 1..2000 take about 160 s.
 """
 import copy
+import importlib.util
 import json
 import os
 import random
@@ -1173,21 +1174,13 @@ def describe(seed, problems, case, stuck, hs):
 # ---------------------------------------------------------------------------------------------
 # Folders: writing a case, reading a cured folder
 
-def canon(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-REGISTRATION = """<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-	<key>leechDate</key>
-	<date>2024-05-01T10:00:00Z</date>
-	<key>storeIdentifier</key>
-	<string>%s</string>
-</dict>
-</plist>
-"""
+# The v2 JSON text and registration file the differential test writes, so that both scripts write
+# folders alike.
+_spec = importlib.util.spec_from_file_location("differential", os.path.join(os.path.dirname(os.path.abspath(__file__)), "device-mode-differential.py"))
+_differential = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_differential)
+canon = _differential.canon
+REGISTRATION = _differential.REGISTRATION
 
 
 def write_folder(cloud, ens):
