@@ -428,6 +428,12 @@ struct Inspect: ParsableCommand, HasOutputOptions {
               logtool inspect --lenient --model Model.xcdatamodeld log.json
               logtool inspect Model.xcdatamodeld
               logtool inspect --json App.sqlite
+              logtool inspect eventdata/MainStore --cloud cloud --backend-identity alice
+
+            A device's event-data folder (Ensembles 1.x: the ensemble folder holding \
+            events.sqlite and store.plist, or the event-data folder holding one ensemble) is \
+            reported as Spec/device-state.md 5 says: --cloud compares it with its cloud folder, \
+            --backend-identity gives the backend's current identity token (condition 202).
             """
     )
 
@@ -441,7 +447,23 @@ struct Inspect: ParsableCommand, HasOutputOptions {
 
     @OptionGroup var options: ReadingOptions
 
+    @Option(name: .long, help: "For a device folder: the cloud folder (or its ensemble folder) to compare it with.", completion: .directory)
+    var cloud: String?
+
+    @Option(name: .long, help: ArgumentHelp("For a device folder: the backend's current identity token (condition 202).", valueName: "token"))
+    var backendIdentity: String?
+
     func run() throws {
+        if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
+            let report: JSONValue
+            do {
+                report = try Ensemble.inspectDevice(at: path, cloud: cloud, backendIdentity: backendIdentity)
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            if json { writeJSON(report) } else { writeStandardOutput(DeviceStateText.render(report)) }
+            return
+        }
         // A model is described without the folder options (its own --model-version only).
         let isModel = ModelBundle.looksLikeModel(path)
         if isModel && !FileManager.default.fileExists(atPath: path) {

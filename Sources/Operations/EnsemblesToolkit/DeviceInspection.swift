@@ -1,0 +1,133 @@
+import CloudFolder
+import DeviceState
+import EnsembleModel
+import Foundation
+import JSONDocument
+
+/// The facts of one device's folder, optionally against its cloud folder, as the document of
+/// Spec/device-state.md 5 (`logtool inspect DEVICE-DIR --json`).
+enum DeviceInspection {
+    /// The cloud folder's events and baselines, by unique identifier.
+    struct CloudEvents {
+        var ensembleFolder: String
+        /// (unique identifier, global count, path relative to the ensemble folder).
+        var events: [(identifier: String, globalCount: Int64, file: String)]
+        var dataFiles: Set<String>
+    }
+
+    static func report(device: String, cloud: String?, backendIdentity: String?) throws(FormatError) -> JSONValue {
+        let state = try DeviceState.read(device)
+        return document(
+            state, cloud: try cloud.map { path throws(FormatError) in try readCloud(path, ensemble: state.folder.ensemble) }, backendIdentity: backendIdentity)
+    }
+
+    /// The ensemble folder of `path`: `path/<ensemble>` when that is a folder, else `path` itself.
+    static func readCloud(_ path: String, ensemble: String) throws(FormatError) -> CloudEvents {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        let nested = path + "/" + ensemble
+        let folder = manager.fileExists(atPath: nested, isDirectory: &isDirectory) && isDirectory.boolValue ? nested : path
+        guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw FormatError(.folderNotFound, "no such folder", location: .init(file: path))
+        }
+        let reader = EventFileReader()
+        var events: [(identifier: String, globalCount: Int64, file: String)] = []
+        for kind in ["events", "baselines"] {
+            for name in DeviceFolder.fileNames(in: folder + "/" + kind) {
+                let result = reader.readFile(at: URL(fileURLWithPath: folder + "/" + kind + "/" + name), displayName: kind + "/" + name)
+                for event in result.events { events.append((event.uniqueIdentifier, event.globalCount, kind + "/" + name)) }
+            }
+        }
+        return CloudEvents(ensembleFolder: folder, events: events, dataFiles: Set(DeviceFolder.fileNames(in: folder + "/data")))
+    }
+
+    /// Sections 5.6 and 5.7 added to the device's facts.
+    static func document(_ state: DeviceState, cloud: CloudEvents?, backendIdentity: String?) -> JSONValue {
+        let store = state.info.storeIdentifier
+        var cloudValue = JSONValue.null
+        var registrationPresent = false
+        var registrationIsDictionary = false
+        if let cloud {
+            let registration = cloud.ensembleFolder + "/stores/" + store
+            registrationPresent = FileManager.default.fileExists(atPath: registration)
+            registrationIsDictionary = DeviceFolder.isPropertyListDictionary(registration)
+            let inCloud = Set(cloud.events.map(\.identifier))
+            let upload = Set(state.uploadCache)
+            let neverUploaded = state.ownCompleteEvents.filter { !inCloud.contains($0.uniqueIdentifier) }
+                .sorted { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.uniqueIdentifier, $1.uniqueIdentifier) }
+                .map { event -> JSONValue in
+                    let file = DeviceState.cloudFile(of: event)
+                    let name = URL(fileURLWithPath: file).lastPathComponent
+                    return .object(
+                        JSONObject([
+                            ("uniqueIdentifier", .string(event.uniqueIdentifier)), ("file", .string(file)), ("inUploadCache", .bool(upload.contains(name))),
+                        ]))
+                }
+            let imported = Set(state.events.filter { $0.type != 0 }.map(\.uniqueIdentifier))
+            let download = Set(state.downloadCache)
+            var seen = Set<String>()
+            let notImported = cloud.events.filter { !imported.contains($0.identifier) && seen.insert($0.identifier).inserted }
+                .sorted { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.identifier, $1.identifier) }
+                .map { event -> JSONValue in
+                    let name = URL(fileURLWithPath: event.file).lastPathComponent
+                    return .object(
+                        JSONObject([
+                            ("uniqueIdentifier", .string(event.identifier)), ("file", .string(event.file)), ("inDownloadCache", .bool(download.contains(name))),
+                        ]))
+                }
+            cloudValue = .object(
+                JSONObject([
+                    ("registered", .bool(registrationPresent)), ("neverUploaded", .array(neverUploaded)), ("notImported", .array(notImported)),
+                    ("dataFilesNotInCloud", .array(state.dataFiles.filter { !cloud.dataFiles.contains($0) }.map(JSONValue.string))),
+                ]))
+        }
+        var deleech: [JSONValue] = []
+        func condition(_ code: Int64, _ reason: String, _ evidence: [(String, JSONValue)]) -> JSONValue {
+            .object(JSONObject([("code", JSONValue(code)), ("reason", .string(reason)), ("evidence", .object(JSONObject(evidence)))]))
+        }
+        if let backendIdentity, JSONValue.string(backendIdentity) != state.info.backendIdentity {
+            deleech.append(
+                condition(202, "cloud identity changed", [("storedIdentity", state.info.backendIdentity), ("currentIdentity", .string(backendIdentity))]))
+        }
+        let mandatory = state.mandatoryIncompleteEvents
+        if !mandatory.isEmpty {
+            deleech.append(condition(203, "mandatory incomplete event", [("mandatoryIncompleteEvents", .array(mandatory.map(JSONValue.string)))]))
+        }
+        if cloud != nil, state.info.verifiesStoreRegistrationInCloud, !registrationIsDictionary {
+            deleech.append(
+                condition(
+                    205, "store unregistered",
+                    [
+                        ("registrationFile", .string("stores/" + store)), ("present", .bool(registrationPresent)),
+                        ("verifiesStoreRegistrationInCloud", .bool(true)),
+                    ]))
+        }
+        return state.document(cloud: cloudValue, forcedDeleech: deleech)
+    }
+}
+
+extension Ensemble {
+    /// The state of one device's event-data folder (`path`: the ensemble folder
+    /// `…/com.mentalfaculty.ensembles.eventdata/<ensemble>/`, or the event-data folder when it
+    /// holds one ensemble), as the document of Spec/device-state.md 5: its store, backend
+    /// identity, baseline, incomplete and stored events, data files and transit cache; with
+    /// `cloud` (the cloud folder or its ensemble folder), what the device and the cloud lack of
+    /// each other; with `backendIdentity` (the backend's current token), condition 202. Nothing
+    /// is written beside the device's files.
+    public static func inspectDevice(at path: String, cloud: String? = nil, backendIdentity: String? = nil) throws(EnsembleError) -> JSONValue {
+        do {
+            return try DeviceInspection.report(device: path, cloud: cloud, backendIdentity: backendIdentity)
+        } catch {
+            // A path that is no device folder (or a missing cloud folder) is a wrong request; a
+            // device folder whose files cannot be read is unreadable.
+            throw EnsembleError(error.code == .eventDataNotDeviceFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
+        }
+    }
+
+    /// Whether `path` is a device's event-data folder (an ensemble folder holding `events.sqlite`
+    /// or `store.plist`, or a folder with one in it) rather than a cloud folder: what `inspect`
+    /// reads it as (Spec/device-state.md 6.1).
+    package static func looksLikeDeviceFolder(_ path: String) -> Bool {
+        DeviceFolder.looksLikeDevice(path)
+    }
+}

@@ -1,0 +1,178 @@
+import DeviceState
+import EnsemblesToolkit
+import Foundation
+import JSONDocument
+import SchemaValidation
+import Testing
+
+/// `logtool inspect DEVICE-DIR` on the kit's device folders (Fixtures/device, written with their
+/// expected documents by scripts/make-device-fixtures.py, never by the toolkit): Spec/device-state.md 5 and 6.
+@Suite("inspect of a device's event-data folder")
+struct DeviceInspectTests {
+    static let root = Run.packageRoot.appendingPathComponent("Fixtures/device")
+    static let cases = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).filter { !$0.hasSuffix(".md") }.sorted()
+
+    static func json(_ url: URL) throws -> JSONValue { try JSONParser.parse(Array(try Data(contentsOf: url))) }
+
+    /// The arguments a case asks for: its event-data root, its cloud folder, its backend token.
+    static func arguments(_ name: String) throws -> [String] {
+        let folder = root.appendingPathComponent(name)
+        let description = try json(folder.appendingPathComponent("case.json"))
+        var arguments = ["inspect", "--json", folder.appendingPathComponent("eventdata").path]
+        if let cloud = description[JSONPointer(["cloud"])]?.stringValue { arguments += ["--cloud", folder.appendingPathComponent(cloud).path] }
+        if let token = description[JSONPointer(["backendIdentityNow"])]?.stringValue { arguments += ["--backend-identity", token] }
+        return arguments
+    }
+
+    /// The first difference between two facts documents, or nil: members in any order, arrays in
+    /// order, numbers as numbers, `timestamp` text as the number it writes (Spec/device-state.md 5.4).
+    static func difference(_ a: JSONValue, _ b: JSONValue, key: String = "", at path: String = "") -> String? {
+        switch (a, b) {
+        case (.object(let x), .object(let y)):
+            guard Set(x.keys) == Set(y.keys) else { return "\(path): members \(x.keys.sorted()) against \(y.keys.sorted())" }
+            for name in x.keys {
+                if let found = difference(x[name] ?? .null, y[name] ?? .null, key: name, at: path + "/" + name) { return found }
+            }
+            return nil
+        case (.array(let x), .array(let y)):
+            guard x.count == y.count else { return "\(path): \(x.count) elements against \(y.count)" }
+            for (index, pair) in zip(x, y).enumerated() {
+                if let found = difference(pair.0, pair.1, at: path + "/\(index)") { return found }
+            }
+            return nil
+        case (.number(let x), .number(let y)):
+            return x.doubleValue == y.doubleValue ? nil : "\(path): \(x) against \(y)"
+        case (.string(let x), .string(let y)) where key == "timestamp":
+            return Double(x) != nil && Double(x) == Double(y) ? nil : "\(path): \(x) against \(y)"
+        default:
+            return a == b ? nil : "\(path): \(JSONWriter().string(a)) against \(JSONWriter().string(b))"
+        }
+    }
+
+    @Test("every case inspects to its expected document, valid against the schema, and its folder is unchanged", arguments: cases)
+    func expectedFacts(name: String) throws {
+        let folder = Self.root.appendingPathComponent(name)
+        let before = RepairTests.snapshot(folder)
+        let run = try Run(try Self.arguments(name))
+        #expect(run.status == 0, "\(run.stderr)")
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        let expected = try Self.json(folder.appendingPathComponent("expected/device-state.json"))
+        let found = Self.difference(document, expected)
+        #expect(found == nil, "\(name): \(found ?? "")")
+        #expect(try BundledSchema.deviceState.validator().validate(document).isEmpty)
+        #expect(RepairTests.snapshot(folder) == before, "\(name): the device folder changed")
+    }
+
+    @Test("the comparison sees a change of event order, of a mandatory flag and of a timestamp")
+    func comparisonIsStrict() throws {
+        let expected = try Self.json(Self.root.appendingPathComponent("deleech-203/expected/device-state.json"))
+        guard case .object(var document) = expected, case .array(var events)? = document["events"], case .array(var incomplete)? = document["incompleteEvents"],
+            case .object(var first)? = incomplete.first, case .object(var event)? = events.first
+        else {
+            Issue.record("unexpected shape")
+            return
+        }
+        #expect(Self.difference(expected, expected) == nil)
+        var changed = document
+        changed["events"] = .array([events[1], events[0]] + events.dropFirst(2))
+        #expect(Self.difference(.object(changed), expected) != nil)
+        first["mandatory"] = .bool(false)
+        incomplete[0] = .object(first)
+        changed = document
+        changed["incompleteEvents"] = .array(incomplete)
+        #expect(Self.difference(.object(changed), expected) != nil)
+        event["timestamp"] = .string("1.5")
+        events[0] = .object(event)
+        document["events"] = .array(events)
+        #expect(Self.difference(.object(document), expected) != nil)
+    }
+
+    @Test("the ensemble folder itself reads as the event-data root does; without a cloud, cloud is null and 205 is not evaluated")
+    func ensembleFolderWithoutCloud() throws {
+        let folder = Self.root.appendingPathComponent("deleech-205/eventdata/MainStore")
+        let run = try Run("inspect", "--json", folder.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(document[JSONPointer(["cloud"])] == .null)
+        #expect(document[JSONPointer(["forcedDeleech"])] == .array([]))
+        #expect(document[JSONPointer(["ensemble"])] == .string("MainStore"))
+        #expect(try BundledSchema.deviceState.validator().validate(document).isEmpty)
+        // The library call gives the same document.
+        #expect(try Ensemble.inspectDevice(at: folder.path) == document)
+    }
+
+    @Test("the text names the store, marks the mandatory incomplete event and gives each forced-deleech condition with its evidence")
+    func text() throws {
+        let run = try Run(Array(try Self.arguments("deleech-203").filter { $0 != "--json" }))
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("Device state of ensemble MainStore"))
+        #expect(run.stdout.contains("BE52E89D-EB99-5B20-8859-63EC8FDFEE25  MANDATORY"))
+        #expect(run.stdout.contains("203 mandatory incomplete event: mandatoryIncompleteEvents"))
+        let uploaded = try Run(Array(try Self.arguments("never-uploaded").filter { $0 != "--json" }))
+        #expect(uploaded.stdout.contains("never uploaded: events/3_26B8B821"))
+        #expect(uploaded.stdout.contains("upload 4AC4CFFD3134E05776F89815F2A7E1A8"))
+    }
+
+    @Test("the embedded event-store models are the model files of Fixtures/external byte for byte")
+    func embeddedModels() throws {
+        let models = Run.packageRoot.appendingPathComponent("Fixtures/external/ensembles-1x/models/CDEEventStoreModel.xcdatamodeld")
+        for (name, xml) in EventStoreModelSource.versions {
+            let file = try String(contentsOf: models.appendingPathComponent("\(name).xcdatamodel/contents"), encoding: .utf8)
+            #expect(xml == file, "\(name)")
+        }
+    }
+
+    /// A copy of the healthy case's event-data root in a scratch folder.
+    static func copyOfHealthy() throws -> (scratch: URL, device: URL) {
+        let scratch = try scratchDirectory()
+        let device = scratch.appendingPathComponent("eventdata")
+        try FileManager.default.copyItem(at: root.appendingPathComponent("healthy/eventdata"), to: device)
+        return (scratch, device)
+    }
+
+    /// Runs inspect on `path` and expects one error with `code` naming `file`, the exit status
+    /// `status`, and nothing written in `folder`.
+    static func expectOneError(_ path: String, code: String, file: String, status: Int32, folder: URL, arguments: [String] = []) throws {
+        let before = RepairTests.snapshot(folder)
+        let run = try Run(["inspect", "--json", path] + arguments)
+        #expect(run.status == status, "\(code): \(run.stdout) \(run.stderr)")
+        let errors = try JSONParser.parse(Array(run.stdout.utf8))[JSONPointer(["errors"])]?.arrayValue ?? []
+        #expect(errors.count == 1, "\(code): \(run.stdout)")
+        #expect(errors.first?[JSONPointer(["code"])] == .string(code), "\(run.stdout)")
+        #expect(errors.first?[JSONPointer(["files", "0"])]?.stringValue?.hasSuffix(file) == true, "\(run.stdout)")
+        #expect(RepairTests.snapshot(folder) == before, "\(code): files changed")
+    }
+
+    @Test("bad input: one diagnostic with the file and its code, no crash, nothing written")
+    func badInput() throws {
+        let (scratch, device) = try Self.copyOfHealthy()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = device.appendingPathComponent("MainStore")
+        // Not a device folder: an empty folder with --cloud, a cloud folder with --backend-identity.
+        let empty = scratch.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        try Self.expectOneError(empty.path, code: "eventdata.not-device-folder", file: "empty", status: 2, folder: scratch, arguments: ["--cloud", empty.path])
+        let cloud = Self.root.appendingPathComponent("healthy/cloud").path
+        try Self.expectOneError(
+            cloud, code: "eventdata.not-device-folder", file: "cloud", status: 2, folder: Self.root, arguments: ["--backend-identity", "x"])
+        // A store that is not Core Data's: an SQLite database without Z_METADATA.
+        let store = ensemble.appendingPathComponent("events.sqlite")
+        let original = try Data(contentsOf: store)
+        try FileManager.default.removeItem(at: store)
+        try Data("SQLite format 3\u{0}".utf8 + [UInt8](repeating: 0, count: 84)).write(to: store)
+        try Self.expectOneError(device.path, code: "coredata.unreadable-store", file: "events.sqlite", status: 1, folder: scratch)
+        // Missing events.sqlite (store.plist still there).
+        try FileManager.default.removeItem(at: store)
+        try Self.expectOneError(device.path, code: "coredata.unreadable-store", file: "events.sqlite", status: 1, folder: scratch)
+        // A symbolic link to a good store is refused, not followed.
+        let elsewhere = scratch.appendingPathComponent("elsewhere.sqlite")
+        try original.write(to: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: elsewhere.path)
+        try Self.expectOneError(ensemble.path, code: "coredata.unreadable-store", file: "events.sqlite", status: 1, folder: scratch)
+        // No store.plist: not leeched.
+        try FileManager.default.removeItem(at: store)
+        try original.write(to: store)
+        try FileManager.default.removeItem(at: ensemble.appendingPathComponent("store.plist"))
+        try Self.expectOneError(device.path, code: "eventdata.invalid-store-info", file: "store.plist", status: 1, folder: scratch)
+    }
+}
