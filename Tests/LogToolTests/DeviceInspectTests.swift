@@ -176,3 +176,89 @@ struct DeviceInspectTests {
         try Self.expectOneError(device.path, code: "eventdata.invalid-store-info", file: "store.plist", status: 1, folder: scratch)
     }
 }
+
+/// `logtool convert DEVICE-DIR OUT` (Spec/device-state.md 7), checked against what the generator
+/// wrote independently: the healthy case's cloud folder and every case's expected events.
+@Suite("convert of a device's event-data folder")
+struct DeviceConvertTests {
+    @Test("healthy: merge of the converted folder prints the bytes merge of the case's cloud folder prints")
+    func mergeEqualsCloud() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let device = DeviceInspectTests.root.appendingPathComponent("healthy/eventdata")
+        let before = RepairTests.snapshot(device)
+        let out = scratch.appendingPathComponent("out")
+        let run = try Run("convert", device.path, out.path)
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        #expect(RepairTests.snapshot(device) == before)
+        let converted = try Run("merge", out.path)
+        let cloud = try Run("merge", DeviceInspectTests.root.appendingPathComponent("healthy/cloud").path)
+        #expect(cloud.status == 0 && !cloud.stdout.isEmpty, "\(cloud.stderr)")
+        #expect(converted.status == cloud.status, "\(converted.stderr)")
+        #expect(converted.stdout == cloud.stdout)
+        // The converted folder verifies, and holds the device's registration and data file.
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("MainStore/data/049C15E7DA7ED1A44D545D7E86986535").path))
+        #expect(try Run("verify", out.path).status == 0)
+    }
+
+    @Test("every case's complete events convert to the generator's expected events; incomplete ones are left out", arguments: DeviceInspectTests.cases)
+    func convertedEvents(name: String) throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = DeviceInspectTests.root.appendingPathComponent(name)
+        let expected = try DeviceInspectTests.json(folder.appendingPathComponent("expected/device-state.json"))
+        let out = scratch.appendingPathComponent("out")
+        let run = try Run("convert", "--json", folder.appendingPathComponent("eventdata").path, out.path)
+        if name == "damaged-archive" {
+            // A damaged archive cannot be converted without losing its changes: refused, nothing written.
+            #expect(run.status == 1)
+            #expect(run.stdout.contains("convert.unconvertible"), "\(run.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: out.path))
+            return
+        }
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let ensemble = out.appendingPathComponent("MainStore")
+        var written = 0
+        for event in expected[JSONPointer(["events"])]?.arrayValue ?? [] {
+            let type = event[JSONPointer(["type"])]?.numberValue?.int64Value ?? -1
+            let identifier = event[JSONPointer(["uniqueIdentifier"])]?.stringValue ?? ""
+            let count = event[JSONPointer(["globalCount"])]?.numberValue?.int64Value ?? -1
+            let store = event[JSONPointer(["storeIdentifier"])]?.stringValue ?? ""
+            let revision = event[JSONPointer(["revision"])]?.numberValue?.int64Value ?? -1
+            let file = type == 100 ? "baselines/\(count)_\(identifier)_\(store.prefix(8)).cdeevent" : "events/\(count)_\(store)_\(revision).cdeevent"
+            let url = ensemble.appendingPathComponent(file)
+            guard type != 0 else {
+                let writtenThere = FileManager.default.fileExists(atPath: url.path) ? try DeviceInspectTests.json(url)[JSONPointer(["uniqueIdentifier"])] : nil
+                #expect(writtenThere != .string(identifier))
+                #expect(run.stdout.contains("incomplete event \(identifier)"), "\(run.stdout)")
+                continue
+            }
+            written += 1
+            let converted = try DeviceInspectTests.json(url)
+            for key in ["uniqueIdentifier", "type", "globalCount", "storeIdentifier", "revisionsByStoreIdentifier", "timestamp"] {
+                let found = DeviceInspectTests.difference(converted[JSONPointer([key])] ?? .null, event[JSONPointer([key])] ?? .null, key: key)
+                #expect(found == nil, "\(name) \(file) \(key): \(found ?? "")")
+            }
+            let changes = converted[JSONPointer(["changesByEntity"])] ?? .object(JSONObject())
+            let found = DeviceInspectTests.difference(changes, event[JSONPointer(["changesByEntity"])] ?? .null)
+            #expect(found == nil, "\(name) \(file): \(found ?? "")")
+        }
+        let files =
+            DeviceFolder.fileNames(in: ensemble.appendingPathComponent("events").path)
+            + DeviceFolder.fileNames(in: ensemble.appendingPathComponent("baselines").path)
+        #expect(files.count == written)
+    }
+
+    @Test("the destination is never replaced, and a device convert takes no wrapping options")
+    func destinationExists() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let device = DeviceInspectTests.root.appendingPathComponent("healthy/eventdata").path
+        let out = scratch.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let run = try Run("convert", "--json", device, out.path)
+        #expect(run.status == 2 && run.stdout.contains("convert.destination-exists"), "\(run.stdout) \(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        #expect(try Run("convert", "--zip", device, scratch.appendingPathComponent("zipped").path).status == 2)
+    }
+}

@@ -459,3 +459,41 @@ extension SQLValue {
         }
     }
 }
+
+extension DeviceEvent {
+    /// The event as a v2 event (Spec/device-state.md 7): its header, its revision set and its
+    /// object changes with their property changes and data files. A change whose archive is
+    /// damaged cannot be converted without losing it: nil is returned with that change's key.
+    package func v2Event() -> (event: Event?, damagedChange: Int64?) {
+        guard let type = EventType(rawValue: type), type != .incomplete else { return (nil, nil) }
+        var changes: [ObjectChange] = []
+        for change in self.changes {
+            guard let properties = change.properties, let changeType = ChangeType(rawValue: change.type) else { return (nil, change.primaryKey) }
+            let propertyChanges = properties.map { property -> PropertyChange in
+                let value: PropertyChange.Value
+                switch property.type {
+                case 0: value = property.filename.map { .attributeInDataFile(filename: $0) } ?? .attribute(property.value)
+                case 1: value = .toOne(relatedIdentifier: property.relatedIdentifier)
+                case 2: value = .toMany(added: property.added, removed: property.removed)
+                default:
+                    value = .orderedToMany(
+                        added: property.added, removed: property.removed,
+                        movedByIndex: Dictionary(property.moved.map { (Int($0.index), $0.identifier) }, uniquingKeysWith: { first, _ in first }))
+                }
+                return PropertyChange(name: property.name, value: value)
+            }
+            changes.append(
+                ObjectChange(
+                    entity: change.entity, globalIdentifier: change.globalIdentifier, type: changeType, propertyChanges: propertyChanges,
+                    dataFiles: change.dataFiles))
+        }
+        var others = revisions
+        others[storeIdentifier] = nil
+        return (
+            Event(
+                uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier, revision: revision, globalCount: globalCount,
+                timestamp: timestamp, modelVersion: modelVersion, otherStoreRevisions: others, objectChanges: changes),
+            nil
+        )
+    }
+}

@@ -131,3 +131,70 @@ extension Ensemble {
         DeviceFolder.looksLikeDevice(path)
     }
 }
+
+extension Ensemble {
+    /// Converts a device's event-data folder (as ``inspectDevice(at:cloud:backendIdentity:)``
+    /// takes it) into the new v2 cloud folder `destination/<ensemble>/` (Spec/device-state.md 7):
+    /// every complete event of its store (types 100, 200, 300; incomplete events are left out
+    /// and named in the notes), a registration of each store whose events it holds, and the data files
+    /// of `data/` (and those of `newdata/` an event references). Written as `convert` writes a
+    /// folder: staged, read back and compared, renamed into place without replacing anything.
+    public static func convertDevice(at path: String, to destination: String) throws(EnsembleError) -> ConversionReport {
+        let state: DeviceState
+        do {
+            state = try DeviceState.read(path)
+        } catch {
+            var failure = EnsembleError(error.code == .eventDataNotDeviceFolder ? .usage : .unreadable, error)
+            failure.readErrors = [error]
+            throw failure
+        }
+        var events: [Converter.SourcedDeviceEvent] = []
+        var notes: [String] = []
+        let table = "ZCDESTOREMODIFICATIONEVENT"
+        for event in state.events {
+            guard event.type != 0 else {
+                notes.append("incomplete event \(event.uniqueIdentifier) (type 0) left out: it is no event of the cloud")
+                continue
+            }
+            let converted = event.v2Event()
+            guard let v2 = converted.event else {
+                let failure = FormatError(
+                    .convertUnconvertible,
+                    "event \(event.uniqueIdentifier): the property changes of object change \(converted.damagedChange ?? 0) cannot be read (damaged archive), so converting would lose them",
+                    location: .init(
+                        file: state.folder.eventStore, pointer: .root / "ZCDEOBJECTCHANGE" / String(converted.damagedChange ?? 0) / "ZPROPERTYCHANGEVALUES"))
+                var error = EnsembleError(.unreadable, failure)
+                error.readErrors = [failure]
+                throw error
+            }
+            events.append(.init(event: v2, source: state.folder.eventStore, pointer: .root / table / String(event.primaryKey)))
+        }
+        // A registration for every store whose events are written: merge and verify need one
+        // (205). The leech date is not kept on the device: the earliest save or merge of the
+        // store stands for it (the reference date when it has none).
+        var registrations: [(store: String, leechDate: Date)] = []
+        for store in Set(events.map(\.event.storeIdentifier)).sorted(by: utf8Precedes) {
+            let saves = state.events.filter { $0.storeIdentifier == store && ($0.type == 200 || $0.type == 300) }
+            registrations.append((store, Date(timeIntervalSinceReferenceDate: saves.map(\.timestamp).min() ?? 0)))
+        }
+        let referenced = Set(state.events.flatMap { $0.changes.flatMap(\.dataFiles) })
+        var dataFiles = state.dataFiles.map { (name: $0, path: state.folder.folder + "/data/" + $0) }
+        let inData = Set(state.dataFiles)
+        dataFiles += state.newDataFiles.filter { referenced.contains($0) && !inData.contains($0) }.map {
+            (name: $0, path: state.folder.folder + "/newdata/" + $0)
+        }
+        do {
+            var summary = try Converter(reader: EventFileReader(), target: .v2, binary: false).writeEnsemble(
+                state.folder.ensemble, events: events, registrations: registrations, dataFiles: dataFiles,
+                destination: destination, source: state.folder.folder)
+            summary.notes = notes + ["the registrations in stores/ give as leech date each store's first save or merge the device holds"]
+            return ConversionReport(
+                files: summary.files.map { ($0.source, $0.destination, $0.events) }, movedToDataFiles: summary.movedToDataFiles, skipped: [],
+                notes: summary.notes)
+        } catch {
+            var failure = EnsembleError(kind: error.usage ? .usage : .unreadable, problems: error.errors.map(IntegrityProblem.init(readError:)))
+            failure.readErrors = error.errors
+            throw failure
+        }
+    }
+}

@@ -509,6 +509,11 @@ struct Convert: ParsableCommand, HasOutputOptions {
               logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
               logtool convert --encoding binary --blob-container cloud compact
               logtool convert --zip --encrypt --password-file pw.txt cloud wrapped
+              logtool convert eventdata/MainStore device-cloud
+
+            A device's event-data folder (see inspect) becomes the new cloud folder \
+            DESTINATION/<ensemble> in v2 JSON: its complete events, its store's registration and \
+            its data files (Spec/device-state.md 7).
             """
     )
 
@@ -543,7 +548,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
-    @Argument(help: "An event file, a v1 log or a cloud folder.", completion: .file())
+    @Argument(help: "An event file, a v1 log, a cloud folder or a device's event-data folder.", completion: .file())
     var source: String
 
     @Argument(help: "The path to create.", completion: .file())
@@ -553,6 +558,11 @@ struct Convert: ParsableCommand, HasOutputOptions {
         try options.validateModelVersion()
         guard encoding == .json || to == .v2 else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
         guard !(json && destination == "-") else { throw ValidationError("--json and DESTINATION - would both write to standard output") }
+        if Ensemble.looksLikeDeviceFolder(source) {
+            guard to == .v2, encoding == .json, !zip, !encrypt, !blobContainer, !force, destination != "-" else {
+                throw ValidationError("a device's event-data folder converts to a new plain v2 JSON cloud folder only (Spec/device-state.md 7)")
+            }
+        }
     }
 
     func run() throws {
@@ -600,8 +610,12 @@ struct Convert: ParsableCommand, HasOutputOptions {
         var summary: ConversionReport?
         var errors: [FormatError] = []
         do throws(EnsembleError) {
-            summary = try Ensemble(inputs: [source], options: readingOptions).convert(
-                to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
+            if Ensemble.looksLikeDeviceFolder(source) {
+                summary = try Ensemble.convertDevice(at: source, to: destination)
+            } else {
+                summary = try Ensemble(inputs: [source], options: readingOptions).convert(
+                    to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
+            }
         } catch {
             if error.kind == .usage {
                 writeErrors(error.readErrors, json: json)
