@@ -262,3 +262,56 @@ struct DeviceConvertTests {
         #expect(try Run("convert", "--zip", device, scratch.appendingPathComponent("zipped").path).status == 2)
     }
 }
+
+/// `logtool verify --device DEVICE-DIR CLOUD` (Spec/diagnostics.md 4.17d): the findings expected
+/// here are derived from the generator's expected documents (their `cloud` and `forcedDeleech`).
+@Suite("verify --device")
+struct DeviceVerifyTests {
+    @Test("each case's device findings are those its expected facts give, with their files and evidence", arguments: DeviceInspectTests.cases)
+    func findings(name: String) throws {
+        let folder = DeviceInspectTests.root.appendingPathComponent(name)
+        let expected = try DeviceInspectTests.json(folder.appendingPathComponent("expected/device-state.json"))
+        let description = try DeviceInspectTests.json(folder.appendingPathComponent("case.json"))
+        var arguments = ["verify", "--json", "--device", folder.appendingPathComponent("eventdata/MainStore").path]
+        if let token = description[JSONPointer(["backendIdentityNow"])]?.stringValue { arguments += ["--backend-identity", token] }
+        let run = try Run(arguments + [folder.appendingPathComponent("cloud").path])
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        let diagnostics = (document[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []).filter {
+            $0[JSONPointer(["code"])]?.stringValue?.hasPrefix("verify.device-") == true && $0[JSONPointer(["code"])] != .string("verify.device-stop")
+        }
+        func line(_ code: String, _ number: JSONValue, _ files: [JSONValue], _ details: JSONValue) -> String {
+            JSONWriter().string(.object(JSONObject([("code", .string(code)), ("number", number), ("files", .array(files)), ("details", details)])))
+        }
+        var wanted: [String] = []
+        for event in expected[JSONPointer(["cloud", "neverUploaded"])]?.arrayValue ?? [] {
+            let details = JSONValue.object(
+                JSONObject([
+                    ("uniqueIdentifier", event[JSONPointer(["uniqueIdentifier"])] ?? .null), ("inUploadCache", event[JSONPointer(["inUploadCache"])] ?? .null),
+                ]))
+            wanted.append(line("verify.device-not-uploaded", .null, [event[JSONPointer(["file"])] ?? .null], details))
+        }
+        for event in expected[JSONPointer(["cloud", "notImported"])]?.arrayValue ?? [] {
+            let details = JSONValue.object(
+                JSONObject([
+                    ("uniqueIdentifier", event[JSONPointer(["uniqueIdentifier"])] ?? .null),
+                    ("inDownloadCache", event[JSONPointer(["inDownloadCache"])] ?? .null),
+                ]))
+            wanted.append(line("verify.device-not-imported", .null, [event[JSONPointer(["file"])] ?? .null], details))
+        }
+        for condition in expected[JSONPointer(["forcedDeleech"])]?.arrayValue ?? [] {
+            let evidence = condition[JSONPointer(["evidence"])]?.objectValue ?? JSONObject()
+            let details = JSONValue.object(JSONObject([("reason", condition[JSONPointer(["reason"])] ?? .null)] + evidence.members.map { ($0.key, $0.value) }))
+            let files = condition[JSONPointer(["code"])] == JSONValue(Int64(205)) ? [evidence["registrationFile"] ?? .null] : []
+            wanted.append(line("verify.device-deleech", condition[JSONPointer(["code"])] ?? .null, files, details))
+        }
+        let found = diagnostics.map {
+            line(
+                $0[JSONPointer(["code"])]?.stringValue ?? "", $0[JSONPointer(["number"])] ?? .null, $0[JSONPointer(["files"])]?.arrayValue ?? [],
+                $0[JSONPointer(["details"])] ?? .null)
+        }
+        #expect(found.sorted() == wanted.sorted(), "\(name): \(run.stderr)")
+        // Errors (a deleech condition, or the cloud's own) make the exit status 1.
+        let errors = document[JSONPointer(["summary", "errors"])]?.numberValue?.int64Value ?? -1
+        #expect(run.status == (errors > 0 ? 1 : 0))
+    }
+}

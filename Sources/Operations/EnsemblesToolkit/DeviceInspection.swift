@@ -198,3 +198,65 @@ extension Ensemble {
         }
     }
 }
+
+extension FormatError.Code {
+    /// `verify --device`: an event of the device's own store is in no file of the cloud
+    /// (Spec/diagnostics.md 4.17d).
+    public static let verifyDeviceNotUploaded = Self("verify.device-not-uploaded")
+    /// `verify --device`: a cloud event or baseline the device has not imported (4.17d).
+    public static let verifyDeviceNotImported = Self("verify.device-not-imported")
+    /// `verify --device`: a condition under which the device deleeches itself holds (4.17d).
+    public static let verifyDeviceDeleech = Self("verify.device-deleech")
+}
+
+extension Ensemble {
+    /// A device's event-data folder (as ``inspectDevice(at:cloud:backendIdentity:)`` takes it)
+    /// against the cloud folder `cloud`, as diagnostics (Spec/diagnostics.md 4.17d), built from
+    /// the facts of Spec/device-state.md 5.6 and 5.7: events the device never uploaded, cloud
+    /// events it has not imported, and each forced-deleech condition with its evidence.
+    public static func verifyDevice(at path: String, cloud: String, backendIdentity: String? = nil) throws(EnsembleError) -> [Diagnostic] {
+        let document = try inspectDevice(at: path, cloud: cloud, backendIdentity: backendIdentity)
+        func field(_ value: JSONValue?, _ key: String) -> JSONValue? { value?.objectValue?[key] }
+        var diagnostics: [Diagnostic] = []
+        let facts = field(document, "cloud")
+        for event in field(facts, "neverUploaded")?.arrayValue ?? [] {
+            let identifier = field(event, "uniqueIdentifier")?.stringValue ?? ""
+            let cached = field(event, "inUploadCache") == .bool(true)
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyDeviceNotUploaded, severity: .warning, number: nil, files: [field(event, "file")?.stringValue ?? ""],
+                    reason: "the device holds event \(identifier) of its own store, which no file of the cloud holds",
+                    consequence: cached
+                        ? "it waits in the device's upload cache: the next sync should upload it"
+                        : "it is not in the upload cache: the device uploads it at its next merge; until then only this device has it, and a deleech loses it",
+                    details: JSONObject([("uniqueIdentifier", .string(identifier)), ("inUploadCache", .bool(cached))])))
+        }
+        for event in field(facts, "notImported")?.arrayValue ?? [] {
+            let identifier = field(event, "uniqueIdentifier")?.stringValue ?? ""
+            let cached = field(event, "inDownloadCache") == .bool(true)
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyDeviceNotImported, severity: .info, number: nil, files: [field(event, "file")?.stringValue ?? ""],
+                    reason: "the cloud holds event \(identifier), which the device has not imported",
+                    consequence: cached
+                        ? "it is in the device's download cache: the device imports it at its next merge"
+                        : "the device downloads and imports it at its next merge, if merge.md 15 lets it integrate it",
+                    details: JSONObject([("uniqueIdentifier", .string(identifier)), ("inDownloadCache", .bool(cached))])))
+        }
+        for condition in field(document, "forcedDeleech")?.arrayValue ?? [] {
+            let number = field(condition, "code")?.numberValue?.int64Value ?? 0
+            let reason = field(condition, "reason")?.stringValue ?? ""
+            let evidence = field(condition, "evidence")?.objectValue ?? JSONObject()
+            let file = number == 205 ? [field(.object(evidence), "registrationFile")?.stringValue ?? ""] : []
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyDeviceDeleech, severity: .error, number: Int(number), files: file,
+                    reason: "the device deleeches itself: \(reason) (\(number)); "
+                        + evidence.members.map { "\($0.key) \(JSONWriter().string($0.value))" }.joined(separator: ", "),
+                    consequence:
+                        "at its next launch or merge the device removes its event data and leaves the ensemble; what it never uploaded is lost, and it must leech again",
+                    details: JSONObject([("reason", .string(reason))] + evidence.members.map { ($0.key, $0.value) })))
+        }
+        return diagnostics
+    }
+}

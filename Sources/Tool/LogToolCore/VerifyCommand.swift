@@ -15,6 +15,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
             Examples:
               logtool verify cloud/MainStore
               logtool verify --strict --json cloud > verify.json
+              logtool verify --device eventdata/MainStore cloud
             """
     )
 
@@ -35,15 +36,27 @@ struct Verify: ParsableCommand, HasOutputOptions {
         help: ArgumentHelp("Also report what device STORE holds back and why (Spec/merge.md 15).", valueName: "STORE"))
     var asStore: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also check a device's event-data folder against the cloud folder (Spec/diagnostics.md 4.17d).", valueName: "DEVICE-DIR"),
+        completion: .directory)
+    var device: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --device: the backend's current identity token (condition 202).", valueName: "token"))
+    var backendIdentity: String?
+
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
-    func validate() throws { try options.validateModelVersion() }
+    func validate() throws {
+        try options.validateModelVersion()
+        guard backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
+    }
 
     func run() throws {
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let progress = isatty(STDERR_FILENO) == 1
-        let results: [EnsembleVerification]
+        var results: [EnsembleVerification]
         do {
             results = try ensemble.verify(asStore: asStore) { identifier, entries in
                 if progress { Console.err(Data("\rverifying \(escaped(identifier)): \(entries) entries…".utf8)) }
@@ -52,6 +65,22 @@ struct Verify: ParsableCommand, HasOutputOptions {
             throw reportAndExit(error, json: json)
         }
         if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
+        if let device {
+            // The device's findings join its ensemble's (the first one when no name matches).
+            let found: [Diagnostic]
+            do {
+                found = try Ensemble.verifyDevice(at: device, cloud: path, backendIdentity: backendIdentity)
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            let ensembleName = URL(fileURLWithPath: device).lastPathComponent
+            let index = results.firstIndex { $0.identifier == ensembleName } ?? results.indices.first
+            if let index {
+                results[index].diagnostics = (results[index].diagnostics + found).sorted {
+                    ($0.severity, $0.code.rawValue, $0.files.joined(separator: "\n")) < ($1.severity, $1.code.rawValue, $1.files.joined(separator: "\n"))
+                }
+            }
+        }
         let all = results.flatMap(\.diagnostics)
         let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity }.count }
         if json {
