@@ -8,8 +8,8 @@ import PackageDescription
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
 //                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
-//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore (siblings:
-//                   neither side imports the other)
+//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState
+//                   (siblings: neither side imports the other)
 //   Operations      EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool            SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc
 //                   trait; FuzzDecoders, with the Fuzzing trait)
@@ -104,6 +104,13 @@ let package = Package(
         // An app's Core Data SQLite store, read-only: metadata, entity hashes, entity tables, and its
         // rows read with a model from a private copy (Spec/device-state.md 2).
         .target(name: "CoreDataStore", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "TemporaryFiles"], path: "Sources/Folder/CoreDataStore"),
+        // One device's own state for an ensemble (Ensembles 1.x's event-data folder): store.plist, the
+        // event store read with CDEEventStoreModel, data files, transit cache (Spec/device-state.md 5, 6).
+        .target(
+            name: "DeviceState",
+            dependencies: ["JSONDocument", "DataModel", "EnsembleModel", "EventCodecs", "KeyedArchive", "SQLiteConnection", "CoreDataStore"],
+            path: "Sources/Folder/DeviceState"
+        ),
         .target(
             name: "MergeEngine",
             dependencies: [
@@ -129,7 +136,7 @@ let package = Package(
             name: "EnsemblesToolkit",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "MergeEngine", "CloudFolder", "CoreDataStore",
-                "SQLiteConnection",
+                "SQLiteConnection", "DeviceState",
             ],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
@@ -179,7 +186,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "SQLiteConnection", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

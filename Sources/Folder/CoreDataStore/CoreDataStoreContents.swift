@@ -43,9 +43,11 @@ package struct CoreDataStoreContents: Sendable {
 
     /// Reads the store at `path` with `model`. The store and its `-wal` are copied into a private
     /// staging folder first and only the copy is opened, so that the newest rows (which may be in
-    /// the `-wal` alone) are read and nothing is ever written beside the user's files.
-    package static func read(path: String, model: DataModel) throws(FormatError) -> CoreDataStoreContents {
-        let staged = try StoreStaging.stage(path)
+    /// the `-wal` alone) are read and nothing is ever written beside the user's files. Without
+    /// `includingWAL` only the main file is copied: what the store held at its last checkpoint
+    /// (Spec/device-state.md 5.4, `onlyInWal`).
+    package static func read(path: String, model: DataModel, includingWAL: Bool = true) throws(FormatError) -> CoreDataStoreContents {
+        let staged = try StoreStaging.stage(path, includingWAL: includingWAL)
         defer { staged.remove() }
         let connection: Connection
         do {
@@ -198,7 +200,7 @@ struct StoreStaging {
     /// Copies `path` and `path-wal` (when present) into a new folder only this user can read.
     /// A symbolic link is refused rather than followed. The `-shm` index is not copied: SQLite
     /// rebuilds it from the copied log, and a copy of a live one may disagree with it.
-    static func stage(_ path: String) throws(FormatError) -> StoreStaging {
+    static func stage(_ path: String, includingWAL: Bool = true) throws(FormatError) -> StoreStaging {
         let location = FormatError.Location(file: path)
         let manager = FileManager.default
         for file in [path, path + "-wal"] {
@@ -220,7 +222,7 @@ struct StoreStaging {
         let staged = StoreStaging(folder: folder, store: folder + "/store.sqlite")
         do {
             try manager.copyItem(atPath: path, toPath: staged.store)
-            if manager.fileExists(atPath: path + "-wal") { try manager.copyItem(atPath: path + "-wal", toPath: staged.store + "-wal") }
+            if includingWAL, manager.fileExists(atPath: path + "-wal") { try manager.copyItem(atPath: path + "-wal", toPath: staged.store + "-wal") }
         } catch {
             staged.remove()
             throw FormatError(.coreDataUnreadableStore, "cannot copy the store: \(error.localizedDescription)", location: location)

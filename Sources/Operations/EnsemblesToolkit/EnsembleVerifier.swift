@@ -94,6 +94,12 @@ public struct EnsembleVerification: Sendable {
     /// The SHA-256 (lowercase hexadecimal) of each file the diagnostics name, nil for a path that
     /// is not a readable regular file; recorded only for an accept list (Spec/verify.md 5.1).
     package var fileDigests: [String: String?] = [:]
+
+    /// Adds findings made outside the folder's own checks (a device's, Spec/diagnostics.md
+    /// 4.17d), in the order of Spec/diagnostics.md 5.
+    public mutating func add(_ found: [Diagnostic]) {
+        diagnostics = (diagnostics + found).sorted(by: EnsembleVerifier.order)
+    }
 }
 
 /// Checks one ensemble folder without changing it (Spec/verify.md): every file, the folder as

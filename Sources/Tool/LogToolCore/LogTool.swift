@@ -429,6 +429,12 @@ struct Inspect: ParsableCommand, HasOutputOptions {
               logtool inspect Model.xcdatamodeld
               logtool inspect --json App.sqlite
               logtool inspect --sqlite meta.db cloud
+              logtool inspect eventdata/MainStore --cloud cloud --backend-identity alice
+
+            A device's event-data folder (Ensembles 1.x: the ensemble folder holding \
+            events.sqlite and store.plist, or the event-data folder holding one ensemble) is \
+            reported as Spec/device-state.md 5 says: --cloud compares it with its cloud folder, \
+            --backend-identity gives the backend's current identity token (condition 202).
             """
     )
 
@@ -450,9 +456,18 @@ struct Inspect: ParsableCommand, HasOutputOptions {
 
     @OptionGroup var options: ReadingOptions
 
+    @Option(name: .long, help: "For a device folder: the cloud folder (or its ensemble folder) to compare it with.", completion: .directory)
+    var cloud: String?
+
+    @Option(name: .long, help: ArgumentHelp("For a device folder: the backend's current identity token (condition 202).", valueName: "token"))
+    var backendIdentity: String?
+
     func validate() throws {
         if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
         if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
+        if sqlite != nil && (cloud != nil || backendIdentity != nil) {
+            throw ValidationError("--sqlite reads a cloud folder; --cloud and --backend-identity are for a device folder")
+        }
     }
 
     func run() throws {
@@ -464,6 +479,16 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             } catch {
                 throw reportAndExit(error)
             }
+            return
+        }
+        if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
+            let report: JSONValue
+            do {
+                report = try Ensemble.inspectDevice(at: path, cloud: cloud, backendIdentity: backendIdentity)
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            if json { writeJSON(report) } else { writeStandardOutput(DeviceStateText.render(report)) }
             return
         }
         // A model is described without the folder options (its own --model-version only).
@@ -511,6 +536,11 @@ struct Convert: ParsableCommand, HasOutputOptions {
               logtool convert --to v1 --model Model.xcdatamodeld cloud converted-v1
               logtool convert --encoding binary --blob-container cloud compact
               logtool convert --zip --encrypt --password-file pw.txt cloud wrapped
+              logtool convert eventdata/MainStore device-cloud
+
+            A device's event-data folder (see inspect) becomes the new cloud folder \
+            DESTINATION/<ensemble> in v2 JSON: its complete events, its store's registration and \
+            its data files (Spec/device-state.md 7).
             """
     )
 
@@ -545,7 +575,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
-    @Argument(help: "An event file, a v1 log or a cloud folder.", completion: .file())
+    @Argument(help: "An event file, a v1 log, a cloud folder or a device's event-data folder.", completion: .file())
     var source: String
 
     @Argument(help: "The path to create.", completion: .file())
@@ -555,6 +585,11 @@ struct Convert: ParsableCommand, HasOutputOptions {
         try options.validateModelVersion()
         guard encoding == .json || to == .v2 else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --to v1") }
         guard !(json && destination == "-") else { throw ValidationError("--json and DESTINATION - would both write to standard output") }
+        if Ensemble.looksLikeDeviceFolder(source) {
+            guard to == .v2, encoding == .json, !zip, !encrypt, !blobContainer, !force, destination != "-" else {
+                throw ValidationError("a device's event-data folder converts to a new plain v2 JSON cloud folder only (Spec/device-state.md 7)")
+            }
+        }
     }
 
     func run() throws {
@@ -602,8 +637,12 @@ struct Convert: ParsableCommand, HasOutputOptions {
         var summary: ConversionReport?
         var errors: [FormatError] = []
         do throws(EnsembleError) {
-            summary = try Ensemble(inputs: [source], options: readingOptions).convert(
-                to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
+            if Ensemble.looksLikeDeviceFolder(source) {
+                summary = try Ensemble.convertDevice(at: source, to: destination)
+            } else {
+                summary = try Ensemble(inputs: [source], options: readingOptions).convert(
+                    to: destination, format: format, blobContainers: blobContainer, wrapping: wrapping, replacing: force)
+            }
         } catch {
             if error.kind == .usage {
                 writeErrors(error.readErrors, json: json)

@@ -20,6 +20,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
               logtool verify --strict --json cloud > verify.json
               logtool verify --severity verify.debris=info cloud
               logtool verify --write-accept known.json cloud && logtool verify --accept known.json cloud
+              logtool verify --device eventdata/MainStore cloud
             """
     )
 
@@ -39,6 +40,15 @@ struct Verify: ParsableCommand, HasOutputOptions {
         name: .customLong("as-store"),
         help: ArgumentHelp("Also report what device STORE holds back and why (Spec/merge.md 15).", valueName: "STORE"))
     var asStore: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also check a device's event-data folder against the cloud folder (Spec/diagnostics.md 4.17d).", valueName: "DEVICE-DIR"),
+        completion: .directory)
+    var device: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --device: the backend's current identity token (condition 202).", valueName: "token"))
+    var backendIdentity: String?
 
     @Option(
         name: .customLong("severity"),
@@ -65,6 +75,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         if force && writeAccept == nil { throw ValidationError("--force applies only to --write-accept") }
+        guard backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
     }
 
     func run() throws {
@@ -78,7 +89,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
         if let writeAccept { try checkDestination(writeAccept, force: force, existsCode: .verifyAcceptListExists, json: json) }
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let progress = isatty(STDERR_FILENO) == 1
-        let results: [EnsembleVerification]
+        var results: [EnsembleVerification]
         do {
             results = try ensemble.verify(asStore: asStore, severities: chosen, acceptList: acceptList, recordingDigests: writeAccept != nil) {
                 identifier, entries in
@@ -88,6 +99,18 @@ struct Verify: ParsableCommand, HasOutputOptions {
             throw reportAndExit(error, json: json)
         }
         if progress { Console.err(Data("\r\u{1B}[K".utf8)) }
+        if let device {
+            // The device's findings join its ensemble's (the first one when no name matches).
+            let found: [Diagnostic]
+            do {
+                found = try Ensemble.verifyDevice(at: device, cloud: path, backendIdentity: backendIdentity)
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            let ensembleName = URL(fileURLWithPath: device).lastPathComponent
+            let index = results.firstIndex { $0.identifier == ensembleName } ?? results.indices.first
+            if let index { results[index].add(found) }
+        }
         let all = results.flatMap(\.diagnostics)
         let counts = Diagnostic.Severity.allCases.map { severity in all.filter { $0.severity == severity && !$0.accepted }.count }
         // The summary's policy members appear only when a policy was given (Spec/verify.md 4.5).
