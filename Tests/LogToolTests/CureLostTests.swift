@@ -289,9 +289,12 @@ struct CureLostTests {
         let cured = RepairTests.snapshot(timing)
         var random = SystemRandomNumberGenerator()
         var interrupted = 0
+        // Kills that landed after the baseline's addition was journaled and before the last
+        // event left the cloud: those the cure's own completion (Spec/repair.md 3.6.5) must finish.
+        var midCure = 0
         var round = 0
         var window = duration * 0.9
-        while interrupted < 12 && round < 60 {
+        while (interrupted < 12 || midCure < 3) && round < 80 {
             defer { round += 1 }
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
@@ -311,6 +314,9 @@ struct CureLostTests {
                 window *= 0.7
             }
             process.waitUntilExit()
+            let journal = (try? String(contentsOf: quarantine.appendingPathComponent("journal.jsonl"), encoding: .utf8)) ?? ""
+            let eventsLeft = (try? FileManager.default.contentsOfDirectory(atPath: cloud.appendingPathComponent("E/events").path))?.count ?? 0
+            if journal.contains(#""op":"add""#) && eventsLeft > 0 { midCure += 1 }
             // Every original content is there exactly once; at most one more file, the baseline
             // (or its copy cut while written).
             var counts = Self.contentCounts([cloud, quarantine])
@@ -339,5 +345,6 @@ struct CureLostTests {
             }
         }
         #expect(interrupted >= 12, "only \(interrupted) kills in \(round) rounds interrupted a repair")
+        #expect(midCure >= 3, "only \(midCure) kills in \(round) rounds landed while the cure moved what it covers")
     }
 }
