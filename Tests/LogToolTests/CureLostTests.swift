@@ -172,6 +172,45 @@ struct CureLostTests {
         #expect(now == before)
     }
 
+    @Test(
+        "an edited addition is refused by undo, changing nothing: its file outside the quarantine's files/, its place outside the cloud, or the two paths not matching",
+        arguments: [0, 1, 2])
+    func editedAddition(_ attack: Int) throws {
+        let (work, folder, cloud) = try Self.copy("lost-one")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let quarantine = work.appendingPathComponent("quarantine")
+        let applied = try Run(
+            arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 0, "\(applied.stderr)")
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        // The journal as written has the checks the Spec defines, the addition included.
+        let written = try Data(contentsOf: journal)
+        var records = try RepairSafetyTests.records(journal)
+        try RepairSafetyTests.write(records, to: journal)
+        #expect(try Data(contentsOf: journal) == written)
+        let step = try #require(records.firstIndex { $0["op"] == .string("add") })
+        let outside = work.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let secret = outside.appendingPathComponent("secret")
+        try Data("not the cloud's\n".utf8).write(to: secret)
+        switch attack {
+        case 0: records[step]["from"] = .string(outside.appendingPathComponent("planted").path)
+        case 1: records[step]["to"] = .string(secret.path)
+        default:
+            let from = records[step]["from"]?.stringValue ?? ""
+            records[step]["from"] = .string(from.replacingOccurrences(of: "/baselines/", with: "/events/"))
+        }
+        try RepairSafetyTests.write(records, to: journal)
+        let cloudBefore = RepairTests.snapshot(cloud)
+        let quarantineBefore = RepairTests.snapshot(quarantine)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 2, "\(undo.stdout)\(undo.stderr)")
+        #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["secret"])
+        #expect(RepairTests.snapshot(cloud) == cloudBefore)
+        #expect(RepairTests.snapshot(quarantine) == quarantineBefore)
+    }
+
     // MARK: Generated folders
 
     static func registration(_ store: String) -> String {
