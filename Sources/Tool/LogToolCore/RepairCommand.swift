@@ -188,13 +188,16 @@ struct Repair: ParsableCommand, HasOutputOptions {
         let dependent = cure["dependentEvents"]?.arrayValue ?? []
         text +=
             "       \(dependent.count) readable event(s) depended on them and are kept: \(count("withCure", "propertyChanges")) property change(s) of \(count("withCure", "objects")) object(s) made without what was lost\n"
-        for object in cure["dependentObjects"]?.arrayValue ?? [] {
+        // The first 20 in text; `--json` lists every one.
+        let objects = cure["dependentObjects"]?.arrayValue ?? []
+        for object in objects.prefix(20) {
             guard let members = object.objectValue else { continue }
             let properties = (members["properties"]?.arrayValue ?? []).compactMap(\.stringValue).map(escaped).joined(separator: ", ")
             let kept = members["kept"] == .bool(true) ? "" : " (dropped: no readable event inserts it)"
             text +=
                 "         \(escaped(members["entity"]?.stringValue ?? "")) \(escaped(members["id"]?.stringValue ?? "")): \(properties)\(kept)\n"
         }
+        if objects.count > 20 { text += "         and \(objects.count - 20) more object(s) (--json lists them)\n" }
         text +=
             "     wiping the cloud folder instead loses \(count("withWipe", "events")) event(s) and baseline(s), \(count("withWipe", "propertyChanges")) property change(s) of \(count("withWipe", "objects")) object(s)\n"
         return text
