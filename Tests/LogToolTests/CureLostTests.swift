@@ -211,6 +211,40 @@ struct CureLostTests {
         #expect(RepairTests.snapshot(quarantine) == quarantineBefore)
     }
 
+    @Test("other moves come first: the cure waits with a note, --apply makes those moves, and the next --apply cures")
+    func otherMovesFirst() throws {
+        let (work, folder, cloud) = try Self.copy("lost-one")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try Data("debris\n".utf8).write(to: cloud.appendingPathComponent("E/events/.DS_Store"))
+        let arguments = ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--json"]
+        let plan = try JSONParser.parse(Array(try Run(arguments: arguments, in: folder).stdout.utf8))
+        let codes = plan[JSONPointer(["plan", "actions"])]?.arrayValue?.compactMap { $0[JSONPointer(["code"])]?.stringValue }
+        // In the order of verify's report (the gap before the debris), the note last.
+        #expect(codes == ["repair.recommend", "repair.quarantine-files", "repair.note"])
+        let quarantine = work.appendingPathComponent("quarantine")
+        let first = try Run(arguments: arguments + ["--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(first.status == 1, "the gap is still there after the first run")
+        #expect(!FileManager.default.fileExists(atPath: cloud.appendingPathComponent("E/baselines").path))
+        let second = try Run(arguments: arguments + ["--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let after = try Self.json(folder.appendingPathComponent("expected/after.json"))
+        #expect(Self.withoutIdentifier(Self.sortedFiles(cloud)) == after[JSONPointer(["cloud"])])
+    }
+
+    @Test("another error that stops a merge (an unregistered store) leaves the recommendation and a note, and nothing to add")
+    func otherErrors() throws {
+        let (work, folder, cloud) = try Self.copy("lost-one")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.removeItem(at: cloud.appendingPathComponent("E/stores/STORE-BBBB"))
+        let plan = try JSONParser.parse(
+            Array(try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--json"], in: folder).stdout.utf8))
+        let actions = plan[JSONPointer(["plan", "actions"])]?.arrayValue ?? []
+        let codes = actions.compactMap { $0[JSONPointer(["code"])]?.stringValue }
+        #expect(!codes.contains("repair.cure-lost"))
+        let notes = actions.filter { $0[JSONPointer(["code"])] == .string("repair.note") }.compactMap { $0[JSONPointer(["does"])]?.stringValue }
+        #expect(notes.contains { $0.contains("other errors") }, "\(notes)")
+    }
+
     // MARK: Generated folders
 
     static func registration(_ store: String) -> String {
