@@ -28,6 +28,9 @@ extension FormatError.Code {
 /// the reason.
 public struct RepairUndoResult: Sendable {
     public var restored = 0
+    /// Files the repair had added to the cloud (a cure's baseline, Spec/repair.md 3.6), moved
+    /// back into the quarantine because they were unchanged.
+    public var withdrawn = 0
     public var refused: [FormatError] = []
 
     public init() {}
@@ -56,6 +59,9 @@ package final class RepairJournal {
     enum Operation {
         case move(from: String, to: String, sha256: String, size: Int64)
         case removeFolder(String)
+        /// A file the repair adds to the cloud (Spec/repair.md 5.1, 3.6): written first at `from`
+        /// in the quarantine, then moved to `to`; undo moves it back to `from` only if unchanged.
+        case add(from: String, to: String, sha256: String, size: Int64)
     }
 
     /// The header line's facts.
@@ -324,6 +330,12 @@ package final class RepairJournal {
                     guard let path = record["path"]?.stringValue else { throw failure(number, "a folder removal without path") }
                     index[step] = steps.count
                     steps.append(Step(number: step, operation: .removeFolder(path)))
+                case "add":
+                    guard let from = record["from"]?.stringValue, let to = record["to"]?.stringValue, let sha = record["sha256"]?.stringValue,
+                        let size = record["size"]?.numberValue?.int64Value
+                    else { throw failure(number, "an addition without from, to, sha256 or size") }
+                    index[step] = steps.count
+                    steps.append(Step(number: step, operation: .add(from: from, to: to, sha256: sha, size: size)))
                 default:
                     throw failure(number, "unknown operation \(operation)")
                 }
@@ -413,6 +425,13 @@ package final class RepairJournal {
                     .repairJournal, "step \(step.number) removes \(path), outside \(cloudRoot.path): the journal was edited",
                     location: .init(file: journalURL.path))
             }
+        case .add(let from, let to, _, _):
+            // Written in the quarantine at the path it takes in the cloud, then moved there.
+            guard case .quarantine(let source)? = place(from), case .cloud(let target)? = place(to), source == [Self.filesFolder] + target else {
+                throw FormatError(
+                    .repairJournal, "step \(step.number) adds \(to) from \(from), which no repair of \(cloudRoot.path) does: the journal was edited",
+                    location: .init(file: journalURL.path))
+            }
         }
     }
 
@@ -437,7 +456,13 @@ package final class RepairJournal {
     private func checkAccounted() throws(FormatError) {
         var expected = Set<String>()
         for step in steps {
-            guard case .move(_, let to, _, _) = step.operation, case .quarantine(let components)? = place(to) else { continue }
+            let inQuarantine: String
+            switch step.operation {
+            case .move(_, let to, _, _): inQuarantine = to
+            case .add(let from, _, _, _): inQuarantine = from
+            case .removeFolder: continue
+            }
+            guard case .quarantine(let components)? = place(inQuarantine) else { continue }
             let relative = components.joined(separator: "/")
             expected.insert(relative)
             expected.insert(relative + Self.partialSuffix + "-\(step.number)")
@@ -477,6 +502,21 @@ package final class RepairJournal {
     private func complete(_ position: Int) throws(FormatError) {
         switch steps[position].operation {
         case .move(let from, let to, let sha, _):
+            let outcome = try finishMove(from: from, to: to, sha256: sha, step: steps[position].number, recovering: true, undoing: false)
+            try markDone(position, outcome)
+        case .add(let from, let to, let sha, _):
+            // Written in full (its digest) and not yet moved: the move is made. Cut short, or never
+            // written: the step never took effect; the partial file, the repair's own, goes.
+            let (staged, stagedName) = try locate(from, creating: false)
+            let (target, targetName) = try locate(to, creating: false)
+            let isStaged = staged?.status(stagedName) != nil
+            let isAdded = target?.status(targetName) != nil
+            if !isAdded && (!isStaged || staged?.digest(stagedName)?.sha256 != sha) {
+                if isStaged, let staged { _ = unlinkat(staged.descriptor, stagedName, 0) }
+                try append(JSONObject([("undone", JSONValue(Int64(steps[position].number)))]))
+                steps[position].undone = true
+                return
+            }
             let outcome = try finishMove(from: from, to: to, sha256: sha, step: steps[position].number, recovering: true, undoing: false)
             try markDone(position, outcome)
         case .removeFolder(let path):
@@ -526,6 +566,64 @@ package final class RepairJournal {
         steps.append(Step(number: number, operation: .move(from: from.path, to: to.path, sha256: sha, size: size)))
         let outcome = try finishMove(from: from.path, to: to.path, sha256: sha, step: number, recovering: false, undoing: false)
         try markDone(steps.count - 1, outcome)
+    }
+
+    /// Adds a file the repair wrote to the cloud at `to` (Spec/repair.md 5.1): journaled with its
+    /// digest and size, written in full at the path it takes in the cloud below the quarantine's
+    /// `files/` and flushed, then moved into the cloud without replacing anything (5.2). A stopped
+    /// addition is completed when its file was written in full, and otherwise never took effect.
+    package func add(_ bytes: [UInt8], to: URL) throws(FormatError) {
+        let number = nextNumber
+        let staged = quarantinePath(of: to)
+        let sha = RepairFiles.hex(Array(SHA256.hash(data: bytes)))
+        let step = Step(number: number, operation: .add(from: staged.path, to: to.path, sha256: sha, size: Int64(bytes.count)))
+        try checkPaths(step)
+        let (target, targetName) = try locate(to.path, creating: false)
+        guard target?.status(targetName) == nil else {
+            throw FormatError(.repairMoveFailed, "something already stands at \(to.path): nothing was added", location: .init(file: to.path))
+        }
+        let (existing, stagedName) = try locate(staged.path, creating: false)
+        guard existing?.status(stagedName) == nil else {
+            throw FormatError(.repairMoveFailed, "something already stands at \(staged.path): nothing was added", location: .init(file: staged.path))
+        }
+        nextNumber += 1
+        try append(
+            JSONObject([
+                ("step", JSONValue(Int64(number))), ("op", .string("add")), ("from", .string(staged.path)), ("to", .string(to.path)),
+                ("sha256", .string(sha)), ("size", JSONValue(Int64(bytes.count))),
+            ]))
+        steps.append(step)
+        guard let folder = try locate(staged.path, creating: true).folder else {
+            throw FormatError(.repairMoveFailed, "cannot create the folder of the file to add", location: .init(file: staged.path))
+        }
+        let file = openat(folder.descriptor, stagedName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard file >= 0 else { throw RepairFiles.failure("cannot write the file to add", staged.path) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Foundation.write(file, $0.baseAddress.map { $0 + written }, $0.count - written) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                close(file)
+                throw RepairFiles.failure("cannot write the file to add", staged.path)
+            }
+            written += count
+        }
+        guard fsync(file) == 0 else {
+            close(file)
+            throw RepairFiles.failure("cannot flush the file to add", staged.path)
+        }
+        close(file)
+        folder.sync()
+        let outcome = try finishMove(from: staged.path, to: to.path, sha256: sha, step: number, recovering: false, undoing: false)
+        try markDone(steps.count - 1, outcome)
+    }
+
+    /// The files this journal added to the cloud and that are still added (done, not undone).
+    package var addedFiles: [URL] {
+        steps.compactMap { step in
+            guard step.done, !step.undone, case .add(_, let to, _, _) = step.operation else { return nil }
+            return URL(fileURLWithPath: to)
+        }
     }
 
     /// How many announced steps a stopped run left undone.
@@ -746,6 +844,48 @@ package final class RepairJournal {
                 try append(JSONObject([("undone", JSONValue(number))]))
                 steps[position].undone = true
                 result.restored += 1
+            case .add(let from, let to, let sha, _):
+                // The added file leaves the cloud for the quarantine, and only unchanged: a file
+                // that was changed since (a device wrote it, or a user) stays (Spec/repair.md 6).
+                let (staged, stagedName) = try locate(from, creating: false)
+                let (added, addedName) = try locate(to, creating: false)
+                let isStaged = staged?.status(stagedName) != nil
+                let isAdded = added?.status(addedName) != nil
+                if steps[position].undoStarted && isStaged && !isAdded {
+                    try append(JSONObject([("undone", JSONValue(number))]))
+                    steps[position].undone = true
+                    result.withdrawn += 1
+                    continue
+                }
+                guard isAdded else {
+                    result.refused.append(
+                        FormatError(.repairMoveFailed, "the file the repair added is no longer at \(to); nothing was changed", location: .init(file: to)))
+                    continue
+                }
+                guard added?.digest(addedName)?.sha256 == sha, !isStaged || staged?.digest(stagedName)?.sha256 == sha else {
+                    result.refused.append(
+                        FormatError(
+                            .repairUndoBlocked, "the file the repair added at \(to) was changed since: it stays in the cloud folder",
+                            location: .init(file: to)))
+                    continue
+                }
+                if !steps[position].undoStarted {
+                    try append(JSONObject([("undo", JSONValue(number))]))
+                    steps[position].undoStarted = true
+                }
+                do throws(FormatError) {
+                    let outcome = try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true, undoing: false)
+                    if case .keptBoth = outcome {
+                        throw FormatError(
+                            .repairSourceChanged, "the added file was replaced while it was moved out: both versions stay", location: .init(file: to))
+                    }
+                } catch {
+                    result.refused.append(error)
+                    continue
+                }
+                try append(JSONObject([("undone", JSONValue(number))]))
+                steps[position].undone = true
+                result.withdrawn += 1
             case .removeFolder(let path):
                 if steps[position].removed {
                     let (parent, name) = try locate(path, creating: false)
@@ -767,6 +907,7 @@ package final class RepairJournal {
     /// is marked done, for undo to move it back; a published copy whose original was not yet
     /// unlinked is removed when both are identical.
     private func rollBack(_ position: Int) throws(FormatError) {
+        if case .add(let from, let to, let sha, _) = steps[position].operation { return try rollBackAddition(position, from: from, to: to, sha256: sha) }
         guard case .move(let from, let to, let sha, _) = steps[position].operation else { return try complete(position) }
         let number = steps[position].number
         let (home, homeName) = try locate(from, creating: false)
@@ -790,6 +931,35 @@ package final class RepairJournal {
             }
         case (false, false):
             throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
+        }
+        try append(JSONObject([("undone", JSONValue(Int64(number)))]))
+        steps[position].undone = true
+    }
+
+    /// Rolls back an addition a stopped repair left half done: a file that never reached the
+    /// cloud stays in the quarantine (whole or not); one that did is marked done, for undo to
+    /// take it out; a published copy beside its whole original in the quarantine is removed.
+    private func rollBackAddition(_ position: Int, from: String, to: String, sha256: String) throws(FormatError) {
+        let number = steps[position].number
+        let (staged, stagedName) = try locate(from, creating: false)
+        let (added, addedName) = try locate(to, creating: false)
+        if let added, added.status(addedName + Self.partialSuffix + "-\(number)") != nil {
+            _ = unlinkat(added.descriptor, addedName + Self.partialSuffix + "-\(number)", 0)
+        }
+        switch (staged?.status(stagedName) != nil, added?.status(addedName) != nil) {
+        case (_, false):
+            break
+        case (false, true):
+            try append(JSONObject([("done", JSONValue(Int64(number)))]))
+            steps[position].done = true
+            return
+        case (true, true):
+            guard let staged, let added, staged.digest(stagedName)?.sha256 == sha256, let (copy, status) = added.digest(addedName), copy == sha256 else {
+                throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
+            }
+            guard case .moved = try unlinkOriginal(added, addedName, ifStill: status, from: to, to: from) else {
+                throw FormatError(.repairSourceChanged, "\(to) changed while it was removed: both stay", location: .init(file: to))
+            }
         }
         try append(JSONObject([("undone", JSONValue(Int64(number)))]))
         steps[position].undone = true

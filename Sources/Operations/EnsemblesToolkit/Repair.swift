@@ -8,7 +8,8 @@ import CloudFolder
 public struct RepairPlan: Sendable {
     /// One step of the plan.
     public struct Action: Sendable {
-        /// `repair.fold-duplicate`, `repair.quarantine`, `repair.note` or `repair.recommend`.
+        /// `repair.fold-duplicate`, `repair.quarantine-files`, `repair.note`, `repair.recommend`
+        /// or `repair.cure-lost`.
         public var code: String
         /// The verify findings it answers: code and files (relative to the ensemble folder).
         public var answers: [(code: String, files: [String])]
@@ -22,6 +23,14 @@ public struct RepairPlan: Sendable {
         public var emptiedFolders: [URL] = []
         /// The files it moves into the quarantine (absolute paths).
         public var quarantine: [URL] = []
+        /// The files it adds to the cloud folder (absolute paths): a cure's baseline
+        /// (Spec/repair.md 3.6), written before anything moves.
+        public var adds: [URL] = []
+        /// The bytes of each file of ``adds``.
+        package var addedBytes: [[UInt8]] = []
+        /// For `repair.cure-lost`: what the cure loses against what wiping the cloud folder loses
+        /// (`lost`, `dependentEvents`, `dependentObjects`, `withCure`, `withWipe`; Spec/repair.md 3.6).
+        public var cure: JSONObject? = nil
     }
 
     /// The cloud root: the folder whose files the plan may move (Spec/repair.md 2).
@@ -32,7 +41,9 @@ public struct RepairPlan: Sendable {
     public var errorsLeft: [(code: String, files: [String])]
 
     /// Whether there is anything to apply.
-    public var hasMoves: Bool { actions.contains { !$0.moves.isEmpty || !$0.quarantine.isEmpty || !$0.emptiedFolders.isEmpty } }
+    public var hasMoves: Bool {
+        actions.contains { !$0.moves.isEmpty || !$0.quarantine.isEmpty || !$0.emptiedFolders.isEmpty || !$0.adds.isEmpty }
+    }
 }
 
 extension FormatError.Code {
@@ -44,11 +55,14 @@ extension FormatError.Code {
     public static let repairNote = Self("repair.note")
     /// The folder cannot be made mergeable in place (Spec/repair.md 3.4).
     public static let repairRecommend = Self("repair.recommend")
+    /// A lost revision cured by a new baseline of the salvage state (Spec/repair.md 3.6).
+    public static let repairCureLost = Self("repair.cure-lost")
 }
 
 extension Ensemble {
-    /// The repair plan for the first input (Spec/repair.md 3), from a verification of it.
-    public func repairPlan() throws(EnsembleError) -> RepairPlan {
+    /// The repair plan for the first input (Spec/repair.md 3), from a verification of it. With
+    /// `curingLost`, a lost revision gets the cure of section 3.6 instead of a recommendation.
+    public func repairPlan(curingLost: Bool = false) throws(EnsembleError) -> RepairPlan {
         let path = try firstInput()
         let results = try verify()
         let base = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
@@ -116,7 +130,109 @@ extension Ensemble {
                 if !cleared.contains(index) { errorsLeft.append((diagnostic.code.rawValue, diagnostic.files)) }
             }
         }
-        return RepairPlan(cloudRoot: cloudRoot, actions: actions, errorsBefore: errorsBefore, errorsLeft: errorsLeft)
+        var plan = RepairPlan(cloudRoot: cloudRoot, actions: actions, errorsBefore: errorsBefore, errorsLeft: errorsLeft)
+        if curingLost, let result = results.first, results.count == 1 {
+            let folder = result.displayPath == "." ? base : base.appendingPathComponent(result.displayPath)
+            let inside = result.displayPath == "." ? path : Converter.join(path, result.displayPath)
+            try cure(&plan, folder: folder, inside: inside)
+        }
+        return plan
+    }
+
+    /// Findings a cure answers: a gap or missing dependency whose delivery is `missing`
+    /// (Spec/repair.md 3.6), and the count of more of them.
+    private static let lostCodes: Set<FormatError.Code> = [.verifyRevisionGap, .verifyMissingDependency, .verifyMoreFindings]
+
+    /// Replaces the recommendations for lost revisions with the cure (Spec/repair.md 3.6), or
+    /// adds a note saying why there is none. `inside` is the ensemble folder as the input names it.
+    private func cure(_ plan: inout RepairPlan, folder: URL, inside: String) throws(EnsembleError) {
+        let recommended = plan.actions.indices.filter {
+            plan.actions[$0].code == FormatError.Code.repairRecommend.rawValue
+                && plan.actions[$0].answers.allSatisfy {
+                    [FormatError.Code.verifyRevisionGap.rawValue, FormatError.Code.verifyMissingDependency.rawValue].contains($0.code)
+                }
+        }
+        guard !recommended.isEmpty else { return }
+        func refuse(_ reason: String) {
+            plan.actions.append(
+                RepairPlan.Action(
+                    code: FormatError.Code.repairNote.rawValue, answers: recommended.flatMap { plan.actions[$0].answers },
+                    does: "nothing: --cure-lost cannot cure this folder: \(reason)", afterwards: "the recommendations above stay"))
+        }
+        // A revision still arriving is not lost: the cure never covers it.
+        let lostCodeNames = [FormatError.Code.verifyRevisionGap.rawValue, FormatError.Code.verifyMissingDependency.rawValue]
+        guard !plan.actions.contains(where: { $0.code == FormatError.Code.repairNote.rawValue && $0.answers.contains { lostCodeNames.contains($0.code) } })
+        else {
+            return refuse("a missing revision is still arriving (delivery pending); wait for it")
+        }
+        // The cure is made from the folder as it is: other moves come first, then a new plan.
+        guard !plan.hasMoves else {
+            return refuse("apply the other actions first (logtool repair --apply), then plan the cure again")
+        }
+        let others = plan.errorsLeft.filter { !Self.lostCodes.contains(FormatError.Code($0.code)) }
+        guard others.isEmpty else {
+            return refuse("other errors stop a merge (\(Set(others.map(\.code)).sorted().joined(separator: ", ")))")
+        }
+        var warnings: [FormatError] = []
+        let (input, analysis) = try analyze(warnings: &warnings)
+        let prefix = String(Converter.join(inside, "x").dropLast())
+        let made: LostRevisionCure
+        do {
+            made = try LostRevisionCure.make(input, analysis) { String($0.hasPrefix(prefix) ? $0.dropFirst(prefix.count) : Substring($0)) }
+        } catch let refusal as LostRevisionCure.Refusal {
+            return refuse(refusal.reason)
+        } catch {
+            return refuse("the salvage state cannot be made: \(error)")
+        }
+        let answers = recommended.flatMap { plan.actions[$0].answers }
+        let answered = Set(answers.map { $0.code + "\u{0}" + $0.files.joined(separator: "\u{0}") })
+        plan.errorsLeft.removeAll {
+            answered.contains($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}")) || Self.lostCodes.contains(FormatError.Code($0.code))
+        }
+        let lost = made.lost.map { "\($0.store) \(IntegrityProblem.revisions($0.first, $0.last))" }.joined(separator: "; ")
+        var action = RepairPlan.Action(
+            code: FormatError.Code.repairCureLost.rawValue, answers: answers,
+            does:
+                "write a new baseline of the salvage state (every readable event applied, the lost revisions \(lost) absent) that covers every store's latest revision, then move the \(made.covered.count) event and baseline file(s) it covers out of the ensemble; this assumes the lost revisions' devices no longer hold them",
+            afterwards:
+                "every device imports the new baseline, deletes what it covers and integrates it in full: no device is held back, and all reach the salvage state; the changes of the lost revisions are gone (a device that still holds one could rebase instead and keep them)",
+            quarantine: made.covered.map { folder.appendingPathComponent($0).standardizedFileURL })
+        action.adds = [folder.appendingPathComponent("baselines").appendingPathComponent(made.fileName)]
+        action.addedBytes = [made.bytes]
+        action.cure = made.report
+        plan.actions.removeAll {
+            $0.code == FormatError.Code.repairRecommend.rawValue
+                && Set($0.answers.map { $0.code + "\u{0}" + $0.files.joined(separator: "\u{0}") }).isSubset(of: answered)
+        }
+        plan.actions.append(action)
+    }
+
+    /// What a stopped cure still has to move (Spec/repair.md 3.6, 5.3): the files the baseline
+    /// it added covers, when that baseline is still in the folder.
+    private func cureCompletion(_ added: [URL], cloudRoot: URL) throws(EnsembleError) -> [RepairPlan.Action] {
+        let path = try firstInput()
+        let base = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
+        var warnings: [FormatError] = []
+        guard let (input, _) = try? analyze(warnings: &warnings), let listing = try? listings().first else { return [] }
+        let folder = listing.displayPath == "." ? base : base.appendingPathComponent(listing.displayPath)
+        let inside = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
+        let prefix = String(Converter.join(inside, "x").dropLast())
+        let relative = { (file: String) in String(file.hasPrefix(prefix) ? file.dropFirst(prefix.count) : Substring(file)) }
+        var actions: [RepairPlan.Action] = []
+        for file in added {
+            guard
+                let cure = input.baselines.first(where: {
+                    folder.appendingPathComponent(relative($0.file)).standardizedFileURL.path == file.standardizedFileURL.path
+                })
+            else { continue }
+            let covered = LostRevisionCure.coveredBy(cure, input, relative: relative)
+            guard !covered.isEmpty else { continue }
+            actions.append(
+                RepairPlan.Action(
+                    code: FormatError.Code.repairCureLost.rawValue, answers: [], does: "finish the cure: move what its baseline covers",
+                    afterwards: "", quarantine: covered.map { folder.appendingPathComponent($0).standardizedFileURL }))
+        }
+        return actions
     }
 
     /// The fold of one duplicate folder (Spec/repair.md 3.1): the files only it has move into
@@ -200,14 +316,19 @@ public struct RepairResult: Sendable {
     public var moved = 0
     public var foldersRemoved = 0
     public var recovered = 0
+    /// Files added to the cloud folder: a cure's baseline (Spec/repair.md 3.6).
+    public var added = 0
 }
 
 extension Ensemble {
     /// Carries out the repair plan of the first input (Spec/repair.md 4): first completes what a
     /// stopped run of the same repair left half done, then plans again on the folder as it now is
     /// and moves each file, journaled in `quarantine`. `progress` is called after each step.
-    public func applyRepair(quarantine: URL, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(EnsembleError) -> RepairResult {
-        var plan = try repairPlan()
+    /// With `curingLost`, the plan cures a lost revision (Spec/repair.md 3.6).
+    public func applyRepair(
+        quarantine: URL, curingLost: Bool = false, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws(EnsembleError) -> RepairResult {
+        var plan = try repairPlan(curingLost: curingLost)
         try Self.checkOutside(quarantine, plan)
         let journal: RepairJournal
         do {
@@ -223,22 +344,31 @@ extension Ensemble {
         } catch {
             throw EnsembleError(.failure, error)
         }
-        if result.recovered > 0 { plan = try repairPlan() }
+        if result.recovered > 0 || !journal.addedFiles.isEmpty { plan = try repairPlan(curingLost: curingLost) }
+        // A cure stopped after its baseline was added: what the baseline covers still moves.
+        if !journal.addedFiles.isEmpty { plan.actions += try cureCompletion(journal.addedFiles, cloudRoot: plan.cloudRoot) }
         // Only files of the cloud root and the duplicates beside it may move (Spec/repair.md 2).
         let allowed = plan.cloudRoot.deletingLastPathComponent().path + "/"
         for action in plan.actions {
-            for file in action.moves.map(\.from) + action.quarantine where !file.standardizedFileURL.path.hasPrefix(allowed) {
+            for file in action.moves.map(\.from) + action.quarantine + action.adds where !file.standardizedFileURL.path.hasPrefix(allowed) {
                 throw EnsembleError(
                     .failure, FormatError(.repairMoveFailed, "the plan names a file outside the cloud folder", location: .init(file: file.path)))
             }
         }
-        let total = plan.actions.reduce(0) { $0 + $1.moves.count + $1.quarantine.count + $1.emptiedFolders.count }
+        let total = plan.actions.reduce(0) { $0 + $1.moves.count + $1.adds.count + $1.quarantine.count + $1.emptiedFolders.count }
         var done = 0
         do throws(FormatError) {
             for action in plan.actions {
                 for (from, to) in action.moves {
                     try journal.move(from, to: to)
                     result.moved += 1
+                    done += 1
+                    progress?(done, total)
+                }
+                // A cure's baseline is in the folder before anything it covers leaves it.
+                for (file, bytes) in zip(action.adds, action.addedBytes) {
+                    try journal.add(bytes, to: file)
+                    result.added += 1
                     done += 1
                     progress?(done, total)
                 }

@@ -30,6 +30,13 @@ struct Repair: ParsableCommand, HasOutputOptions {
     @Option(name: .long, help: ArgumentHelp("Where moved files go: a new or empty folder outside the cloud folder.", valueName: "DIR"))
     var quarantine: String?
 
+    @Flag(
+        name: .long,
+        help:
+            "Cure a lost revision: a new baseline of the salvage state covering every store, and what it covers moved to the quarantine (needs --model)."
+    )
+    var cureLost = false
+
     @Option(name: .long, help: ArgumentHelp("Put back every file the repair journaled in DIR moved.", valueName: "DIR"))
     var undo: String?
 
@@ -42,7 +49,9 @@ struct Repair: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         if undo != nil {
-            guard !apply && quarantine == nil && path == nil else { throw ValidationError("--undo DIR takes no PATH, --apply or --quarantine") }
+            guard !apply && !cureLost && quarantine == nil && path == nil else {
+                throw ValidationError("--undo DIR takes no PATH, --apply, --cure-lost or --quarantine")
+            }
             return
         }
         guard path != nil else { throw ValidationError("give the cloud folder PATH") }
@@ -56,7 +65,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
         let plan: RepairPlan
         do {
-            plan = try ensemble.repairPlan()
+            plan = try ensemble.repairPlan(curingLost: cureLost)
         } catch {
             throw reportAndExit(error, json: json)
         }
@@ -71,7 +80,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
         let progress = isatty(STDERR_FILENO) == 1
         let result: RepairResult
         do {
-            result = try ensemble.applyRepair(quarantine: URL(fileURLWithPath: quarantine)) { done, total in
+            result = try ensemble.applyRepair(quarantine: URL(fileURLWithPath: quarantine), curingLost: cureLost) { done, total in
                 if progress { Console.err(Data("\rrepairing: \(done) of \(total) steps…".utf8)) }
             }
         } catch {
@@ -99,7 +108,8 @@ struct Repair: ParsableCommand, HasOutputOptions {
                             .object(
                                 JSONObject([
                                     ("quarantine", .string(URL(fileURLWithPath: quarantine).standardizedFileURL.path)),
-                                    ("moved", JSONValue(Int64(result.moved))), ("foldersRemoved", JSONValue(Int64(result.foldersRemoved))),
+                                    ("moved", JSONValue(Int64(result.moved))), ("added", JSONValue(Int64(result.added))),
+                                    ("foldersRemoved", JSONValue(Int64(result.foldersRemoved))),
                                     ("recovered", JSONValue(Int64(result.recovered))), ("errorsAfter", JSONValue(Int64(errorsAfter.count))),
                                     ("newErrors", .array(new.map(JSONValue.string))),
                                 ]))
@@ -108,6 +118,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
         } else {
             var text = Self.text(plan, path: path, applied: true)
             if result.recovered > 0 { text += "Completed \(result.recovered) step(s) a stopped repair had begun.\n" }
+            if result.added > 0 { text += "Added \(result.added) file(s) to the cloud folder.\n" }
             text += "Moved \(result.moved) file(s) into \(escaped(quarantine)), removed \(result.foldersRemoved) empty folder(s).\n"
             text += "verify errors: \(plan.errorsBefore) before, \(errorsAfter.count) after.\n"
             for finding in new { text += "  new: \(escaped(finding))\n" }
@@ -128,14 +139,15 @@ struct Repair: ParsableCommand, HasOutputOptions {
             writeJSON(
                 .object(
                     JSONObject([
-                        ("restored", JSONValue(Int64(result.restored))),
+                        ("restored", JSONValue(Int64(result.restored))), ("withdrawn", JSONValue(Int64(result.withdrawn))),
                         (
                             "refused",
                             .array(result.refused.map { .object(JSONObject([("file", .string($0.location.file ?? "")), ("message", .string($0.message))])) })
                         ),
                     ])))
         } else {
-            writeStandardOutput("Put back \(result.restored) file(s).\n")
+            let withdrawn = result.withdrawn > 0 ? ", took \(result.withdrawn) added file(s) back out into the quarantine" : ""
+            writeStandardOutput("Put back \(result.restored) file(s)\(withdrawn).\n")
             writeErrors(result.refused)
         }
         throw ToolExit(status: result.refused.isEmpty ? .success : .problemsFound)
@@ -150,7 +162,9 @@ struct Repair: ParsableCommand, HasOutputOptions {
             for answer in action.answers { text += "     answers \(answer.code) \(answer.files.map(escaped).joined(separator: ", "))\n" }
             text += "     does: \(escaped(action.does))\n"
             for move in action.moves { text += "       move \(escaped(move.from.path)) -> \(escaped(move.to.path))\n" }
+            for file in action.adds { text += "       add \(escaped(file.path))\n" }
             for file in action.quarantine { text += "       quarantine \(escaped(file.path))\n" }
+            if let cure = action.cure { text += cureText(cure) }
             text += "     afterwards: \(escaped(action.afterwards))\n"
         }
         text += "verify errors: \(plan.errorsBefore) now, \(plan.errorsLeft.count) left after the plan\n"
@@ -158,6 +172,34 @@ struct Repair: ParsableCommand, HasOutputOptions {
         if !applied && plan.hasMoves {
             text += "Nothing was changed. Apply with: logtool repair \(escaped(path)) --apply --quarantine DIR (DIR outside \(escaped(plan.cloudRoot.path)))\n"
         }
+        return text
+    }
+
+    /// A cure's report (Spec/repair.md 3.6): what is lost with it, against wiping the folder.
+    static func cureText(_ cure: JSONObject) -> String {
+        func count(_ object: String, _ key: String) -> Int64 { cure[object]?.objectValue?[key]?.numberValue?.int64Value ?? 0 }
+        var text = "     lost with the cure:\n"
+        for run in cure["lost"]?.arrayValue ?? [] {
+            let first = run.objectValue?["first"]?.numberValue?.int64Value ?? 0
+            let last = run.objectValue?["last"]?.numberValue?.int64Value ?? 0
+            text +=
+                "       store \(escaped(run.objectValue?["store"]?.stringValue ?? "")) \(first == last ? "revision \(first)" : "revisions \(first)-\(last)") (contents unknown)\n"
+        }
+        let dependent = cure["dependentEvents"]?.arrayValue ?? []
+        text +=
+            "       \(dependent.count) readable event(s) depended on them and are kept: \(count("withCure", "propertyChanges")) property change(s) of \(count("withCure", "objects")) object(s) made without what was lost\n"
+        // The first 20 in text; `--json` lists every one.
+        let objects = cure["dependentObjects"]?.arrayValue ?? []
+        for object in objects.prefix(20) {
+            guard let members = object.objectValue else { continue }
+            let properties = (members["properties"]?.arrayValue ?? []).compactMap(\.stringValue).map(escaped).joined(separator: ", ")
+            let kept = members["kept"] == .bool(true) ? "" : " (dropped: no readable event inserts it)"
+            text +=
+                "         \(escaped(members["entity"]?.stringValue ?? "")) \(escaped(members["id"]?.stringValue ?? "")): \(properties)\(kept)\n"
+        }
+        if objects.count > 20 { text += "         and \(objects.count - 20) more object(s) (--json lists them)\n" }
+        text +=
+            "     wiping the cloud folder instead loses \(count("withWipe", "events")) event(s) and baseline(s), \(count("withWipe", "propertyChanges")) property change(s) of \(count("withWipe", "objects")) object(s)\n"
         return text
     }
 
@@ -171,26 +213,28 @@ struct Repair: ParsableCommand, HasOutputOptions {
                     .array(
                         plan.actions.map { action in
                             .object(
-                                JSONObject([
-                                    ("code", .string(action.code)),
-                                    (
-                                        "answers",
-                                        .array(
-                                            action.answers.map {
-                                                .object(JSONObject([("code", .string($0.code)), ("files", .array($0.files.map(JSONValue.string)))]))
-                                            })
-                                    ),
-                                    ("does", .string(action.does)), ("afterwards", .string(action.afterwards)),
-                                    (
-                                        "moves",
-                                        .array(
-                                            action.moves.map {
-                                                .object(JSONObject([("from", .string($0.from.path)), ("to", .string($0.to.path))]))
-                                            })
-                                    ),
-                                    ("quarantine", .array(action.quarantine.map { .string($0.path) })),
-                                    ("removeFoldersIfEmpty", .array(action.emptiedFolders.map { .string($0.path) })),
-                                ]))
+                                JSONObject(
+                                    [
+                                        ("code", .string(action.code)),
+                                        (
+                                            "answers",
+                                            .array(
+                                                action.answers.map {
+                                                    .object(JSONObject([("code", .string($0.code)), ("files", .array($0.files.map(JSONValue.string)))]))
+                                                })
+                                        ),
+                                        ("does", .string(action.does)), ("afterwards", .string(action.afterwards)),
+                                        (
+                                            "moves",
+                                            .array(
+                                                action.moves.map {
+                                                    .object(JSONObject([("from", .string($0.from.path)), ("to", .string($0.to.path))]))
+                                                })
+                                        ),
+                                        ("quarantine", .array(action.quarantine.map { .string($0.path) })),
+                                        ("removeFoldersIfEmpty", .array(action.emptiedFolders.map { .string($0.path) })),
+                                    ] + (action.adds.isEmpty ? [] : [("adds", .array(action.adds.map { .string($0.path) }))])
+                                        + (action.cure.map { [("cure", JSONValue.object($0))] } ?? [])))
                         })
                 ),
                 ("errorsBefore", JSONValue(Int64(plan.errorsBefore))),
