@@ -152,6 +152,33 @@ struct CureLostTests {
         #expect(Self.sortedFiles(quarantine) == .array([.string("files/cloud/E/baselines/\(name)")]))
     }
 
+    @Test("an entity of the model with no live object gets one delete of CURE-NONE-<entity> (Spec/repair.md 3.6.2, 9.3 rule 3)")
+    func entityMarkers() throws {
+        let (work, folder, cloud) = try Self.copy("lost-one")
+        defer { try? FileManager.default.removeItem(at: work) }
+        // The model gains an entity Tag, which no event of the folder names.
+        let contents = folder.appendingPathComponent("Model.xcdatamodeld/Model.xcdatamodel/contents")
+        let model = try String(contentsOf: contents, encoding: .utf8)
+        try model.replacingOccurrences(
+            of: "</model>",
+            with:
+                "    <entity name=\"Tag\" representedClassName=\"Tag\" syncable=\"YES\">\n        <attribute name=\"label\" optional=\"YES\" attributeType=\"String\"/>\n    </entity>\n</model>"
+        ).write(to: contents, atomically: true, encoding: .utf8)
+        let quarantine = work.appendingPathComponent("quarantine")
+        let applied = try Run(
+            arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cloud.appendingPathComponent("E/baselines").path).first)
+        let baseline = try Self.json(cloud.appendingPathComponent("E/baselines/\(name)"))
+        #expect(
+            baseline[JSONPointer(["changesByEntity", "Tag"])]
+                == .array([.object(JSONObject([("globalIdentifier", .string("CURE-NONE-Tag")), ("type", JSONValue(Int64(300)))]))]))
+        // Folder and Note have objects: no marker for them.
+        let notes = baseline[JSONPointer(["changesByEntity", "Note"])]?.arrayValue ?? []
+        #expect(!notes.isEmpty && notes.allSatisfy { $0[JSONPointer(["type"])] == JSONValue(Int64(100)) })
+        #expect(try Run(arguments: ["merge", "--model", "Model.xcdatamodeld", "cloud/E"], in: folder).status == 0)
+    }
+
     @Test("undo leaves a cure baseline that was changed since in the cloud, and puts back everything else")
     func changedBaselineStays() throws {
         let (work, folder, cloud) = try Self.copy("lost-one")

@@ -204,9 +204,15 @@ struct LostRevisionCure {
             let sorted = properties.values.sorted { utf8Precedes($0.name, $1.name) }
             return ObjectChange(entity: object.entity, globalIdentifier: object.id, type: .insert, propertyChanges: sorted, dataFiles: sortedUnique(dataFiles))
         }
+        // An entity with no live object still gets a change, a delete of an object no device has:
+        // a device's full integration sweeps only the entities the baseline names, and so it also
+        // deletes that entity's objects that only a lost event inserted (Spec/repair.md 9.3 rule 3).
+        let markers = model.entityNames.filter { name in !(model.entities[name]?.isAbstract ?? true) && liveByEntity[name] == nil }.map {
+            ObjectChange(entity: $0, globalIdentifier: "CURE-NONE-" + $0, type: .delete, propertyChanges: [], dataFiles: [])
+        }
         return Event(
             uniqueIdentifier: "", type: .baseline, storeIdentifier: store, globalCount: globalCount, timestamp: timestamp, modelVersion: nil,
-            revisionSet: revisionSet, objectChanges: changes)
+            revisionSet: revisionSet, objectChanges: changes + markers)
     }
 
     /// A new unique identifier, the same for the same cure of the same folder: the first 16
