@@ -200,6 +200,9 @@ struct Repair: ParsableCommand, HasOutputOptions {
         if objects.count > 20 { text += "         and \(objects.count - 20) more object(s) (--json lists them)\n" }
         text +=
             "     wiping the cloud folder instead loses \(count("withWipe", "events")) event(s) and baseline(s), \(count("withWipe", "propertyChanges")) property change(s) of \(count("withWipe", "objects")) object(s)\n"
+        // Spec/repair.md 9.3 rule 7: the folder may need a second cure once every device has merged.
+        text +=
+            "     once every device has synced, verify the folder again: a revision missing again, or saves above the cure by two or more stores made before it, need a second repair --cure-lost\n"
         return text
     }
 
