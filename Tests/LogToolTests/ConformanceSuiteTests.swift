@@ -59,20 +59,79 @@ struct ConformanceSuiteTests {
 
     static let suites = ["v2-json", "v2-binary", "wrappers", "file-names", "models", "v1-json", "verify", "merge", "device"]
 
-    @Test("every suite passes against this logtool, every case of it", arguments: suites)
+    /// This logtool's commands run in the test process, as `cd FOLDER && logtool COMMAND ARGS`
+    /// runs them: an argument naming a file or folder inside the case folder is given as an
+    /// absolute path, and the folder's path is taken out of what the command writes again, so the
+    /// outputs read as from inside the folder. (Not `chdir`: other tests run in this process at
+    /// the same time.) A process per case cost about 40 s of the test run.
+    static let inProcess = ConformanceRunner.Engine.function { command, arguments, folder in
+        let prefix = folder.path + "/"
+        let absolute = arguments.map { argument in
+            !argument.hasPrefix("-") && !argument.hasPrefix("/") && FileManager.default.fileExists(atPath: prefix + argument) ? prefix + argument : argument
+        }
+        let run = LogTool.runCapturingBytes(arguments: [command] + absolute)
+        func relative(_ data: Data) -> Data {
+            let needle = Data(prefix.utf8)
+            var result = Data()
+            var rest = data[...]
+            while let found = rest.firstRange(of: needle) {
+                result += rest[..<found.lowerBound]
+                rest = rest[found.upperBound...]
+            }
+            return result + rest
+        }
+        return (run.status, relative(run.stdout), relative(run.stderr))
+    }
+
+    @Test("every suite passes against this logtool, every case of it (in process)", arguments: suites)
     func suitePasses(suite: String) throws {
-        let run = try Run(arguments: ["conformance", "--suite", suite], in: FileManager.default.temporaryDirectory)
-        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let run = try Self.failures(of: suite, with: Self.inProcess)
+        let failures = run.failures.compactMap { $0 }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         let count = try Self.expectedCount(suite)
+        #expect(count > 0)
+        #expect(run.cases == count)
+    }
+
+    /// One suite the way an implementer runs it, this logtool started once per case: the
+    /// command's default engine and fixtures, its summary line and its exit status. The suite
+    /// whose outputs name the most paths (finding lines), which the in-process runs above read
+    /// back as relative ones.
+    @Test("the merge suite passes from the command line, with a logtool process per case")
+    func suitePassesFromTheCommandLine() throws {
+        let run = try Run(arguments: ["conformance", "--suite", "merge"], in: FileManager.default.temporaryDirectory)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let count = try Self.expectedCount("merge")
         #expect(count > 0)
         #expect(run.stdout.hasSuffix("\n\(count) passed, 0 failed\n"), "\(run.stdout.suffix(300))")
     }
 
-    @Test("an engine that only exits 0 fails every case of every suite", arguments: suites)
+    /// The cases of `suite` in the kit and what each gives with `engine`: nil when it passes.
+    static func failures(of suite: String, with engine: ConformanceRunner.Engine) throws -> (cases: Int, failures: [String?]) {
+        let family = try #require(ConformanceSuite(rawValue: suite))
+        let cases = try #require(family.cases(in: Run.packageRoot.appendingPathComponent("Fixtures/\(family.folderName)")))
+        let runner = ConformanceRunner(engine: engine)
+        return (
+            cases.count,
+            cases.map { testCase in
+                let differences = runner.differences(testCase)
+                return differences.isEmpty ? nil : "FAIL \(testCase.name)\n  " + differences.joined(separator: "\n  ")
+            }
+        )
+    }
+
+    @Test("an engine that only exits 0 fails every case of every suite (in process, as `--engine true`)", arguments: suites)
     func suiteFails(suite: String) throws {
-        let run = try Run("conformance", "--suite", suite, "--engine", "true")
+        let run = try Self.failures(of: suite, with: .function { _, _, _ in (0, Data(), Data()) })
+        #expect(run.failures.allSatisfy { $0 != nil })
+        #expect(run.cases == (try Self.expectedCount(suite)))
+    }
+
+    @Test("an engine that only exits 0 fails the cases from the command line too")
+    func suiteFailsFromTheCommandLine() throws {
+        let run = try Run("conformance", "--suite", "v2-binary", "--engine", "true")
         #expect(run.status == 1)
-        let count = try Self.expectedCount(suite)
+        let count = try Self.expectedCount("v2-binary")
         #expect(run.stdout.hasSuffix("\n0 passed, \(count) failed\n"), "\(run.stdout.suffix(300))")
     }
 

@@ -82,9 +82,16 @@ package struct LogTool: ParsableCommand {
     /// Runs the command line in process and returns its exit status and exactly what it wrote,
     /// the way swift-argument-parser's command tests do; for tests.
     package static func runCapturing(arguments: [String]) -> (status: Int32, stdout: String, stderr: String) {
+        let run = runCapturingBytes(arguments: arguments)
+        return (run.status, String(decoding: run.stdout, as: UTF8.self), String(decoding: run.stderr, as: UTF8.self))
+    }
+
+    /// ``runCapturing(arguments:)`` with the output as the bytes written (a binary file on
+    /// standard output stays as it is).
+    package static func runCapturingBytes(arguments: [String]) -> (status: Int32, stdout: Data, stderr: Data) {
         let captured = Console.Captured()
         let status = Console.$captured.withValue(captured) { run(arguments: arguments) }
-        return (status, String(decoding: captured.stdout, as: UTF8.self), String(decoding: captured.stderr, as: UTF8.self))
+        return (status, captured.stdout, captured.stderr)
     }
 
     /// What the `logtool` executable runs: a closed pipe is a write error rather than a
