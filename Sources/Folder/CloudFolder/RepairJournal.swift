@@ -792,6 +792,28 @@ package final class RepairJournal {
 
     // MARK: Undo
 
+    /// Moves a step's file from `from` back to `to`, journaled (`undo`, then `undone`); true
+    /// when it was moved. A file that cannot go back is refused with its reason and does not keep
+    /// the others from going back (Spec/repair.md 6).
+    private func undoMove(
+        _ step: inout Step, from: String, to: String, sha256: String, undoing: Bool, into result: inout RepairUndoResult, replaced: String
+    ) throws(FormatError) -> Bool {
+        if !step.undoStarted {
+            try append(JSONObject([("undo", JSONValue(Int64(step.number)))]))
+            step.undoStarted = true
+        }
+        do throws(FormatError) {
+            let outcome = try finishMove(from: from, to: to, sha256: sha256, step: step.number, recovering: true, undoing: undoing)
+            if case .keptBoth = outcome { throw FormatError(.repairSourceChanged, replaced, location: .init(file: from)) }
+        } catch {
+            result.refused.append(error)
+            return false
+        }
+        try append(JSONObject([("undone", JSONValue(Int64(step.number)))]))
+        step.undone = true
+        return true
+    }
+
     /// Puts every moved file back where it was, newest step first, and recreates removed
     /// folders; refuses, naming the file, where something now stands at a file's old place
     /// (Spec/repair.md 6). Journaled, so an undo stopped part-way can be run again.
@@ -826,24 +848,12 @@ package final class RepairJournal {
                         FormatError(.repairUndoBlocked, "something new stands at \(from); the moved file stays at \(to)", location: .init(file: from)))
                     continue
                 }
-                if !steps[position].undoStarted {
-                    try append(JSONObject([("undo", JSONValue(number))]))
-                    steps[position].undoStarted = true
+                if try undoMove(
+                    &steps[position], from: to, to: from, sha256: sha, undoing: true, into: &result,
+                    replaced: "the quarantined file was replaced while it was copied back: both versions stay")
+                {
+                    result.restored += 1
                 }
-                do throws(FormatError) {
-                    let outcome = try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true, undoing: true)
-                    if case .keptBoth = outcome {
-                        throw FormatError(
-                            .repairSourceChanged, "the quarantined file was replaced while it was copied back: both versions stay", location: .init(file: to))
-                    }
-                } catch {
-                    // One file that cannot go back does not keep the others from it.
-                    result.refused.append(error)
-                    continue
-                }
-                try append(JSONObject([("undone", JSONValue(number))]))
-                steps[position].undone = true
-                result.restored += 1
             case .add(let from, let to, let sha, _):
                 // The added file leaves the cloud for the quarantine, and only unchanged: a file
                 // that was changed since (a device wrote it, or a user) stays (Spec/repair.md 6).
@@ -869,23 +879,12 @@ package final class RepairJournal {
                             location: .init(file: to)))
                     continue
                 }
-                if !steps[position].undoStarted {
-                    try append(JSONObject([("undo", JSONValue(number))]))
-                    steps[position].undoStarted = true
+                if try undoMove(
+                    &steps[position], from: to, to: from, sha256: sha, undoing: false, into: &result,
+                    replaced: "the added file was replaced while it was moved out: both versions stay")
+                {
+                    result.withdrawn += 1
                 }
-                do throws(FormatError) {
-                    let outcome = try finishMove(from: to, to: from, sha256: sha, step: steps[position].number, recovering: true, undoing: false)
-                    if case .keptBoth = outcome {
-                        throw FormatError(
-                            .repairSourceChanged, "the added file was replaced while it was moved out: both versions stay", location: .init(file: to))
-                    }
-                } catch {
-                    result.refused.append(error)
-                    continue
-                }
-                try append(JSONObject([("undone", JSONValue(number))]))
-                steps[position].undone = true
-                result.withdrawn += 1
             case .removeFolder(let path):
                 if steps[position].removed {
                     let (parent, name) = try locate(path, creating: false)
