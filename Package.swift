@@ -2,9 +2,10 @@
 import PackageDescription
 
 // Layers, bottom to top; a target depends only on targets in lower layers:
-//   Infrastructure  CZlib -> Deflate; CSQLite -> SQLiteConnection; ParallelWork; CFileSystem ->
-//                   TemporaryFiles; ProgressReporting; CPrefetch (SQLiteConnection reports
-//                   errors as JSONDocument's FormatError, the one error type of every layer)
+//   Infrastructure  CZlib -> Deflate; CFileSystem -> TemporaryFiles; CSQLite, TemporaryFiles ->
+//                   SQLiteConnection (a new database file is published like every other);
+//                   ParallelWork; ProgressReporting; CPrefetch (SQLiteConnection reports errors as
+//                   JSONDocument's FormatError, the one error type of every layer)
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
 //                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
