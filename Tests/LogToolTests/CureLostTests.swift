@@ -387,7 +387,6 @@ struct CureLostTests {
         let duration = Date().timeIntervalSince(start)
         #expect(full.status == 0, "\(full.stdout)\(full.stderr)")
         let cured = RepairTests.snapshot(timing)
-        var random = SystemRandomNumberGenerator()
         var interrupted = 0
         // Kills that landed after the baseline's addition was journaled and before the last
         // event left the cloud: those the cure's own completion (Spec/repair.md 3.6.5) must finish.
@@ -399,21 +398,7 @@ struct CureLostTests {
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
             try FileManager.default.copyItem(at: pristine, to: cloud)
-            let process = Process()
-            process.executableURL = Run.binary
-            process.arguments = arguments + [quarantine.path]
-            process.currentDirectoryURL = cloud
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0..<window, using: &random))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                interrupted += 1
-            } else {
-                window *= 0.7
-            }
-            process.waitUntilExit()
+            if try RepairTests.runKilled(arguments + [quarantine.path], in: cloud, window: &window) { interrupted += 1 }
             let journal = (try? String(contentsOf: quarantine.appendingPathComponent("journal.jsonl"), encoding: .utf8)) ?? ""
             let eventsLeft = (try? FileManager.default.contentsOfDirectory(atPath: cloud.appendingPathComponent("E/events").path))?.count ?? 0
             if journal.contains(#""op":"add""#) && eventsLeft > 0 { midCure += 1 }

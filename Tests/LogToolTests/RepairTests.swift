@@ -34,6 +34,27 @@ struct RepairTests {
         folders.flatMap { snapshot($0, skipping: ["journal.jsonl"]).values }.sorted()
     }
 
+    /// Runs logtool with `arguments` in `folder` and SIGKILLs it at a random moment within
+    /// `window` seconds; true when the kill landed. A run that ended first narrows the window, so
+    /// that later rounds land while the command works.
+    static func runKilled(_ arguments: [String], in folder: URL, window: inout Double) throws -> Bool {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: Double.random(in: 0..<window))
+        defer { process.waitUntilExit() }
+        guard process.isRunning else {
+            window *= 0.7
+            return false
+        }
+        kill(process.processIdentifier, SIGKILL)
+        return true
+    }
+
     static func scratch(_ name: String) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("repair-\(name)-\(UUID().uuidString)")
             .resolvingSymlinksInPath()
@@ -291,7 +312,6 @@ struct RepairTests {
         let full = try Run(arguments: ["repair", "E", "--apply", "--quarantine", work.appendingPathComponent("timing-q").path], in: timing)
         let duration = Date().timeIntervalSince(start)
         #expect(full.status == 0, "\(full.stdout)\(full.stderr)")
-        var random = SystemRandomNumberGenerator()
         var interrupted = 0
         var round = 0
         // The kills are spread over the measured time; a kill that comes after the repair ended
@@ -303,21 +323,7 @@ struct RepairTests {
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
             try FileManager.default.copyItem(at: pristine, to: cloud)
-            let process = Process()
-            process.executableURL = Run.binary
-            process.arguments = ["repair", "E", "--apply", "--quarantine", quarantine.path]
-            process.currentDirectoryURL = cloud
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0..<window, using: &random))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                interrupted += 1
-            } else {
-                window *= 0.7
-            }
-            process.waitUntilExit()
+            if try Self.runKilled(["repair", "E", "--apply", "--quarantine", quarantine.path], in: cloud, window: &window) { interrupted += 1 }
             #expect(Self.contents([cloud, quarantine]) == original.values.sorted(), "round \(round): contents lost or duplicated after the kill")
             if round % 2 == 0 {
                 let resumed = try Run(arguments: ["repair", "E", "--apply", "--quarantine", quarantine.path], in: cloud)

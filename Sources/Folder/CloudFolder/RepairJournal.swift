@@ -904,10 +904,15 @@ package final class RepairJournal {
     /// Undoes a step a stopped repair announced and did not finish, from what the files say: the
     /// file still at home stays (its partial copy, the repair's own, goes); a move that happened
     /// is marked done, for undo to move it back; a published copy whose original was not yet
-    /// unlinked is removed when both are identical.
+    /// unlinked is removed when both are identical. An addition is rolled back alike, its home
+    /// being the quarantine: one that never reached the cloud stays there, whole or not.
     private func rollBack(_ position: Int) throws(FormatError) {
-        if case .add(let from, let to, let sha, _) = steps[position].operation { return try rollBackAddition(position, from: from, to: to, sha256: sha) }
-        guard case .move(let from, let to, let sha, _) = steps[position].operation else { return try complete(position) }
+        let from: String, to: String, sha: String, isAddition: Bool
+        switch steps[position].operation {
+        case .move(let source, let target, let digest, _): (from, to, sha, isAddition) = (source, target, digest, false)
+        case .add(let source, let target, let digest, _): (from, to, sha, isAddition) = (source, target, digest, true)
+        default: return try complete(position)
+        }
         let number = steps[position].number
         let (home, homeName) = try locate(from, creating: false)
         let (moved, movedName) = try locate(to, creating: false)
@@ -929,35 +934,9 @@ package final class RepairJournal {
                 throw FormatError(.repairSourceChanged, "\(to) changed while it was removed: both stay", location: .init(file: to))
             }
         case (false, false):
-            throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
-        }
-        try append(JSONObject([("undone", JSONValue(Int64(number)))]))
-        steps[position].undone = true
-    }
-
-    /// Rolls back an addition a stopped repair left half done: a file that never reached the
-    /// cloud stays in the quarantine (whole or not); one that did is marked done, for undo to
-    /// take it out; a published copy beside its whole original in the quarantine is removed.
-    private func rollBackAddition(_ position: Int, from: String, to: String, sha256: String) throws(FormatError) {
-        let number = steps[position].number
-        let (staged, stagedName) = try locate(from, creating: false)
-        let (added, addedName) = try locate(to, creating: false)
-        if let added, added.status(addedName + Self.partialSuffix + "-\(number)") != nil {
-            _ = unlinkat(added.descriptor, addedName + Self.partialSuffix + "-\(number)", 0)
-        }
-        switch (staged?.status(stagedName) != nil, added?.status(addedName) != nil) {
-        case (_, false):
-            break
-        case (false, true):
-            try append(JSONObject([("done", JSONValue(Int64(number)))]))
-            steps[position].done = true
-            return
-        case (true, true):
-            guard let staged, let added, staged.digest(stagedName)?.sha256 == sha256, let (copy, status) = added.digest(addedName), copy == sha256 else {
-                throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
-            }
-            guard case .moved = try unlinkOriginal(added, addedName, ifStill: status, from: to, to: from) else {
-                throw FormatError(.repairSourceChanged, "\(to) changed while it was removed: both stay", location: .init(file: to))
+            // A staged addition may not have been written yet; a moved file cannot vanish.
+            guard isAddition else {
+                throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
             }
         }
         try append(JSONObject([("undone", JSONValue(Int64(number)))]))
