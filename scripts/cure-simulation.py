@@ -38,6 +38,10 @@ Candidates (repair.md 9):
   9.2-again  9.2-marker, then, once the devices are quiet, a second cure of the folder as it then
              is when it shows a revision missing again or events above the cure made before it by
              two or more stores (repair.md 9.3 rule 7); at most three cures
+  9.5-restore the lost events that a device still holds put back into events/ as that device holds
+             them (repair.md 9.5; no baseline)
+  9.5-again  9.2-again made on the folder with those events put back: their changes go into the
+             cure (repair.md 3.6.6)
 For each seed: every device merges once on the damaged folder (who is stuck, on what); then the
 cure is applied and the devices merge round-robin (seeded order) until a round changes nothing.
 Converged: no device's merge fails, and every device's store equals the expected state (the
@@ -746,14 +750,32 @@ def cure_baseline(cloud, variant="full", uid="CURE1"):
     return out, sorted(quarantined)
 
 
+def recovered(case):
+    """The cloud with every lost event that a device still holds put back, as that device holds it
+    (the first holder in store order; repair.md 9.5)."""
+    cloud = copy.deepcopy(case["cloud"])
+    for lost in case["lost"]:
+        name = event_name(lost)
+        for store in sorted(case["devices"]):
+            held = case["devices"][store].events.get(name)
+            if held is not None and held["uniqueIdentifier"] == lost["uniqueIdentifier"]:
+                cloud["events"][name] = copy.deepcopy(held)
+                break
+    return cloud
+
+
+# Each candidate: case -> (cured cloud, quarantined names, the cloud whose salvage state every device
+# must reach). 9.5-restore and 9.5-again recover the lost events that a device still holds.
 CANDIDATES = [
-    ("9.1-same", lambda cloud, lost: cure_placeholder(cloud, lost, True)),
-    ("9.1-new", lambda cloud, lost: cure_placeholder(cloud, lost, False)),
-    ("9.2", lambda cloud, lost: cure_baseline(cloud, "full")),
-    ("9.2-bare", lambda cloud, lost: cure_baseline(cloud, "bare")),
-    ("9.2-marker", lambda cloud, lost: cure_baseline(cloud, "marker")),
-    ("9.2-named", lambda cloud, lost: cure_baseline(cloud, "named")),
-    ("9.2-again", lambda cloud, lost: cure_baseline(cloud, "marker")),
+    ("9.1-same", lambda case: cure_placeholder(case["cloud"], case["lost"], True) + (case["cloud"],)),
+    ("9.1-new", lambda case: cure_placeholder(case["cloud"], case["lost"], False) + (case["cloud"],)),
+    ("9.2", lambda case: cure_baseline(case["cloud"], "full") + (case["cloud"],)),
+    ("9.2-bare", lambda case: cure_baseline(case["cloud"], "bare") + (case["cloud"],)),
+    ("9.2-marker", lambda case: cure_baseline(case["cloud"], "marker") + (case["cloud"],)),
+    ("9.2-named", lambda case: cure_baseline(case["cloud"], "named") + (case["cloud"],)),
+    ("9.2-again", lambda case: cure_baseline(case["cloud"], "marker") + (case["cloud"],)),
+    ("9.5-restore", lambda case: (recovered(case), [], recovered(case))),
+    ("9.5-again", lambda case: cure_baseline(recovered(case), "marker") + (recovered(case),)),
 ]
 
 
@@ -831,12 +853,12 @@ def entities_named(events):
 
 def evaluate(case, name, cure, seed):
     """Applies one candidate to a copy of the case and runs the devices. Returns a result dict."""
-    cloud, quarantined = cure(case["cloud"], case["lost"])
+    cloud, quarantined, reachable = cure(case)
     devices = copy.deepcopy(case["devices"])
     clock = copy.deepcopy(case["clock"])
     rng = random.Random(seed * 7919 + 1)
     errors, rounds, quiet, exported = run_until_quiet(cloud, devices, rng, clock)
-    cures, base_state = 1, salvage(case["cloud"])
+    cures, base_state = 1, salvage(reachable)
     while name.endswith("again") and (missing_in_cloud(cloud) or len(late_stores(cloud)) >= 2) and cures < 3:
         # the folder shows a revision missing again: the cure is run again on it as it now is; the
         # events exported since the first cure are then in its baseline, and those exported later
@@ -947,7 +969,9 @@ def fixture_dependency():
       keeps "a1"; C integrates it (no changes): "t0": B and C differ.
     9.1-new: B imports a second A/1; B's window starts above its merge event B/1 (A:1), so nothing
       asks for A/1 and B keeps "a1"; C: "t0": they differ.
-    9.2 (every variant): the cure names A:1, B:1, C:0; both full-integrate it: "t0" on both."""
+    9.2 (every variant): the cure names A:1, B:1, C:0; both full-integrate it: "t0" on both.
+    9.5-restore: B's copy of A/1 is put back; C imports it, its window B/1 now finds A/1 and it
+      integrates A/1 then B/1: "a1" on both, the state with A/1. 9.5-again: the cure holds "a1"."""
     case = fixture_start([A, B, C], [("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
     d[A].save({"Item": [{"globalIdentifier": "I1", "type": UPDATE, "properties": [attr("title", "a1")]}]}, k.tick())
@@ -955,7 +979,8 @@ def fixture_dependency():
     d[B].merge(cl, k.tick())
     lose(case, "2_STORE-AA_1.cdeevent")
     expect = {"stuck": {B: None, C: 201}, "holders": {B},
-              "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": True, "9.2-marker": True, "9.2-named": True, "9.2-again": True}}
+              "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": True, "9.2-marker": True, "9.2-named": True, "9.2-again": True,
+                            "9.5-restore": True, "9.5-again": True}}
     return case, expect
 
 
@@ -966,7 +991,9 @@ def fixture_listing():
     9.2: the cure lists note: null and parts added [] removed [P1, P2]: B's full integration sets
       note null and removes P1: both equal the salvage state.
     9.2-bare: the cure lists neither: B keeps note "n" and member P1: not converged.
-    9.2-marker: as 9.2 (Memo and Tag have no objects; the markers name them, nothing to sweep)."""
+    9.2-marker: as 9.2 (Memo and Tag have no objects; the markers name them, nothing to sweep).
+    9.5-restore and 9.5-again: B's A/1 comes back; C integrates it as in the first fixture, or the
+      cure holds note "n" and parts [P1]: both end with them."""
     case = fixture_start([A, B, C], [("Part", "P1", [attr("label", "p1")]), ("Part", "P2", [attr("label", "p2")]),
                                      ("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
@@ -976,7 +1003,8 @@ def fixture_listing():
     d[B].merge(cl, k.tick())
     lose(case, "2_STORE-AA_1.cdeevent")
     expect = {"stuck": {B: None, C: 201}, "holders": {B},
-              "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": False, "9.2-marker": True, "9.2-named": True, "9.2-again": True}}
+              "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": False, "9.2-marker": True, "9.2-named": True, "9.2-again": True,
+                            "9.5-restore": True, "9.5-again": True}}
     return case, expect
 
 
@@ -988,7 +1016,9 @@ def fixture_entity():
     9.2-marker: the cure carries a delete change of CURE-NONE-Memo: the integration names Memo and
       sweeps M1 (no insert named it): converged.
     9.2-named: no readable file names Memo (only the lost event did), so without the model the cure
-      cannot know the entity: as 9.2, not converged."""
+      cannot know the entity: as 9.2, not converged.
+    9.5-restore and 9.5-again: B's A/1 comes back, so M1 is in the expected state: C integrates A/1
+      (or the cure inserts M1) and both hold M1."""
     case = fixture_start([A, B, C], [("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
     d[A].save({"Memo": [{"globalIdentifier": "M1", "type": INSERT, "properties": [attr("text", "m")]}]}, k.tick())
@@ -996,7 +1026,8 @@ def fixture_entity():
     d[B].merge(cl, k.tick())
     lose(case, "2_STORE-AA_1.cdeevent")
     expect = {"stuck": {B: None, C: 201}, "holders": {B},
-              "converged": {"9.1-same": False, "9.1-new": False, "9.2": False, "9.2-bare": False, "9.2-marker": True, "9.2-named": False, "9.2-again": True}}
+              "converged": {"9.1-same": False, "9.1-new": False, "9.2": False, "9.2-bare": False, "9.2-marker": True, "9.2-named": False, "9.2-again": True,
+                            "9.5-restore": True, "9.5-again": True}}
     return case, expect
 
 
@@ -1013,7 +1044,10 @@ def fixture_gap():
       arrives and sets "c1"; C integrates A/1, the placeholder, A/3, C/1 (own, already applied) and
       B's merge event: both end at title "c1", note "a3": converged, by luck of this history
       (C/1 overwrites the only property A/2 changed).
-    9.1-new: the same (B imports the second A/2 but no window of B asks for it)."""
+    9.1-new: the same (B imports the second A/2 but no window of B asks for it).
+    9.5-restore: B's A/2 comes back: C's window A/1, A/2, A/3 has no step, C integrates it and then
+      exports C/1, which B integrates: title "c1", note "a3" on both (the state with A/2, then C/1).
+    9.5-again: as 9.2, from a cure that holds A/2 ("a2", overwritten by C/1 after it)."""
     case = fixture_start([A, B, C], [("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
     for prop, value in (("title", "a1"), ("title", "a2"), ("note", "a3")):
@@ -1027,7 +1061,8 @@ def fixture_gap():
         pass
     d[C].save({"Item": [{"globalIdentifier": "I1", "type": UPDATE, "properties": [attr("title", "c1")]}]}, k.tick())
     expect = {"stuck": {B: None, C: 200}, "holders": {B},
-              "converged": {"9.1-same": True, "9.1-new": True, "9.2": True, "9.2-bare": True, "9.2-marker": True, "9.2-named": True, "9.2-again": True}}
+              "converged": {"9.1-same": True, "9.1-new": True, "9.2": True, "9.2-bare": True, "9.2-marker": True, "9.2-named": True, "9.2-again": True,
+                            "9.5-restore": True, "9.5-again": True}}
     return case, expect
 
 
@@ -1045,7 +1080,10 @@ def fixture_unseen():
       deletes A/2 and both full-integrate it: "t0" on both: converged.
     9.1-same: B never imports the placeholder named 4_STORE-AA_2 (its own name for A/2), integrates
       A/2 and keeps "a2"; C integrates the placeholders: "t0": they differ. 9.1-new: B imports a
-      second A/2, which no window of B asks for, and still integrates the real A/2: they differ."""
+      second A/2, which no window of B asks for, and still integrates the real A/2: they differ.
+    9.5-restore: only A/2 can come back (B holds it; the device that held D/1 is gone): B and C still
+      fail on A/1 (201, D/1): not converged. 9.5-again: the cure holds A/2 (title "a2") and names
+      D:1; both integrate it in full: "a2" on both, the state with A/2."""
     case = fixture_start([A, B, C, "STORE-DD"], [("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
     d["STORE-DD"].save({"Item": [{"globalIdentifier": "I1", "type": UPDATE, "properties": [attr("note", "d1")]}]}, k.tick())
@@ -1061,7 +1099,8 @@ def fixture_unseen():
     lose(case, "4_STORE-AA_2.cdeevent")
     expect = {"stuck": {B: 201, C: 201}, "holders": {B},
               "converged": {"9.1-same": False, "9.1-new": False, "9.2": False, "9.2-bare": False, "9.2-marker": False,
-                            "9.2-named": False, "9.2-again": True}}
+                            "9.2-named": False, "9.2-again": True,
+                            "9.5-restore": False, "9.5-again": True}}
     return case, expect
 
 
@@ -1074,7 +1113,9 @@ def fixture_second_copy():
       names A at exactly 1, and the lookup of A/1 now finds two events and answers none: B fails
       with 201 at every merge; C keeps "a1", D integrates the placeholder ("t0"): not converged.
     9.1-same: B and C never import the placeholder (their name for A/1): they keep "a1", D "t0".
-    9.2: the cure names A:1, B:1, C:1, D:0: everyone integrates it in full: "t0"."""
+    9.2: the cure names A:1, B:1, C:1, D:0: everyone integrates it in full: "t0".
+    9.5-restore: B's A/1 comes back under its own name, which B and C hold (they skip it); D
+      imports it and integrates A/1, B/1, C/1: "a1" everywhere. 9.5-again: the cure holds "a1"."""
     D = "STORE-DD"
     case = fixture_start([A, B, C, D], [("Item", "I1", ITEM)])
     d, cl, k = case["devices"], case["cloud"], case["clock"]
@@ -1085,7 +1126,8 @@ def fixture_second_copy():
     lose(case, "2_STORE-AA_1.cdeevent")
     expect = {"stuck": {B: None, C: None, D: 201}, "holders": {B, C},
               "converged": {"9.1-same": False, "9.1-new": False, "9.2": True, "9.2-bare": True, "9.2-marker": True,
-                            "9.2-named": True, "9.2-again": True},
+                            "9.2-named": True, "9.2-again": True,
+                            "9.5-restore": True, "9.5-again": True},
               "stuck after": {"9.1-new": {B: 201}, "9.1-same": {}, "9.2": {}}}
     return case, expect
 
@@ -1128,7 +1170,8 @@ RULE7_SEEDS = (753, 799, 896, 1941, 1942)
 def run_seeds(seeds, verbose):
     stats = {name: {"converged": 0, "not": 0, "limit3": 0, "first": None, "again": 0, "stuck seeds": 0, "stuck seeds converged": 0}
              for name, _ in CANDIDATES}
-    before = {"devices": 0, "stuck": 0, "codes": {}, "holders": 0, "stuck holders": 0, "seeds with stuck": 0}
+    before = {"devices": 0, "stuck": 0, "codes": {}, "holders": 0, "stuck holders": 0, "seeds with stuck": 0,
+              "some recovered": 0, "all recovered": 0}
     for seed in seeds:
         case = draw_history(random.Random(seed))
         stuck = before_cure(case)
@@ -1139,6 +1182,9 @@ def run_seeds(seeds, verbose):
         before["devices"] += len(stuck)
         before["holders"] += len(hs)
         before["seeds with stuck"] += any(stuck.values())
+        back = len(recovered(case)["events"]) - len(case["cloud"]["events"])
+        before["some recovered"] += back > 0
+        before["all recovered"] += back == len(case["lost"])
         for s, err in stuck.items():
             if err:
                 before["stuck"] += 1
@@ -1365,6 +1411,7 @@ def main(argv):
         print("before the cure: %d devices in %d seeds, %d stuck (%s) in %d seeds; %d holders of a lost event, %d of them stuck" % (
             before["devices"], count, before["stuck"], ", ".join("%d x%d" % kv for kv in sorted(before["codes"].items())),
             before["seeds with stuck"], before["holders"], before["stuck holders"]))
+        print("a device still holds a lost event in %d seeds, every lost event in %d" % (before["some recovered"], before["all recovered"]))
         for name, _ in CANDIDATES:
             st = stats[name]
             line = "%-10s converged %d/%d, not %d; seeds with a stuck device: %d/%d converged" % (
@@ -1377,7 +1424,7 @@ def main(argv):
             if st["first"]:
                 seed, problems, limit3, case, stuck, hs = st["first"]
                 print("  first counter-example%s:\n%s" % (" (limit (3))" if limit3 else "", describe(seed, problems, case, stuck, hs)))
-        if stats["9.2-again"]["not"]:
+        if stats["9.2-again"]["not"] or stats["9.5-again"]["not"]:
             bad = True
     print("cure simulation: %s, %.1f s" % ("FAIL" if bad else "ok", time.process_time() - started))
     return 1 if bad else 0

@@ -100,14 +100,23 @@ struct CureLostTests {
         return .object(JSONObject(result))
     }
 
-    @Test("apply: the hand-derived baseline and moves, a strict merge equal to the expected state; undo: byte for byte")
-    func applyAndUndo() throws {
-        let (work, folder, cloud) = try Self.copy("lost-one")
+    /// Each case and the arguments its cure takes beside the model: recover-one names the device
+    /// that still holds the lost event (Spec/repair.md 3.6.6).
+    static let applyCases: [(name: String, arguments: [String])] = [("lost-one", []), ("recover-one", ["--device", "device/E"])]
+
+    @Test(
+        "apply: the hand-derived baseline and moves, a strict merge equal to the expected state; undo: byte for byte",
+        arguments: applyCases.indices)
+    func applyAndUndo(_ index: Int) throws {
+        let (caseName, arguments) = Self.applyCases[index]
+        let (work, folder, cloud) = try Self.copy(caseName)
         defer { try? FileManager.default.removeItem(at: work) }
         let before = RepairTests.snapshot(cloud)
+        let device = RepairTests.snapshot(folder.appendingPathComponent("device"))
         let quarantine = work.appendingPathComponent("quarantine")
         let applied = try Run(
-            arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path, "--json"], in: folder)
+            arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path, "--json"]
+                + arguments, in: folder)
         #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
         let result = try JSONParser.parse(Array(applied.stdout.utf8))
         #expect(try BundledSchema.repair.validator().validate(result).isEmpty)
@@ -150,6 +159,44 @@ struct CureLostTests {
         #expect(RepairTests.snapshot(cloud) == before, "undo did not restore the folder byte for byte")
         // Nothing deleted: the baseline is in the quarantine, beside nothing else.
         #expect(Self.sortedFiles(quarantine) == .array([.string("files/cloud/E/baselines/\(name)")]))
+        #expect(RepairTests.snapshot(folder.appendingPathComponent("device")) == device, "the device folder was changed")
+    }
+
+    @Test("--device: the lost event a device holds goes into the cure, and the report says nothing is lost (Spec/repair.md 3.6.6)")
+    func recoverFromDevice() throws {
+        let (work, folder, _) = try Self.copy("recover-one")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let before = RepairTests.snapshot(folder)
+        let arguments = ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--device", "device/E"]
+        let planned = try Run(arguments: arguments + ["--json"], in: folder)
+        #expect(planned.status == 1, "\(planned.stderr)")
+        let document = try JSONParser.parse(Array(planned.stdout.utf8))
+        #expect(try BundledSchema.repair.validator().validate(document).isEmpty)
+        let expected = try Self.json(folder.appendingPathComponent("expected/repair.json"))
+        let got = Self.withoutIdentifier(RepairTests.normalized(document, removing: folder.path + "/"))
+        let differences = ConformanceRunnerAccess.differences(RepairTests.normalized(expected, removing: ""), got)
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+        #expect(RepairTests.snapshot(folder) == before, "the plan changed the case's files")
+
+        let text = try Run(arguments: arguments, in: folder)
+        #expect(text.stdout.contains("recovered: store STORE-AAAA revision 1 (global count 3) from device/E: its changes are in the baseline"))
+        #expect(text.stdout.contains("nothing: every lost revision was recovered"))
+        #expect(!text.stdout.contains("assumes the lost revisions' devices no longer hold them"))
+
+        // A device of another ensemble gives nothing, and says so: the cure is lost-one's.
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("device/E"), to: folder.appendingPathComponent("device/Other"))
+        let other = try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--device", "device/Other", "--json"], in: folder)
+        let otherPlan = try JSONParser.parse(Array(other.stdout.utf8))
+        let cure = otherPlan[JSONPointer(["plan", "actions", "0", "cure"])]
+        #expect(cure?[JSONPointer(["recovered"])] == .array([]))
+        #expect(cure?[JSONPointer(["recoveryNotes", "0"])] == .string("device/Other holds the ensemble Other, not E: nothing taken from it"))
+        #expect(cure?[JSONPointer(["lost", "0", "store"])] == .string("STORE-AAAA"))
+
+        // Usage: --device without --cure-lost; a folder that is no device.
+        let without = try Run(arguments: ["repair", "cloud/E", "--device", "device/Other"], in: folder)
+        #expect(without.status == 2 && without.stderr.contains("--device is for --cure-lost"), "\(without.stderr)")
+        let notDevice = try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--device", "cloud"], in: folder)
+        #expect(notDevice.status == 2, "\(notDevice.stdout)\(notDevice.stderr)")
     }
 
     @Test("an entity of the model with no live object gets one delete of CURE-NONE-<entity> (Spec/repair.md 3.6.2, 9.3 rule 3)")

@@ -34,8 +34,12 @@ struct LostRevisionCure {
     struct Refusal: Error { var reason: String }
 
     /// The cure of the folder `input` was read from, whose analysis finds only lost revisions.
-    /// `relative` gives a file's path relative to the ensemble folder.
-    static func make(_ input: MergeInput, _ analysis: MergeAnalysis, relative: (String) -> String) throws -> LostRevisionCure {
+    /// `relative` gives a file's path relative to the ensemble folder. With `recovery`, its
+    /// events are among `input`'s and the lost revisions they held are no longer lost
+    /// (Spec/repair.md 3.6.6): they are not in the folder, so nothing of them moves.
+    static func make(
+        _ input: MergeInput, _ analysis: MergeAnalysis, recovery: LostEventRecovery? = nil, relative: (String) -> String
+    ) throws -> LostRevisionCure {
         guard let model = input.model else {
             throw Refusal(reason: "the cure lists every property of each object's entity, so it needs the app's model (--model)")
         }
@@ -50,7 +54,7 @@ struct LostRevisionCure {
         // Every event and baseline the folder holds, readable ones, copies included.
         let allEvents = input.events
         let lost = lostRevisions(events, analysis.baselineRevisions)
-        guard !lost.isEmpty else { throw Refusal(reason: "no revision is lost") }
+        guard !lost.isEmpty || !(recovery?.events.isEmpty ?? true) else { throw Refusal(reason: "no revision is lost") }
 
         // The revision set: every store named anywhere, at no less than its latest revision.
         var revisions = analysis.baselineRevisions ?? RevisionSet()
@@ -79,8 +83,15 @@ struct LostRevisionCure {
         let bytes = try V2JSONEncoder().encode(baseline)
         let fileName = BaselineNaming.fileName(globalCount: globalCount, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
         var covered: [String] = []
-        for sourced in everything { covered += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map(relative) }
-        let report = lossReport(lost, events: events, baselines: analysis.baselines, state: state, input: input, relative: relative)
+        let recovered = Set((recovery?.events ?? []).map(\.sourced.file))
+        for sourced in everything where !recovered.contains(sourced.file) {
+            covered += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map(relative)
+        }
+        var report = lossReport(lost, events: events, baselines: analysis.baselines, state: state, input: input, relative: relative)
+        if let recovery {
+            report["recovered"] = recovery.report
+            report["recoveryNotes"] = .array(recovery.notes.map(JSONValue.string))
+        }
         return LostRevisionCure(
             baseline: baseline, bytes: bytes, fileName: fileName, covered: sortedUnique(covered), lost: lost, state: state, report: report)
     }

@@ -61,8 +61,10 @@ extension FormatError.Code {
 
 extension Ensemble {
     /// The repair plan for the first input (Spec/repair.md 3), from a verification of it. With
-    /// `curingLost`, a lost revision gets the cure of section 3.6 instead of a recommendation.
-    public func repairPlan(curingLost: Bool = false) throws(EnsembleError) -> RepairPlan {
+    /// `curingLost`, a lost revision gets the cure of section 3.6 instead of a recommendation;
+    /// `devices` (event-data folders of Ensembles 1.x devices) are searched for the lost events,
+    /// whose changes the cure then keeps (3.6.6).
+    public func repairPlan(curingLost: Bool = false, devices: [String] = []) throws(EnsembleError) -> RepairPlan {
         let path = try firstInput()
         let results = try verify()
         let base = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
@@ -134,7 +136,7 @@ extension Ensemble {
         if curingLost, let result = results.first, results.count == 1 {
             let folder = result.displayPath == "." ? base : base.appendingPathComponent(result.displayPath)
             let inside = result.displayPath == "." ? path : Converter.join(path, result.displayPath)
-            try cure(&plan, folder: folder, inside: inside)
+            try cure(&plan, folder: folder, inside: inside, devices: devices)
         }
         return plan
     }
@@ -145,7 +147,7 @@ extension Ensemble {
 
     /// Replaces the recommendations for lost revisions with the cure (Spec/repair.md 3.6), or
     /// adds a note saying why there is none. `inside` is the ensemble folder as the input names it.
-    private func cure(_ plan: inout RepairPlan, folder: URL, inside: String) throws(EnsembleError) {
+    private func cure(_ plan: inout RepairPlan, folder: URL, inside: String, devices: [String]) throws(EnsembleError) {
         let recommended = plan.actions.indices.filter {
             plan.actions[$0].code == FormatError.Code.repairRecommend.rawValue
                 && plan.actions[$0].answers.allSatisfy {
@@ -174,11 +176,32 @@ extension Ensemble {
             return refuse("other errors stop a merge (\(Set(others.map(\.code)).sorted().joined(separator: ", ")))")
         }
         var warnings: [FormatError] = []
-        let (input, analysis) = try analyze(warnings: &warnings)
+        var (input, analysis) = try analyze(warnings: &warnings)
+        var recovery: LostEventRecovery?
+        if !devices.isEmpty {
+            // The lost events the devices hold join the folder's readable events (3.6.6).
+            do {
+                let lost = LostRevisionCure.lostRevisions(try analysis.replayedEvents(), analysis.baselineRevisions)
+                let found = try LostEventRecovery.recover(lost, from: devices, ensemble: folder.lastPathComponent, cloudData: input.dataFiles)
+                if !found.events.isEmpty {
+                    guard input.eventStore == nil else {
+                        return refuse("the folder's history is too long to recover lost events into the cure in memory")
+                    }
+                    input.events += found.events.map(\.sourced)
+                    input.dataFiles?.formUnion(found.dataFiles.map { ExactString($0.name) })
+                    analysis = MergeEngine.analyze(input)
+                }
+                recovery = found
+            } catch {
+                throw EnsembleError(error.code == .eventDataNotDeviceFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
+            }
+        }
         let prefix = String(Converter.join(inside, "x").dropLast())
         let made: LostRevisionCure
         do {
-            made = try LostRevisionCure.make(input, analysis) { String($0.hasPrefix(prefix) ? $0.dropFirst(prefix.count) : Substring($0)) }
+            made = try LostRevisionCure.make(input, analysis, recovery: recovery) {
+                String($0.hasPrefix(prefix) ? $0.dropFirst(prefix.count) : Substring($0))
+            }
         } catch let refusal as LostRevisionCure.Refusal {
             return refuse(refusal.reason)
         } catch {
@@ -190,15 +213,28 @@ extension Ensemble {
             answered.contains($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}")) || Self.lostCodes.contains(FormatError.Code($0.code))
         }
         let lost = made.lost.map { "\($0.store) \(IntegrityProblem.revisions($0.first, $0.last))" }.joined(separator: "; ")
+        let recovered = (recovery?.events ?? []).map { "\($0.sourced.event.storeIdentifier) \($0.sourced.event.revision)" }.joined(separator: "; ")
+        let salvage =
+            switch (lost.isEmpty, recovered.isEmpty) {
+            case (false, true): "every readable event applied, the lost revisions \(lost) absent"
+            case (false, false): "every readable event and the revisions \(recovered) recovered from a device applied, the lost revisions \(lost) absent"
+            default: "every readable event and the revisions \(recovered) recovered from a device applied"
+            }
         var action = RepairPlan.Action(
             code: FormatError.Code.repairCureLost.rawValue, answers: answers,
             does:
-                "write a new baseline of the salvage state (every readable event applied, the lost revisions \(lost) absent) that covers every store's latest revision, then move the \(made.covered.count) event and baseline file(s) it covers out of the ensemble; this assumes the lost revisions' devices no longer hold them",
-            afterwards:
-                "every device imports the new baseline, deletes what it covers and integrates it in full: no device is held back, and all reach the salvage state; the changes of the lost revisions are gone (a device that still holds one could rebase instead and keep them)",
+                "write a new baseline of the salvage state (\(salvage)) that covers every store's latest revision, then move the \(made.covered.count) event and baseline file(s) it covers out of the ensemble"
+                + (lost.isEmpty ? "" : "; this assumes the lost revisions' devices no longer hold them"),
+            afterwards: lost.isEmpty
+                ? "every device imports the new baseline, deletes what it covers and integrates it in full: no device is held back, and all reach the salvage state; nothing is lost"
+                : "every device imports the new baseline, deletes what it covers and integrates it in full: no device is held back, and all reach the salvage state; the changes of the lost revisions are gone (a device that still holds one could rebase instead and keep them)",
             quarantine: made.covered.map { folder.appendingPathComponent($0).standardizedFileURL })
-        action.adds = [folder.appendingPathComponent("baselines").appendingPathComponent(made.fileName)]
-        action.addedBytes = [made.bytes]
+        // Data files first: the baseline must find every file it references (repair.md 9.3 rule 5).
+        let data = folder.appendingPathComponent("data")
+        action.adds = (recovery?.dataFiles ?? []).map { data.appendingPathComponent($0.name) }
+        action.addedBytes = (recovery?.dataFiles ?? []).map(\.bytes)
+        action.adds.append(folder.appendingPathComponent("baselines").appendingPathComponent(made.fileName))
+        action.addedBytes.append(made.bytes)
         action.cure = made.report
         plan.actions.removeAll {
             $0.code == FormatError.Code.repairRecommend.rawValue
@@ -324,11 +360,12 @@ extension Ensemble {
     /// Carries out the repair plan of the first input (Spec/repair.md 4): first completes what a
     /// stopped run of the same repair left half done, then plans again on the folder as it now is
     /// and moves each file, journaled in `quarantine`. `progress` is called after each step.
-    /// With `curingLost`, the plan cures a lost revision (Spec/repair.md 3.6).
+    /// With `curingLost`, the plan cures a lost revision (Spec/repair.md 3.6), keeping the lost
+    /// events that `devices` still hold (3.6.6).
     public func applyRepair(
-        quarantine: URL, curingLost: Bool = false, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+        quarantine: URL, curingLost: Bool = false, devices: [String] = [], progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(EnsembleError) -> RepairResult {
-        var plan = try repairPlan(curingLost: curingLost)
+        var plan = try repairPlan(curingLost: curingLost, devices: devices)
         try Self.checkOutside(quarantine, plan)
         let journal: RepairJournal
         do {

@@ -37,6 +37,13 @@ struct Repair: ParsableCommand, HasOutputOptions {
     )
     var cureLost = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --cure-lost: an Ensembles 1.x device's event-data folder that may still hold a lost event; its changes then go into the cure (repeatable).",
+            valueName: "DEVICE-DIR"))
+    var device: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("Put back every file the repair journaled in DIR moved.", valueName: "DIR"))
     var undo: String?
 
@@ -49,12 +56,13 @@ struct Repair: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         if undo != nil {
-            guard !apply && !cureLost && quarantine == nil && path == nil else {
-                throw ValidationError("--undo DIR takes no PATH, --apply, --cure-lost or --quarantine")
+            guard !apply && !cureLost && quarantine == nil && path == nil && device.isEmpty else {
+                throw ValidationError("--undo DIR takes no PATH, --apply, --cure-lost, --device or --quarantine")
             }
             return
         }
         guard path != nil else { throw ValidationError("give the cloud folder PATH") }
+        if !device.isEmpty && !cureLost { throw ValidationError("--device is for --cure-lost") }
         if apply && quarantine == nil { throw ValidationError("--apply needs --quarantine DIR") }
         if !apply && quarantine != nil { throw ValidationError("--quarantine is for --apply") }
     }
@@ -65,7 +73,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
         let plan: RepairPlan
         do {
-            plan = try ensemble.repairPlan(curingLost: cureLost)
+            plan = try ensemble.repairPlan(curingLost: cureLost, devices: device)
         } catch {
             throw reportAndExit(error, json: json)
         }
@@ -80,7 +88,7 @@ struct Repair: ParsableCommand, HasOutputOptions {
         let progress = isatty(STDERR_FILENO) == 1
         let result: RepairResult
         do {
-            result = try ensemble.applyRepair(quarantine: URL(fileURLWithPath: quarantine), curingLost: cureLost) { done, total in
+            result = try ensemble.applyRepair(quarantine: URL(fileURLWithPath: quarantine), curingLost: cureLost, devices: device) { done, total in
                 if progress { Console.err(Data("\rrepairing: \(done) of \(total) steps…".utf8)) }
             }
         } catch {
@@ -178,7 +186,15 @@ struct Repair: ParsableCommand, HasOutputOptions {
     /// A cure's report (Spec/repair.md 3.6): what is lost with it, against wiping the folder.
     static func cureText(_ cure: JSONObject) -> String {
         func count(_ object: String, _ key: String) -> Int64 { cure[object]?.objectValue?[key]?.numberValue?.int64Value ?? 0 }
-        var text = "     lost with the cure:\n"
+        var text = ""
+        // With --device (Spec/repair.md 3.6.6): what the devices gave back, and why not more.
+        for event in cure["recovered"]?.arrayValue ?? [] {
+            guard let members = event.objectValue else { continue }
+            text +=
+                "     recovered: store \(escaped(members["store"]?.stringValue ?? "")) revision \(members["revision"]?.numberValue?.int64Value ?? 0) (global count \(members["globalCount"]?.numberValue?.int64Value ?? 0)) from \(escaped(members["device"]?.stringValue ?? "")): its changes are in the baseline\n"
+        }
+        for note in cure["recoveryNotes"]?.arrayValue ?? [] { text += "     not recovered: \(escaped(note.stringValue ?? ""))\n" }
+        text += "     lost with the cure:\n"
         for run in cure["lost"]?.arrayValue ?? [] {
             let first = run.objectValue?["first"]?.numberValue?.int64Value ?? 0
             let last = run.objectValue?["last"]?.numberValue?.int64Value ?? 0
@@ -186,8 +202,12 @@ struct Repair: ParsableCommand, HasOutputOptions {
                 "       store \(escaped(run.objectValue?["store"]?.stringValue ?? "")) \(first == last ? "revision \(first)" : "revisions \(first)-\(last)") (contents unknown)\n"
         }
         let dependent = cure["dependentEvents"]?.arrayValue ?? []
-        text +=
-            "       \(dependent.count) readable event(s) depended on them and are kept: \(count("withCure", "propertyChanges")) property change(s) of \(count("withCure", "objects")) object(s) made without what was lost\n"
+        if cure["lost"]?.arrayValue?.isEmpty ?? true {
+            text += "       nothing: every lost revision was recovered\n"
+        } else {
+            text +=
+                "       \(dependent.count) readable event(s) depended on them and are kept: \(count("withCure", "propertyChanges")) property change(s) of \(count("withCure", "objects")) object(s) made without what was lost\n"
+        }
         // The first 20 in text; `--json` lists every one.
         let objects = cure["dependentObjects"]?.arrayValue ?? []
         for object in objects.prefix(20) {
