@@ -512,6 +512,22 @@ def cases():
                                                     fmt=plistlib.FMT_BINARY, sort_keys=True)
     out.append(c)
 
+    c = Case("revision-differs", "The cloud's file for A/1 has the device's name for it (same global count, store and revision) but other contents: another title for note n1. The original never reads a file whose name it holds, so this device keeps its A/1 and the others apply the cloud's.",
+             "device-state.md 5.6 (differingRevisions); repair.md 8.2")
+    cloud_a1 = base_events()[2]
+    cloud_a1.changes[0].props = [Prop("title", 0, ("string", "First, edited elsewhere"))]
+    c.cloud_events = c.cloud_events[:2] + [cloud_a1]
+    out.append(c)
+
+    c = Case("baseline-replaced", "Another device rebased: the cloud's only baseline is B's new one, not the leech baseline the device's store was built from. At its next merge the device imports it and integrates in full.",
+             "device-state.md 5.6 (otherBaselines); repair.md 8.3")
+    rebased = extra("B rebased baseline", 3, 0, {STORE_A: 1}, T0 + 900, [
+        Change("Folder", uid("folder f1"), 100, [Prop("name", 0, ("string", "Inbox")), Prop("notes", 2, added=[n1, uid("note n2"), n3])])],
+        etype=100, store=STORE_B)
+    rebased.revisions = {STORE_A: 1, STORE_B: 0}
+    c.cloud_events = [e for e in c.cloud_events if e.type != 100] + [rebased]
+    out.append(c)
+
     c = Case("missing-data-file", "A/1's object change references the data file of note n3's photo (a CDEDataFile row and the filename in its property change), but the file is in neither data/ nor newdata/. The cloud's data/ has it.",
              "device-state-notes.md 1 (data/, newdata/)")
     c.data = {}
@@ -687,8 +703,25 @@ def expected_facts(case, rows):
                  for e in sorted(complete, key=lambda e: (e.gc, e.uid)) if e.store == STORE_A and e.uid not in cloud_uids]
         missing_import = [{"uniqueIdentifier": e.uid, "file": e.cloud_name(), "inDownloadCache": e.cloud_name().split("/")[1] in case.download}
                           for e in sorted(case.cloud_events, key=lambda e: (e.gc, e.uid)) if e.uid not in device_uids]
+        # Baselines of the cloud other than the one the store was built from (none when the
+        # device does not say which that was).
+        other = [{"uniqueIdentifier": e.uid, "file": e.cloud_name()}
+                 for e in sorted(case.cloud_events, key=lambda e: (e.gc, e.uid))
+                 if e.type == 100 and case.baseline_used is not None and e.uid != case.baseline_used]
+        # Save and merge events of one (store, revision) on both sides whose v2 forms differ;
+        # a device event with a damaged archive is not compared (damagedArchives lists it).
+        differing = []
+        for e in sorted(complete, key=lambda e: (e.store, e.revision, e.uid)):
+            if e.type == 100 or any(ch.damaged is not None for ch in e.changes):
+                continue
+            for c in sorted(case.cloud_events, key=lambda c: c.cloud_name()):
+                if c.type != 100 and (c.store, c.revision) == (e.store, e.revision) and c.v2() != e.v2():
+                    differing.append({"storeIdentifier": e.store, "revision": e.revision, "uniqueIdentifier": e.uid,
+                                      "cloudUniqueIdentifier": c.uid, "file": c.cloud_name(),
+                                      "sameName": c.cloud_name() == e.cloud_name()})
         facts["cloud"] = {"registered": STORE_A in case.registered, "neverUploaded": never, "notImported": missing_import,
-                          "dataFilesNotInCloud": sorted(n for n in case.data if n not in case.cloud_data)}
+                          "dataFilesNotInCloud": sorted(n for n in case.data if n not in case.cloud_data),
+                          "otherBaselines": other, "differingRevisions": differing}
     else:
         facts["cloud"] = None
     facts["forcedDeleech"] = forced_deleech(case, incomplete)
@@ -916,9 +949,36 @@ def check_case(folder):
         cloud = os.path.join(folder, case["cloud"], case["ensemble"])
         names = {"events/" + n for n in listing(cloud, "events")} | {"baselines/" + n for n in listing(cloud, "baselines")}
         cloud_uids = {}
+        documents = {}
         for name in names:
             document = json.load(open(os.path.join(cloud, name), encoding="utf-8"))
             cloud_uids[document["uniqueIdentifier"]] = name
+            documents[name] = document
+        built_from = metadata.get("identifierOfBaselineUsedToConstructStore")
+        other = sorted(n for n, d in documents.items() if d["type"] == 100 and built_from is not None and d["uniqueIdentifier"] != built_from)
+        if other != sorted(i["file"] for i in expected["cloud"]["otherBaselines"]):
+            problems.append("other baselines %r" % other)
+        # Revisions on both sides: the cloud file against the store's rows read back (as the
+        # event list above checked them), changes and header alike.
+        by_uid = {e["uniqueIdentifier"]: e for e in expected["events"]}
+        differing = []
+        for uid_, got in found.items():
+            if got["type"] in (0, 100) or got["damaged"]:
+                continue
+            for name, document in documents.items():
+                if document["type"] == 100 or document["storeIdentifier"] != got["storeIdentifier"]:
+                    continue
+                if document["revisionsByStoreIdentifier"].get(document["storeIdentifier"]) != got["revision"]:
+                    continue
+                mine = by_uid[uid_]
+                same = (document["uniqueIdentifier"] == uid_ and document["globalCount"] == got["globalCount"]
+                        and document["revisionsByStoreIdentifier"] == got["revisionsByStoreIdentifier"]
+                        and document.get("changesByEntity", {}) == mine["changesByEntity"]
+                        and float(document["timestamp"]) == float(got["timestamp"]) and document["type"] == got["type"])
+                if not same:
+                    differing.append(name)
+        if sorted(differing) != sorted(i["file"] for i in expected["cloud"]["differingRevisions"]):
+            problems.append("differing revisions %r" % differing)
         never = [e for e, v in found.items() if v["type"] != 0 and v["storeIdentifier"] == expected["storeIdentifier"] and e not in cloud_uids]
         if sorted(never) != sorted(i["uniqueIdentifier"] for i in expected["cloud"]["neverUploaded"]):
             problems.append("never uploaded %r" % never)

@@ -298,6 +298,16 @@ struct DeviceVerifyTests {
                 ]))
             wanted.append(line("verify.device-not-imported", .null, [event[JSONPointer(["file"])] ?? .null], details))
         }
+        let builtFrom = expected[JSONPointer(["baselineUsedToConstructStore"])] ?? .null
+        for baseline in expected[JSONPointer(["cloud", "otherBaselines"])]?.arrayValue ?? [] {
+            let details = JSONValue.object(JSONObject([("uniqueIdentifier", baseline[JSONPointer(["uniqueIdentifier"])] ?? .null), ("builtFrom", builtFrom)]))
+            wanted.append(line("verify.device-other-baseline", .null, [baseline[JSONPointer(["file"])] ?? .null], details))
+        }
+        for revision in expected[JSONPointer(["cloud", "differingRevisions"])]?.arrayValue ?? [] {
+            let details = JSONValue.object(
+                JSONObject(["storeIdentifier", "revision", "uniqueIdentifier", "cloudUniqueIdentifier", "sameName"].map { ($0, revision[JSONPointer([$0])] ?? .null) }))
+            wanted.append(line("verify.device-revision-differs", .null, [revision[JSONPointer(["file"])] ?? .null], details))
+        }
         for condition in expected[JSONPointer(["forcedDeleech"])]?.arrayValue ?? [] {
             let evidence = condition[JSONPointer(["evidence"])]?.objectValue ?? JSONObject()
             let details = JSONValue.object(JSONObject([("reason", condition[JSONPointer(["reason"])] ?? .null)] + evidence.members.map { ($0.key, $0.value) }))

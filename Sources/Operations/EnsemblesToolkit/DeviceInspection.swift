@@ -1,5 +1,7 @@
 import CloudFolder
+import Crypto
 import DeviceState
+import EventCodecs
 import EnsembleModel
 import Foundation
 import JSONDocument
@@ -10,9 +12,16 @@ enum DeviceInspection {
     /// The cloud folder's events and baselines, by unique identifier.
     struct CloudEvents {
         var ensembleFolder: String
-        /// (unique identifier, global count, path relative to the ensemble folder).
-        var events: [(identifier: String, globalCount: Int64, file: String)]
+        /// One per event or baseline: path relative to the ensemble folder, and the SHA-256 of
+        /// its v2 JSON encoding, which two events share exactly when their contents are equal.
+        var events: [(event: Event, file: String, digest: [UInt8])]
         var dataFiles: Set<String>
+    }
+
+    /// The SHA-256 of an event's v2 JSON encoding: the same for the same contents, whichever
+    /// file or store they were read from (Spec/device-state.md 5.6, `differingRevisions`).
+    static func digest(_ event: Event) -> [UInt8] {
+        Array(SHA256.hash(data: (try? V2JSONEncoder().encode(event)) ?? []))
     }
 
     static func report(device: String, cloud: String?, backendIdentity: String?) throws(FormatError) -> JSONValue {
@@ -31,11 +40,16 @@ enum DeviceInspection {
             throw FormatError(.folderNotFound, "no such folder", location: .init(file: path))
         }
         let reader = EventFileReader()
-        var events: [(identifier: String, globalCount: Int64, file: String)] = []
+        var events: [(event: Event, file: String, digest: [UInt8])] = []
         for kind in ["events", "baselines"] {
             for name in DeviceFolder.fileNames(in: folder + "/" + kind) {
                 let result = reader.readFile(at: URL(fileURLWithPath: folder + "/" + kind + "/" + name), displayName: kind + "/" + name)
-                for event in result.events { events.append((event.uniqueIdentifier, event.globalCount, kind + "/" + name)) }
+                // Only the header is kept beside the digest: a cloud folder's changes can be large.
+                for event in result.events {
+                    var header = event
+                    header.objectChanges = []
+                    events.append((header, kind + "/" + name, digest(event)))
+                }
             }
         }
         return CloudEvents(ensembleFolder: folder, events: events, dataFiles: Set(DeviceFolder.fileNames(in: folder + "/data")))
@@ -51,7 +65,7 @@ enum DeviceInspection {
             let registration = cloud.ensembleFolder + "/stores/" + store
             registrationPresent = FileManager.default.fileExists(atPath: registration)
             registrationIsDictionary = DeviceFolder.isPropertyListDictionary(registration)
-            let inCloud = Set(cloud.events.map(\.identifier))
+            let inCloud = Set(cloud.events.map(\.event.uniqueIdentifier))
             let upload = Set(state.uploadCache)
             let neverUploaded = state.ownCompleteEvents.filter { !inCloud.contains($0.uniqueIdentifier) }
                 .sorted { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.uniqueIdentifier, $1.uniqueIdentifier) }
@@ -66,19 +80,51 @@ enum DeviceInspection {
             let imported = Set(state.events.filter { $0.type != 0 }.map(\.uniqueIdentifier))
             let download = Set(state.downloadCache)
             var seen = Set<String>()
-            let notImported = cloud.events.filter { !imported.contains($0.identifier) && seen.insert($0.identifier).inserted }
-                .sorted { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.identifier, $1.identifier) }
-                .map { event -> JSONValue in
-                    let name = URL(fileURLWithPath: event.file).lastPathComponent
+            let byCount = { (a: Event, b: Event) in
+                a.globalCount != b.globalCount ? a.globalCount < b.globalCount : utf8Precedes(a.uniqueIdentifier, b.uniqueIdentifier)
+            }
+            let notImported = cloud.events.filter { !imported.contains($0.event.uniqueIdentifier) && seen.insert($0.event.uniqueIdentifier).inserted }
+                .sorted { byCount($0.event, $1.event) }
+                .map { entry -> JSONValue in
+                    let name = URL(fileURLWithPath: entry.file).lastPathComponent
                     return .object(
                         JSONObject([
-                            ("uniqueIdentifier", .string(event.identifier)), ("file", .string(event.file)), ("inDownloadCache", .bool(download.contains(name))),
+                            ("uniqueIdentifier", .string(entry.event.uniqueIdentifier)), ("file", .string(entry.file)),
+                            ("inDownloadCache", .bool(download.contains(name))),
                         ]))
                 }
+            // A cloud baseline that is not the one the store was built from: the next merge
+            // imports it and integrates in full (repair.md 8.3).
+            let builtFrom = state.info.baselineUsedToConstructStore
+            let otherBaselines = cloud.events.filter { $0.event.type == .baseline && builtFrom != nil && $0.event.uniqueIdentifier != builtFrom }
+                .sorted { byCount($0.event, $1.event) }
+                .map { JSONValue.object(JSONObject([("uniqueIdentifier", .string($0.event.uniqueIdentifier)), ("file", .string($0.file))])) }
+            // One (store, revision) on both sides with other contents: the device never reads a
+            // file with its own name for an event (repair.md 8.2), so the two stay apart.
+            var differing: [JSONValue] = []
+            let revisions = Dictionary(grouping: cloud.events.filter { $0.event.type != .baseline }) { "\($0.event.storeIdentifier)\u{0}\($0.event.revision)" }
+            for held in state.events.filter({ $0.type == 200 || $0.type == 300 })
+                .sorted(by: { ($0.storeIdentifier, $0.revision, $0.uniqueIdentifier) < ($1.storeIdentifier, $1.revision, $1.uniqueIdentifier) })
+            {
+                // A damaged archive is not compared: damagedArchives lists it.
+                guard let mine = held.v2Event().event else { continue }
+                let own = digest(mine)
+                for entry in (revisions["\(held.storeIdentifier)\u{0}\(held.revision)"] ?? []).sorted(by: { utf8Precedes($0.file, $1.file) })
+                where entry.digest != own {
+                    differing.append(
+                        .object(
+                            JSONObject([
+                                ("storeIdentifier", .string(held.storeIdentifier)), ("revision", JSONValue(held.revision)),
+                                ("uniqueIdentifier", .string(held.uniqueIdentifier)), ("cloudUniqueIdentifier", .string(entry.event.uniqueIdentifier)),
+                                ("file", .string(entry.file)), ("sameName", .bool(entry.file == DeviceState.cloudFile(of: held))),
+                            ])))
+                }
+            }
             cloudValue = .object(
                 JSONObject([
                     ("registered", .bool(registrationPresent)), ("neverUploaded", .array(neverUploaded)), ("notImported", .array(notImported)),
                     ("dataFilesNotInCloud", .array(state.dataFiles.filter { !cloud.dataFiles.contains($0) }.map(JSONValue.string))),
+                    ("otherBaselines", .array(otherBaselines)), ("differingRevisions", .array(differing)),
                 ]))
         }
         var deleech: [JSONValue] = []
@@ -207,6 +253,10 @@ extension FormatError.Code {
     public static let verifyDeviceNotImported = Self("verify.device-not-imported")
     /// `verify --device`: a condition under which the device deleeches itself holds (4.17d).
     public static let verifyDeviceDeleech = Self("verify.device-deleech")
+    /// `verify --device`: a cloud baseline other than the one the device's store was built from (4.17e).
+    public static let verifyDeviceOtherBaseline = Self("verify.device-other-baseline")
+    /// `verify --device`: a revision the device and the cloud both hold with other contents (4.17e).
+    public static let verifyDeviceRevisionDiffers = Self("verify.device-revision-differs")
 }
 
 extension Ensemble {
@@ -242,6 +292,31 @@ extension Ensemble {
                         ? "it is in the device's download cache: the device imports it at its next merge"
                         : "the device downloads and imports it at its next merge, if merge.md 15 lets it integrate it",
                     details: JSONObject([("uniqueIdentifier", .string(identifier)), ("inDownloadCache", .bool(cached))])))
+        }
+        let builtFrom = field(document, "baselineUsedToConstructStore")?.stringValue ?? ""
+        for baseline in field(facts, "otherBaselines")?.arrayValue ?? [] {
+            let identifier = field(baseline, "uniqueIdentifier")?.stringValue ?? ""
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyDeviceOtherBaseline, severity: .info, number: nil, files: [field(baseline, "file")?.stringValue ?? ""],
+                    reason: "the cloud holds baseline \(identifier); the device's store was built from baseline \(builtFrom)",
+                    consequence:
+                        "at its next merge the device imports it, deletes the events it covers and integrates in full: its store is rebuilt from this baseline and the events above it, and objects no replayed insert names are deleted",
+                    details: JSONObject([("uniqueIdentifier", .string(identifier)), ("builtFrom", .string(builtFrom))])))
+        }
+        for revision in field(facts, "differingRevisions")?.arrayValue ?? [] {
+            let store = field(revision, "storeIdentifier")?.stringValue ?? ""
+            let number = field(revision, "revision")?.numberValue?.int64Value ?? 0
+            let sameName = field(revision, "sameName") == .bool(true)
+            diagnostics.append(
+                Diagnostic(
+                    code: .verifyDeviceRevisionDiffers, severity: .warning, number: nil, files: [field(revision, "file")?.stringValue ?? ""],
+                    reason: "the device and the cloud both hold revision \(number) of store \(store), with other contents",
+                    consequence: sameName
+                        ? "the device never reads a cloud file with its own name for an event: it keeps its copy while every other device applies the cloud's, and their stores differ for good"
+                        : "the device imports the cloud's copy as a second event of that revision: each lookup of the revision then finds none, and a merge whose events name it fails with 201",
+                    details: JSONObject(
+                        ["storeIdentifier", "revision", "uniqueIdentifier", "cloudUniqueIdentifier", "sameName"].map { ($0, field(revision, $0) ?? .null) })))
         }
         for condition in field(document, "forcedDeleech")?.arrayValue ?? [] {
             let number = field(condition, "code")?.numberValue?.int64Value ?? 0
