@@ -305,7 +305,9 @@ struct DeviceVerifyTests {
         }
         for revision in expected[JSONPointer(["cloud", "differingRevisions"])]?.arrayValue ?? [] {
             let details = JSONValue.object(
-                JSONObject(["storeIdentifier", "revision", "uniqueIdentifier", "cloudUniqueIdentifier", "sameName"].map { ($0, revision[JSONPointer([$0])] ?? .null) }))
+                JSONObject(
+                    ["storeIdentifier", "revision", "uniqueIdentifier", "cloudUniqueIdentifier", "sameName"].map { ($0, revision[JSONPointer([$0])] ?? .null) })
+            )
             wanted.append(line("verify.device-revision-differs", .null, [revision[JSONPointer(["file"])] ?? .null], details))
         }
         for condition in expected[JSONPointer(["forcedDeleech"])]?.arrayValue ?? [] {
