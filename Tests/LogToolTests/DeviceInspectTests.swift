@@ -111,6 +111,13 @@ struct DeviceInspectTests {
         let uploaded = try Run(Array(try Self.arguments("never-uploaded").filter { $0 != "--json" }))
         #expect(uploaded.stdout.contains("never uploaded: events/3_26B8B821"))
         #expect(uploaded.stdout.contains("upload 4AC4CFFD3134E05776F89815F2A7E1A8"))
+        #expect(uploaded.stdout.contains("next merge: imports 0 file(s) and integrates the new events; 2 event(s) and 1 data file(s) of its own wait"))
+        #expect(run.stdout.contains("next merge: the device deleeches first"))
+        let replaced = try Run(Array(try Self.arguments("baseline-replaced").filter { $0 != "--json" }))
+        #expect(replaced.stdout.contains("baselines other than the store's: baselines/3_22A4F673"))
+        #expect(replaced.stdout.contains("next merge: imports 1 file(s) and integrates in full (a new baseline)"))
+        let differs = try Run(Array(try Self.arguments("revision-differs").filter { $0 != "--json" }))
+        #expect(differs.stdout.contains("revisions with other contents in the cloud: events/2_26B8B821"))
     }
 
     @Test("the embedded event-store models are the model files of Fixtures/external byte for byte")

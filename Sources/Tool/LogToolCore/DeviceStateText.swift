@@ -63,6 +63,8 @@ enum DeviceStateText {
             lines.append("    never uploaded: \(identifiers("neverUploaded"))")
             lines.append("    not imported: \(identifiers("notImported"))")
             lines.append("    data files not in the cloud: \(list(field(cloud, "dataFilesNotInCloud")))")
+            lines.append("    baselines other than the store's: \(identifiers("otherBaselines"))")
+            lines.append("    revisions with other contents in the cloud: \(identifiers("differingRevisions"))")
         } else {
             lines.append("  cloud: not given (205 not evaluated)")
         }
@@ -71,6 +73,17 @@ enum DeviceStateText {
         for condition in deleech {
             let evidence = (field(condition, "evidence")?.objectValue ?? JSONObject()).members.map { "\($0.key) \(shown($0.value))" }
             lines.append("    \(shown(field(condition, "code"))) \(shown(field(condition, "reason"))): \(evidence.joined(separator: ", "))")
+        }
+        // What the facts say the next merge does (Spec/device-state.md 5.6, 5.7; repair.md 8.1-8.3).
+        if let cloud = field(report, "cloud"), cloud != .null {
+            func count(_ key: String) -> Int { field(cloud, key)?.arrayValue?.count ?? 0 }
+            if !deleech.isEmpty {
+                lines.append("  next merge: the device deleeches first (its unuploaded events are lost)")
+            } else {
+                lines.append(
+                    "  next merge: imports \(count("notImported")) file(s) and integrates \(count("otherBaselines") > 0 ? "in full (a new baseline)" : "the new events"); \(count("neverUploaded")) event(s) and \(count("dataFilesNotInCloud")) data file(s) of its own wait to be uploaded"
+                )
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }
