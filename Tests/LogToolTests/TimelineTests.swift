@@ -33,7 +33,7 @@ struct TimelineTests {
         let run = try Run("timeline", "--json", "Fixtures/verify/revision-gap/cloud")
         #expect(run.status == 0 && run.stderr == "", "\(run.stderr)")
         let document = try JSONParser.parse(Array(run.stdout.utf8))
-        #expect(document[JSONPointer(["timelineVersion"])] == JSONValue(Int64(1)) && document[JSONPointer(["kind"])] == .string("timeline"))
+        #expect(document[JSONPointer(["timelineVersion"])] == JSONValue(Int64(2)) && document[JSONPointer(["kind"])] == .string("timeline"))
         // The case's hand-derived verify document (Fixtures/verify/README.md); reason and
         // consequence are informative, so they are left out of the comparison.
         let expected = try JSONParser.parse(
@@ -69,6 +69,34 @@ struct TimelineTests {
             arguments: ["timeline", "--as-store", "STORE-AA", "cloud/E"], in: Run.packageRoot.appendingPathComponent("Fixtures/merge/device-held-back"))
         #expect(run.status == 0)
         #expect(run.stdout.components(separatedBy: "data-code=\"verify.held-back\"").count - 1 == 4)
+    }
+
+    @Test("with --device, the events only the device holds are marks of its lane, with its findings", arguments: ["never-uploaded", "healthy"])
+    func deviceFolder(_ name: String) throws {
+        // The generator's expected facts (Fixtures/device) name the events never uploaded.
+        let folder = Run.packageRoot.appendingPathComponent("Fixtures/device/\(name)")
+        let facts = try JSONParser.parse(Array(try Data(contentsOf: folder.appendingPathComponent("expected/device-state.json"))))
+        let never = (facts[JSONPointer(["cloud", "neverUploaded"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["file"])]?.stringValue }
+        let arguments = ["timeline", "--device", "eventdata/MainStore", "cloud"]
+        let run = try Run(arguments: arguments + ["--json"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        let marks = document[JSONPointer(["ensembles", "0", "marks"])]?.arrayValue ?? []
+        let onlyOnDevice = marks.filter { $0[JSONPointer(["onlyOnDevice"])] == .bool(true) }.compactMap { $0[JSONPointer(["file"])]?.stringValue }
+        #expect(onlyOnDevice.sorted() == never.sorted())
+        #expect(
+            marks.count == onlyOnDevice.count
+                + (try FileManager.default.subpathsOfDirectory(atPath: folder.appendingPathComponent("cloud/MainStore/events").path).count)
+                + (try FileManager.default.subpathsOfDirectory(atPath: folder.appendingPathComponent("cloud/MainStore/baselines").path).count))
+        let findings = document[JSONPointer(["ensembles", "0", "findings"])]?.arrayValue ?? []
+        let notUploaded = findings.filter { $0[JSONPointer(["code"])] == .string("verify.device-not-uploaded") }.compactMap {
+            $0[JSONPointer(["files", "0"])]?.stringValue
+        }
+        #expect(notUploaded.sorted() == never.sorted())
+        let page = try Run(arguments: arguments, in: folder).stdout
+        #expect(page.components(separatedBy: "data-kind=\"device-only\" data-i=").count - 1 == never.count)
+        #expect(page.contains("<li data-kind=\"device-only\">"))
+        #expect(never.isEmpty || page.contains("data-code=\"verify.device-not-uploaded\""))
     }
 }
 

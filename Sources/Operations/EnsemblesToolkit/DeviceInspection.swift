@@ -24,12 +24,6 @@ enum DeviceInspection {
         Array(SHA256.hash(data: (try? V2JSONEncoder().encode(event)) ?? []))
     }
 
-    static func report(device: String, cloud: String?, backendIdentity: String?) throws(FormatError) -> JSONValue {
-        let state = try DeviceState.read(device)
-        return document(
-            state, cloud: try cloud.map { path throws(FormatError) in try readCloud(path, ensemble: state.folder.ensemble) }, backendIdentity: backendIdentity)
-    }
-
     /// The ensemble folder of `path`: `path/<ensemble>` when that is a folder, else `path` itself.
     static func readCloud(_ path: String, ensemble: String) throws(FormatError) -> CloudEvents {
         let manager = FileManager.default
@@ -161,13 +155,24 @@ extension Ensemble {
     /// each other; with `backendIdentity` (the backend's current token), condition 202. Nothing
     /// is written beside the device's files.
     public static func inspectDevice(at path: String, cloud: String? = nil, backendIdentity: String? = nil) throws(EnsembleError) -> JSONValue {
+        try deviceFacts(at: path, cloud: cloud, backendIdentity: backendIdentity).document
+    }
+
+    /// The device's state and its facts document (Spec/device-state.md 5).
+    static func deviceFacts(at path: String, cloud: String?, backendIdentity: String?) throws(EnsembleError) -> (state: DeviceState, document: JSONValue) {
         do {
-            return try DeviceInspection.report(device: path, cloud: cloud, backendIdentity: backendIdentity)
+            let state = try DeviceState.read(path)
+            let facts = try cloud.map { path throws(FormatError) in try DeviceInspection.readCloud(path, ensemble: state.folder.ensemble) }
+            return (state, DeviceInspection.document(state, cloud: facts, backendIdentity: backendIdentity))
         } catch {
-            // A path that is no device folder (or a missing cloud folder) is a wrong request; a
-            // device folder whose files cannot be read is unreadable.
-            throw EnsembleError(error.code == .eventDataNotDeviceFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
+            throw deviceError(error)
         }
+    }
+
+    /// A path that is no device folder (or a missing cloud folder) is a wrong request; a device
+    /// folder whose files cannot be read is unreadable.
+    static func deviceError(_ error: FormatError) -> EnsembleError {
+        EnsembleError(error.code == .eventDataNotDeviceFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
     }
 
     /// Whether `path` is a device's event-data folder (an ensemble folder holding `events.sqlite`
@@ -265,7 +270,11 @@ extension Ensemble {
     /// the facts of Spec/device-state.md 5.6 and 5.7: events the device never uploaded, cloud
     /// events it has not imported, and each forced-deleech condition with its evidence.
     public static func verifyDevice(at path: String, cloud: String, backendIdentity: String? = nil) throws(EnsembleError) -> [Diagnostic] {
-        let document = try inspectDevice(at: path, cloud: cloud, backendIdentity: backendIdentity)
+        deviceDiagnostics(try deviceFacts(at: path, cloud: cloud, backendIdentity: backendIdentity).document)
+    }
+
+    /// The diagnostics of a device's facts document against its cloud (4.17d, 4.17e).
+    static func deviceDiagnostics(_ document: JSONValue) -> [Diagnostic] {
         func field(_ value: JSONValue?, _ key: String) -> JSONValue? { value?.objectValue?[key] }
         var diagnostics: [Diagnostic] = []
         let facts = field(document, "cloud")

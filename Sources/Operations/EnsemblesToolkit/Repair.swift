@@ -193,7 +193,7 @@ extension Ensemble {
                 }
                 recovery = found
             } catch {
-                throw EnsembleError(error.code == .eventDataNotDeviceFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
+                throw Self.deviceError(error)
             }
         }
         let prefix = String(Converter.join(inside, "x").dropLast())

@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import CloudFolder
+import DeviceState
 
 extension FormatError.Code {
     /// `timeline -o FILE`: FILE exists without `--force`, or appeared meanwhile (Spec/timeline.md 1).
@@ -32,6 +33,9 @@ public struct TimelineReport: Sendable {
         public var modelVersion: String?
         /// For a baseline: the stores its revision set names, which it spans.
         public var spans: [String]
+        /// With a device (Spec/timeline.md 2): an event of the device's own store that no file of
+        /// the cloud holds; `file` is the path it would have there.
+        public var onlyOnDevice = false
     }
 
     /// Where a finding is drawn (Spec/timeline.md 3).
@@ -63,8 +67,11 @@ public struct TimelineReport: Sendable {
 
 extension Ensemble {
     /// One timeline per ensemble of the first input (Spec/timeline.md); with `asStore`, device
-    /// mode's held-back events are among the findings.
-    public func timeline(asStore: String? = nil) throws(EnsembleError) -> [TimelineReport] {
+    /// mode's held-back events are among the findings. With `device` (an Ensembles 1.x device's
+    /// event-data folder), the events of its own store that never reached the cloud are marks of
+    /// its lane, and its findings against the cloud (`verifyDevice`) are among the findings of
+    /// its ensemble (the first one when no ensemble has its name).
+    public func timeline(asStore: String? = nil, device: String? = nil, backendIdentity: String? = nil) throws(EnsembleError) -> [TimelineReport] {
         var reports: [TimelineReport] = []
         // Each folder listed and read once: the marks come from what verify read.
         try forEachVerified(asStore: asStore) { contents, verification in
@@ -91,7 +98,39 @@ extension Ensemble {
             reports.append(
                 TimelineReport(identifier: contents.identifier, lanes: lanes, marks: marks, findings: findings, growth: verification.growth))
         }
+        if let device { try Self.addDevice(device, cloud: try firstInput(), backendIdentity: backendIdentity, to: &reports) }
         return reports
+    }
+
+    /// The device's events that only it holds, as marks of its store's lane, and its findings
+    /// against the cloud, placed as verify's are (Spec/timeline.md 2, 3).
+    private static func addDevice(_ device: String, cloud: String, backendIdentity: String?, to reports: inout [TimelineReport]) throws(EnsembleError) {
+        let (state, document) = try deviceFacts(at: device, cloud: cloud, backendIdentity: backendIdentity)
+        guard let index = reports.firstIndex(where: { $0.identifier == state.folder.ensemble }) ?? reports.indices.first else { return }
+        var report = reports[index]
+        let onlyHere = Set(
+            (document.objectValue?["cloud"]?.objectValue?["neverUploaded"]?.arrayValue ?? []).compactMap {
+                $0.objectValue?["uniqueIdentifier"]?.stringValue
+            })
+        for held in state.ownCompleteEvents where onlyHere.contains(held.uniqueIdentifier) {
+            let event = held.v2Event().event
+            let counts = event.map { SourcedEvent(event: $0, file: "").changeCounts } ?? SourcedEvent.ChangeCounts()
+            var mark = TimelineReport.Mark(
+                file: DeviceState.cloudFile(of: held), store: held.storeIdentifier, revision: held.revision, globalCount: held.globalCount,
+                timestamp: held.timestamp, type: Int(held.type), inserts: counts.inserts, updates: counts.updates, deletes: counts.deletes,
+                modelVersion: held.modelVersion, spans: held.type == 100 ? sortedUnique(Array(held.revisions.keys)) : [])
+            mark.onlyOnDevice = true
+            report.marks.append(mark)
+        }
+        report.marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
+        if !report.lanes.contains(where: { $0.store == state.info.storeIdentifier }) {
+            report.lanes.append(TimelineReport.Lane(store: state.info.storeIdentifier, registered: false))
+            report.lanes.sort { utf8Precedes($0.store, $1.store) }
+        }
+        var byRevision: [String: Int64] = [:]
+        for mark in report.marks where mark.spans.isEmpty { byRevision["\(mark.store)\u{0}\(mark.revision)"] = mark.globalCount }
+        report.findings += deviceDiagnostics(document).map { TimelineReport.Finding(diagnostic: $0, placement: placement(of: $0, byRevision: byRevision)) }
+        reports[index] = report
     }
 
     /// Where a finding happens: at the event its first file names, across the missing

@@ -31,6 +31,16 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     @Option(name: .customLong("as-store"), help: ArgumentHelp("Also show what device STORE holds back (Spec/merge.md 15).", valueName: "STORE"))
     var asStore: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also draw what an Ensembles 1.x device's event-data folder holds that the cloud lacks, with its findings (Spec/timeline.md 2).",
+            valueName: "DEVICE-DIR"))
+    var device: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --device: the backend's current identity token (condition 202).", valueName: "token"))
+    var backendIdentity: String?
+
     @Flag(name: .long, help: "Replace FILE if it exists.")
     var force = false
 
@@ -40,14 +50,17 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     @Argument(help: "A cloud folder: an ensemble folder or a root.", completion: .directory)
     var path: String
 
-    func validate() throws { try options.validateModelVersion() }
+    func validate() throws {
+        try options.validateModelVersion()
+        guard backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
+    }
 
     func run() throws {
         if let output { try checkDestination(output, force: force, existsCode: .timelineDestinationExists, json: json) }
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let reports: [TimelineReport]
         do {
-            reports = try ensemble.timeline(asStore: asStore)
+            reports = try ensemble.timeline(asStore: asStore, device: device, backendIdentity: backendIdentity)
         } catch {
             throw reportAndExit(error)
         }
@@ -63,7 +76,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     static func document(_ reports: [TimelineReport]) -> JSONValue {
         .object(
             JSONObject([
-                ("timelineVersion", JSONValue(Int64(1))),
+                ("timelineVersion", JSONValue(Int64(2))),
                 ("kind", .string("timeline")),
                 (
                     "ensembles",
@@ -93,7 +106,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
                 ("globalCount", JSONValue(mark.globalCount)), ("timestamp", .number(JSONNumber(mark.timestamp))),
                 ("type", JSONValue(Int64(mark.type))), ("inserts", JSONValue(Int64(mark.inserts))), ("updates", JSONValue(Int64(mark.updates))),
                 ("deletes", JSONValue(Int64(mark.deletes))), ("modelVersion", mark.modelVersion.map(JSONValue.string) ?? .null),
-                ("spans", .array(mark.spans.map(JSONValue.string))),
+                ("spans", .array(mark.spans.map(JSONValue.string))), ("onlyOnDevice", .bool(mark.onlyOnDevice)),
             ]))
     }
 }

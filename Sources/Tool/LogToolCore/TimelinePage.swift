@@ -150,12 +150,12 @@ enum TimelinePage {
                 if mark.spans.isEmpty {
                     drawn.insert("\(mark.store)\u{0}\(mark.globalCount)")
                     svg +=
-                        "<circle class=\"mark type-\(mark.type)\" data-kind=\"\(kind(ofType: mark.type))\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
+                        "<circle class=\"mark type-\(mark.type)\(mark.onlyOnDevice ? " device-only" : "")\" data-kind=\"\(mark.onlyOnDevice ? "device-only" : kind(ofType: mark.type))\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
                 } else {
                     let rows = mark.spans.compactMap { laneIndex[$0] }
                     let first = Double(rows.min() ?? 0), last = Double(rows.max() ?? 0)
                     svg +=
-                        "<rect class=\"mark baseline\" data-kind=\"baseline\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" x=\"\(x(mark.globalCount) - 4)\" y=\"\(top + first * laneHeight + 4)\" width=\"8\" height=\"\((last - first + 1) * laneHeight - 8)\"><title>\(escape(mark.file))</title></rect>"
+                        "<rect class=\"mark baseline\(mark.onlyOnDevice ? " device-only" : "")\" data-kind=\"\(mark.onlyOnDevice ? "device-only" : "baseline")\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" x=\"\(x(mark.globalCount) - 4)\" y=\"\(top + first * laneHeight + 4)\" width=\"8\" height=\"\((last - first + 1) * laneHeight - 8)\"><title>\(escape(mark.file))</title></rect>"
                 }
             }
         } else {
@@ -251,7 +251,7 @@ enum TimelinePage {
                                     .string(mark.file), .string(mark.store), JSONValue(mark.revision), JSONValue(mark.globalCount),
                                     .number(JSONNumber(mark.timestamp)), JSONValue(Int64(mark.type)), JSONValue(Int64(mark.inserts)),
                                     JSONValue(Int64(mark.updates)), JSONValue(Int64(mark.deletes)), mark.modelVersion.map(JSONValue.string) ?? .null,
-                                    .array(mark.spans.map(JSONValue.string)),
+                                    .array(mark.spans.map(JSONValue.string)), .bool(mark.onlyOnDevice),
                                 ])
                             })
                     ),
@@ -381,6 +381,7 @@ enum TimelinePage {
         <li data-kind="incomplete"><svg width="16" height="16"><circle class="mark type-0" cx="8" cy="8" r="5"/></svg> incomplete event (type 0)</li>
         <li data-kind="other-event"><svg width="16" height="16"><circle class="mark type-100" cx="8" cy="8" r="5"/></svg> event of another type</li>
         <li data-kind="baseline"><svg width="16" height="16"><rect class="mark baseline" x="4" y="0" width="8" height="16"/></svg> baseline, across the stores it names</li>
+        <li data-kind="device-only"><svg width="16" height="16"><circle class="mark type-200 device-only" cx="8" cy="8" r="5"/></svg> only on the device (timeline --device): never uploaded to the cloud</li>
         <li data-kind="bin"><svg width="16" height="16"><rect class="bin" x="0" y="3" width="16" height="10" fill-opacity=".6"/></svg> many events: darker for more events in that stretch</li>
         <li data-kind="event-finding"><svg width="16" height="16"><path class="finding sev-error" d="M2,2 L14,2 L8,12 Z"/></svg> a finding about the event below it</li>
         <li data-kind="unread-event"><svg width="16" height="16"><path class="finding unread sev-error" d="M3,3 L13,13 M3,13 L13,3"/></svg> an event file that could not be read whole (unreadable, empty, parts missing), where its name places it</li>
@@ -399,7 +400,7 @@ enum TimelinePage {
         .plot{overflow:hidden;border:1px solid #ccc}svg.timeline{width:100%;height:auto;cursor:grab;user-select:none;display:block}
         .lane-bg{fill:#fff}.lane:nth-child(even) .lane-bg{fill:#f4f4f4}.lane-label,.folder-label,.axis text{font:12px ui-monospace,'DejaVu Sans Mono',monospace;fill:#333}
         .lane-note{font:italic 10px system-ui,sans-serif;fill:#8a3c00}.tick{stroke:#666}.axis-title{fill:#666}
-        .mark{stroke:#000;stroke-width:.5}.type-200{fill:#0072B2}.type-300{fill:#009E73}.type-0{fill:#fff;stroke:#000}.type-100,.baseline{fill:#CC79A7;fill-opacity:.6}
+        .mark{stroke:#000;stroke-width:.5}.type-200{fill:#0072B2}.type-300{fill:#009E73}.type-0{fill:#fff;stroke:#000}.type-100,.baseline{fill:#CC79A7;fill-opacity:.6}.mark.device-only{fill-opacity:.15;stroke-width:1.5;stroke-dasharray:2 1.5}
         .bin{fill:#0072B2}.out-of-range{stroke:#D55E00;stroke-width:2;stroke-dasharray:2 1}.finding,tr[data-index]{cursor:pointer}.sev-error{fill:#D55E00;stroke:#D55E00}.sev-warning{fill:#E69F00;stroke:#E69F00}.sev-info{fill:#56B4E9;stroke:#56B4E9}
         rect.finding{fill-opacity:.35;stroke-width:2}path.unread{fill:none;stroke-width:3;stroke-linecap:round}g.finding line,line.dependency{stroke:#D55E00;stroke-dasharray:4 3;stroke-width:2}g.finding text{font-size:11px;stroke:none}
         .selected{stroke:#000 !important;stroke-width:3;stroke-dasharray:none}path.unread.selected{stroke-width:4}tr.selected td{background:#fff3c4}
@@ -465,8 +466,8 @@ enum TimelinePage {
             var visible=[];for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null||(v>=view[0]&&v<=view[1]))visible.push(i);}
             if(visible.length<=LIMIT){visible.forEach(function(i){var m=data.marks[i],out=key(m)===null?' out-of-range':'';
               if(m[10].length){var a=Infinity,b=-Infinity;m[10].forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
-                add(el('rect',{'class':'mark baseline'+out,'data-kind':'baseline','data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
-              else add(el('circle',{'class':'mark type-'+m[5]+out,'data-kind':kind(m[5]),'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
+                add(el('rect',{'class':'mark baseline'+(m[11]?' device-only':'')+out,'data-kind':m[11]?'device-only':'baseline','data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
+              else add(el('circle',{'class':'mark type-'+m[5]+(m[11]?' device-only':'')+out,'data-kind':m[11]?'device-only':kind(m[5]),'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
             else{var t={},most=1;visible.forEach(function(i){var m=data.marks[i],v=key(m);var b=v===null?(m[4]<0?0:BINS-1):Math.floor((v-view[0])/(view[1]-view[0])*(BINS-1));
                 var k=(lane[m[1]]||0)+':'+b;t[k]=(t[k]||0)+1;if(t[k]>most)most=t[k];});
               Object.keys(t).forEach(function(k){var p=k.split(':');marks.appendChild(el('rect',{'class':'bin','data-kind':'bin','data-count':t[k],x:L+p[1]*W/BINS,y:T+p[0]*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[k]/most}));});}
@@ -495,7 +496,7 @@ enum TimelinePage {
             files.forEach(function(file){var i=byFile.get(file);if(i!==undefined)marks.querySelectorAll('[data-i="'+i+'"]').forEach(function(e){e.classList.add('selected');});});}
           function detail(s){var h='';
             if(s.mark!==undefined){var m=data.marks[s.mark];
-              h='<h3>'+esc(m[0])+'</h3>'+dl([['store',esc(m[1])],['revision',m[2]],['global count',m[3]],['time',m[4]+' ('+when(m[4])+')'],['type',m[5]+' ('+kind(m[5])+')'],
+              h='<h3>'+esc(m[0])+'</h3>'+dl([['store',esc(m[1])],['revision',m[2]],['global count',m[3]],['time',m[4]+' ('+when(m[4])+')'],['type',m[5]+' ('+kind(m[5])+')'+(m[11]?', only on the device':'')],
                 ['changes','inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]],['model version',esc(m[9]===null?'none':m[9])],
                 ['findings',data.findings.filter(function(f){return f[2].indexOf(m[0])>=0;}).map(function(f){return esc(f[0])+': '+esc(f[3]);}).join('<br>')||'none']]);}
             else{var f=data.findings[s.finding],rows=[['severity',esc(f[1])],['number',f[5]===null||f[5]===undefined?'':f[5]],['files',f[2].map(esc).join('<br>')],['reason',esc(f[3])],['consequence',esc(f[6]||'')]];
