@@ -72,6 +72,8 @@ extension FormatError.Code {
     public static let verifyReinsertedObject = Self("verify.reinserted-object")
     /// One event inserts and deletes one object (Spec/diagnostics.md 4.19c).
     public static let verifyInsertAndDelete = Self("verify.insert-and-delete")
+    /// Events above the baseline of two or more stores made before it (Spec/diagnostics.md 4.19d).
+    public static let verifySavesBeforeBaseline = Self("verify.saves-before-baseline")
 }
 
 /// The verification of one ensemble folder.
@@ -297,6 +299,16 @@ package enum EnsembleVerifier {
                 .verifyRedundantBaseline, .warning, nil, [baseline.file], "another baseline knows everything this one does",
                 "it only takes space; a rebase would remove it", [("by", .string(by.file))])
         }
+        if replayed.beforeBaseline.count >= 2 {
+            // Devices may apply such saves of two stores in different orders (Spec/repair.md 9.2).
+            let stores = replayed.beforeBaseline.keys.sorted(by: utf8Precedes)
+            let files = replayed.beforeBaseline.values.flatMap { $0 }.sorted(by: utf8Precedes)
+            add(
+                .verifySavesBeforeBaseline, .warning, nil, Array(files.prefix(100)),
+                "\(files.count) event(s) of \(stores.count) stores above the baseline were made before it: each names another store the baseline names at a lower revision, or not at all",
+                "a device that receives them at different times may apply them in another order than the others (repair.md 9.2) and keep other values; repair --cure-lost makes one baseline of them",
+                [("stores", .array(stores.map(JSONValue.string))), ("count", JSONValue(Int64(files.count)))])
+        }
         if analysis.baselines.count > 1 {
             add(
                 .verifyConcurrentBaselines, .warning, nil, analysis.baselines.map(\.file), "the baselines are concurrent",
@@ -366,10 +378,18 @@ package enum EnsembleVerifier {
         var stores: Set<String> = []
         /// The file of each event replayed (its first part's for a multipart event).
         var files: Set<String> = []
+        /// Replayed events made before the baselines: each names some other store the baselines
+        /// name at a lower revision, or not at all (Spec/diagnostics.md 4.19d), by store.
+        var beforeBaseline: [String: [String]] = [:]
 
         init(_ analysis: MergeAnalysis) throws(FormatError) {
+            let known = analysis.baselineRevisions
             let order = try analysis.replayOrder()
             while let sourced = try order.next() {
+                let event = sourced.event
+                if let known, known.revisions.contains(where: { $0.store != event.storeIdentifier && (event.revisionSet[$0.store] ?? -1) < $0.revision }) {
+                    beforeBaseline[event.storeIdentifier, default: []].append(sourced.file)
+                }
                 events += 1
                 files.insert(sourced.file)
                 counts.inserts += sourced.changeCounts.inserts

@@ -36,9 +36,11 @@ struct LostRevisionCure {
     /// The cure of the folder `input` was read from, whose analysis finds only lost revisions.
     /// `relative` gives a file's path relative to the ensemble folder. With `recovery`, its
     /// events are among `input`'s and the lost revisions they held are no longer lost
-    /// (Spec/repair.md 3.6.6): they are not in the folder, so nothing of them moves.
+    /// (Spec/repair.md 3.6.6): they are not in the folder, so nothing of them moves. With
+    /// `savesBefore` (saves of two or more stores made before the baseline, 9.3 rule 7) the cure
+    /// is made even when no revision is lost.
     static func make(
-        _ input: MergeInput, _ analysis: MergeAnalysis, recovery: LostEventRecovery? = nil, relative: (String) -> String
+        _ input: MergeInput, _ analysis: MergeAnalysis, recovery: LostEventRecovery? = nil, savesBefore: Bool = false, relative: (String) -> String
     ) throws -> LostRevisionCure {
         guard let model = input.model else {
             throw Refusal(reason: "the cure lists every property of each object's entity, so it needs the app's model (--model)")
@@ -54,7 +56,7 @@ struct LostRevisionCure {
         // Every event and baseline the folder holds, readable ones, copies included.
         let allEvents = input.events
         let lost = lostRevisions(events, analysis.baselineRevisions)
-        guard !lost.isEmpty || !(recovery?.events.isEmpty ?? true) else { throw Refusal(reason: "no revision is lost") }
+        guard !lost.isEmpty || !(recovery?.events.isEmpty ?? true) || savesBefore else { throw Refusal(reason: "no revision is lost") }
 
         // The revision set: every store named anywhere, at no less than its latest revision.
         var revisions = analysis.baselineRevisions ?? RevisionSet()

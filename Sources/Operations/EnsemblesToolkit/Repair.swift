@@ -148,12 +148,13 @@ extension Ensemble {
     /// Replaces the recommendations for lost revisions with the cure (Spec/repair.md 3.6), or
     /// adds a note saying why there is none. `inside` is the ensemble folder as the input names it.
     private func cure(_ plan: inout RepairPlan, folder: URL, inside: String, devices: [String]) throws(EnsembleError) {
+        let cured = [FormatError.Code.verifyRevisionGap, .verifyMissingDependency, .verifySavesBeforeBaseline].map(\.rawValue)
         let recommended = plan.actions.indices.filter {
-            plan.actions[$0].code == FormatError.Code.repairRecommend.rawValue
-                && plan.actions[$0].answers.allSatisfy {
-                    [FormatError.Code.verifyRevisionGap.rawValue, FormatError.Code.verifyMissingDependency.rawValue].contains($0.code)
-                }
+            plan.actions[$0].code == FormatError.Code.repairRecommend.rawValue && plan.actions[$0].answers.allSatisfy { cured.contains($0.code) }
         }
+        // Saves made before the baseline by two or more stores call for a cure even when no
+        // revision is lost (Spec/repair.md 3.6.1, 9.3 rule 7).
+        let savesBefore = recommended.contains { plan.actions[$0].answers.contains { $0.code == FormatError.Code.verifySavesBeforeBaseline.rawValue } }
         guard !recommended.isEmpty else { return }
         func refuse(_ reason: String) {
             plan.actions.append(
@@ -199,7 +200,7 @@ extension Ensemble {
         let prefix = String(Converter.join(inside, "x").dropLast())
         let made: LostRevisionCure
         do {
-            made = try LostRevisionCure.make(input, analysis, recovery: recovery) {
+            made = try LostRevisionCure.make(input, analysis, recovery: recovery, savesBefore: savesBefore) {
                 String($0.hasPrefix(prefix) ? $0.dropFirst(prefix.count) : Substring($0))
             }
         } catch let refusal as LostRevisionCure.Refusal {
@@ -218,7 +219,8 @@ extension Ensemble {
             switch (lost.isEmpty, recovered.isEmpty) {
             case (false, true): "every readable event applied, the lost revisions \(lost) absent"
             case (false, false): "every readable event and the revisions \(recovered) recovered from a device applied, the lost revisions \(lost) absent"
-            default: "every readable event and the revisions \(recovered) recovered from a device applied"
+            case (true, false): "every readable event and the revisions \(recovered) recovered from a device applied"
+            case (true, true): "every readable event applied"
             }
         var action = RepairPlan.Action(
             code: FormatError.Code.repairCureLost.rawValue, answers: answers,
@@ -339,6 +341,13 @@ extension Ensemble {
                 does: "nothing in place: what is missing is not arriving, so this folder cannot be made mergeable by moving files",
                 afterwards:
                     "devices hold back the events that need it (see `logtool merge --as-store STORE \(path)`); once the events that need it are moved out, `logtool rebase \(path) --out NEW` writes a new folder for every device to start from"
+            )
+        case .verifySavesBeforeBaseline:
+            return RepairPlan.Action(
+                code: FormatError.Code.repairRecommend.rawValue, answers: answers,
+                does: "nothing in place: these saves were made before the baseline and are read after it",
+                afterwards:
+                    "a device that receives them at different times may apply them in another order than the others and keep other values (Spec/repair.md 9.2); `logtool repair --cure-lost` writes one baseline of them"
             )
         default:
             return nil
