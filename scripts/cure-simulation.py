@@ -893,8 +893,9 @@ def evaluate(case, name, cure, seed):
 
 def late_stores(cloud):
     """Stores with an event above the cloud's baseline that was made before that baseline: its
-    revision set names some store the baseline names at a lower revision, or not at all (a save
-    a device made while it was stuck, exported after the cure)."""
+    global count is not above the baseline's and its revision set names some store the baseline
+    names at a lower revision, or not at all (a save a device made while it was stuck, exported
+    after the cure; a rebase's kept events have greater global counts)."""
     base = cloud_baseline(cloud)
     if base is None:
         return set()
@@ -904,7 +905,7 @@ def late_stores(cloud):
         if covered(e, base):
             continue
         revs = e["revisionsByStoreIdentifier"]
-        if any(st != e["storeIdentifier"] and revs.get(st, -1) < r for st, r in cover.items()):
+        if e["globalCount"] <= base["globalCount"] and any(st != e["storeIdentifier"] and revs.get(st, -1) < r for st, r in cover.items()):
             out.add(e["storeIdentifier"])
     return out
 

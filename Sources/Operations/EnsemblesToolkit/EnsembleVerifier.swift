@@ -378,16 +378,20 @@ package enum EnsembleVerifier {
         var stores: Set<String> = []
         /// The file of each event replayed (its first part's for a multipart event).
         var files: Set<String> = []
-        /// Replayed events made before the baselines: each names some other store the baselines
-        /// name at a lower revision, or not at all (Spec/diagnostics.md 4.19d), by store.
+        /// Replayed events made before the baselines: a global count not above theirs, and a
+        /// revision set that names some other store lower than they do, or not at all
+        /// (Spec/diagnostics.md 4.19d), by store.
         var beforeBaseline: [String: [String]] = [:]
 
         init(_ analysis: MergeAnalysis) throws(FormatError) {
             let known = analysis.baselineRevisions
+            let top = analysis.baselines.map(\.event.globalCount).max() ?? .min
             let order = try analysis.replayOrder()
             while let sourced = try order.next() {
                 let event = sourced.event
-                if let known, known.revisions.contains(where: { $0.store != event.storeIdentifier && (event.revisionSet[$0.store] ?? -1) < $0.revision }) {
+                if let known, event.globalCount <= top,
+                    known.revisions.contains(where: { $0.store != event.storeIdentifier && (event.revisionSet[$0.store] ?? -1) < $0.revision })
+                {
                     beforeBaseline[event.storeIdentifier, default: []].append(sourced.file)
                 }
                 events += 1
