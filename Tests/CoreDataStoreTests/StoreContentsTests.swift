@@ -181,6 +181,33 @@ struct StoreContentsTests {
         #expect(try Self.rejection(withoutJoin)?.code == .coreDataLayoutMismatch)
     }
 
+    @Test("a store with more rows than the reader holds is refused before a row is read, at its largest table")
+    func tooManyRows() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let writer = try Connection(path: path)
+        try writer.execute(Self.schema)
+        // The rows of the tables the model reads, counted here with SQL.
+        var counts: [String: Int] = [:]
+        for table in ["ZCANVAS", "ZSHAPE", "ZTAG", "Z_2TAGS"] {
+            let count = try writer.prepare("SELECT count(*) FROM \(table)")
+            if try count.step() { counts[table] = Int(count.int64(0)) }
+        }
+        writer.close()
+        let total = counts.values.reduce(0, +)
+        let model = try Self.model()
+        #expect(try CoreDataStoreContents.read(path: path, model: model, maximumRows: total).rows["Tag"]?.count == 2)
+        do throws(FormatError) {
+            _ = try CoreDataStoreContents.read(path: path, model: model, maximumRows: total - 1)
+            Issue.record("a store over the limit was read")
+        } catch {
+            #expect(error.code == .coreDataTooManyRows)
+            let largest = counts.values.max() ?? 0
+            #expect(counts.filter { $0.value == largest }.keys.map { JSONPointer([$0]) }.contains(error.location.pointer ?? .root))
+        }
+    }
+
     @Test("a symbolic link to a store is refused, not followed")
     func symbolicLink() throws {
         let folder = try Self.folder()

@@ -182,4 +182,6 @@ extension FormatError.Code {
     /// A foreign key, entity number or join-table row of a store that names no object
     /// (Spec/device-state.md 2.5).
     public static let coreDataDanglingReference = Self("coredata.dangling-reference")
+    /// The tables read hold more rows than the reader holds in memory (Spec/device-state.md 2.5).
+    public static let coreDataTooManyRows = Self("coredata.too-many-rows")
 }

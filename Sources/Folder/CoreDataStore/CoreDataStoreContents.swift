@@ -46,7 +46,14 @@ package struct CoreDataStoreContents: Sendable {
     /// the `-wal` alone) are read and nothing is ever written beside the user's files. Without
     /// `includingWAL` only the main file is copied: what the store held at its last checkpoint
     /// (Spec/device-state.md 5.4, `onlyInWal`).
-    package static func read(path: String, model: DataModel, includingWAL: Bool = true) throws(FormatError) -> CoreDataStoreContents {
+    /// The rows a store may have in all the tables the model reads: the reader holds every row
+    /// (about 1 KB each with what `inspect` builds from them, measured), so a larger store is
+    /// refused before any row is read (Spec/device-state.md 2.5).
+    package static let defaultMaximumRows = 4_000_000
+
+    package static func read(
+        path: String, model: DataModel, includingWAL: Bool = true, maximumRows: Int = defaultMaximumRows
+    ) throws(FormatError) -> CoreDataStoreContents {
         let staged = try StoreStaging.stage(path, includingWAL: includingWAL)
         defer { staged.remove() }
         let connection: Connection
@@ -58,13 +65,13 @@ package struct CoreDataStoreContents: Sendable {
         }
         defer { connection.close() }
         do {
-            return try read(connection, model: model, path: path)
+            return try read(connection, model: model, path: path, maximumRows: maximumRows)
         } catch  where error.code == .sqliteFailed {
             throw FormatError(.coreDataUnreadableStore, error.message, location: .init(file: path))
         }
     }
 
-    private static func read(_ connection: Connection, model: DataModel, path: String) throws(FormatError) -> CoreDataStoreContents {
+    private static func read(_ connection: Connection, model: DataModel, path: String, maximumRows: Int) throws(FormatError) -> CoreDataStoreContents {
         func failure(_ code: FormatError.Code, _ message: String, _ pointer: JSONPointer? = nil) -> FormatError {
             FormatError(code, message, location: .init(file: path, pointer: pointer))
         }
@@ -84,6 +91,22 @@ package struct CoreDataStoreContents: Sendable {
         let layout = try CoreDataLayout(model: model, numbers: numbers, file: path)
         var entityByNumber: [Int64: String] = [:]
         for entity in layout.entities.values { entityByNumber[entity.number] = entity.name }
+
+        // Counted first, without holding a row: a store too large to hold is refused at its
+        // largest table.
+        var counts: [(table: String, rows: Int)] = []
+        for table in Set(layout.entities.values.map(\.table) + layout.joinTables.compactMap { $0.candidateNames.first { tables[$0] != nil } }).sorted()
+        where tables[table] != nil {
+            let count = try connection.prepare("SELECT count(*) FROM \(quoted(table))")
+            if try count.step() { counts.append((table, Int(count.int64(0)))) }
+        }
+        let total = counts.reduce(0) { $0 + $1.rows }
+        if total > maximumRows, let largest = counts.max(by: { $0.rows < $1.rows }) {
+            throw failure(
+                .coreDataTooManyRows,
+                "the store has \(total) rows in the tables read (\(largest.table): \(largest.rows)); at most \(maximumRows) are read, all held in memory",
+                .root / largest.table)
+        }
 
         // Every root table with its fixed and model columns; then read every row.
         var rows: [String: [CoreDataRow]] = [:]
