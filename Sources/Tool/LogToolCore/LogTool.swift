@@ -30,7 +30,8 @@ package struct LogTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
+            Inspect.self, Verify.self, Diff.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self,
+            Conformance.self,
             Validate.self, Kit.self,
         ]
     )

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+import JSONDocument
+import SchemaValidation
+import EnsemblesToolkit
+
+/// `logtool diff` (Spec/diff.md): the hand-derived cases of Fixtures/diff, exit statuses, and
+/// the order of the walk over two states.
+@Suite("Diff")
+struct DiffTests {
+    static let cases = ["changed", "views", "identical"]
+
+    /// `value` without the informative `message` of any finding (Fixtures/diff/README.md).
+    static func withoutMessages(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .array(let items): return .array(items.map(withoutMessages))
+        case .object(let object):
+            let isFinding = object["code"] != nil && object["number"] != nil
+            return .object(JSONObject(object.filter { !(isFinding && $0.key == "message") }.map { ($0.key, withoutMessages($0.value)) }))
+        default: return value
+        }
+    }
+
+    struct Case {
+        var folder: URL
+        var command: [String]
+        var exitCode: Int32
+
+        init(_ name: String) throws {
+            folder = Run.packageRoot.appendingPathComponent("Fixtures/diff/\(name)")
+            let description = try JSONParser.parse(Array(try Data(contentsOf: folder.appendingPathComponent("case.json"))))
+            command = description[JSONPointer(["command"])]?.arrayValue?.compactMap(\.stringValue) ?? []
+            exitCode = Int32(description[JSONPointer(["exitCode"])]?.numberValue?.int64Value ?? -1)
+        }
+
+        func expected(_ file: String) throws -> Data { try Data(contentsOf: folder.appendingPathComponent("expected/\(file)")) }
+    }
+
+    @Test("--json: the hand-derived document, valid against diff.schema.json, and the case's exit status", arguments: cases)
+    func json(name: String) throws {
+        let golden = try Case(name)
+        let run = try Run(arguments: golden.command, in: golden.folder)
+        #expect(run.status == golden.exitCode, "\(run.stderr)")
+        #expect(run.stderr == "")
+        #expect(run.stdout.hasSuffix("}\n"))
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(try BundledSchema.diff.validator().validate(document).isEmpty)
+        let expected = try JSONParser.parse(Array(try golden.expected("diff.json")))
+        #expect(try BundledSchema.diff.validator().validate(expected).isEmpty)
+        #expect(Self.withoutMessages(document) == Self.withoutMessages(expected))
+    }
+
+    @Test("text: the hand-derived lines, nothing at all when equal, the same exit status", arguments: cases)
+    func text(name: String) throws {
+        let golden = try Case(name)
+        let run = try Run(arguments: golden.command.filter { $0 != "--json" }, in: golden.folder)
+        #expect(run.status == golden.exitCode, "\(run.stderr)")
+        #expect(run.stderr == "")
+        // A finding line's message is informative: cut after its details.
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard line.hasPrefix("  "), !line.hasPrefix("  - "), !line.hasPrefix("  + "), let end = line.range(of: "]: ") else { return String(line) }
+            return String(line[..<end.lowerBound]) + "]:"
+        }
+        #expect(lines.joined(separator: "\n") == String(decoding: try golden.expected("diff.txt"), as: UTF8.self))
+    }
+
+    @Test("exit 2 for usage errors and for a side that cannot be merged, never 1")
+    func errors() throws {
+        let changed = Run.packageRoot.appendingPathComponent("Fixtures/diff/changed")
+        // One folder needs two views.
+        #expect(try Run(arguments: ["diff", "a/E"], in: changed).status == 2)
+        #expect(try Run(arguments: ["diff", "--as-store", "X", "a/E"], in: changed).status == 2)
+        #expect(try Run(arguments: ["diff", "a/E", "no-such-folder"], in: changed).status == 2)
+        // A strict merge that stops (a revision gap) stops the diff: 2, with its findings.
+        let gap = try Run("diff", "Fixtures/verify/revision-gap/cloud/E", "Fixtures/diff/changed/a/E")
+        #expect(gap.status == 2)
+        #expect(gap.stdout == "")
+        #expect(gap.stderr.contains("merge.revision-gap (200)"), "\(gap.stderr)")
+        let json = try Run("diff", "--json", "Fixtures/verify/revision-gap/cloud/E", "Fixtures/diff/changed/a/E")
+        #expect(json.status == 2)
+        #expect(try JSONParser.parse(Array(json.stdout.utf8))[JSONPointer(["errors", "0", "code"])] == .string("merge.revision-gap"))
+        // Seen as devices (no baseline: both integrate nothing), the folders compare: their
+        // files differ, so 1.
+        let device = try Run("diff", "--as-store", "ALPHA-STORE", "Fixtures/verify/revision-gap/cloud/E", "Fixtures/diff/changed/a/E")
+        #expect(device.status == 1, "\(device.stderr)")
+    }
+
+    /// A state of one event of inserts, each (entity, id) with one property `p` = `value`.
+    static func state(_ objects: [(entity: String, id: String, value: String)]) -> StoreState {
+        var state = StoreState(model: nil)
+        let changes = objects.map {
+            ObjectChange(
+                entity: $0.entity, globalIdentifier: $0.id, type: .insert, propertyChanges: [PropertyChange(name: "p", value: .attribute(.string($0.value)))])
+        }
+        state.apply(Event(uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        return state
+    }
+
+    static func summary(_ rows: [JSONValue]) -> [String] {
+        rows.map { row in
+            ["change", "entity", "id"].map { row[JSONPointer([$0])]?.stringValue ?? "?" }.joined(separator: " ")
+        }
+    }
+
+    @Test("the walk goes by entity, then identifier, in UTF-8 byte order, and matches identifiers exactly")
+    func order() throws {
+        // é precomposed (C3 A9) and e + U+0301 (65 CC 81) are canonically equivalent, which Swift's
+        // String == treats as equal: they are two objects. "Z" (5A) sorts before both.
+        let a = Self.state([("Item", "\u{E9}", "1"), ("Note", "a", "1"), ("Alpha", "z", "1")])
+        let b = Self.state([("Item", "e\u{301}", "1"), ("Item", "Z", "1"), ("Note", "a", "2"), ("Beta", "a", "1")])
+        let rows = try Ensemble.stateDifferences(a, b)
+        #expect(
+            Self.summary(rows) == [
+                "removed Alpha z", "added Beta a", "added Item Z", "added Item e\u{301}", "removed Item \u{E9}", "changed Note a",
+            ])
+        #expect(
+            rows.last?[JSONPointer(["properties", "0"])]
+                == JSONValue.object(JSONObject([("name", .string("p")), ("change", .string("changed")), ("a", .string("1")), ("b", .string("2"))])))
+        #expect(try Ensemble.stateDifferences(a, a).isEmpty)
+        #expect(Self.summary(try Ensemble.stateDifferences(nil, a)) == ["added Alpha z", "added Item \u{E9}", "added Note a"])
+    }
+}
