@@ -8,7 +8,7 @@ import EnsemblesToolkit
 /// the order of the walk over two states.
 @Suite("Diff")
 struct DiffTests {
-    static let cases = ["changed", "views", "identical"]
+    static let cases = ["changed", "views", "arrived", "identical"]
 
     /// `value` without the informative `message` of any finding (Fixtures/diff/README.md).
     static func withoutMessages(_ value: JSONValue) -> JSONValue {
