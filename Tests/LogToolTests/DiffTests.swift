@@ -87,10 +87,13 @@ struct DiffTests {
 
     /// A state of one event of inserts, each (entity, id) with one property `p` = `value`.
     static func state(_ objects: [(entity: String, id: String, value: String)]) -> StoreState {
+        state(objects.map { ($0.entity, $0.id, AttributeValue.string($0.value)) })
+    }
+
+    static func state(_ objects: [(entity: String, id: String, value: AttributeValue)]) -> StoreState {
         var state = StoreState(model: nil)
         let changes = objects.map {
-            ObjectChange(
-                entity: $0.entity, globalIdentifier: $0.id, type: .insert, propertyChanges: [PropertyChange(name: "p", value: .attribute(.string($0.value)))])
+            ObjectChange(entity: $0.entity, globalIdentifier: $0.id, type: .insert, propertyChanges: [PropertyChange(name: "p", value: .attribute($0.value))])
         }
         state.apply(Event(uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
         return state
@@ -118,5 +121,16 @@ struct DiffTests {
                 == JSONValue.object(JSONObject([("name", .string("p")), ("change", .string("changed")), ("a", .string("1")), ("b", .string("2"))])))
         #expect(try Ensemble.stateDifferences(a, a).isEmpty)
         #expect(Self.summary(try Ensemble.stateDifferences(nil, a)) == ["added Alpha z", "added Item \u{E9}", "added Note a"])
+    }
+
+    @Test("values compare by their canonical text: an Integer 1 and a Double 1.0 differ, and so do 0.0 and -0.0")
+    func valueText() throws {
+        let a = Self.state([("Item", "i", AttributeValue.integer(1)), ("Item", "z", .double(0.0))])
+        let b = Self.state([("Item", "i", AttributeValue.double(1.0)), ("Item", "z", .double(-0.0))])
+        let rows = try Ensemble.stateDifferences(a, b)
+        #expect(Self.summary(rows) == ["changed Item i", "changed Item z"])
+        #expect(rows.first?[JSONPointer(["properties", "0", "b"])].map { JSONWriter().string($0) } == "1.0")
+        #expect(rows.last?[JSONPointer(["properties", "0", "b"])].map { JSONWriter().string($0) } == "-0.0")
+        #expect(try Ensemble.stateDifferences(b, Self.state([("Item", "i", AttributeValue.double(1.0)), ("Item", "z", .double(-0.0))])).isEmpty)
     }
 }

@@ -283,9 +283,17 @@ extension Ensemble {
         .object(JSONObject([("entity", .string(entity)), ("id", .string(id)), ("change", .string(change)), ("properties", .array(properties))]))
     }
 
+    /// Whether two state-document values are written as the same bytes (Spec/diff.md 5): an
+    /// Integer `1` and a Double `1.0`, or `0.0` and `-0.0`, are equal JSON numbers but different
+    /// values, as the state document tells them apart.
+    static func sameText(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        let writer = JSONWriter()
+        return writer.string(a).utf8.elementsEqual(writer.string(b).utf8)
+    }
+
     /// Two objects' properties (each sorted by name, UTF-8 bytes) walked together: a property
     /// set in one only is `removed` (set in a) or `added` (set in b), one set in both to values
-    /// that differ is `changed`; values compare as JSON values (Spec/diff.md 5).
+    /// that differ is `changed`; values compare by their canonical text (Spec/diff.md 5).
     static func propertyDifferences(_ a: [(name: String, value: JSONValue)], _ b: [(name: String, value: JSONValue)]) -> [JSONValue] {
         var i = 0, j = 0
         var rows: [JSONValue] = []
@@ -299,7 +307,7 @@ extension Ensemble {
                 rows.append(.object(JSONObject([("name", .string(b[j].name)), ("change", .string("added")), ("b", b[j].value)])))
                 j += 1
             } else {
-                if a[i].value != b[j].value {
+                if !sameText(a[i].value, b[j].value) {
                     rows.append(.object(JSONObject([("name", .string(a[i].name)), ("change", .string("changed")), ("a", a[i].value), ("b", b[j].value)])))
                 }
                 i += 1
