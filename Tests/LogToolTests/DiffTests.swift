@@ -133,4 +133,20 @@ struct DiffTests {
         #expect(rows.last?[JSONPointer(["properties", "0", "b"])].map { JSONWriter().string($0) } == "-0.0")
         #expect(try Ensemble.stateDifferences(b, Self.state([("Item", "i", AttributeValue.double(1.0)), ("Item", "z", .double(-0.0))])).isEmpty)
     }
+
+    @Test("a failed write to standard output is 2, not the 1 of different", arguments: [["diff", "a/E", "b/E"], ["diff", "--json", "a/E", "a/E"]])
+    func fullDevice(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Run.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = Run.packageRoot.appendingPathComponent("Fixtures/diff/changed")
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2, "\(arguments): \(stderr)")
+        #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
+    }
 }
