@@ -149,4 +149,20 @@ struct DiffTests {
         #expect(process.terminationStatus == 2, "\(arguments): \(stderr)")
         #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
     }
+
+    @Test("two devices whose outcomes differ are different even when files, events and states are not")
+    func outcomes() throws {
+        // Only stores/STORE-BB: STORE-AA deleeches, STORE-BB finds no baseline (Spec/merge.md 15.4).
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("diff-outcomes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("E/stores"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Run.packageRoot.appendingPathComponent("Fixtures/diff/views/cloud/E/stores/STORE-BB"), to: root.appendingPathComponent("E/stores/STORE-BB"))
+        let run = try Run(arguments: ["diff", "--as-store", "STORE-AA", "--as-store", "STORE-BB", "E"], in: root)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stdout == "--- a: E as STORE-AA\n+++ b: E as STORE-BB\noutcome: a deleeches, b integrates-nothing\n")
+        let json = try JSONParser.parse(
+            Array(try Run(arguments: ["diff", "--json", "--as-store", "STORE-AA", "--as-store", "STORE-AA", "E"], in: root).stdout.utf8))
+        #expect(json[JSONPointer(["equal"])] == .bool(true))
+    }
 }

@@ -43,6 +43,10 @@ struct DiffSide {
         return reason("absent", [])
     }
 
+    /// The outcome as the sides compare it (Spec/diff.md 2): a strict merge's `merged` is a
+    /// device's `integrates`.
+    var comparableOutcome: String { outcome == "merged" ? "integrates" : outcome }
+
     var document: JSONValue {
         .object(
             JSONObject([
@@ -69,7 +73,8 @@ extension Ensemble {
         let files = try Self.fileDifferences(a.listing, b.listing)
         let events = Self.eventDifferences(a, b)
         let state = try Self.stateDifferences(a.state, b.state)
-        let equal = files.allSatisfy { $0.value.arrayValue?.isEmpty ?? true } && events.isEmpty && state.isEmpty
+        let equal =
+            a.comparableOutcome == b.comparableOutcome && files.allSatisfy { $0.value.arrayValue?.isEmpty ?? true } && events.isEmpty && state.isEmpty
         return .object(
             JSONObject([
                 ("diffVersion", JSONValue(Int64(1))), ("kind", .string("diff")), ("equal", .bool(equal)), ("a", a.document), ("b", b.document),

@@ -91,6 +91,9 @@ struct Diff: ParsableCommand, HasOutputOptions {
             let view = described?[JSONPointer(["view"])]?.stringValue.map { " as \(escaped($0))" } ?? ""
             lines.append("\(side == "a" ? "---" : "+++") \(side): \(escaped(string(described, "path")))\(view)")
         }
+        // Both sides are strict or both are devices here, so their outcomes compare as they are.
+        let outcomes = ["a", "b"].map { string(document[JSONPointer([$0])], "outcome") }
+        if outcomes[0] != outcomes[1] { lines.append("outcome: a \(outcomes[0]), b \(outcomes[1])") }
         for group in ["registrations", "events", "baselines", "data"] {
             for file in document[JSONPointer(["files", group])]?.arrayValue ?? [] {
                 let what = ["only-a": "only in a", "only-b": "only in b", "bytes": "bytes differ"][string(file, "difference")] ?? "?"
