@@ -29,6 +29,9 @@ struct DiffSide {
     var covered: RevisionSet?
     /// Nil when the device integrates nothing: compared as an empty state (Spec/diff.md 5).
     var state: StoreState?
+    /// The side's replay again, recording who sets each property of the objects given; nil
+    /// when the side has no state.
+    var replayWatching: ((Set<StoreState.ObjectKey>) throws(EnsembleError) -> StoreState)?
 
     /// Why this side does not integrate `key`, another side's event (Spec/diff.md 4): the first
     /// that applies of held back, stopped, covered, pending and absent.
@@ -72,7 +75,22 @@ extension Ensemble {
         let b = try other.diffSide(view: otherAsStore, warnings: &warnings)
         let files = try Self.fileDifferences(a.listing, b.listing)
         let events = Self.eventDifferences(a, b)
-        let state = try Self.stateDifferences(a.state, b.state)
+        var state = try Self.stateDifferences(a.state, b.state)
+        if !state.isEmpty {
+            // Each state is given back before the replays that say who set the values reported:
+            // one state at a time (Spec/diff.md 5).
+            var a = a, b = b
+            a.state = nil
+            b.state = nil
+            let objects = Set(
+                state.map {
+                    StoreState.ObjectKey(
+                        entity: ExactString($0[JSONPointer(["entity"])]?.stringValue ?? ""), id: ExactString($0[JSONPointer(["id"])]?.stringValue ?? ""))
+                })
+            let setByA = try a.replayWatching?(objects)
+            let setByB = try b.replayWatching?(objects)
+            state = Self.withProvenance(state, a: setByA, b: setByB)
+        }
         let equal =
             a.comparableOutcome == b.comparableOutcome && files.allSatisfy { $0.value.arrayValue?.isEmpty ?? true } && events.isEmpty && state.isEmpty
         return .object(
@@ -96,7 +114,20 @@ extension Ensemble {
                 FormatError(.mergeSeveralEnsembles, "diff compares one ensemble folder with another; give the ensemble folder", location: .init(file: path)))
         }
         if let view {
-            let device = try integrate(as: view, warnings: &warnings)
+            // As integrate(as:warnings:), keeping the input and the integration for a replay.
+            var evidence: DeliveryEvidence?
+            let input = try MergeInputs.gather(
+                inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
+                contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
+            warnings += Self.modelWarning(input)
+            let integration = DeviceIntegration.integrate(input, as: view)
+            guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
+            let device: DeviceView
+            do {
+                device = DeviceView(integration, state: try integration.state(input), evidence: evidence)
+            } catch {
+                throw EnsembleError(kind: .integrity, problems: error.problems)
+            }
             var side = DiffSide(
                 path: path, view: view, identifier: listing.identifier, outcome: device.outcome,
                 stop: device.stop == nil ? nil : device.report[JSONPointer(["stop"])], listing: listing,
@@ -113,6 +144,19 @@ extension Ensemble {
                 else { continue }
                 side.pending.insert(DiffSide.Key(store: ExactString(name.storeIdentifier), revision: name.revision))
             }
+            if integration.outcome == .integrates {
+                side.replayWatching = { (objects) throws(EnsembleError) -> StoreState in
+                    var state = StoreState(model: input.model)
+                    state.watch(objects)
+                    do throws(MergeFailure) {
+                        try MergeEngine.replay(integration.baselines, into: &state, input)
+                        try MergeEngine.replay(integration.integrable, into: &state, input)
+                    } catch {
+                        throw EnsembleError(kind: .integrity, problems: error.problems)
+                    }
+                    return state
+                }
+            }
             return side
         }
         let input = try MergeInputs.gather(inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings)
@@ -121,15 +165,27 @@ extension Ensemble {
         guard analysis.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: analysis.problems) }
         var side = DiffSide(
             path: path, view: nil, identifier: listing.identifier, outcome: "merged", stop: nil, listing: listing, covered: analysis.baselineRevisions)
-        // Replayed as a merge replays (Spec/merge.md 6), noting each event on the way.
-        var state = StoreState(model: input.model)
         var integrated: [DiffSide.Key: String] = [:]
+        side.state = try Self.replay(analysis, input, watching: []) { sourced in
+            integrated[DiffSide.Key(store: ExactString(sourced.event.storeIdentifier), revision: sourced.event.revision)] = sourced.file
+        }
+        side.integrated = integrated
+        side.replayWatching = { (objects) throws(EnsembleError) -> StoreState in try Self.replay(analysis, input, watching: objects) { _ in } }
+        return side
+    }
+
+    /// A strict merge's replay (Spec/merge.md 6): the baselines, then every event to replay in
+    /// replay order, a page at a time, each handed to `noting` first; `watching` as
+    /// ``StoreState/watch(_:)``.
+    static func replay(
+        _ analysis: MergeAnalysis, _ input: MergeInput, watching: Set<StoreState.ObjectKey>, noting: (SourcedEvent) -> Void
+    ) throws(EnsembleError) -> StoreState {
+        var state = StoreState(model: input.model)
+        state.watch(watching)
         do {
             try MergeEngine.replay(analysis.baselines, into: &state, input)
             try analysis.replayPages { page in
-                for sourced in page {
-                    integrated[DiffSide.Key(store: ExactString(sourced.event.storeIdentifier), revision: sourced.event.revision)] = sourced.file
-                }
+                for sourced in page { noting(sourced) }
                 try MergeEngine.replay(page, into: &state, input)
             }
         } catch let failure as MergeFailure {
@@ -139,9 +195,7 @@ extension Ensemble {
             throw EnsembleError(
                 kind: .failure, problems: [IntegrityProblem(code: .mergeEventStore, number: nil, files: [], message: "the event index failed: \(message)")])
         }
-        side.integrated = integrated
-        side.state = state
-        return side
+        return state
     }
 
     /// The files of `events/`, `baselines/`, `stores/` and `data/` present in one folder only or
@@ -179,6 +233,25 @@ extension Ensemble {
                 .object(JSONObject([("path", .string(path)), ("difference", .string(difference)), ("store", store), ("revision", revision)])))
         }
         return JSONObject(["registrations", "events", "baselines", "data"].map { ($0, JSONValue.array(groups[$0] ?? [])) })
+    }
+
+    /// Each property entry with `aSetBy` beside `a` and `bSetBy` beside `b`: the file of the event
+    /// that set the value last, or null when an inverse relationship did (Spec/diff.md 5).
+    static func withProvenance(_ rows: [JSONValue], a: StoreState?, b: StoreState?) -> [JSONValue] {
+        rows.map { row in
+            guard var object = row.objectValue else { return row }
+            let key = StoreState.ObjectKey(
+                entity: ExactString(object["entity"]?.stringValue ?? ""), id: ExactString(object["id"]?.stringValue ?? ""))
+            let setBy = (a: a?.provenance(of: key) ?? [:], b: b?.provenance(of: key) ?? [:])
+            object["properties"] = .array(
+                (object["properties"]?.arrayValue ?? []).map { entry in
+                    guard var property = entry.objectValue, let name = property["name"]?.stringValue else { return entry }
+                    if property["a"] != nil { property["aSetBy"] = (setBy.a[name] ?? nil).map(JSONValue.string) ?? .null }
+                    if property["b"] != nil { property["bSetBy"] = (setBy.b[name] ?? nil).map(JSONValue.string) ?? .null }
+                    return .object(property)
+                })
+            return .object(object)
+        }
     }
 
     /// The group of a file (Spec/diff.md 3); nil for debris.

@@ -117,8 +117,11 @@ struct Diff: ParsableCommand, HasOutputOptions {
             lines.append("object \(string(object, "change")): \(escaped(string(object, "entity"))) \(escaped(string(object, "id")))")
             for property in object[JSONPointer(["properties"])]?.arrayValue ?? [] {
                 let name = escaped(string(property, "name"))
-                if let old = property[JSONPointer(["a"])] { lines.append("  - \(name): \(value(old))") }
-                if let new = property[JSONPointer(["b"])] { lines.append("  + \(name): \(value(new))") }
+                for (side, sign) in [("a", "-"), ("b", "+")] {
+                    guard let shown = property[JSONPointer([side])] else { continue }
+                    let setBy = property[JSONPointer([side + "SetBy"])]?.stringValue.map(escaped) ?? "an inverse relationship"
+                    lines.append("  \(sign) \(name): \(value(shown)) set by \(setBy)")
+                }
             }
         }
         return lines.joined(separator: "\n") + "\n"
