@@ -92,6 +92,7 @@ let package = Package(
                 .embedInCode("Schemas/device.schema.json"),
                 .embedInCode("Schemas/repair.schema.json"),
                 .embedInCode("Schemas/device-state.schema.json"),
+                .embedInCode("Schemas/diff.schema.json"),
             ]
         ),
         .target(

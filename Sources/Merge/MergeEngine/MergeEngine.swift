@@ -139,8 +139,11 @@ package enum MergeEngine {
     package static func replay(_ events: [SourcedEvent], into state: inout StoreState, _ input: MergeInput) throws(MergeFailure) {
         let prefetcher = BodyPrefetcher(events, input: input)
         defer { prefetcher.cancel() }
+        let naming = state.isWatching
         for (index, sourced) in events.enumerated() {
             do {
+                // Provenance names each event by its file (Spec/diff.md 5).
+                if naming { state.currentSource = sourced.file }
                 state.apply(try prefetcher.take(index))
             } catch {
                 throw MergeFailure(problems: [

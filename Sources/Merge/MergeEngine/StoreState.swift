@@ -17,6 +17,11 @@ public struct StoreState: Sendable {
     package struct ObjectKey: Hashable, Sendable {
         package var entity: ExactString
         package var id: ExactString
+
+        package init(entity: ExactString, id: ExactString) {
+            self.entity = entity
+            self.id = id
+        }
     }
 
     /// A property's current value, as the output gives it. Relationships hold objects, not
@@ -96,19 +101,37 @@ public struct StoreState: Sendable {
     private var kinds: [Int64: Bool] = [:]
     let model: DataModel?
 
-    /// For `history`: one object whose properties' provenance is recorded.
-    private var watched: ObjectKey?
+    /// For `history` and `diff`: the objects whose properties' provenance is recorded.
+    private var watched: Set<ObjectKey> = []
+    /// The object `watch(entity:id:)` named last, whose provenance ``provenance`` gives.
+    private var watchedLast: ObjectKey?
     /// The file of the event being applied, for provenance.
     public var currentSource: String?
-    /// For the watched object: property name -> the file of the change that set it last, or
+    /// For each watched object: property name -> the file of the change that set it last, or
     /// nil when an inverse relationship set it.
-    public private(set) var provenance: [String: String?] = [:]
+    private var provenanceByObject: [ObjectKey: [String: String?]] = [:]
+    /// ``provenance(of:)`` of the object ``watch(entity:id:)`` named last.
+    public var provenance: [String: String?] { watchedLast.flatMap { provenanceByObject[$0] } ?? [:] }
 
     /// An empty store; with a model, inverse relationships are kept consistent.
     public init(model: DataModel?) { self.model = model }
 
     /// Records, for one object, who set each property (Spec/verify.md, history).
-    public mutating func watch(entity: String, id: String) { watched = ObjectKey(entity: ExactString(entity), id: ExactString(id)) }
+    public mutating func watch(entity: String, id: String) {
+        let key = ObjectKey(entity: ExactString(entity), id: ExactString(id))
+        watched.insert(key)
+        watchedLast = key
+    }
+
+    /// Records who sets each property of every object of `objects` (Spec/diff.md 5).
+    package mutating func watch(_ objects: Set<ObjectKey>) { watched.formUnion(objects) }
+
+    /// Whether some object is watched: only then does a replay name each event's file.
+    package var isWatching: Bool { !watched.isEmpty }
+
+    /// For a watched object: property name -> the file of the change that set it last, or nil
+    /// when an inverse relationship set it; nil for an object not watched or never inserted.
+    package func provenance(of object: ObjectKey) -> [String: String?]? { provenanceByObject[object] }
 
     // MARK: - Numbering
 
@@ -160,10 +183,12 @@ public struct StoreState: Sendable {
         return ObjectKey(entity: ExactString(entities[slot.entity]), id: ExactString(slot.id))
     }
 
-    private func isWatched(_ object: Int32) -> Bool {
-        guard let watched else { return false }
-        let slot = slots[Int(object)]
-        return watched.id.value.utf8.elementsEqual(slot.id.utf8) && watched.entity.value.utf8.elementsEqual(entities[slot.entity].utf8)
+    /// The key of `object` when it is watched. Nothing is hashed when nothing is watched: every
+    /// change of a merge asks.
+    private func watchedKey(_ object: Int32) -> ObjectKey? {
+        guard !watched.isEmpty else { return nil }
+        let candidate = key(of: object)
+        return watched.contains(candidate) ? candidate : nil
     }
 
     // MARK: - Applying events
@@ -217,7 +242,7 @@ public struct StoreState: Sendable {
             live.add(probes[index], (entity, number))
             liveCount += 1
             inserted.append(number)
-            if isWatched(number) { provenance = [:] }
+            if let key = watchedKey(number) { provenanceByObject[key] = [:] }
         }
         // Every object of the set phase is found first, then asked for with its properties.
         var targets: [Int32] = []
@@ -350,7 +375,7 @@ public struct StoreState: Sendable {
                 edited = nil
             }
             if let edited {
-                if isWatched(object) { provenance[name] = .some(currentSource) }
+                if let key = watchedKey(object) { provenanceByObject[key, default: [:]][name] = .some(currentSource) }
                 maintainInverse(of: property, on: object, lost: edited.lost, gained: edited.gained)
                 return
             }
@@ -387,7 +412,7 @@ public struct StoreState: Sendable {
             value = .ordered(moving(order, by: moved) { members.contains($0) })
         }
         let current = store(value, as: property, of: object)
-        if isWatched(object) { provenance[name] = .some(currentSource) }
+        if let key = watchedKey(object) { provenanceByObject[key, default: [:]][name] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
             let was = Stored.single(current), now = Stored.single(value)
             if was.isSingle && now.isSingle {
@@ -558,7 +583,7 @@ public struct StoreState: Sendable {
                 return .toMany(members)
             }
         }
-        if isWatched(target) { provenance[propertyNames[inverse]] = .some(nil) }
+        if let key = watchedKey(target) { provenanceByObject[key, default: [:]][propertyNames[inverse]] = .some(nil) }
     }
 
     /// The objects sorted by ``objectOrder(_:_:)``. (A closure, not the method itself: passing
@@ -655,7 +680,7 @@ public struct StoreState: Sendable {
         for (property, value) in slots[Int(object)].properties where value.isRelationship {
             for target in value.targets { slots[Int(target)].referrers.remove(Self.pair(object, property)) }
         }
-        if isWatched(object) { provenance = [:] }
+        if let key = watchedKey(object) { provenanceByObject[key] = [:] }
         live.remove(slots[Int(object)].id, object: object)
         liveCount -= 1
         let referrers = slots[Int(object)].referrers

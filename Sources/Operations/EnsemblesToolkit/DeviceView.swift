@@ -19,12 +19,22 @@ public struct DeviceView: Sendable {
     /// The stop, then one finding per reason of each held-back baseline and event, with its
     /// delivery (Spec/merge.md 5.9): what `merge --as-store` writes on standard error.
     public var findings: [IntegrityProblem] = []
+    /// The events integrated, in replay order, by store, revision and file: what `diff` compares
+    /// (Spec/diff.md 4).
+    package var integrated: [(store: String, revision: Int64, file: String)] = []
+    /// The merged revision set of the baselines that take part: the events it covers are in
+    /// the state through them (Spec/merge.md 15.4 step 5). Nil when no baseline takes part.
+    package var baselineRevisions: RevisionSet?
 
     init(_ integration: DeviceIntegration, state: StoreState?, evidence: DeliveryEvidence?) {
         outcome = integration.outcome.rawValue
         store = integration.store
         stop = integration.stop
         self.state = state
+        integrated = integration.integrable.map { ($0.event.storeIdentifier, $0.event.revision, $0.file) }
+        if let first = integration.baselines.first {
+            baselineRevisions = integration.baselines.dropFirst().reduce(into: first.event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
+        }
         integratesEverything =
             integration.outcome == .integrates && integration.heldBack.isEmpty && integration.heldBackBaselines.isEmpty
         func delivered(_ problem: IntegrityProblem) -> IntegrityProblem {

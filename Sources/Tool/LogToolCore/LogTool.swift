@@ -30,7 +30,8 @@ package struct LogTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Inspect.self, Verify.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Conformance.self,
+            Inspect.self, Verify.self, Diff.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self,
+            Conformance.self,
             Validate.self, Kit.self,
         ]
     )
@@ -50,8 +51,11 @@ package struct LogTool: ParsableCommand {
         // A closed pipe is EPIPE from write(2), not a signal that ends the process.
         signal(SIGPIPE, SIG_IGN)
         var status: Int32
+        // 1 is "different" for diff, so its failed write is 2 (Spec/diff.md 7).
+        var writeFailure = ExitStatus.problemsFound
         do {
             var command = try parseAsRoot(arguments)
+            if command is Diff { writeFailure = .usage }
             // Help and version are commands without these options (a parsable type made with
             // init() has no values to read).
             let output = (command as? any HasOutputOptions)?.outputOptions
@@ -74,7 +78,7 @@ package struct LogTool: ParsableCommand {
         }
         if let failure = Console.outputFailure {
             writeErrors([FormatError(.fileWriteFailed, "standard output: \(failure)", location: .init(file: "-"))])
-            if status == ExitStatus.success.rawValue { status = ExitStatus.problemsFound.rawValue }
+            if status == ExitStatus.success.rawValue || status == ExitStatus.problemsFound.rawValue { status = writeFailure.rawValue }
         }
         return status
     }

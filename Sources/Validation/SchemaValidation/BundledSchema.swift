@@ -20,6 +20,8 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case repair = "repair"
     /// The facts of an Ensembles 1.x device folder (Spec/device-state.md 5).
     case deviceState = "device-state"
+    /// The `logtool diff --json` document (Spec/diff.md 6.2).
+    case diff = "diff"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
     public var bytes: [UInt8] {
@@ -33,6 +35,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
         case .device: PackageResources.device_schema_json
         case .repair: PackageResources.repair_schema_json
         case .deviceState: PackageResources.device_state_schema_json
+        case .diff: PackageResources.diff_schema_json
         }
     }
 
