@@ -488,6 +488,19 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             }
             return
         }
+        if cloud == nil && backendIdentity == nil && Ensemble.looksLikeTICDSFolder(path) {
+            // TICoreDataSync's remote folder (Spec/ticds.md 7).
+            let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
+            let report: JSONValue
+            do {
+                report = try ensemble.inspectTICDS()
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            if json { writeJSON(report) } else { writeStandardOutput(TICDSText.render(report)) }
+            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
+            return
+        }
         if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
             let report: JSONValue
             do {
