@@ -395,10 +395,13 @@ def empty_state():
     return {"Note": {}, "Tag": {}}
 
 
+ROW_ORDER = False  # --check sets it to show that the cases tell the framework's order from row order
+
+
 def sorted_changes(changes):
     # TICDSSynchronizationOperation: fetched sorted by changeType then localTimeStamp, applied in
     # changeType order after the conflict check (a stable sort keeps the time order).
-    return sorted(changes, key=lambda c: (c.type, c.timestamp))
+    return list(changes) if ROW_ORDER else sorted(changes, key=lambda c: (c.type, c.timestamp))
 
 
 def apply_change(state, change, warnings, set_label):
@@ -547,7 +550,8 @@ class Case:
 def notebook_history(prefix, clients=("ann", "ben")):
     """Two clients on one document: Ann creates notes and tags, Ben edits, both tag and untag.
     Within Ann's first set the rows are stored in an order unlike the framework's (relationship
-    rows first), so a reader that applies rows in row order gets a different state."""
+    rows first), and Ben's first set holds two changes of one title, the later one stored first:
+    a reader that applies rows in row order gets a different state."""
     a, b = clients
     n1, n2, n3 = ("%s-note-%d" % (prefix, i) for i in (1, 2, 3))
     t1, t2 = ("%s-tag-%d" % (prefix, i) for i in (1, 2))
@@ -560,13 +564,16 @@ def notebook_history(prefix, clients=("ann", "ben")):
             insert("Note", n2, T(0) + 0.375, title="Ideas", content="a shed"),
         ]),
         ChangeSet(prefix + "/b1", b, T(30), T(30) + 6, [
+            # two saves before one sync: both changes of the title travel; the later one (stored
+            # first here) must win
+            set_attribute("Note", n1, T(30) + 0.625, "title", "Groceries (Sun)"),
             set_attribute("Note", n1, T(30) + 0.5, "title", "Groceries (Sat)"),
             insert("Tag", t2, T(30) + 0.25, name="work"),
             add_tag(t2, n2, T(30) + 0.75),
         ]),
         ChangeSet(prefix + "/a2", a, T(60), T(60) + 3, [
+            add_tag(t1, n3, T(60) + 0.5),  # stored before the insert of the note it tags
             insert("Note", n3, T(60) + 0.25, title="Call Ben", content="about the shed"),
-            add_tag(t1, n3, T(60) + 0.5),
             remove_tag(t1, n1, T(60) + 0.625),
             set_attribute("Note", n2, T(60) + 0.75, "content", "a shed, a bench"),
         ]),
@@ -610,7 +617,8 @@ def second_document(case):
             add_tag(t1, s2, T(40) + 0.5),
         ]),
         ChangeSet(label + "/a2", "ann", T(70), T(70) + 2, [
-            set_attribute("Note", s2, T(70) + 0.25, "content", "white, 2 litres"),
+            set_attribute("Note", s2, T(70) + 0.5, "content", "white, 2 litres"),  # the later save, stored first
+            set_attribute("Note", s2, T(70) + 0.25, "content", "white, 1 litre"),
         ]),
     ]
     stores = [WholeStore("ben", [label + "/a1", label + "/b1"], T(50), False)]
@@ -1299,6 +1307,25 @@ def check(out):
             print("%-24s %s" % (name, "ok" if not problems else "; ".join(problems)), file=sys.stderr if problems else sys.stdout)
             failed = failed or bool(problems)
         print("openssl decrypted %d FZACryptor bodies" % decrypted)
+        # The healthy case's replays must come out otherwise when a set's rows are applied in row
+        # order rather than by change type and time stamp; otherwise it pins nothing.
+        global ROW_ORDER
+        ROW_ORDER = True
+        try:
+            healthy = next(case for case in cases() if case.name == "healthy")
+            write_case(healthy, os.path.join(work, "row-order"))
+            with open(os.path.join(work, "row-order", "healthy", "facts.json"), encoding="utf-8") as handle:
+                naive = json.load(handle)
+            with open(os.path.join(work, "healthy", "facts.json"), encoding="utf-8") as handle:
+                right = json.load(handle)
+            same = [(d["id"], c) for d, e in zip(right["documents"], naive["documents"])
+                    for c in d["replays"] if d["replays"][c]["state"] == e["replays"][c]["state"]]
+            print("row-order replays equal to the framework's: %d" % len(same))
+            if same:
+                print("healthy: a replay does not depend on the order inside a set: %s" % same, file=sys.stderr)
+                failed = True
+        finally:
+            ROW_ORDER = False
     finally:
         shutil.rmtree(work)
     return not failed
