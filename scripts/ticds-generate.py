@@ -773,9 +773,11 @@ def cases():
     result.append(c)
 
     c = Case("future-dates", "Ben's change sets carry modification times years in the future (a device with a wrong "
-             "clock, or a copy tool that set them); the framework orders them after everything else.")
+             "clock, or a copy tool that set them); the framework orders them after everything else, so Ann's "
+             "replay (her store had applied only a1) takes her a2 before Ben's earlier b1.")
     two_clients(c)
     d = standard_document(c, "notebook", "Ann's notebook")
+    d.stores = [WholeStore("ann", ["notebook/a1"], T(15)), d.stores[1]]  # so that b1 is in Ann's replay
     d.sets[1].mtime = BASE + 5 * 365 * 86400
     d.sets[3].mtime = BASE + 5 * 365 * 86400 + 60
     for index in (1, 3):
