@@ -1259,6 +1259,27 @@ def reread(folder, facts, key):
     return problems
 
 
+def schema_problems(work, out):
+    """Every facts.json against Fixtures/ticds/facts.schema.json (when jsonschema is installed, as
+    scripts/test installs it)."""
+    try:
+        import jsonschema
+    except ImportError:
+        print("facts.schema.json not checked: the jsonschema package is not installed")
+        return []
+    with open(os.path.join(out, "facts.schema.json"), encoding="utf-8") as handle:
+        validator = jsonschema.Draft202012Validator(json.load(handle))
+    problems = []
+    for name in sorted(os.listdir(work)):
+        path = os.path.join(work, name, "facts.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                for error in validator.iter_errors(json.load(handle)):
+                    problems.append("%s/facts.json %s: %s" % (name, "/".join(map(str, error.absolute_path)), error.message))
+    print("facts.schema.json: %d facts documents checked" % len([n for n in os.listdir(work) if os.path.exists(os.path.join(work, n, "facts.json"))]))
+    return problems
+
+
 def check(out):
     if shutil.which("openssl") is None:
         sys.exit("--check needs the openssl command")
@@ -1267,7 +1288,7 @@ def check(out):
     try:
         writers = {case.name: write_case(case, work) for case in cases()}
         fresh = tree_files(work)
-        committed = {k: v for k, v in tree_files(out).items() if k != "README.md"}
+        committed = {k: v for k, v in tree_files(out).items() if k not in ("README.md", "facts.schema.json")}
         for relative in sorted(set(fresh) | set(committed)):
             if relative not in committed:
                 print("missing in %s: %s" % (out, relative), file=sys.stderr)
@@ -1309,6 +1330,10 @@ def check(out):
             print("%-24s %s" % (name, "ok" if not problems else "; ".join(problems)), file=sys.stderr if problems else sys.stdout)
             failed = failed or bool(problems)
         print("openssl decrypted %d FZACryptor bodies" % decrypted)
+        problems = schema_problems(work, out)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        failed = failed or bool(problems)
         # The healthy case's replays must come out otherwise when a set's rows are applied in row
         # order rather than by change type and time stamp; otherwise it pins nothing.
         global ROW_ORDER
