@@ -130,11 +130,13 @@ struct HandMadeFolder {
         try made.write(doc + "documentInfo.plist", Array(plist("<key>kTICDSDocumentDescription</key><string>Notes</string>")), encrypt: encrypt)
         try made.write(doc + "IntegrityKey/KEY-12345", [])
         let set = try changeSet()
-        // Times: A and C at 1,000 (A's identifier first), B at 500: order B, A, C; the binary set last.
+        // Times: the binary set (the largest identifier) at 200; B (c3, listed last, the smallest
+        // identifier), A and C at 1,000. By date, then identifier: binary, B, A, C; by identifier
+        // alone B, A, C, binary; by date alone, in listing order, binary, A, C, B.
         try made.write(doc + "SyncChanges/c1/\(setA).syncchg", set, time: 1_000, encrypt: encrypt)
-        try made.write(doc + "SyncChanges/c3/\(setB).syncchg", set, time: 500, encrypt: encrypt)
+        try made.write(doc + "SyncChanges/c3/\(setB).syncchg", set, time: 1_000, encrypt: encrypt)
         try made.write(doc + "SyncChanges/c1/\(setC).syncchg", set, time: 1_000, encrypt: encrypt)
-        try made.write(doc + "SyncChanges/c1/\(binary).syncchg", Array("bplist00 not a store the toolkit reads".utf8), time: 3_000, encrypt: encrypt)
+        try made.write(doc + "SyncChanges/c1/\(binary).syncchg", Array("bplist00 not a store the toolkit reads".utf8), time: 200, encrypt: encrypt)
         try made.write(doc + "WholeStore/c2/WholeStore.ticdsync", try store(), time: 800, encrypt: encrypt)
         try made.write(doc + "WholeStore/c2/AppliedSyncChangeSets.ticdsync", try appliedSets([setB]), time: 800)
         try made.write(doc + "RecentSyncs/c2.recentsync", Array(plist("<key>kTICDSLastSyncDate</key><date>2020-01-01T00:00:00Z</date>")), time: 900)
@@ -167,8 +169,8 @@ struct TICDSFolderTests {
         let report = try Ensemble(at: made.app).inspectTICDS()
         let sets = Self.member(report, "documents", "0", "sets")?.arrayValue ?? []
         #expect(
-            sets.map { Self.member($0, "identifier")?.stringValue } == [HandMadeFolder.setB, HandMadeFolder.setA, HandMadeFolder.setC, HandMadeFolder.binary])
-        #expect(sets.map { Self.member($0, "client")?.stringValue } == ["c3", "c1", "c1", "c1"])
+            sets.map { Self.member($0, "identifier")?.stringValue } == [HandMadeFolder.binary, HandMadeFolder.setB, HandMadeFolder.setA, HandMadeFolder.setC])
+        #expect(sets.map { Self.member($0, "client")?.stringValue } == ["c1", "c3", "c1", "c1"])
         #expect(try BundledSchema.inspect.validator().validate(report).isEmpty)
     }
 
@@ -177,7 +179,7 @@ struct TICDSFolderTests {
         let made = try HandMadeFolder.make()
         defer { made.remove() }
         let report = try Ensemble(at: made.app).inspectTICDS()
-        let set = Self.member(report, "documents", "0", "sets", "0")
+        let set = Self.member(report, "documents", "0", "sets", "2")
         #expect(Self.member(set, "form") == .string("sqlite"))
         let changes = Self.member(set, "changes")?.arrayValue ?? []
         #expect(changes.map { Self.member($0, "changeType") } == [JSONValue(Int64(1)), JSONValue(Int64(3))])
@@ -191,7 +193,7 @@ struct TICDSFolderTests {
         let made = try HandMadeFolder.make()
         defer { made.remove() }
         let report = try Ensemble(at: made.app).inspectTICDS()
-        let set = Self.member(report, "documents", "0", "sets", "3")
+        let set = Self.member(report, "documents", "0", "sets", "0")
         #expect(Self.member(set, "form") == .string("binary-store"))
         #expect(Self.member(set, "error") == .string("file.kind-binary-store"))
         #expect(Self.member(set, "changes") == .null)
@@ -229,17 +231,17 @@ struct TICDSFolderTests {
                 "file.kind-binary-store": [sets[2]],
                 "ticds.client-without-device-info": ["ClientDevices/c2"],
                 "ticds.unknown-client": [doc + "SyncChanges/c3/\(HandMadeFolder.setB).syncchg"],
-                // c2 listed only setB: A, C and the binary set, in that order.
+                // c2 listed only setB: the binary set, A and C, in that order.
                 "ticds.unapplied-sets": sets,
                 "ticds.temporary-files": [doc + "TemporaryFiles/WholeStore/c1/WholeStore.ticdsync"],
                 "ticds.deleted-document": ["Information/DeletedDocuments/DOC0.plist"],
                 "ticds.deleted-client": [doc + "DeletedClients/c9.plist"],
-                // Cut-off: the earlier of the WholeStore (800) and the recent sync (900): setB (500).
-                "ticds.vacuum-would-remove": [doc + "SyncChanges/c3/\(HandMadeFolder.setB).syncchg"],
+                // Cut-off: the earlier of the WholeStore (800) and the recent sync (900): the binary set (200).
+                "ticds.vacuum-would-remove": [sets[2]],
             ])
         let unapplied = found.first { $0.code == .ticdsUnappliedSets }
-        #expect(unapplied?.details["sets"] == .array([HandMadeFolder.setA, HandMadeFolder.setC, HandMadeFolder.binary].map(JSONValue.string)))
-        #expect(unapplied?.details["oldestAge"] == JSONValue(9_000.0))
+        #expect(unapplied?.details["sets"] == .array([HandMadeFolder.binary, HandMadeFolder.setA, HandMadeFolder.setC].map(JSONValue.string)))
+        #expect(unapplied?.details["oldestAge"] == JSONValue(9_800.0))
     }
 
     @Test("an encrypted folder: the right password reads it, a wrong one is one finding, none is one finding")
@@ -262,7 +264,7 @@ struct TICDSFolderTests {
         #expect(Self.member(report, "encryption", "password") == .string("right"))
         #expect(Self.member(report, "encryption", "testString") == .string("com.example.appXYZ"))
         #expect(Self.member(report, "documents", "0", "wholeStores", "0", "layers") == .array([.string("encrypted")]))
-        #expect(Self.member(report, "documents", "0", "sets", "0", "changes", "0", "syncID") == .string("N-1"))
+        #expect(Self.member(report, "documents", "0", "sets", "1", "changes", "0", "syncID") == .string("N-1"))
         #expect(Self.member(report, "clients", "0", "description") == .string("Mac one"))
         #expect(try BundledSchema.inspect.validator().validate(report).isEmpty)
 
