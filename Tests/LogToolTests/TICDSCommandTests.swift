@@ -45,4 +45,23 @@ struct TICDSCommandTests {
         #expect(failing.status == 1, "\(failing.stderr)")
         #expect(try BundledSchema.verify.validator().validate(try JSONParser.parse(failing.stdout)).isEmpty)
     }
+
+    @Test("inspect --as-client keeps that client's view; a client of no document is a usage error")
+    func asClient() throws {
+        let (copy, app) = try Self.app("healthy")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let client = "5913491A-6188-41DE-97A1-FBC01CE2308E-44748-0005D414E784DA9A"
+        let run = try Run(["inspect", "--json", "--as-client", client, app.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try JSONParser.parse(run.stdout)
+        #expect(try BundledSchema.inspect.validator().validate(report).isEmpty)
+        for document in report[JSONPointer(["documents"])]?.arrayValue ?? [] {
+            #expect(document[JSONPointer(["clientViews"])]?.objectValue?.members.map(\.key) == [client])
+        }
+        let text = try Run(["inspect", "--as-client", client, app.path])
+        #expect(text.stdout.contains("Client \(client) applies next"))
+        let unknown = try Run(["inspect", "--as-client", "nobody", app.path])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("ticds.no-such-client"))
+    }
 }

@@ -123,6 +123,27 @@ struct TICDSFactsTests {
                     }
                 }
             }
+            // Each client's view: what it applied, what it applies next, in the framework's order.
+            let views = Self.member(doc, "clientViews")?.objectValue?.members ?? []
+            let expectedViews = Self.member(document, "clientViews")?.objectValue?.members ?? []
+            #expect(views.map(\.key).sorted() == expectedViews.map(\.key).sorted(), "\(name)")
+            for (client, expected) in expectedViews where !wrongPassword {
+                let view = views.first { $0.key == client }?.value
+                let next = (Self.member(view, "next")?.arrayValue ?? []).map {
+                    [Self.text(Self.member($0, "client")), Self.text(Self.member($0, "identifier")), Self.number(Self.member($0, "modified")).map { "\($0)" }]
+                }
+                let expectedNext = (Self.member(expected, "next")?.arrayValue ?? []).map {
+                    [Self.text(Self.member($0, "client")), Self.text(Self.member($0, "id")), Self.number(Self.member($0, "date")).map { "\($0)" }]
+                }
+                #expect(next == expectedNext, "\(name) \(client)")
+                let applied = Self.member(expected, "appliedSetIds")
+                #expect((Self.member(view, "appliedSets") == .null) == (applied == .null), "\(name) \(client)")
+            }
+            // The WholeStore a downloading client takes (null on a tie).
+            #expect(
+                Set((Self.member(doc, "wholeStoreDownload", "candidates")?.arrayValue ?? []).compactMap(\.stringValue))
+                    == Set((Self.member(document, "wholeStoreDownloadCandidates")?.arrayValue ?? []).compactMap(\.stringValue)), "\(name)")
+            #expect(Self.member(doc, "wholeStoreDownload", "wouldTake") == Self.member(document, "wholeStoreDownloadWouldTake"), "\(name)")
             for whole in Self.member(document, "wholeStores")?.arrayValue ?? [] where !wrongPassword {
                 let shownStore = (Self.member(doc, "wholeStores")?.arrayValue ?? []).first { Self.member($0, "client") == Self.member(whole, "client") }
                 #expect(Self.member(shownStore, "store", "uuid") == Self.member(whole, "storeUUID"), "\(name)")
@@ -149,7 +170,7 @@ struct TICDSFactsTests {
             "wrong-password": "ticds.wrong-password", "tampered-hmac": "ticds.bad-hmac", "truncated": "ticds.truncated",
             "binary-store-set": "file.kind-binary-store", "no-device-info": "ticds.client-without-device-info",
             "unknown-client": "ticds.unknown-client", "integrity-key-mismatch": "ticds.integrity-key-ambiguous",
-            "temporary-upload": "ticds.temporary-files",
+            "temporary-upload": "ticds.temporary-files", "same-dates": "ticds.same-dates", "future-dates": "ticds.future-dates",
         ]
         for damage in Self.member(facts, "damages")?.arrayValue ?? [] {
             guard let kind = Self.text(Self.member(damage, "kind")), let code = codes[kind], let file = Self.text(Self.member(damage, "file")) else { continue }

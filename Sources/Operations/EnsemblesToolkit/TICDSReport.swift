@@ -25,6 +25,13 @@ extension FormatError.Code {
     public static let ticdsVacuumWouldRemove = Self("ticds.vacuum-would-remove")
     /// A document without any WholeStore: no new client can download it (Spec/ticds.md 8).
     public static let ticdsNoWholeStore = Self("ticds.no-whole-store")
+    /// Every set of a document has one modification time: the folder was copied without its
+    /// dates, and the order of sets falls back to their identifiers (Spec/ticds.md 6.1, 8).
+    public static let ticdsSameDates = Self("ticds.same-dates")
+    /// Sets modified after the moment verify looks: they sort after every set made since (Spec/ticds.md 8).
+    public static let ticdsFutureDates = Self("ticds.future-dates")
+    /// `--as-client` names no client of the folder (Spec/ticds.md 7.1). Usage error.
+    public static let ticdsNoSuchClient = Self("ticds.no-such-client")
 }
 
 /// The `inspect` document and the `verify` findings of a TICoreDataSync folder (Spec/ticds.md 7, 8).
@@ -66,6 +73,38 @@ enum TICDSReport {
         }
     }
 
+    /// What `client` applies next (Spec/ticds.md 6.1): the sets of other clients its
+    /// AppliedSyncChangeSets does not list (all of them when it has none in the folder), in order.
+    static func view(of client: String, in document: TICDSDocument) -> (applied: [String]?, next: [TICDSChangeSet]) {
+        let applied = document.wholeStores.first { $0.client == client }?.applied?.map(\.identifier)
+        let done = Set(applied ?? [])
+        return (applied, applyOrder(document.sets.filter { $0.client != client && !done.contains($0.identifier) }))
+    }
+
+    static func views(_ document: TICDSDocument, only: String?) -> JSONValue {
+        .object(
+            JSONObject(
+                document.syncClients.filter { only == nil || $0 == only }.map { client in
+                    let (applied, next) = view(of: client, in: document)
+                    let listed: [JSONValue] = next.map { set in
+                        .object(
+                            JSONObject([
+                                ("client", .string(set.client)), ("identifier", .string(set.identifier)), ("modified", number(set.file.modified)),
+                            ]))
+                    }
+                    return (client, .object(JSONObject([("appliedSets", applied.map(strings) ?? .null), ("next", .array(listed))])))
+                }))
+    }
+
+    /// The WholeStores a downloading client chooses among (the latest modification time) and the
+    /// one it takes, null on a tie (Spec/ticds.md 6.4).
+    static func wholeStoreDownload(_ document: TICDSDocument) -> JSONValue {
+        let dated = document.wholeStores.compactMap { whole in whole.file.map { (whole.client, $0.modified) } }
+        let latest = dated.map(\.1).max()
+        let candidates = dated.filter { $0.1 == latest }.map(\.0)
+        return .object(JSONObject([("candidates", strings(candidates)), ("wouldTake", candidates.count == 1 ? .string(candidates[0]) : .null)]))
+    }
+
     static func change(_ change: TICDSChange) -> JSONValue {
         .object(
             JSONObject([
@@ -77,7 +116,7 @@ enum TICDSReport {
             ]))
     }
 
-    static func inspect(_ folder: TICDSFolder) -> JSONValue {
+    static func inspect(_ folder: TICDSFolder, asClient: String? = nil) -> JSONValue {
         let documents: [JSONValue] = folder.documents.map { document in
             let sets: [JSONValue] = applyOrder(document.sets).map { set in
                 .object(
@@ -106,7 +145,8 @@ enum TICDSReport {
                     ("description", string(document.description)), ("integrityKeys", document.integrityKeys.map(strings) ?? .null),
                     ("syncClients", strings(document.syncClients)), ("sets", .array(sets)), ("wholeStores", .array(wholeStores)),
                     ("recentSyncs", .array(recent)), ("temporaryFiles", .array(document.temporaryFiles.map { file($0) })),
-                    ("deletedClients", strings(document.deletedClients)),
+                    ("deletedClients", strings(document.deletedClients)), ("clientViews", views(document, only: asClient)),
+                    ("wholeStoreDownload", wholeStoreDownload(document)),
                 ]))
         }
         let clients: [JSONValue] = folder.clients.map { client in
@@ -243,6 +283,21 @@ enum TICDSReport {
                     .ticdsDeletedClient, .info, [base + "DeletedClients/\(client).plist"], "client \(client) was deleted from document \(document.identifier)",
                     "that client is told so at its next sync and stops syncing the document", [detail, ("client", .string(client))])
             }
+            // Dates the order rests on (Spec/ticds.md 6.1): all one, or later than now.
+            let dates = Set(document.sets.map(\.file.modified))
+            if document.sets.count > 1, dates.count == 1, let date = dates.first {
+                add(
+                    .ticdsSameDates, .warning, document.sets.map(\.file.path),
+                    "all \(document.sets.count) sets of document \(document.identifier) have one modification time",
+                    "the folder was probably copied without its dates: clients now apply sets in the order of their identifiers, which can differ from the order they were made",
+                    [detail, ("date", JSONValue(date))])
+            }
+            let future = applyOrder(document.sets.filter { $0.file.modified > now })
+            if !future.isEmpty {
+                add(
+                    .ticdsFutureDates, .warning, future.map(\.file.path), "\(future.count) sets are dated after now",
+                    "they sort after every set made until that date: clients apply later sets before them", [detail, ("sets", JSONValue(Int64(future.count)))])
+            }
             // What each client has not applied yet, as its AppliedSyncChangeSets says (Spec/ticds.md 6.1).
             for whole in document.wholeStores {
                 guard let applied = whole.applied else { continue }
@@ -302,8 +357,18 @@ extension Ensemble {
     /// form) in the order a client applies them, WholeStores, and every file that could not be
     /// read. The password of ``Options/password`` decrypts an encrypted folder. Nothing is
     /// written into the folder.
-    public func inspectTICDS() throws(EnsembleError) -> JSONValue {
-        TICDSReport.inspect(try TICDSReport.read(try firstInput(), password: options.password))
+    ///
+    /// With `asClient`, each document's `clientViews` holds that client's view only: the sets it
+    /// applies next, in the framework's order, with the dates the order rests on (Spec/ticds.md
+    /// 7.1); a client no document syncs with is a usage error, `ticds.no-such-client`.
+    public func inspectTICDS(asClient: String? = nil) throws(EnsembleError) -> JSONValue {
+        let folder = try TICDSReport.read(try firstInput(), password: options.password)
+        if let asClient, !folder.documents.contains(where: { $0.syncClients.contains(asClient) }) {
+            throw EnsembleError(
+                .usage,
+                FormatError(.ticdsNoSuchClient, "no document of this folder has sync changes of client \(asClient)", location: .init(file: try firstInput())))
+        }
+        return TICDSReport.inspect(folder, asClient: asClient)
     }
 
     /// The findings of Spec/ticds.md 8 on the first input, a TICoreDataSync folder; `now` is

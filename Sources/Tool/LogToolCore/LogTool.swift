@@ -469,6 +469,11 @@ struct Inspect: ParsableCommand, HasOutputOptions {
     @Option(name: .long, help: ArgumentHelp("For a device folder: the backend's current identity token (condition 202).", valueName: "token"))
     var backendIdentity: String?
 
+    @Option(
+        name: .customLong("as-client"),
+        help: ArgumentHelp("For a TICoreDataSync folder: the sets client ID applies next, in the framework's order (Spec/ticds.md 7.1).", valueName: "ID"))
+    var asClient: String?
+
     func validate() throws {
         if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
         if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
@@ -493,13 +498,17 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
             let report: JSONValue
             do {
-                report = try ensemble.inspectTICDS()
+                report = try ensemble.inspectTICDS(asClient: asClient)
             } catch {
                 throw reportAndExit(error, json: json)
             }
-            if json { writeJSON(report) } else { writeStandardOutput(TICDSText.render(report)) }
+            if json { writeJSON(report) } else { writeStandardOutput(TICDSText.render(report, asClient: asClient)) }
             if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
             return
+        }
+        if asClient != nil {
+            writeErrors([FormatError(.ticdsNotTICDSFolder, "--as-client applies to a TICoreDataSync folder", location: .init(file: path))], json: json)
+            throw ToolExit(status: .usage)
         }
         if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
             let report: JSONValue

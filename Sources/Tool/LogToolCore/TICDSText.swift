@@ -4,7 +4,7 @@ import Foundation
 /// The text form of the `inspect` document of a TICoreDataSync folder (Spec/ticds.md 7): the
 /// same facts as the JSON, one line each.
 enum TICDSText {
-    static func render(_ report: JSONValue) -> String {
+    static func render(_ report: JSONValue, asClient: String? = nil) -> String {
         func member(_ value: JSONValue?, _ path: String...) -> JSONValue? { value?[JSONPointer(path)] }
         func shown(_ value: JSONValue?) -> String { escaped(InspectText.text(value)) }
         func date(_ value: JSONValue?) -> String {
@@ -48,6 +48,19 @@ enum TICDSText {
             }
             for sync in member(document, "recentSyncs")?.arrayValue ?? [] {
                 lines.append("    Last sync of \(shown(member(sync, "client"))): \(date(member(sync, "file", "modified")))")
+            }
+            for (client, view) in member(document, "clientViews")?.objectValue?.members ?? [] {
+                let next = member(view, "next")?.arrayValue ?? []
+                let applied = member(view, "appliedSets")?.arrayValue.map { "\($0.count) applied" } ?? "no AppliedSyncChangeSets in the folder"
+                lines.append("    Client \(escaped(client)) applies next (\(next.count); \(applied))")
+                for set in next {
+                    lines.append("      \(date(member(set, "modified"))) \(shown(member(set, "client")))/\(shown(member(set, "identifier")))")
+                }
+            }
+            if asClient == nil {
+                let download = member(document, "wholeStoreDownload")
+                let takes = member(download, "wouldTake").flatMap { $0 == .null ? nil : shown($0) } ?? "none (a tie, or no WholeStore)"
+                lines.append("    A whole-store download takes: \(takes)")
             }
             let temporary = member(document, "temporaryFiles")?.arrayValue ?? []
             if !temporary.isEmpty { lines.append("    \(temporary.count) files in TemporaryFiles") }
