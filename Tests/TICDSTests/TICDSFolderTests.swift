@@ -304,6 +304,31 @@ struct TICDSFolderTests {
         #expect(found["ticds.wrong-password"] == nil)
     }
 
+    @Test("a cut test.ticdsync is ticds.truncated and every other file still decrypts; an oversized plist is ticds.too-large")
+    func cutTestFileAndOversizedPlist() throws {
+        let salt = Array(UInt8(0)..<16)
+        let key = FZACryptor.syncKey(password: "secret", salt: salt)
+        let encrypt: ([UInt8]) -> [UInt8] = {
+            FZACryptor.encrypt(
+                $0, key: key, iv: Array(repeating: 1, count: 16), fileKey: Array(repeating: 2, count: 32), fileIV: Array(repeating: 3, count: 16))
+        }
+        let made = try HandMadeFolder.make(encrypt: encrypt, salt: salt, test: Array(encrypt(HandMadeFolder.archive("<string>x</string>")).prefix(50)))
+        defer { made.remove() }
+        try made.write("Documents/DOC1/RecentSyncs/c2.recentsync", Array(repeating: 0x20, count: 16 * 1024 * 1024 + 1), time: 900)
+        var options = Ensemble.Options()
+        options.password = PasswordSource(password: "secret")
+        let report = try Ensemble(at: made.app, options: options).inspectTICDS()
+        #expect(Self.member(report, "encryption", "password") == .string("unchecked"))
+        let errors = (Self.member(report, "errors")?.arrayValue ?? []).map { [Self.member($0, "code")?.stringValue, Self.member($0, "file")?.stringValue] }
+        #expect(
+            errors.sorted { ($0[1] ?? "") < ($1[1] ?? "") } == [
+                ["ticds.too-large", "Documents/DOC1/RecentSyncs/c2.recentsync"],
+                ["file.kind-binary-store", "Documents/DOC1/SyncChanges/c1/\(HandMadeFolder.binary).syncchg"],
+                ["ticds.truncated", "Encryption/test.ticdsync"],
+            ])
+        #expect(Self.member(report, "documents", "0", "sets", "1", "changes", "0", "syncID") == .string("N-1"))
+    }
+
     @Test("reading writes nothing into the folder and follows no link")
     func readOnly() throws {
         let made = try HandMadeFolder.make()

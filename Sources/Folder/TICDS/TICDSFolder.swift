@@ -16,6 +16,8 @@ extension FormatError.Code {
     public static let ticdsInvalidPlist = Self("ticds.invalid-plist")
     /// A WholeStore that is, once decrypted and unzipped, no SQLite database (Spec/ticds.md 3.8).
     public static let ticdsInvalidWholeStore = Self("ticds.invalid-whole-store")
+    /// A file larger than the limit of its kind (Spec/ticds.md 2.2): not read.
+    public static let ticdsTooLarge = Self("ticds.too-large")
 }
 
 /// A file of the folder: its path relative to the application folder, size and modification
@@ -234,6 +236,10 @@ struct Reader {
     mutating func bytes(_ relative: String, limit: Int) -> [UInt8]? {
         do {
             return try EventFileReader.readBytes(handle.file(relative, shownAs: join(rootPath, relative)), limit: limit)
+        } catch  where error.code == .jsonTooLarge || error.code == .binaryTooLarge {
+            // The event reader names the limit after its own formats; here it is the folder's.
+            fail(FormatError(.ticdsTooLarge, "the file is larger than the limit of \(limit) bytes for its kind", location: error.location), relative)
+            return nil
         } catch {
             fail(error, relative)
             return nil
@@ -295,11 +301,21 @@ struct Reader {
             return (salt, .notGiven, nil)
         }
         let test = entries("Encryption").first { $0.name.text == "test.ticdsync" && $0.isRegularFile }
-        guard test != nil, let testBytes = bytes(testPath, limit: TICDSFolder.maximumPlistBytes), let opens = FZACryptor.authenticates(testBytes, key: key)
-        else {
+        guard test != nil, let testBytes = bytes(testPath, limit: TICDSFolder.maximumPlistBytes) else {
             syncKey = key
             return (salt, .unchecked, nil)
         }
+        guard let opens = FZACryptor.authenticates(testBytes, key: key) else {
+            // Too short to carry an HMAC: the password cannot be checked, and the file is damaged.
+            do {
+                _ = try FZACryptor.decrypt(testBytes, key: key)
+            } catch {
+                fail(error, testPath)
+            }
+            syncKey = key
+            return (salt, .unchecked, nil)
+        }
+
         guard opens else {
             fail(
                 FormatError(
