@@ -22,7 +22,7 @@ struct TICDSFactsTests {
 
     /// A copy of the case's folder with the modification times of `fileDates` and the empty
     /// folders of `emptyFolders` (git keeps neither); returns the copy's root and the facts.
-    static func prepare(_ name: String) throws -> (root: URL, facts: JSONValue) {
+    static func prepare(_ name: String, settingDates: Bool = true) throws -> (root: URL, facts: JSONValue) {
         let source = fixtures.appendingPathComponent(name)
         let facts = try JSONParser.parse(Array(try Data(contentsOf: source.appendingPathComponent("facts.json"))))
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("ticds-facts-\(UUID().uuidString)")
@@ -32,7 +32,7 @@ struct TICDSFactsTests {
                 try FileManager.default.createDirectory(at: copy.appendingPathComponent(path), withIntermediateDirectories: true)
             }
         }
-        for (path, date) in facts[JSONPointer(["fileDates"])]?.objectValue?.members ?? [] {
+        for (path, date) in facts[JSONPointer(["fileDates"])]?.objectValue?.members ?? [] where settingDates {
             guard let seconds = date.numberValue?.doubleValue else { continue }
             try FileManager.default.setAttributes(
                 [.modificationDate: Date(timeIntervalSince1970: seconds)], ofItemAtPath: copy.appendingPathComponent(path).path)
@@ -206,5 +206,29 @@ struct TICDSFactsTests {
                 #expect(Self.number(vacuum.details["cutoff"]) == Self.number(Self.member(document, "vacuum", "keepFrom")), "\(name)")
             }
         }
+    }
+
+    @Test("a copy without its dates, read with --dates from facts.json's fileDates, gives the framework's order", arguments: ["healthy", "future-dates"])
+    func datesFile(_ name: String) throws {
+        let (root, facts) = try Self.prepare(name, settingDates: false)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let app = (Self.text(Self.member(facts, "root")) ?? "") + "/"
+        let dates = JSONObject(
+            (Self.member(facts, "fileDates")?.objectValue?.members ?? []).compactMap { path, date in
+                path.hasPrefix(app) ? (String(path.dropFirst(app.count)), date) : nil
+            })
+        let datesFile = root.appendingPathComponent("dates.json")
+        try Data(JSONWriter().bytes(.object(dates))).write(to: datesFile)
+        let report = try Self.ensemble(root, facts: facts).inspectTICDS(datesFile: datesFile.path)
+        for document in Self.member(facts, "documents")?.arrayValue ?? [] {
+            let doc = (Self.member(report, "documents")?.arrayValue ?? []).first { Self.member($0, "identifier") == Self.member(document, "id") }
+            for (client, expected) in Self.member(document, "clientViews")?.objectValue?.members ?? [] {
+                let next = (Self.member(doc, "clientViews", client, "next")?.arrayValue ?? []).map { Self.text(Self.member($0, "identifier")) }
+                let expectedNext = (Self.member(expected, "next")?.arrayValue ?? []).map { Self.text(Self.member($0, "id")) }
+                #expect(next == expectedNext, "\(name) \(client)")
+            }
+        }
+        try Data("[1]".utf8).write(to: datesFile)
+        #expect(throws: EnsembleError.self) { try Self.ensemble(root, facts: facts).inspectTICDS(datesFile: datesFile.path) }
     }
 }

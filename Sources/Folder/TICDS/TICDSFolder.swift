@@ -18,6 +18,8 @@ extension FormatError.Code {
     public static let ticdsInvalidWholeStore = Self("ticds.invalid-whole-store")
     /// A file larger than the limit of its kind (Spec/ticds.md 2.2): not read.
     public static let ticdsTooLarge = Self("ticds.too-large")
+    /// The file of `--dates` is not a JSON object of paths to finite numbers (Spec/ticds.md 6.5).
+    public static let ticdsInvalidDates = Self("ticds.invalid-dates")
 }
 
 /// A file of the folder: its path relative to the application folder, size and modification
@@ -166,7 +168,9 @@ package struct TICDSFolder: Sendable {
 
     /// Reads the application folder `path`, or the document folder `path` within its
     /// application folder (or alone, when it is in none).
-    package static func read(_ given: String, password source: PasswordSource?) throws(FormatError) -> TICDSFolder {
+    /// `dates` replaces the modification times of the files it names (paths relative to the
+    /// application folder, seconds since 1970), for a folder copied without them (Spec/ticds.md 6.5).
+    package static func read(_ given: String, password source: PasswordSource?, dates: [String: Double] = [:]) throws(FormatError) -> TICDSFolder {
         let path = trimmed(given)
         var root = path
         var only: String?
@@ -182,6 +186,7 @@ package struct TICDSFolder: Sendable {
             root = isApplicationFolder(above) ? above : path
         }
         var reader = Reader(handle: try DirectoryHandle.open(root), rootPath: root)
+        reader.dates = dates
         if only != nil && root == path {
             // A document folder in no application folder: read alone, without encryption facts.
             var folder = TICDSFolder(
@@ -206,6 +211,8 @@ struct Reader {
     /// Nil while encrypted files cannot be read: no password, a wrong one, no usable salt.
     var syncKey: [UInt8]?
     var undecrypted: [String] = []
+    /// Modification times given instead of the file system's.
+    var dates: [String: Double] = [:]
 
     init(handle: DirectoryHandle, rootPath: String) {
         self.handle = handle
@@ -278,7 +285,9 @@ struct Reader {
         }
     }
 
-    func file(_ relative: String, _ entry: FolderEntry) -> TICDSFile { TICDSFile(path: relative, size: entry.size, modified: entry.modified) }
+    func file(_ relative: String, _ entry: FolderEntry) -> TICDSFile {
+        TICDSFile(path: relative, size: entry.size, modified: dates[relative] ?? entry.modified)
+    }
 
     static func string(_ value: PropertyListValue?) -> String? {
         if case .string(let text)? = value { return text }
@@ -492,5 +501,31 @@ struct Reader {
             }
         }
         return whole
+    }
+}
+
+extension TICDSFolder {
+    /// The largest `--dates` file read.
+    package static let maximumDatesBytes = 16 * 1024 * 1024
+
+    /// A `--dates` file (Spec/ticds.md 6.5): a JSON object from paths relative to the application
+    /// folder to seconds since 1970.
+    package static func readDates(_ path: String) throws(FormatError) -> [String: Double] {
+        let location = FormatError.Location(file: path)
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(try EventFileReader.readBytes(FileReference(path: path), limit: maximumDatesBytes))
+        } catch {
+            throw FormatError(.ticdsInvalidDates, error.message, location: location)
+        }
+        guard let object = value.objectValue else { throw FormatError(.ticdsInvalidDates, "not a JSON object of paths to dates", location: location) }
+        var dates: [String: Double] = [:]
+        for (key, date) in object.members {
+            guard let seconds = date.numberValue?.doubleValue, seconds.isFinite else {
+                throw FormatError(.ticdsInvalidDates, "the date of \(key) is not a finite number of seconds since 1970", location: location)
+            }
+            dates[key] = seconds
+        }
+        return dates
     }
 }

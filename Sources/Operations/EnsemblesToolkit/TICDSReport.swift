@@ -36,9 +36,11 @@ extension FormatError.Code {
 
 /// The `inspect` document and the `verify` findings of a TICoreDataSync folder (Spec/ticds.md 7, 8).
 enum TICDSReport {
-    static func read(_ path: String, password: PasswordSource?) throws(EnsembleError) -> TICDSFolder {
+    static func read(_ path: String, password: PasswordSource?, datesFile: String?) throws(EnsembleError) -> TICDSFolder {
         do {
-            return try TICDSFolder.read(path, password: password)
+            return try TICDSFolder.read(path, password: password, dates: try datesFile.map(TICDSFolder.readDates) ?? [:])
+        } catch  where error.code == .ticdsInvalidDates {
+            throw EnsembleError(.usage, error)
         } catch {
             throw EnsembleError(error.code == .ticdsNotTICDSFolder || error.code == .folderNotFound ? .usage : .unreadable, error)
         }
@@ -361,8 +363,13 @@ extension Ensemble {
     /// With `asClient`, each document's `clientViews` holds that client's view only: the sets it
     /// applies next, in the framework's order, with the dates the order rests on (Spec/ticds.md
     /// 7.1); a client no document syncs with is a usage error, `ticds.no-such-client`.
-    public func inspectTICDS(asClient: String? = nil) throws(EnsembleError) -> JSONValue {
-        let folder = try TICDSReport.read(try firstInput(), password: options.password)
+    ///
+    /// `datesFile` names a JSON object from paths (relative to the application folder) to
+    /// seconds since 1970 that replace the files' modification times: the dates of a folder copied
+    /// without them (Spec/ticds.md 6.5); a file that is no such object is a usage error,
+    /// `ticds.invalid-dates`.
+    public func inspectTICDS(asClient: String? = nil, datesFile: String? = nil) throws(EnsembleError) -> JSONValue {
+        let folder = try TICDSReport.read(try firstInput(), password: options.password, datesFile: datesFile)
         if let asClient, !folder.documents.contains(where: { $0.syncClients.contains(asClient) }) {
             throw EnsembleError(
                 .usage,
@@ -372,8 +379,8 @@ extension Ensemble {
     }
 
     /// The findings of Spec/ticds.md 8 on the first input, a TICoreDataSync folder; `now` is
-    /// the time ages are measured to (seconds since 1970).
-    public func verifyTICDS(now: Double = Date().timeIntervalSince1970) throws(EnsembleError) -> [Diagnostic] {
-        TICDSReport.verify(try TICDSReport.read(try firstInput(), password: options.password), now: now)
+    /// the time ages are measured to (seconds since 1970); `datesFile` as for ``inspectTICDS(asClient:datesFile:)``.
+    public func verifyTICDS(now: Double = Date().timeIntervalSince1970, datesFile: String? = nil) throws(EnsembleError) -> [Diagnostic] {
+        TICDSReport.verify(try TICDSReport.read(try firstInput(), password: options.password, datesFile: datesFile), now: now)
     }
 }

@@ -474,6 +474,13 @@ struct Inspect: ParsableCommand, HasOutputOptions {
         help: ArgumentHelp("For a TICoreDataSync folder: the sets client ID applies next, in the framework's order (Spec/ticds.md 7.1).", valueName: "ID"))
     var asClient: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
+            valueName: "FILE"), completion: .file())
+    var dates: String?
+
     func validate() throws {
         if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
         if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
@@ -498,7 +505,7 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
             let report: JSONValue
             do {
-                report = try ensemble.inspectTICDS(asClient: asClient)
+                report = try ensemble.inspectTICDS(asClient: asClient, datesFile: dates)
             } catch {
                 throw reportAndExit(error, json: json)
             }
@@ -506,8 +513,9 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
             return
         }
-        if asClient != nil {
-            writeErrors([FormatError(.ticdsNotTICDSFolder, "--as-client applies to a TICoreDataSync folder", location: .init(file: path))], json: json)
+        if asClient != nil || dates != nil {
+            writeErrors(
+                [FormatError(.ticdsNotTICDSFolder, "--as-client and --dates apply to a TICoreDataSync folder", location: .init(file: path))], json: json)
             throw ToolExit(status: .usage)
         }
         if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {

@@ -69,6 +69,13 @@ struct Verify: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "With --write-accept: replace FILE if it exists.")
     var force = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
+            valueName: "FILE"), completion: .file())
+    var dates: String?
+
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
@@ -91,6 +98,10 @@ struct Verify: ParsableCommand, HasOutputOptions {
         if device == nil && asStore == nil && Ensemble.looksLikeTICDSFolder(path) {
             try verifyTICDS(ensemble)
             return
+        }
+        if dates != nil {
+            writeErrors([FormatError(.ticdsNotTICDSFolder, "--dates applies to a TICoreDataSync folder", location: .init(file: path))], json: json)
+            throw ToolExit(status: .usage)
         }
         let progress = isatty(STDERR_FILENO) == 1
         var results: [EnsembleVerification]
@@ -166,7 +177,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     func verifyTICDS(_ ensemble: Ensemble) throws {
         let found: [Diagnostic]
         do {
-            found = try ensemble.verifyTICDS()
+            found = try ensemble.verifyTICDS(datesFile: dates)
         } catch {
             throw reportAndExit(error, json: json)
         }
