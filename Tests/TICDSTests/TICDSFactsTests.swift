@@ -32,8 +32,9 @@ struct TICDSFactsTests {
                 try FileManager.default.createDirectory(at: copy.appendingPathComponent(path), withIntermediateDirectories: true)
             }
         }
-        for (path, date) in facts[JSONPointer(["fileDates"])]?.objectValue?.members ?? [] where settingDates {
-            guard let seconds = date.numberValue?.doubleValue else { continue }
+        for (path, date) in facts[JSONPointer(["fileDates"])]?.objectValue?.members ?? [] {
+            // Without the dates: every file one date, as a copy that lost them.
+            guard let seconds = settingDates ? date.numberValue?.doubleValue : 1_700_000_000 else { continue }
             try FileManager.default.setAttributes(
                 [.modificationDate: Date(timeIntervalSince1970: seconds)], ofItemAtPath: copy.appendingPathComponent(path).path)
         }
@@ -50,6 +51,19 @@ struct TICDSFactsTests {
         return Ensemble(at: root.appendingPathComponent(text(member(facts, "root")) ?? ""), options: options)
     }
 
+    /// The generator's replay orders (every set of any client its WholeStore had not applied, in
+    /// the framework's order) against the toolkit's order of all sets, restricted to those sets.
+    static func checkReplayOrders(_ report: JSONValue, _ facts: JSONValue, _ name: String) {
+        for document in member(facts, "documents")?.arrayValue ?? [] {
+            let doc = (member(report, "documents")?.arrayValue ?? []).first { member($0, "identifier") == member(document, "id") }
+            let mine = (member(doc, "sets")?.arrayValue ?? []).compactMap { text(member($0, "identifier")) }
+            for (client, replay) in member(document, "replays")?.objectValue?.members ?? [] {
+                let expected = (member(replay, "order")?.arrayValue ?? []).compactMap { text(member($0, "id")) }
+                #expect(mine.filter(Set(expected).contains) == expected, "\(name) replay of \(client)")
+            }
+        }
+    }
+
     @Test("the fixtures are there", .enabled(if: !cases.isEmpty))
     func present() {
         #expect(Self.cases.count >= 16)
@@ -63,6 +77,7 @@ struct TICDSFactsTests {
         func relative(_ path: String?) -> String? { path.map { $0.hasPrefix(app) ? String($0.dropFirst(app.count)) : $0 } }
         let report = try Self.ensemble(root, facts: facts).inspectTICDS()
         #expect(try BundledSchema.inspect.validator().validate(report).isEmpty, "\(name)")
+        Self.checkReplayOrders(report, facts, name)
         // Clients with a ClientDevices folder, and whether each has deviceInfo.plist.
         let clients = (Self.member(facts, "clients")?.arrayValue ?? []).filter { Self.member($0, "clientDevicesFolder") == .bool(true) }
         let shown = Self.member(report, "clients")?.arrayValue ?? []
@@ -220,6 +235,7 @@ struct TICDSFactsTests {
         let datesFile = root.appendingPathComponent("dates.json")
         try Data(JSONWriter().bytes(.object(dates))).write(to: datesFile)
         let report = try Self.ensemble(root, facts: facts).inspectTICDS(datesFile: datesFile.path)
+        Self.checkReplayOrders(report, facts, name)
         for document in Self.member(facts, "documents")?.arrayValue ?? [] {
             let doc = (Self.member(report, "documents")?.arrayValue ?? []).first { Self.member($0, "identifier") == Self.member(document, "id") }
             for (client, expected) in Self.member(document, "clientViews")?.objectValue?.members ?? [] {
