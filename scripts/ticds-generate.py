@@ -679,6 +679,13 @@ def cases():
     d.sets[3].damage = "truncated"
     result.append(c)
 
+    c = Case("truncated-sqlite", "Not encrypted; Ben's second change set, an SQLite file, was cut after its second "
+             "page: the SQLite header is intact but the database is not (a damaged set, not a binary-store one).")
+    two_clients(c)
+    d = standard_document(c, "notebook", "Ann's notebook")
+    d.sets[3].damage = "truncated"
+    result.append(c)
+
     c = Case("no-device-info", "Ben's ClientDevices folder exists but holds no deviceInfo.plist; his sets are still "
              "applied (clients are found by listing SyncChanges/).")
     two_clients(c)
@@ -940,9 +947,12 @@ def write_case(case, out):
     for document, facts in zip(case.documents, document_facts):
         for change_set in document.sets:
             if change_set.damage:
+                detail = {"tampered-hmac": "tampered: one body byte changed after the HMAC was computed",
+                          "truncated": "FZACryptor file cut to 100 bytes" if encrypted
+                          else "SQLite file cut to %d of its %d bytes; its header still counts %d pages of %d bytes"
+                          % (2 * PAGE_SIZE, change_set.original_size, change_set.original_size // PAGE_SIZE, PAGE_SIZE)}
                 damages.append({"kind": change_set.damage, "file": paths["sets"][change_set.label],
-                                "detail": "tampered: one body byte changed after the HMAC was computed"
-                                if change_set.damage == "tampered-hmac" else "cut to 100 bytes"})
+                                "detail": detail[change_set.damage]})
     # Dates as the folder now has them (same-dates changes them after the facts were first built)
     for facts in document_facts:
         refresh_dates(facts, w.dates, case.clients)
@@ -1011,10 +1021,13 @@ def write_document(case, w, document, paths, encrypted):
             unreadable.add(change_set.label)
             with open(os.path.join(w.folder, file), "rb") as handle:
                 data = bytearray(handle.read())
+            change_set.original_size = len(data)
             if change_set.damage == "tampered-hmac":
                 data[16 + 48 + 5] ^= 0x01
-            else:
+            elif encrypted:
                 data = data[:100]
+            else:  # a plain SQLite set: the header and first page stay, the rest is gone
+                data = data[:2 * PAGE_SIZE]
             with open(os.path.join(w.folder, file), "wb") as handle:
                 handle.write(bytes(data))
             size = len(data)
@@ -1203,9 +1216,10 @@ def reread(folder, facts, key):
         for entry in document["changeSets"]:
             if not entry["readable"]:
                 try:
-                    content(entry["file"], entry["encrypted"])
-                    problems.append("%s should not decrypt" % entry["file"])
-                except ValueError:
+                    data = content(entry["file"], entry["encrypted"])
+                    rows(data, "SELECT COUNT(*) FROM ZTICDSSYNCCHANGE")
+                    problems.append("%s should not be readable" % entry["file"])
+                except (ValueError, sqlite3.DatabaseError):
                     pass
                 continue
             data = content(entry["file"], entry["encrypted"])
