@@ -93,10 +93,6 @@ def set_identifier(created_unix, label):
     return "%017.6f-%s" % (created_unix - UNIX_2001, unique_string("set/" + label))
 
 
-def iso(unix):
-    return datetime.datetime.fromtimestamp(unix, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # ---------------------------------------------------------------------------------------------
 # NSKeyedArchiver archives, written the way Apple's archiver lays them out
 
@@ -412,8 +408,8 @@ def apply_change(state, change, warnings, set_label):
         warnings.append({"kind": kind, "set": set_label, "changeType": change.type, "entity": change.entity,
                          "syncID": change.sync_id, "key": change.key})
 
-    if change.type == 1:
-        if target is None:  # an insert of an existing sync id updates that object
+    if change.type == 1:  # an insert of an existing sync id updates that object's attributes
+        if target is None:
             target = objects[change.sync_id] = {"attributes": {}, "relationships": {}}
             for (entity, name), _ in NOTEBOOK_TO_MANY.items():
                 if entity == change.entity:
@@ -821,7 +817,7 @@ def cases():
              "and its folder removed) and a client Ann removed from the notebook document (its deviceInfo.plist copied "
              "into the document's DeletedClients/, its sets, RecentSyncs file and WholeStore folder removed).")
     two_clients(c)
-    cal = c.client(CAL)
+    c.client(CAL)
     standard_document(c, "notebook", "Ann's notebook")
     c.documents[0].deleted_clients = ["cal"]
     c.deleted_documents.append(("old-notes", "Old notes", "ben"))
