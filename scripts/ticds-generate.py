@@ -30,7 +30,7 @@ os.utime when it writes, and a test must set them again on its copy of a checkou
 Identifiers, keys, IVs and times come from a fixed seed, so a rerun with the same SQLite and zlib
 libraries writes the same bytes.
 
-Usage: scripts/ticds-generate.py [--out Fixtures/ticds]   write every case
+Usage: scripts/ticds-generate.py [--out Fixtures/ticds] [--seed N]   write every case
        scripts/ticds-generate.py --check                  write every case into a temporary folder,
                                                           compare it byte for byte with
                                                           Fixtures/ticds, re-read every file with
@@ -1372,14 +1372,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT)
     parser.add_argument("--check", action="store_true", help="regenerate into a temporary folder and compare")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="another seed gives other identifiers, keys and IVs (the committed kit uses %d)" % SEED)
     arguments = parser.parse_args()
+    if arguments.seed != SEED:
+        if arguments.check:
+            sys.exit("--check compares with the committed kit, which uses the default seed")
+        globals()["SEED"] = arguments.seed
     if arguments.check:
         sys.exit(0 if check(arguments.out) else 1)
     os.makedirs(arguments.out, exist_ok=True)
-    for name in os.listdir(arguments.out):
-        if os.path.isdir(os.path.join(arguments.out, name)):
-            shutil.rmtree(os.path.join(arguments.out, name))
-    for case in cases():
+    for case in cases():  # each case's folder is replaced; nothing else in --out is touched
         write_case(case, arguments.out)
         print("wrote", os.path.relpath(os.path.join(arguments.out, case.name), ROOT))
 
