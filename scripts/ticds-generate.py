@@ -36,7 +36,8 @@ Usage: scripts/ticds-generate.py [--out Fixtures/ticds] [--seed N]   write every
                                                           Fixtures/ticds, re-read every file with
                                                           sqlite3/plistlib/zipfile against the facts,
                                                           and decrypt every FZACryptor body with
-                                                          `openssl enc`
+                                                          `openssl enc` (and with --slow, derive a key
+                                                          with 7,500 `openssl dgst` runs)
 Needs Python 3 and the `cryptography` package; --check also needs the `openssl` command.
 """
 import argparse
@@ -1290,7 +1291,16 @@ def schema_problems(work, out):
     return problems
 
 
-def check(out):
+def openssl_key(password, salt):
+    """The FZAKeyManager key computed with openssl alone: 7,500 `openssl dgst -sha256` runs (slow)."""
+    digest = password.encode("utf-16-le") + salt
+    for _ in range(7500):
+        digest = subprocess.run(["openssl", "dgst", "-sha256", "-binary"], input=digest, capture_output=True,
+                                check=True).stdout
+    return digest
+
+
+def check(out, slow=False):
     if shutil.which("openssl") is None:
         sys.exit("--check needs the openssl command")
     work = tempfile.mkdtemp(prefix="ticds-check-")
@@ -1340,6 +1350,14 @@ def check(out):
             print("%-24s %s" % (name, "ok" if not problems else "; ".join(problems)), file=sys.stderr if problems else sys.stdout)
             failed = failed or bool(problems)
         print("openssl decrypted %d FZACryptor bodies" % decrypted)
+        if slow:
+            encryption = next(w for w in writers.values() if w.key is not None).case
+            writer = writers[encryption.name]
+            if openssl_key(encryption.password, writer.salt) != writer.key:
+                print("%s: openssl derives another key" % encryption.name, file=sys.stderr)
+                failed = True
+            else:
+                print("openssl derives the key of %s" % encryption.name)
         problems = schema_problems(work, out)
         for problem in problems:
             print(problem, file=sys.stderr)
@@ -1372,6 +1390,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT)
     parser.add_argument("--check", action="store_true", help="regenerate into a temporary folder and compare")
+    parser.add_argument("--slow", action="store_true",
+                        help="with --check, also derive one case's key with 7,500 openssl runs (about 100 s)")
     parser.add_argument("--seed", type=int, default=SEED,
                         help="another seed gives other identifiers, keys and IVs (the committed kit uses %d)" % SEED)
     arguments = parser.parse_args()
@@ -1380,7 +1400,7 @@ def main():
             sys.exit("--check compares with the committed kit, which uses the default seed")
         globals()["SEED"] = arguments.seed
     if arguments.check:
-        sys.exit(0 if check(arguments.out) else 1)
+        sys.exit(0 if check(arguments.out, arguments.slow) else 1)
     os.makedirs(arguments.out, exist_ok=True)
     for case in cases():  # each case's folder is replaced; nothing else in --out is touched
         write_case(case, arguments.out)
