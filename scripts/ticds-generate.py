@@ -41,6 +41,7 @@ Usage: scripts/ticds-generate.py [--out Fixtures/ticds] [--seed N]   write every
 Needs Python 3 and the `cryptography` package; --check also needs the `openssl` command.
 """
 import argparse
+import copy
 import datetime
 import hashlib
 import hmac
@@ -909,8 +910,8 @@ def write_case(case, out):
                 # what a sync service leaves when two uploads of the file collide: the folder keeps a
                 # renamed copy (which the framework never reads) but no deviceInfo.plist; the copy
                 # also keeps the folder in a git checkout, which drops empty folders
-                copy = relative + "/deviceInfo (%s's conflicted copy 2026-11-01).plist" % client.label.capitalize()
-                w.write(copy, plist_bytes(device_info_fields(client)), client.registered)
+                conflicted = relative + "/deviceInfo (%s's conflicted copy 2026-11-01).plist" % client.label.capitalize()
+                w.write(conflicted, plist_bytes(device_info_fields(client)), client.registered)
             else:
                 fmt = client.format if not encrypted else "xml"
                 file = relative + "/deviceInfo.plist"
@@ -932,7 +933,15 @@ def write_case(case, out):
     for document in case.documents:
         document_facts.append(write_document(case, w, document, paths, encrypted))
 
+    original = None
     if case.same_dates is not None:
+        # what the folder said before its dates were lost: the facts a reader given these dates
+        # (a dates file) must find
+        original = {"fileDates": dict(sorted(w.dates.items())), "documents": []}
+        for facts in copy.deepcopy(document_facts):
+            refresh_dates(facts, w.dates, case.clients)
+            original["documents"].append({k: facts[k] for k in ("id", "clientViews", "wholeStoreDownloadCandidates",
+                                                                 "wholeStoreDownloadWouldTake", "vacuum", "replays")})
         for relative in w.dates:
             w.dates[relative] = case.same_dates
     for relative, mtime in w.dates.items():
@@ -970,6 +979,8 @@ def write_case(case, out):
         "fileDates": dict(sorted(w.dates.items())),
         "emptyFolders": w.empty_folders(),
     }
+    if original is not None:
+        facts["withOriginalDates"] = original
     with open(os.path.join(out, case.name, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(facts, indent=1, ensure_ascii=False) + "\n")
     return w
