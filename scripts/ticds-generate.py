@@ -653,6 +653,14 @@ def cases():
     standard_document(c, "notebook", "Ann's notebook", zipped_store=True)
     result.append(c)
 
+    c = Case("encrypted-zipped", "Encryption on and both WholeStores zipped, as the Dropbox path writes them with "
+             "compression on: the store is zipped first, then encrypted, so a reader decrypts, then unzips.")
+    two_clients(c)
+    d = standard_document(c, "notebook", "Ann's notebook", zipped_store=True)
+    d.stores[1].zipped = True
+    c.password = c.password_to_use = "correct horse battery staple"
+    result.append(c)
+
     c = Case("wrong-password", "The encrypted case, but the password a user gives is not the one the folder was "
              "encrypted with: Encryption/test.ticdsync fails its HMAC under the given password.")
     two_clients(c)
