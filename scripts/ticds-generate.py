@@ -17,7 +17,7 @@ What is written, and how:
   framework's feature/iCloudBasedSync branch reads), and one "binary-store" set: bytes that are not
   SQLite (the main branches write Apple's binary store, whose layout is not public: the bytes here
   are synthetic and only stand for "not SQLite");
-- WholeStore.ticdsync: a Core Data SQLite store of the Notebook example model, zipped in one case;
+- WholeStore.ticdsync: a Core Data SQLite store of the Notebook example model, zipped in two cases;
   AppliedSyncChangeSets.ticdsync: a Core Data SQLite store of the TICDSSyncChangeSet model;
 - FZACryptor files (key = SHA-256(password UTF-16LE + salt) and 7,499 more SHA-256 rounds; file =
   IV, the AES-256-CBC (no padding) encryption of file key + file IV under the key, the body in
@@ -27,15 +27,20 @@ Git keeps no modification times, and the framework orders change sets by the rem
 modification time, so every file's time is in facts.json (`fileDates`); this script sets them with
 os.utime when it writes, and a test must set them again on its copy of a checkout.
 
-Identifiers, keys, IVs and times come from a fixed seed, so a rerun with the same SQLite and zlib
-libraries writes the same bytes.
+Identifiers, keys, IVs and times come from a seed (39 unless --seed says otherwise), so a rerun with
+the same SQLite and zlib libraries writes the same bytes.
 
 Usage: scripts/ticds-generate.py [--out Fixtures/ticds] [--seed N]   write every case
        scripts/ticds-generate.py --check                  write every case into a temporary folder,
                                                           compare it byte for byte with
                                                           Fixtures/ticds, re-read every file with
                                                           sqlite3/plistlib/zipfile against the facts,
-                                                          and decrypt every FZACryptor body with
+                                                          validate every facts.json against
+                                                          Fixtures/ticds/facts.schema.json (when
+                                                          jsonschema is installed), check that
+                                                          row-order replays differ from the
+                                                          framework's, and decrypt every FZACryptor
+                                                          body with
                                                           `openssl enc` (and with --slow, derive a key
                                                           with 7,500 `openssl dgst` runs)
 Needs Python 3 and the `cryptography` package; --check also needs the `openssl` command.
