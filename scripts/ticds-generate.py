@@ -17,7 +17,7 @@ What is written, and how:
   framework's feature/iCloudBasedSync branch reads), and one "binary-store" set: bytes that are not
   SQLite (the main branches write Apple's binary store, whose layout is not public: the bytes here
   are synthetic and only stand for "not SQLite");
-- WholeStore.ticdsync: a Core Data SQLite store of the Notebook example model, zipped in one case;
+- WholeStore.ticdsync: a Core Data SQLite store of the Notebook example model, zipped in two cases;
   AppliedSyncChangeSets.ticdsync: a Core Data SQLite store of the TICDSSyncChangeSet model;
 - FZACryptor files (key = SHA-256(password UTF-16LE + salt) and 7,499 more SHA-256 rounds; file =
   IV, the AES-256-CBC (no padding) encryption of file key + file IV under the key, the body in
@@ -27,19 +27,26 @@ Git keeps no modification times, and the framework orders change sets by the rem
 modification time, so every file's time is in facts.json (`fileDates`); this script sets them with
 os.utime when it writes, and a test must set them again on its copy of a checkout.
 
-Identifiers, keys, IVs and times come from a fixed seed, so a rerun with the same SQLite and zlib
-libraries writes the same bytes.
+Identifiers, keys, IVs and times come from a seed (39 unless --seed says otherwise), so a rerun with
+the same SQLite and zlib libraries writes the same bytes.
 
-Usage: scripts/ticds-generate.py [--out Fixtures/ticds]   write every case
+Usage: scripts/ticds-generate.py [--out Fixtures/ticds] [--seed N]   write every case
        scripts/ticds-generate.py --check                  write every case into a temporary folder,
                                                           compare it byte for byte with
                                                           Fixtures/ticds, re-read every file with
                                                           sqlite3/plistlib/zipfile against the facts,
-                                                          and decrypt every FZACryptor body with
-                                                          `openssl enc`
+                                                          validate every facts.json against
+                                                          Fixtures/ticds/facts.schema.json (when
+                                                          jsonschema is installed), check that
+                                                          row-order replays differ from the
+                                                          framework's, and decrypt every FZACryptor
+                                                          body with
+                                                          `openssl enc` (and with --slow, derive a key
+                                                          with 7,500 `openssl dgst` runs)
 Needs Python 3 and the `cryptography` package; --check also needs the `openssl` command.
 """
 import argparse
+import copy
 import datetime
 import hashlib
 import hmac
@@ -91,10 +98,6 @@ def set_identifier(created_unix, label):
     """A change set id as TICDSPostSynchronizationOperation names it: the reference-date time with
     the number format 0000000000.000000, '-', a unique string."""
     return "%017.6f-%s" % (created_unix - UNIX_2001, unique_string("set/" + label))
-
-
-def iso(unix):
-    return datetime.datetime.fromtimestamp(unix, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,8 +415,8 @@ def apply_change(state, change, warnings, set_label):
         warnings.append({"kind": kind, "set": set_label, "changeType": change.type, "entity": change.entity,
                          "syncID": change.sync_id, "key": change.key})
 
-    if change.type == 1:
-        if target is None:  # an insert of an existing sync id updates that object
+    if change.type == 1:  # an insert of an existing sync id updates that object's attributes
+        if target is None:
             target = objects[change.sync_id] = {"attributes": {}, "relationships": {}}
             for (entity, name), _ in NOTEBOOK_TO_MANY.items():
                 if entity == change.entity:
@@ -655,6 +658,14 @@ def cases():
     standard_document(c, "notebook", "Ann's notebook", zipped_store=True)
     result.append(c)
 
+    c = Case("encrypted-zipped", "Encryption on and both WholeStores zipped, as the Dropbox path writes them with "
+             "compression on: the store is zipped first, then encrypted, so a reader decrypts, then unzips.")
+    two_clients(c)
+    d = standard_document(c, "notebook", "Ann's notebook", zipped_store=True)
+    d.stores[1].zipped = True
+    c.password = c.password_to_use = "correct horse battery staple"
+    result.append(c)
+
     c = Case("wrong-password", "The encrypted case, but the password a user gives is not the one the folder was "
              "encrypted with: Encryption/test.ticdsync fails its HMAC under the given password.")
     two_clients(c)
@@ -676,6 +687,13 @@ def cases():
     two_clients(c)
     d = standard_document(c, "notebook", "Ann's notebook")
     c.password = c.password_to_use = "correct horse battery staple"
+    d.sets[3].damage = "truncated"
+    result.append(c)
+
+    c = Case("truncated-sqlite", "Not encrypted; Ben's second change set, an SQLite file, was cut after its second "
+             "page: the SQLite header is intact but the database is not (a damaged set, not a binary-store one).")
+    two_clients(c)
+    d = standard_document(c, "notebook", "Ann's notebook")
     d.sets[3].damage = "truncated"
     result.append(c)
 
@@ -814,7 +832,7 @@ def cases():
              "and its folder removed) and a client Ann removed from the notebook document (its deviceInfo.plist copied "
              "into the document's DeletedClients/, its sets, RecentSyncs file and WholeStore folder removed).")
     two_clients(c)
-    cal = c.client(CAL)
+    c.client(CAL)
     standard_document(c, "notebook", "Ann's notebook")
     c.documents[0].deleted_clients = ["cal"]
     c.deleted_documents.append(("old-notes", "Old notes", "ben"))
@@ -905,8 +923,8 @@ def write_case(case, out):
                 # what a sync service leaves when two uploads of the file collide: the folder keeps a
                 # renamed copy (which the framework never reads) but no deviceInfo.plist; the copy
                 # also keeps the folder in a git checkout, which drops empty folders
-                copy = relative + "/deviceInfo (%s's conflicted copy 2026-11-01).plist" % client.label.capitalize()
-                w.write(copy, plist_bytes(device_info_fields(client)), client.registered)
+                conflicted = relative + "/deviceInfo (%s's conflicted copy 2026-11-01).plist" % client.label.capitalize()
+                w.write(conflicted, plist_bytes(device_info_fields(client)), client.registered)
             else:
                 fmt = client.format if not encrypted else "xml"
                 file = relative + "/deviceInfo.plist"
@@ -928,7 +946,15 @@ def write_case(case, out):
     for document in case.documents:
         document_facts.append(write_document(case, w, document, paths, encrypted))
 
+    original = None
     if case.same_dates is not None:
+        # what the folder said before its dates were lost: the facts a reader given these dates
+        # (a dates file) must find
+        original = {"fileDates": dict(sorted(w.dates.items())), "documents": []}
+        for facts in copy.deepcopy(document_facts):
+            refresh_dates(facts, w.dates, case.clients)
+            original["documents"].append({k: facts[k] for k in ("id", "clientViews", "wholeStoreDownloadCandidates",
+                                                                 "wholeStoreDownloadWouldTake", "vacuum", "replays")})
         for relative in w.dates:
             w.dates[relative] = case.same_dates
     for relative, mtime in w.dates.items():
@@ -940,9 +966,12 @@ def write_case(case, out):
     for document, facts in zip(case.documents, document_facts):
         for change_set in document.sets:
             if change_set.damage:
+                detail = {"tampered-hmac": "tampered: one body byte changed after the HMAC was computed",
+                          "truncated": "FZACryptor file cut to 100 bytes" if encrypted
+                          else "SQLite file cut to %d of its %d bytes; its header still counts %d pages of %d bytes"
+                          % (2 * PAGE_SIZE, change_set.original_size, change_set.original_size // PAGE_SIZE, PAGE_SIZE)}
                 damages.append({"kind": change_set.damage, "file": paths["sets"][change_set.label],
-                                "detail": "tampered: one body byte changed after the HMAC was computed"
-                                if change_set.damage == "tampered-hmac" else "cut to 100 bytes"})
+                                "detail": detail[change_set.damage]})
     # Dates as the folder now has them (same-dates changes them after the facts were first built)
     for facts in document_facts:
         refresh_dates(facts, w.dates, case.clients)
@@ -963,6 +992,8 @@ def write_case(case, out):
         "fileDates": dict(sorted(w.dates.items())),
         "emptyFolders": w.empty_folders(),
     }
+    if original is not None:
+        facts["withOriginalDates"] = original
     with open(os.path.join(out, case.name, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(json.dumps(facts, indent=1, ensure_ascii=False) + "\n")
     return w
@@ -1011,10 +1042,13 @@ def write_document(case, w, document, paths, encrypted):
             unreadable.add(change_set.label)
             with open(os.path.join(w.folder, file), "rb") as handle:
                 data = bytearray(handle.read())
+            change_set.original_size = len(data)
             if change_set.damage == "tampered-hmac":
                 data[16 + 48 + 5] ^= 0x01
-            else:
+            elif encrypted:
                 data = data[:100]
+            else:  # a plain SQLite set: the header and first page stay, the rest is gone
+                data = data[:2 * PAGE_SIZE]
             with open(os.path.join(w.folder, file), "wb") as handle:
                 handle.write(bytes(data))
             size = len(data)
@@ -1203,9 +1237,10 @@ def reread(folder, facts, key):
         for entry in document["changeSets"]:
             if not entry["readable"]:
                 try:
-                    content(entry["file"], entry["encrypted"])
-                    problems.append("%s should not decrypt" % entry["file"])
-                except ValueError:
+                    data = content(entry["file"], entry["encrypted"])
+                    rows(data, "SELECT COUNT(*) FROM ZTICDSSYNCCHANGE")
+                    problems.append("%s should not be readable" % entry["file"])
+                except (ValueError, sqlite3.DatabaseError):
                     pass
                 continue
             data = content(entry["file"], entry["encrypted"])
@@ -1280,7 +1315,16 @@ def schema_problems(work, out):
     return problems
 
 
-def check(out):
+def openssl_key(password, salt):
+    """The FZAKeyManager key computed with openssl alone: 7,500 `openssl dgst -sha256` runs (slow)."""
+    digest = password.encode("utf-16-le") + salt
+    for _ in range(7500):
+        digest = subprocess.run(["openssl", "dgst", "-sha256", "-binary"], input=digest, capture_output=True,
+                                check=True).stdout
+    return digest
+
+
+def check(out, slow=False):
     if shutil.which("openssl") is None:
         sys.exit("--check needs the openssl command")
     work = tempfile.mkdtemp(prefix="ticds-check-")
@@ -1330,6 +1374,14 @@ def check(out):
             print("%-24s %s" % (name, "ok" if not problems else "; ".join(problems)), file=sys.stderr if problems else sys.stdout)
             failed = failed or bool(problems)
         print("openssl decrypted %d FZACryptor bodies" % decrypted)
+        if slow:
+            encryption = next(w for w in writers.values() if w.key is not None).case
+            writer = writers[encryption.name]
+            if openssl_key(encryption.password, writer.salt) != writer.key:
+                print("%s: openssl derives another key" % encryption.name, file=sys.stderr)
+                failed = True
+            else:
+                print("openssl derives the key of %s" % encryption.name)
         problems = schema_problems(work, out)
         for problem in problems:
             print(problem, file=sys.stderr)
@@ -1362,14 +1414,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT)
     parser.add_argument("--check", action="store_true", help="regenerate into a temporary folder and compare")
+    parser.add_argument("--slow", action="store_true",
+                        help="with --check, also derive one case's key with 7,500 openssl runs (about 100 s)")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="another seed gives other identifiers, keys and IVs (the committed kit uses %d)" % SEED)
     arguments = parser.parse_args()
+    if arguments.seed != SEED:
+        if arguments.check:
+            sys.exit("--check compares with the committed kit, which uses the default seed")
+        globals()["SEED"] = arguments.seed
     if arguments.check:
-        sys.exit(0 if check(arguments.out) else 1)
+        sys.exit(0 if check(arguments.out, arguments.slow) else 1)
     os.makedirs(arguments.out, exist_ok=True)
-    for name in os.listdir(arguments.out):
-        if os.path.isdir(os.path.join(arguments.out, name)):
-            shutil.rmtree(os.path.join(arguments.out, name))
-    for case in cases():
+    for case in cases():  # each case's folder is replaced; nothing else in --out is touched
         write_case(case, arguments.out)
         print("wrote", os.path.relpath(os.path.join(arguments.out, case.name), ROOT))
 
