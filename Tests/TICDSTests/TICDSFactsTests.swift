@@ -190,7 +190,9 @@ struct TICDSFactsTests {
             "temporary-upload": ["ticds.temporary-files"], "same-dates": ["ticds.same-dates"], "future-dates": ["ticds.future-dates"],
         ]
         for damage in Self.member(facts, "damages")?.arrayValue ?? [] {
-            guard let kind = Self.text(Self.member(damage, "kind")), let reporting = codes[kind], let file = Self.text(Self.member(damage, "file")) else { continue }
+            guard let kind = Self.text(Self.member(damage, "kind")), let reporting = codes[kind], let file = Self.text(Self.member(damage, "file")) else {
+                continue
+            }
             let path = relative(file).hasSuffix("/") ? String(relative(file).dropLast()) : relative(file)
             let matching = found.filter { finding in
                 reporting.contains(finding.code.rawValue) && finding.files.contains { $0 == path || $0.hasPrefix(path + "/") }
@@ -227,26 +229,31 @@ struct TICDSFactsTests {
         }
     }
 
-    @Test("a copy without its dates, read with --dates from facts.json's fileDates, gives the framework's order", arguments: ["healthy", "future-dates"])
+    @Test(
+        "a copy without its dates, read with --dates from facts.json's fileDates, gives the framework's order",
+        arguments: ["healthy", "future-dates", "same-dates"])
     func datesFile(_ name: String) throws {
         let (root, facts) = try Self.prepare(name, settingDates: false)
         defer { try? FileManager.default.removeItem(at: root) }
         let app = (Self.text(Self.member(facts, "root")) ?? "") + "/"
+        // same-dates also gives the dates its files had before they were lost, and the facts under them.
+        let original = Self.member(facts, "withOriginalDates") ?? facts
         let dates = JSONObject(
-            (Self.member(facts, "fileDates")?.objectValue?.members ?? []).compactMap { path, date in
+            (Self.member(original, "fileDates")?.objectValue?.members ?? []).compactMap { path, date in
                 path.hasPrefix(app) ? (String(path.dropFirst(app.count)), date) : nil
             })
         let datesFile = root.appendingPathComponent("dates.json")
         try Data(JSONWriter().bytes(.object(dates))).write(to: datesFile)
         let report = try Self.ensemble(root, facts: facts).inspectTICDS(datesFile: datesFile.path)
-        Self.checkReplayOrders(report, facts, name)
-        for document in Self.member(facts, "documents")?.arrayValue ?? [] {
+        Self.checkReplayOrders(report, original, name)
+        for document in Self.member(original, "documents")?.arrayValue ?? [] {
             let doc = (Self.member(report, "documents")?.arrayValue ?? []).first { Self.member($0, "identifier") == Self.member(document, "id") }
             for (client, expected) in Self.member(document, "clientViews")?.objectValue?.members ?? [] {
                 let next = (Self.member(doc, "clientViews", client, "next")?.arrayValue ?? []).map { Self.text(Self.member($0, "identifier")) }
                 let expectedNext = (Self.member(expected, "next")?.arrayValue ?? []).map { Self.text(Self.member($0, "id")) }
                 #expect(next == expectedNext, "\(name) \(client)")
             }
+            #expect(Self.member(doc, "wholeStoreDownload", "wouldTake") == Self.member(document, "wholeStoreDownloadWouldTake"), "\(name)")
         }
         try Data("[1]".utf8).write(to: datesFile)
         #expect(throws: EnsembleError.self) { try Self.ensemble(root, facts: facts).inspectTICDS(datesFile: datesFile.path) }
