@@ -9,8 +9,9 @@ import PackageDescription
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
 //                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
-//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState
-//                   (siblings: neither side imports the other)
+//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState,
+//                   CloudFolder + CoreDataStore + KeyedArchive -> TICDS (siblings: neither side
+//                   imports the other)
 //   Operations      EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool            SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc
 //                   trait; FuzzDecoders, with the Fuzzing trait)
@@ -134,11 +135,21 @@ let package = Package(
             ],
             path: "Sources/Folder/CloudFolder"
         ),
+        // TICoreDataSync's remote folder, read-only: FZACryptor, property lists, change sets and
+        // AppliedSyncChangeSets in SQLite form, WholeStores (Spec/ticds.md).
+        .target(
+            name: "TICDS",
+            dependencies: [
+                "JSONDocument", "KeyedArchive", "FileWrappers", "CloudFolder", "CoreDataStore", "SQLiteConnection", "TemporaryFiles",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Sources/Folder/TICDS"
+        ),
         .target(
             name: "EnsemblesToolkit",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "MergeEngine", "CloudFolder", "CoreDataStore",
-                "SQLiteConnection", "DeviceState",
+                "SQLiteConnection", "DeviceState", "TICDS",
             ],
             path: "Sources/Operations/EnsemblesToolkit"
         ),
@@ -185,6 +196,12 @@ let package = Package(
         .testTarget(name: "CoreDataStoreTests", dependencies: ["JSONDocument", "DataModel", "SQLiteConnection", "CoreDataStore"]),
         .testTarget(name: "EventCodecsTests", dependencies: ["JSONDocument", "Deflate", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "FileWrappersTests", dependencies: ["JSONDocument", "FileWrappers"]),
+        .testTarget(
+            name: "TICDSTests",
+            dependencies: [
+                "JSONDocument", "TICDS", "FileWrappers", "KeyedArchive", "SQLiteConnection", "EnsemblesToolkit", "SchemaValidation",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),

@@ -285,3 +285,36 @@ package struct EntryName: Hashable, Sendable {
         }
     }
 }
+
+/// One entry of a folder as readers outside this module see it (Spec/ticds.md 2.2): its name,
+/// its type from `lstat` (a link is a link) and, for a file, its size and modification time.
+package struct FolderEntry: Sendable, Hashable {
+    package var name: EntryName
+    package var isDirectory: Bool
+    package var isRegularFile: Bool
+    package var size: Int64
+    /// Seconds since 1970 (the file system's modification time, to the nanosecond it keeps).
+    package var modified: Double
+}
+
+extension DirectoryHandle {
+    /// The entries of this folder sorted by the bytes of their names, with ``FolderEntry``'s facts
+    /// taken with `lstat` from the folder's descriptor; `.` and `..` left out. A folder that
+    /// cannot be listed is `file.unreadable` at `displayPath`.
+    package func listedEntries(displayPath: String) throws(FormatError) -> [FolderEntry] {
+        try entries(displayPath: displayPath).map { entry in
+            let found = status(entry.name.bytes)
+            let type = (found?.st_mode ?? 0) & S_IFMT
+            let modified = found.map { Double($0.st_mtim.tv_sec) + Double($0.st_mtim.tv_nsec) / 1e9 } ?? 0
+            return FolderEntry(
+                name: entry.name, isDirectory: type == S_IFDIR, isRegularFile: type == S_IFREG, size: Int64(found?.st_size ?? 0), modified: modified)
+        }
+    }
+
+    /// The subfolder `name`, opened from this folder's descriptor without following a link; nil
+    /// when it is missing, a link or not a folder.
+    package func folder(_ name: String) -> DirectoryHandle? { opened(name) }
+
+    /// The file `relative` (`/`-separated) below this folder, shown as `path` in messages.
+    package func file(_ relative: String, shownAs path: String) -> FileReference { FileReference(relative, in: self, shownAs: path) }
+}

@@ -473,6 +473,18 @@ struct Inspect: ParsableCommand, HasOutputOptions {
     @Option(name: .long, help: ArgumentHelp("For a device folder: the backend's current identity token (condition 202).", valueName: "token"))
     var backendIdentity: String?
 
+    @Option(
+        name: .customLong("as-client"),
+        help: ArgumentHelp("For a TICoreDataSync folder: the sets client ID applies next, in the framework's order (Spec/ticds.md 7.1).", valueName: "ID"))
+    var asClient: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
+            valueName: "FILE"), completion: .file())
+    var dates: String?
+
     func validate() throws {
         if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
         if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
@@ -491,6 +503,24 @@ struct Inspect: ParsableCommand, HasOutputOptions {
                 throw reportAndExit(error)
             }
             return
+        }
+        if cloud == nil && backendIdentity == nil && Ensemble.looksLikeTICDSFolder(path) {
+            // TICoreDataSync's remote folder (Spec/ticds.md 7).
+            let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
+            let report: JSONValue
+            do {
+                report = try ensemble.inspectTICDS(asClient: asClient, datesFile: dates)
+            } catch {
+                throw reportAndExit(error, json: json)
+            }
+            if json { writeJSON(report) } else { writeStandardOutput(TICDSText.render(report, asClient: asClient)) }
+            if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
+            return
+        }
+        if asClient != nil || dates != nil {
+            writeErrors(
+                [FormatError(.ticdsNotTICDSFolder, "--as-client and --dates apply to a TICoreDataSync folder", location: .init(file: path))], json: json)
+            throw ToolExit(status: .usage)
         }
         if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
             let report: JSONValue

@@ -69,6 +69,13 @@ struct Verify: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "With --write-accept: replace FILE if it exists.")
     var force = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
+            valueName: "FILE"), completion: .file())
+    var dates: String?
+
     @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
     var path: String
 
@@ -88,6 +95,14 @@ struct Verify: ParsableCommand, HasOutputOptions {
         }
         if let writeAccept { try checkDestination(writeAccept, force: force, existsCode: .verifyAcceptListExists, json: json) }
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
+        if device == nil && asStore == nil && Ensemble.looksLikeTICDSFolder(path) {
+            try verifyTICDS(ensemble)
+            return
+        }
+        if dates != nil {
+            writeErrors([FormatError(.ticdsNotTICDSFolder, "--dates applies to a TICoreDataSync folder", location: .init(file: path))], json: json)
+            throw ToolExit(status: .usage)
+        }
         let progress = isatty(STDERR_FILENO) == 1
         var results: [EnsembleVerification]
         do {
@@ -153,6 +168,47 @@ struct Verify: ParsableCommand, HasOutputOptions {
             try writeOutputFile(
                 Data(Ensemble.acceptList(for: results)), to: writeAccept, replacing: force, what: "the accept list", existsCode: .verifyAcceptListExists,
                 json: json)
+        }
+        if counts[0] > 0 || (strict && counts[1] > 0) { throw ToolExit(status: .problemsFound) }
+    }
+
+    /// A TICoreDataSync folder (Spec/ticds.md 8): its findings in the verify document's `ticds`
+    /// member, `ensembles` empty.
+    func verifyTICDS(_ ensemble: Ensemble) throws {
+        let found: [Diagnostic]
+        do {
+            found = try ensemble.verifyTICDS(datesFile: dates)
+        } catch {
+            throw reportAndExit(error, json: json)
+        }
+        let counts = Diagnostic.Severity.allCases.map { severity in found.filter { $0.severity == severity }.count }
+        if json {
+            writeJSON(
+                .object(
+                    JSONObject([
+                        ("verifyVersion", JSONValue(Int64(1))), ("kind", .string("verify")), ("ensembles", .array([])),
+                        ("ticds", .object(JSONObject([("path", .string(path)), ("diagnostics", .array(found.map(Self.json)))]))),
+                        (
+                            "summary",
+                            .object(
+                                JSONObject([
+                                    ("errors", JSONValue(Int64(counts[0]))), ("warnings", JSONValue(Int64(counts[1]))), ("infos", JSONValue(Int64(counts[2]))),
+                                ]))
+                        ),
+                    ])))
+        } else {
+            var lines = ["TICoreDataSync folder \(escaped(path))"]
+            for severity in Diagnostic.Severity.allCases {
+                let group = found.filter { $0.severity == severity }
+                guard !group.isEmpty else { continue }
+                lines.append("  \(severity.rawValue.capitalized)s (\(group.count))")
+                for diagnostic in group {
+                    lines.append("    \(diagnostic.code) \(diagnostic.files.map(escaped).joined(separator: ", "))")
+                    lines.append("      \(escaped(diagnostic.reason))")
+                    lines.append("      -> \(escaped(diagnostic.consequence))")
+                }
+            }
+            writeStandardOutput(lines.joined(separator: "\n") + "\n\(counts[0]) errors, \(counts[1]) warnings, \(counts[2]) infos\n")
         }
         if counts[0] > 0 || (strict && counts[1] > 0) { throw ToolExit(status: .problemsFound) }
     }
