@@ -71,15 +71,14 @@ extension Ensemble {
     public func diff(
         against other: Ensemble, asStore: String? = nil, otherAsStore: String? = nil, warnings: inout [FormatError]
     ) throws(EnsembleError) -> JSONValue {
-        let a = try diffSide(view: asStore, warnings: &warnings)
-        let b = try other.diffSide(view: otherAsStore, warnings: &warnings)
+        var a = try diffSide(view: asStore, warnings: &warnings)
+        var b = try other.diffSide(view: otherAsStore, warnings: &warnings)
         let files = try Self.fileDifferences(a.listing, b.listing)
         let events = Self.eventDifferences(a, b)
         var state = try Self.stateDifferences(a.state, b.state)
         if !state.isEmpty {
             // Each state is given back before the replays that say who set the values reported:
             // one state at a time (Spec/diff.md 5).
-            var a = a, b = b
             a.state = nil
             b.state = nil
             let objects = Set(
@@ -87,9 +86,17 @@ extension Ensemble {
                     StoreState.ObjectKey(
                         entity: ExactString($0[JSONPointer(["entity"])]?.stringValue ?? ""), id: ExactString($0[JSONPointer(["id"])]?.stringValue ?? ""))
                 })
-            let setByA = try a.replayWatching?(objects)
-            let setByB = try b.replayWatching?(objects)
-            state = Self.withProvenance(state, a: setByA, b: setByB)
+            // Only the records are kept from each replay, so that its state goes before the next.
+            var setBy: [[StoreState.ObjectKey: [String: String?]]] = []
+            for side in [a, b] {
+                var found: [StoreState.ObjectKey: [String: String?]] = [:]
+                if let replay = side.replayWatching {
+                    let replayed = try replay(objects)
+                    for key in objects { found[key] = replayed.provenance(of: key) }
+                }
+                setBy.append(found)
+            }
+            state = Self.withProvenance(state, a: setBy[0], b: setBy[1])
         }
         let equal =
             a.comparableOutcome == b.comparableOutcome && files.allSatisfy { $0.value.arrayValue?.isEmpty ?? true } && events.isEmpty && state.isEmpty
@@ -237,12 +244,14 @@ extension Ensemble {
 
     /// Each property entry with `aSetBy` beside `a` and `bSetBy` beside `b`: the file of the event
     /// that set the value last, or null when an inverse relationship did (Spec/diff.md 5).
-    static func withProvenance(_ rows: [JSONValue], a: StoreState?, b: StoreState?) -> [JSONValue] {
+    static func withProvenance(
+        _ rows: [JSONValue], a: [StoreState.ObjectKey: [String: String?]], b: [StoreState.ObjectKey: [String: String?]]
+    ) -> [JSONValue] {
         rows.map { row in
             guard var object = row.objectValue else { return row }
             let key = StoreState.ObjectKey(
                 entity: ExactString(object["entity"]?.stringValue ?? ""), id: ExactString(object["id"]?.stringValue ?? ""))
-            let setBy = (a: a?.provenance(of: key) ?? [:], b: b?.provenance(of: key) ?? [:])
+            let setBy = (a: a[key] ?? [:], b: b[key] ?? [:])
             object["properties"] = .array(
                 (object["properties"]?.arrayValue ?? []).map { entry in
                     guard var property = entry.objectValue, let name = property["name"]?.stringValue else { return entry }
