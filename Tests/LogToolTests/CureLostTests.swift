@@ -40,6 +40,17 @@ struct CureLostTests {
         return (work, folder, folder.appendingPathComponent("cloud"))
     }
 
+    /// A `repair --json` plan (exit 1, valid) against the case's hand-derived `expected/repair.json`.
+    static func expectPlan(_ run: Run, in folder: URL) throws {
+        #expect(run.status == 1, "\(run.stderr)")
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(try BundledSchema.repair.validator().validate(document).isEmpty)
+        let expected = try Self.json(folder.appendingPathComponent("expected/repair.json"))
+        let got = Self.withoutIdentifier(RepairTests.normalized(document, removing: folder.path + "/"))
+        let differences = ConformanceRunnerAccess.differences(RepairTests.normalized(expected, removing: ""), got)
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+    }
+
     @Test("without --cure-lost the plan recommends; with it, the plan is the hand-derived one and changes nothing")
     func plan() throws {
         let (work, folder, cloud) = try Self.copy("lost-one")
@@ -51,13 +62,7 @@ struct CureLostTests {
         #expect(plainPlan[JSONPointer(["plan", "actions"])]?.arrayValue?.count == 1)
 
         let cured = try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--json", "--model", "Model.xcdatamodeld"], in: folder)
-        #expect(cured.status == 1, "\(cured.stderr)")
-        let document = try JSONParser.parse(Array(cured.stdout.utf8))
-        #expect(try BundledSchema.repair.validator().validate(document).isEmpty)
-        let expected = try Self.json(folder.appendingPathComponent("expected/repair.json"))
-        let got = Self.withoutIdentifier(RepairTests.normalized(document, removing: folder.path + "/"))
-        let differences = ConformanceRunnerAccess.differences(RepairTests.normalized(expected, removing: ""), got)
-        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+        try Self.expectPlan(cured, in: folder)
         #expect(RepairTests.snapshot(cloud) == before, "the plan changed the folder")
 
         let text = try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld"], in: folder)
@@ -169,13 +174,7 @@ struct CureLostTests {
         let before = RepairTests.snapshot(folder)
         let arguments = ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--device", "device/E"]
         let planned = try Run(arguments: arguments + ["--json"], in: folder)
-        #expect(planned.status == 1, "\(planned.stderr)")
-        let document = try JSONParser.parse(Array(planned.stdout.utf8))
-        #expect(try BundledSchema.repair.validator().validate(document).isEmpty)
-        let expected = try Self.json(folder.appendingPathComponent("expected/repair.json"))
-        let got = Self.withoutIdentifier(RepairTests.normalized(document, removing: folder.path + "/"))
-        let differences = ConformanceRunnerAccess.differences(RepairTests.normalized(expected, removing: ""), got)
-        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+        try Self.expectPlan(planned, in: folder)
         #expect(RepairTests.snapshot(folder) == before, "the plan changed the case's files")
 
         let text = try Run(arguments: arguments, in: folder)
