@@ -9,8 +9,8 @@ import PackageDescription
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
 //                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
-//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState
-//                   (siblings: neither side imports the other)
+//   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState;
+//                   RemoteFolder (siblings: neither side imports the other)
 //   Operations      EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool            SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc
 //                   trait; FuzzDecoders, with the Fuzzing trait)
@@ -133,6 +133,13 @@ let package = Package(
             ],
             path: "Sources/Folder/CloudFolder"
         ),
+        // A remote folder (WebDAV) copied into a local snapshot, read-only, over Foundation's
+        // URLSession (Spec/remote.md; why URLSession: HTTPTransport.swift). The only network code.
+        .target(
+            name: "RemoteFolder",
+            dependencies: ["JSONDocument", "TemporaryFiles", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Folder/RemoteFolder"
+        ),
         .target(
             name: "EnsemblesToolkit",
             dependencies: [
@@ -157,7 +164,7 @@ let package = Package(
             // the SQLite rendering of a state, the history generator, the publishing of a file and
             // the progress line.
             dependencies: [
-                "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting",
+                "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting", "RemoteFolder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -187,7 +194,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "RemoteFolder", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

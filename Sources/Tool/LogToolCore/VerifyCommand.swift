@@ -69,7 +69,9 @@ struct Verify: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "With --write-accept: replace FILE if it exists.")
     var force = false
 
-    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles, or its URL (Spec/remote.md).", completion: .directory)
     var path: String
 
     func validate() throws {
@@ -87,6 +89,10 @@ struct Verify: ParsableCommand, HasOutputOptions {
             throw ToolExit(status: .usage)
         }
         if let writeAccept { try checkDestination(writeAccept, force: force, existsCode: .verifyAcceptListExists, json: json) }
+        // A URL is read from a private snapshot (Spec/remote.md 5.1).
+        let (paths, temporary) = try RemoteInputs.localize([self.path], remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
+        let path = paths[0]
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         let progress = isatty(STDERR_FILENO) == 1
         var results: [EnsembleVerification]
