@@ -160,9 +160,9 @@ let package = Package(
         ),
         .target(
             name: "LogToolCore",
-            // The operations layer only, and what a command line adds around it: argument parsing,
-            // the SQLite rendering of a state, the history generator, the publishing of a file and
-            // the progress line.
+            // The operations layer, and what a command line adds around it: argument parsing,
+            // the SQLite rendering of a state, the history generator, the publishing of a file,
+            // the progress line, and the snapshot of a remote folder given as a URL.
             dependencies: [
                 "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting", "RemoteFolder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
