@@ -25,8 +25,8 @@ extension FormatError.Code {
 /// The client is Foundation's `URLSession` (on Linux FoundationNetworking over libcurl), not
 /// swift-server/async-http-client, by measurement (Spec/remote.md 8): a scratch package of one
 /// GET built clean (debug) in 21 s with URLSession, which the toolkit's Foundation already holds,
-/// and in 1,307 s with async-http-client 1.37.0 (SwiftNIO, NIOSSL with BoringSSL, swift-crypto,
-/// ...), both on this 2-core machine at a load of about 7 (three builds at once; the machine
+/// and in 1,307 s with async-http-client 1.37.0 (22 packages: SwiftNIO, NIOSSL with BoringSSL,
+/// HTTP/2, certificates, and swift-crypto, which the toolkit builds already), both on this 2-core machine at a load of about 7 (three builds at once; the machine
 /// notes give 2.5-4.5 minutes on a quiet one), which CI would pay again on every run. Both
 /// can keep the safety rules (checked here against a loopback server for URLSession):
 /// - redirects: the delegate answers every redirect with nil, so URLSession hands back the 3xx
