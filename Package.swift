@@ -10,8 +10,8 @@ import PackageDescription
 //                   KeyedArchive
 //   Validation      SchemaValidation, ModelValidation
 //   Merge | Folder  MergeEngine | CloudFolder -> SyntheticHistory, CoreDataStore -> DeviceState,
-//                   CloudFolder + CoreDataStore + KeyedArchive -> TICDS (siblings: neither side
-//                   imports the other)
+//                   CloudFolder + CoreDataStore + KeyedArchive -> TICDS; RemoteFolder (siblings:
+//                   neither side imports the other)
 //   Operations      EnsemblesToolkit: what a library user calls (merge, verify, ...)
 //   Tool            SQLiteExport, LogToolCore -> logtool (+ LogToolAllocator, with the Jemalloc
 //                   trait; FuzzDecoders, with the Fuzzing trait)
@@ -145,6 +145,13 @@ let package = Package(
             ],
             path: "Sources/Folder/TICDS"
         ),
+        // A remote folder (WebDAV) copied into a local snapshot, read-only, over Foundation's
+        // URLSession (Spec/remote.md; why URLSession: HTTPTransport.swift). The only network code.
+        .target(
+            name: "RemoteFolder",
+            dependencies: ["JSONDocument", "TemporaryFiles", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Folder/RemoteFolder"
+        ),
         .target(
             name: "EnsemblesToolkit",
             dependencies: [
@@ -165,11 +172,11 @@ let package = Package(
         ),
         .target(
             name: "LogToolCore",
-            // The operations layer only, and what a command line adds around it: argument parsing,
-            // the SQLite rendering of a state, the history generator, the publishing of a file and
-            // the progress line.
+            // The operations layer, and what a command line adds around it: argument parsing,
+            // the SQLite rendering of a state, the history generator, the publishing of a file,
+            // the progress line, and the snapshot of a remote folder given as a URL.
             dependencies: [
-                "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting",
+                "EnsemblesToolkit", "SQLiteExport", "SyntheticHistory", "TemporaryFiles", "ProgressReporting", "RemoteFolder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tool/LogToolCore"
@@ -205,7 +212,7 @@ let package = Package(
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
-        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
+        .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "RemoteFolder", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [

@@ -30,7 +30,7 @@ package struct LogTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Inspect.self, Verify.self, Diff.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self,
+            Inspect.self, Verify.self, Diff.self, History.self, Timeline.self, Convert.self, Merge.self, Rebase.self, Repair.self, Generate.self, Fetch.self,
             Conformance.self,
             Validate.self, Kit.self,
         ]
@@ -146,7 +146,51 @@ enum Console {
     /// `--quiet`: warnings are not written.
     @TaskLocal static var quiet = false
 
+    /// The private snapshots of URLs being read and the URL each stands for: where output names
+    /// a path inside a snapshot, it names the URL instead (Spec/remote.md 5.1).
+    private final class Renames: @unchecked Sendable {
+        let lock = NSLock()
+        var pairs: [(snapshot: Data, url: Data)] = []
+    }
+    private static let renames = Renames()
+
+    static func addRename(snapshot: String, url: String) {
+        renames.lock.lock()
+        renames.pairs.append((Data(snapshot.utf8), Data(url.utf8)))
+        renames.lock.unlock()
+    }
+
+    /// Forgets the renames of the snapshots inside `folder`.
+    static func removeRenames(inside folder: String) {
+        renames.lock.lock()
+        renames.pairs.removeAll { $0.snapshot.starts(with: Data((folder + "/").utf8)) }
+        renames.lock.unlock()
+    }
+
+    /// `bytes` with every snapshot path replaced by its URL. A snapshot's path holds a UUID,
+    /// so it names nothing else; a URL needs no escaping in text or JSON (Spec/README.md 4.1).
+    static func renamed(_ bytes: Data) -> Data {
+        renames.lock.lock()
+        let pairs = renames.pairs
+        renames.lock.unlock()
+        guard !pairs.isEmpty else { return bytes }
+        var result = bytes
+        for (snapshot, url) in pairs {
+            var output = Data()
+            var rest = result[...]
+            while let range = rest.range(of: snapshot) {
+                output += rest[..<range.lowerBound]
+                output += url
+                rest = rest[range.upperBound...]
+            }
+            output += rest
+            result = output
+        }
+        return result
+    }
+
     static func out(_ bytes: Data) {
+        let bytes = renamed(bytes)
         if let captured { return captured.append(bytes, toStandardError: false) }
         // On a terminal both streams share the screen: the progress line goes first.
         clearProgressLine()
@@ -176,6 +220,7 @@ enum Console {
     }
 
     static func err(_ bytes: Data) {
+        let bytes = renamed(bytes)
         if let captured { return captured.append(bytes, toStandardError: true) }
         clearProgressLine()
         try? FileHandle.standardError.write(contentsOf: bytes)
@@ -451,7 +496,11 @@ struct Inspect: ParsableCommand, HasOutputOptions {
 
     @OptionGroup(title: "Output Options") var outputOptions: OutputOptions
 
-    @Argument(help: "A cloud folder, an ensemble folder, an event file, a data model or a Core Data store.", completion: .file())
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(
+        help: "A cloud folder, an ensemble folder, an event file, a data model or a Core Data store, or a remote folder's URL (Spec/remote.md).",
+        completion: .file())
     var path: String
 
     @Flag(name: .long, help: "Print the report as JSON (Spec/inspect.md).")
@@ -494,8 +543,12 @@ struct Inspect: ParsableCommand, HasOutputOptions {
     }
 
     func run() throws {
+        if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists) }
+        // A URL is read from a private snapshot (Spec/remote.md 5.1).
+        let (paths, temporary) = try RemoteInputs.localize([self.path], remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
+        let path = paths[0]
         if let sqlite {
-            try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists)
             let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: false))
             do {
                 try ensemble.exportMetadata(toSQLite: sqlite, replacing: force)

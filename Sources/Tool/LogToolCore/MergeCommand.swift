@@ -52,7 +52,9 @@ struct Merge: ParsableCommand, HasOutputOptions {
             valueName: "STORE"))
     var asStore: String?
 
-    @Argument(help: "Cloud folders, event files or v1 logs.", completion: .file())
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(help: "Cloud folders, event files or v1 logs, or a remote folder's URL (Spec/remote.md).", completion: .file())
     var inputs: [String]
 
     func validate() throws {
@@ -63,6 +65,9 @@ struct Merge: ParsableCommand, HasOutputOptions {
     func run() throws {
         if let out { try checkDestination(out, force: force, existsCode: .mergeDestinationExists, json: json) }
         if let sqlite { try checkDestination(sqlite, force: force, existsCode: .sqliteDestinationExists, json: json) }
+        // A URL is read from a private snapshot (Spec/remote.md 5.1).
+        let (inputs, temporary) = try RemoteInputs.localize(self.inputs, remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions, json: json))
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import EnsemblesToolkit
+import RemoteFolder
 
 /// `logtool repair`: a plan for what verify finds, applied only on request, journaled and
 /// undoable (Spec/repair.md).
@@ -50,7 +51,9 @@ struct Repair: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Print the plan (and what applying it did) as JSON.")
     var json = false
 
-    @Argument(help: "The cloud folder: an ensemble folder or a root.", completion: .directory)
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(help: "The cloud folder: an ensemble folder or a root, or its URL for the plan alone (Spec/remote.md 5.2).", completion: .directory)
     var path: String?
 
     func validate() throws {
@@ -69,7 +72,21 @@ struct Repair: ParsableCommand, HasOutputOptions {
 
     func run() throws {
         if let undo { return try runUndo(URL(fileURLWithPath: undo)) }
-        guard let path else { throw ToolExit(status: .usage) }
+        guard let argument = path else { throw ToolExit(status: .usage) }
+        if apply, RemoteLocation.isRemote(argument) {
+            writeErrors(
+                [
+                    FormatError(
+                        .remoteReadOnly,
+                        "repair --apply does not write to a remote folder: fetch it (logtool fetch URL DIR), repair the copy, and upload the changed files with the server's own tools",
+                        location: .init(file: "URL"))
+                ], json: json)
+            throw ToolExit(status: .usage)
+        }
+        // A URL is read from a private snapshot (Spec/remote.md 5.1): the plan only.
+        let (paths, temporary) = try RemoteInputs.localize([argument], remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
+        let path = paths[0]
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
         let plan: RepairPlan
         do {

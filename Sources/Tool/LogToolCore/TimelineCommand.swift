@@ -47,7 +47,9 @@ struct Timeline: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "Write what the page draws as one JSON document instead of the page (Spec/timeline.md 6).")
     var json = false
 
-    @Argument(help: "A cloud folder: an ensemble folder or a root.", completion: .directory)
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(help: "A cloud folder: an ensemble folder or a root, or its URL (Spec/remote.md).", completion: .directory)
     var path: String
 
     func validate() throws {
@@ -57,7 +59,10 @@ struct Timeline: ParsableCommand, HasOutputOptions {
 
     func run() throws {
         if let output { try checkDestination(output, force: force, existsCode: .timelineDestinationExists, json: json) }
-        let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
+        // A URL is read from a private snapshot (Spec/remote.md 5.1); the page names the URL.
+        let (paths, temporary) = try RemoteInputs.localize([path], remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
+        let ensemble = Ensemble(inputs: paths, options: try options.ensembleOptions(modelVersions, json: json))
         let reports: [TimelineReport]
         do {
             reports = try ensemble.timeline(asStore: asStore, device: device, backendIdentity: backendIdentity)

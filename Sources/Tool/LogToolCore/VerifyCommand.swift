@@ -76,7 +76,9 @@ struct Verify: ParsableCommand, HasOutputOptions {
             valueName: "FILE"), completion: .file())
     var dates: String?
 
-    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles.", completion: .directory)
+    @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
+
+    @Argument(help: "A cloud folder: an ensemble folder or a folder of ensembles, or its URL (Spec/remote.md).", completion: .directory)
     var path: String
 
     func validate() throws {
@@ -94,6 +96,10 @@ struct Verify: ParsableCommand, HasOutputOptions {
             throw ToolExit(status: .usage)
         }
         if let writeAccept { try checkDestination(writeAccept, force: force, existsCode: .verifyAcceptListExists, json: json) }
+        // A URL is read from a private snapshot (Spec/remote.md 5.1).
+        let (paths, temporary) = try RemoteInputs.localize([self.path], remote, json: json)
+        defer { RemoteInputs.remove(temporary) }
+        let path = paths[0]
         let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(modelVersions, json: json))
         if device == nil && asStore == nil && Ensemble.looksLikeTICDSFolder(path) {
             try verifyTICDS(ensemble)

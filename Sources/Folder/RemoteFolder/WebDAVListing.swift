@@ -1,0 +1,147 @@
+import Foundation
+import JSONDocument
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+import FoundationXML
+#endif
+
+extension FormatError.Code {
+    /// A PROPFIND answer that is not a multistatus document the toolkit can read, or is larger
+    /// than its bounds (Spec/remote.md 3).
+    package static let remoteMalformedListing = Self("remote.malformed-listing")
+}
+
+/// One member of a WebDAV collection as a PROPFIND `Depth: 1` answer gives it (RFC 4918 9.1).
+struct WebDAVMember: Sendable, Equatable {
+    /// The `href`, percent-encoded, as the server wrote it.
+    var href: String
+    var isCollection: Bool
+    /// `getcontentlength`.
+    var size: Int64?
+    /// `getetag`, as sent (quotes included).
+    var etag: String?
+    /// `getlastmodified` (an HTTP date, whole seconds).
+    var modified: Date?
+}
+
+/// The multistatus document of a PROPFIND answer, read with Foundation's `XMLParser` (libxml2),
+/// the parser the toolkit already uses for data models; external entities are not resolved.
+/// Bounded: the caller limits the document's size, and this reader the number of members.
+enum MultistatusReader {
+    /// The body sent with every PROPFIND: the four properties the toolkit keeps.
+    static let request = Data(
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getetag/><D:getlastmodified/></D:prop></D:propfind>
+        """.utf8)
+
+    /// Reads `data`; more than `maximumMembers` members is an error, as is a document that is
+    /// not well-formed or not a `DAV:` multistatus.
+    static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        let collector = Collector(maximumMembers: maximumMembers)
+        parser.delegate = collector
+        let parsed = parser.parse()
+        if collector.tooMany {
+            throw FormatError(.remoteMalformedListing, "the listing holds more than \(maximumMembers) members, the limit of one folder")
+        }
+        guard parsed, collector.sawMultistatus, collector.closedMultistatus else {
+            let line = parser.lineNumber
+            throw FormatError(.remoteMalformedListing, "the PROPFIND answer is not a DAV: multistatus document (XML error near line \(line))")
+        }
+        return collector.members
+    }
+
+    /// An HTTP date (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+    static func date(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy", "EEE, dd MMM yyyy HH:mm:ss zzz"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed) { return date }
+        }
+        return nil
+    }
+
+    private final class Collector: NSObject, XMLParserDelegate {
+        let maximumMembers: Int
+        var members: [WebDAVMember] = []
+        var tooMany = false
+        var sawMultistatus = false
+        /// The document's end was reached: libxml2 through XMLParser may report a document cut
+        /// short as parsed.
+        var closedMultistatus = false
+        private var text = ""
+        private var current: WebDAVMember?
+        private var inPropstat = false
+        private var propstatOK = true
+        private var pending = WebDAVMember(href: "", isCollection: false)
+        private var path: [String] = []
+
+        init(maximumMembers: Int) { self.maximumMembers = maximumMembers }
+
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
+            attributes attributeDict: [String: String] = [:]
+        ) {
+            let name = namespaceURI == "DAV:" ? elementName : "?"
+            path.append(name)
+            text = ""
+            switch name {
+            case "multistatus" where path.count == 1: sawMultistatus = true
+            case "response" where path.count == 2:
+                guard members.count < maximumMembers else {
+                    tooMany = true
+                    parser.abortParsing()
+                    return
+                }
+                current = WebDAVMember(href: "", isCollection: false)
+            case "propstat" where current != nil:
+                inPropstat = true
+                propstatOK = true
+                pending = WebDAVMember(href: "", isCollection: false)
+            case "collection" where inPropstat && path.dropLast().last == "resourcetype": pending.isCollection = true
+            default: break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            // Property values are short; a huge text is cut (the document's size is bounded too).
+            if text.utf8.count < 65536 { text += string }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+            let name = path.popLast() ?? ""
+            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            switch name {
+            case "href" where current != nil && !inPropstat && path.last == "response": current?.href = value
+            case "status" where inPropstat:
+                let parts = value.split(separator: " ")
+                propstatOK = parts.count >= 2 && parts[1].hasPrefix("2")
+            case "getcontentlength" where inPropstat: pending.size = Int64(value)
+            case "getetag" where inPropstat: pending.etag = value.isEmpty ? nil : value
+            case "getlastmodified" where inPropstat: pending.modified = MultistatusReader.date(value)
+            case "propstat" where inPropstat:
+                inPropstat = false
+                if propstatOK, var member = current {
+                    member.isCollection = member.isCollection || pending.isCollection
+                    member.size = pending.size ?? member.size
+                    member.etag = pending.etag ?? member.etag
+                    member.modified = pending.modified ?? member.modified
+                    current = member
+                }
+            case "multistatus" where path.isEmpty: closedMultistatus = true
+            case "response" where current != nil && path.count == 1:
+                if let current, !current.href.isEmpty { members.append(current) }
+                current = nil
+            default: break
+            }
+            text = ""
+        }
+    }
+}
