@@ -55,18 +55,9 @@ struct CommandLinePromisesTests {
             ["history", "--entity", "Item", "--id", "i1", folder], ["inspect", "--json", "Fixtures/folders/example/cloud"],
         ])
     func fullDevice(arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = Run.packageRoot
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(arguments): \(stderr)")
-        #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
+        let run = try Run(arguments: arguments, in: Run.packageRoot, standardOutput: try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full")))
+        #expect(run.status == 1, "\(arguments): \(run.stderr)")
+        #expect(run.stderr.contains("standard output"), "\(arguments): \(run.stderr)")
     }
 
     @Test("a reader that closes standard output early (| head) gets no message and the command's own status")

@@ -136,18 +136,11 @@ struct DiffTests {
 
     @Test("a failed write to standard output is 2, not the 1 of different", arguments: [["diff", "a/E", "b/E"], ["diff", "--json", "a/E", "a/E"]])
     func fullDevice(arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = Run.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = Run.packageRoot.appendingPathComponent("Fixtures/diff/changed")
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2, "\(arguments): \(stderr)")
-        #expect(stderr.contains("standard output"), "\(arguments): \(stderr)")
+        let run = try Run(
+            arguments: arguments, in: Run.packageRoot.appendingPathComponent("Fixtures/diff/changed"),
+            standardOutput: try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full")))
+        #expect(run.status == 2, "\(arguments): \(run.stderr)")
+        #expect(run.stderr.contains("standard output"), "\(arguments): \(run.stderr)")
     }
 
     @Test("two devices whose outcomes differ are different even when files, events and states are not")

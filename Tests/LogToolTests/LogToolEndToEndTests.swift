@@ -26,15 +26,18 @@ struct Run {
 
     init(_ arguments: [String]) throws { try self.init(arguments: arguments, in: Self.packageRoot) }
 
-    init(arguments: [String], in directory: URL) throws {
+    /// `standardOutput`, when given, receives standard output in place of a pipe (for example
+    /// `/dev/full`); `stdout` is then empty.
+    init(arguments: [String], in directory: URL, standardOutput: FileHandle? = nil) throws {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
+        process.standardOutput = standardOutput ?? out
         process.standardError = err
         try process.run()
+        if standardOutput != nil { try? out.fileHandleForWriting.close() }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -121,20 +121,7 @@ extension Ensemble {
                 FormatError(.mergeSeveralEnsembles, "diff compares one ensemble folder with another; give the ensemble folder", location: .init(file: path)))
         }
         if let view {
-            // As integrate(as:warnings:), keeping the input and the integration for a replay.
-            var evidence: DeliveryEvidence?
-            let input = try MergeInputs.gather(
-                inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
-                contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
-            warnings += Self.modelWarning(input)
-            let integration = DeviceIntegration.integrate(input, as: view)
-            guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
-            let device: DeviceView
-            do {
-                device = DeviceView(integration, state: try integration.state(input), evidence: evidence)
-            } catch {
-                throw EnsembleError(kind: .integrity, problems: error.problems)
-            }
+            let (input, integration, device) = try deviceIntegration(as: view, warnings: &warnings)
             var side = DiffSide(
                 path: path, view: view, identifier: listing.identifier, outcome: device.outcome,
                 stop: device.stop == nil ? nil : device.report[JSONPointer(["stop"])], listing: listing,

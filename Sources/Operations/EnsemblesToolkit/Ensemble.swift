@@ -123,6 +123,14 @@ public struct Ensemble: Sendable {
     /// state it reaches, the events it holds back and why. Read errors and events that disagree
     /// about one revision stop it as they stop a merge.
     public func integrate(as store: String, warnings: inout [FormatError]) throws(EnsembleError) -> DeviceView {
+        try deviceIntegration(as: store, warnings: &warnings).view
+    }
+
+    /// ``integrate(as:warnings:)`` with the input and the integration it was made from, for
+    /// operations that replay them again (diff's watched objects).
+    func deviceIntegration(
+        as store: String, warnings: inout [FormatError]
+    ) throws(EnsembleError) -> (input: MergeInput, integration: DeviceIntegration, view: DeviceView) {
         var evidence: DeliveryEvidence?
         let input = try MergeInputs.gather(
             inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
@@ -131,7 +139,7 @@ public struct Ensemble: Sendable {
         let integration = DeviceIntegration.integrate(input, as: store)
         guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
         do {
-            return DeviceView(integration, state: try integration.state(input), evidence: evidence)
+            return (input, integration, DeviceView(integration, state: try integration.state(input), evidence: evidence))
         } catch {
             throw EnsembleError(kind: .integrity, problems: error.problems)
         }

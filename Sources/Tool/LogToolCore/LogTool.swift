@@ -519,25 +519,19 @@ struct Inspect: ParsableCommand, HasOutputOptions {
     @Option(name: .long, help: "For a device folder: the cloud folder (or its ensemble folder) to compare it with.", completion: .directory)
     var cloud: String?
 
-    @Option(name: .long, help: ArgumentHelp("For a device folder: the backend's current identity token (condition 202).", valueName: "token"))
-    var backendIdentity: String?
+    @OptionGroup var identity: BackendIdentityOption
 
     @Option(
         name: .customLong("as-client"),
         help: ArgumentHelp("For a TICoreDataSync folder: the sets client ID applies next, in the framework's order (Spec/ticds.md 7.1).", valueName: "ID"))
     var asClient: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
-            valueName: "FILE"), completion: .file())
-    var dates: String?
+    @OptionGroup var ticdsDates: TICDSDatesOption
 
     func validate() throws {
         if force && sqlite == nil { throw ValidationError("--force applies only to --sqlite") }
         if json && sqlite != nil { throw ValidationError("--json and --sqlite are two outputs; give one") }
-        if sqlite != nil && (cloud != nil || backendIdentity != nil) {
+        if sqlite != nil && (cloud != nil || identity.backendIdentity != nil) {
             throw ValidationError("--sqlite reads a cloud folder; --cloud and --backend-identity are for a device folder")
         }
     }
@@ -557,12 +551,12 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             }
             return
         }
-        if cloud == nil && backendIdentity == nil && Ensemble.looksLikeTICDSFolder(path) {
+        if cloud == nil && identity.backendIdentity == nil && Ensemble.looksLikeTICDSFolder(path) {
             // TICoreDataSync's remote folder (Spec/ticds.md 7).
             let ensemble = Ensemble(inputs: [path], options: try options.ensembleOptions(json: json))
             let report: JSONValue
             do {
-                report = try ensemble.inspectTICDS(asClient: asClient, datesFile: dates)
+                report = try ensemble.inspectTICDS(asClient: asClient, datesFile: ticdsDates.dates)
             } catch {
                 throw reportAndExit(error, json: json)
             }
@@ -570,15 +564,15 @@ struct Inspect: ParsableCommand, HasOutputOptions {
             if report[JSONPointer(["errors"])]?.arrayValue?.isEmpty == false { throw ToolExit(status: .problemsFound) }
             return
         }
-        if asClient != nil || dates != nil {
+        if asClient != nil || ticdsDates.dates != nil {
             writeErrors(
                 [FormatError(.ticdsNotTICDSFolder, "--as-client and --dates apply to a TICoreDataSync folder", location: .init(file: path))], json: json)
             throw ToolExit(status: .usage)
         }
-        if cloud != nil || backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
+        if cloud != nil || identity.backendIdentity != nil || Ensemble.looksLikeDeviceFolder(path) {
             let report: JSONValue
             do {
-                report = try Ensemble.inspectDevice(at: path, cloud: cloud, backendIdentity: backendIdentity)
+                report = try Ensemble.inspectDevice(at: path, cloud: cloud, backendIdentity: identity.backendIdentity)
             } catch {
                 throw reportAndExit(error, json: json)
             }

@@ -38,8 +38,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
             valueName: "DEVICE-DIR"))
     var device: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --device: the backend's current identity token (condition 202).", valueName: "token"))
-    var backendIdentity: String?
+    @OptionGroup var identity: BackendIdentityOption
 
     @Flag(name: .long, help: "Replace FILE if it exists.")
     var force = false
@@ -54,7 +53,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
 
     func validate() throws {
         try options.validateModelVersion()
-        guard backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
+        guard identity.backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
     }
 
     func run() throws {
@@ -65,7 +64,7 @@ struct Timeline: ParsableCommand, HasOutputOptions {
         let ensemble = Ensemble(inputs: paths, options: try options.ensembleOptions(modelVersions, json: json))
         let reports: [TimelineReport]
         do {
-            reports = try ensemble.timeline(asStore: asStore, device: device, backendIdentity: backendIdentity)
+            reports = try ensemble.timeline(asStore: asStore, device: device, backendIdentity: identity.backendIdentity)
         } catch {
             throw reportAndExit(error)
         }

@@ -47,8 +47,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
         completion: .directory)
     var device: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --device: the backend's current identity token (condition 202).", valueName: "token"))
-    var backendIdentity: String?
+    @OptionGroup var identity: BackendIdentityOption
 
     @Option(
         name: .customLong("severity"),
@@ -69,12 +68,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     @Flag(name: .long, help: "With --write-accept: replace FILE if it exists.")
     var force = false
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "For a TICoreDataSync folder: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
-            valueName: "FILE"), completion: .file())
-    var dates: String?
+    @OptionGroup var ticdsDates: TICDSDatesOption
 
     @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
 
@@ -84,7 +78,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         if force && writeAccept == nil { throw ValidationError("--force applies only to --write-accept") }
-        guard backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
+        guard identity.backendIdentity == nil || device != nil else { throw ValidationError("--backend-identity needs --device") }
     }
 
     func run() throws {
@@ -105,7 +99,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
             try verifyTICDS(ensemble)
             return
         }
-        if dates != nil {
+        if ticdsDates.dates != nil {
             writeErrors([FormatError(.ticdsNotTICDSFolder, "--dates applies to a TICoreDataSync folder", location: .init(file: path))], json: json)
             throw ToolExit(status: .usage)
         }
@@ -124,7 +118,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
             // The device's findings join its ensemble's (the first one when no name matches).
             let found: [Diagnostic]
             do {
-                found = try Ensemble.verifyDevice(at: device, cloud: path, backendIdentity: backendIdentity)
+                found = try Ensemble.verifyDevice(at: device, cloud: path, backendIdentity: identity.backendIdentity)
             } catch {
                 throw reportAndExit(error, json: json)
             }
@@ -183,7 +177,7 @@ struct Verify: ParsableCommand, HasOutputOptions {
     func verifyTICDS(_ ensemble: Ensemble) throws {
         let found: [Diagnostic]
         do {
-            found = try ensemble.verifyTICDS(datesFile: dates)
+            found = try ensemble.verifyTICDS(datesFile: ticdsDates.dates)
         } catch {
             throw reportAndExit(error, json: json)
         }
