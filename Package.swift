@@ -188,6 +188,19 @@ let package = Package(
             dependencies: ["LogToolCore", .target(name: "LogToolAllocator", condition: .when(traits: ["Jemalloc"]))],
             path: "Sources/Tool/logtool"
         ),
+        // The library as a user sees it (Examples/): one short program per use, each importing
+        // EnsemblesToolkit alone, with member import visibility on (the direction of the
+        // language), so that everything the library hands back is usable through that one import.
+        // Members of this package rather than a package of their own: a second package built the
+        // toolkit and swift-crypto a second time in every test run (minutes on two cores).
+        // scripts/check-examples.py runs them, and checks that they depend on nothing else and
+        // that the library product holds the module they import.
+    ]
+        + ["MergeAFolder", "VerifyAFolder", "DeviceView", "RepairPlan"].map { name in
+            .executableTarget(
+                name: name, dependencies: ["EnsemblesToolkit"], path: "Examples/\(name)",
+                swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
+        } + [
         // A member of this package, so that it reaches the decoders' package-level entry points;
         // without the Fuzzing trait it only says how to run it (Fuzz/run.sh).
         .executableTarget(

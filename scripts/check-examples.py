@@ -2,8 +2,10 @@
 """Runs each program of Examples/ (the library as a user sees it) on a fixture case and compares
 what it prints with what the case's expected files say, which were derived from the Spec by hand
 (never by running the toolkit): the merged state, verify's findings, a device's view, a repair plan.
+First, from `swift package dump-package`: each example depends on the EnsemblesToolkit module
+alone, with member import visibility on, and the library product a user depends on holds it.
 
-Usage: python3 scripts/check-examples.py BIN   (BIN: `swift build --package-path Examples --show-bin-path`)
+Usage: python3 scripts/check-examples.py BIN   (BIN: the folder `swift build --show-bin-path` names)
 Exit status: 0 when every program prints what its case expects, 1 otherwise.
 """
 import json
@@ -16,8 +18,21 @@ fixtures = os.path.join(root, "Fixtures")
 failures = []
 
 
+EXAMPLES = ["MergeAFolder", "VerifyAFolder", "DeviceView", "RepairPlan"]
+manifest = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=root, capture_output=True, text=True, check=True).stdout)
+targets = {target["name"]: target for target in manifest["targets"]}
+for name in EXAMPLES:
+    target = targets.get(name, {})
+    dependencies = [d.get("byName", [None])[0] for d in target.get("dependencies", [])]
+    features = [s["kind"].get("enableUpcomingFeature", {}).get("_0") for s in target.get("settings", [])]
+    if target.get("type") != "executable" or dependencies != ["EnsemblesToolkit"] or "MemberImportVisibility" not in features:
+        failures.append("Examples/%s: not an executable depending on EnsemblesToolkit alone with MemberImportVisibility: %s" % (name, target))
+if not any(p["name"] == "EnsemblesToolkit" and "EnsemblesToolkit" in p["targets"] for p in manifest["products"]):
+    failures.append("the library product EnsemblesToolkit does not hold the EnsemblesToolkit module")
+
+
 def run(binary, arguments, cwd):
-    done = subprocess.run([os.path.join(sys.argv[1], binary)] + arguments, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run([os.path.join(os.path.abspath(sys.argv[1]), binary)] + arguments, cwd=cwd, capture_output=True, text=True)
     return done.returncode, done.stdout
 
 
