@@ -422,6 +422,23 @@ struct RemoteFolderTests {
 /// Pieces of the WebDAV client checked against their RFCs, without a server.
 @Suite("Remote folders: Digest, challenges, URLs")
 struct RemoteFolderUnitTests {
+    @Test("HTTP dates in each form of RFC 9110 5.6.7, and the manifest's RFC 3339 times")
+    func httpDates() {
+        // Seconds since 1970 from Python's calendar.timegm, not from Foundation.
+        for (text, seconds) in [
+            ("Tue, 03 Nov 2026 10:20:30 GMT", 1_793_701_230.0), ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777),
+            ("Tue, 29 Feb 2000 23:59:59 GMT", 951_868_799), ("Thu, 01 Jan 1970 00:00:00 GMT", 0), ("Fri, 31 Dec 9999 23:59:59 GMT", 253_402_300_799),
+            ("Mon, 01 Mar 2100 00:00:00 GMT", 4_107_542_400), ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777),
+            ("Sun Nov  6 08:49:37 1994", 784_111_777),
+        ] {
+            #expect(MultistatusReader.date(text) == Date(timeIntervalSince1970: seconds), "\(text)")
+        }
+        for text in ["Tue, 31 Nov 2026 10:20:30 GMT", "Mon, 29 Feb 2100 00:00:00 GMT", "Tue, 03 Nov 2026 10:20:30 UTC", "Tue, 03 Nov 2026 25:20:30 GMT", "Tue, 3 Nov 2026 10:20:30 GMT"] {
+            #expect(MultistatusReader.imfFixdate(text) == nil, "\(text)")
+        }
+        #expect(RemoteSnapshot.timestamp(Date(timeIntervalSince1970: 1_793_701_230.75)) == "2026-11-03T10:20:30Z")
+    }
+
     @Test("the Digest response of RFC 7616 3.9.1's example, MD5 and SHA-256")
     func digestExample() {
         let challenge = [

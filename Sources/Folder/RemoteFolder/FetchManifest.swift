@@ -109,9 +109,7 @@ extension RemoteSnapshot {
 
     /// A date as the manifest writes it: RFC 3339 in UTC, whole seconds.
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        // The format style, not an ISO8601DateFormatter made per call (most of a no-op fetch's time).
+        date.formatted(.iso8601)
     }
 }

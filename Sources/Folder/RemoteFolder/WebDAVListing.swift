@@ -58,6 +58,7 @@ enum MultistatusReader {
     /// An HTTP date (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
     static func date(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let date = imfFixdate(trimmed) { return date }
         for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy", "EEE, dd MMM yyyy HH:mm:ss zzz"] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -66,6 +67,36 @@ enum MultistatusReader {
             if let date = formatter.date(from: trimmed) { return date }
         }
         return nil
+    }
+
+    /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form servers send, read by hand: a
+    /// DateFormatter made per date was most of the time of a fetch with nothing to download,
+    /// Foundation on Linux has no HTTP date style, and its ISO 8601 style accepts 31 November.
+    static func imfFixdate(_ text: String) -> Date? {
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let fields = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard fields.count == 6, fields[0].count == 4, fields[0].hasSuffix(","), fields[5] == "GMT", let month = months.firstIndex(of: String(fields[2]))
+        else { return nil }
+        func number(_ field: Substring, digits: Int) -> Int? {
+            guard field.count == digits, field.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(field)
+        }
+        let time = fields[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard let day = number(fields[1], digits: 2), let year = number(fields[3], digits: 4), time.count == 3,
+            let hour = number(time[0], digits: 2), let minute = number(time[1], digits: 2), let second = number(time[2], digits: 2)
+        else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...monthDays[month]).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
+        // Days since 1970-01-01 of the proleptic Gregorian date (years counted from March, so
+        // that the leap day ends a year).
+        let y = month < 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * ((month + 10) % 12) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 
     private final class Collector: NSObject, XMLParserDelegate {
