@@ -199,4 +199,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    # cheroot's worker threads are not daemon threads: leave without waiting for them.
+    os._exit(status)
