@@ -40,9 +40,16 @@ package enum FZACryptor {
         var input: [UInt8] = []
         for unit in password.utf16 { input += [UInt8(truncatingIfNeeded: unit), UInt8(truncatingIfNeeded: unit >> 8)] }
         input += salt
-        var digest = Array(SHA256.hash(data: input))
-        for _ in 1..<rounds { digest = Array(SHA256.hash(data: digest)) }
-        return digest
+        // Digest to digest without an array between rounds: the copies were most of the time.
+        var digest = SHA256.hash(data: input)
+        for _ in 1..<rounds {
+            digest = digest.withUnsafeBytes { bytes in
+                var hasher = SHA256()
+                hasher.update(bufferPointer: bytes)
+                return hasher.finalize()
+            }
+        }
+        return Array(digest)
     }
 
     /// The sync key of the credentials a password source gives: a password (its UTF-8 bytes, as
