@@ -248,7 +248,7 @@ enum TICDSReplayer {
             objects[key] = nil
             for (other, object) in objects {
                 var changed = object
-                for name in object.toMany.keys where changed.toMany[name]?.remove(key) != nil {}
+                for name in object.toMany.keys { changed.toMany[name]?.remove(key) }
                 for (name, target) in object.toOne where target == key { changed.toOne.updateValue(nil, forKey: name) }
                 if changed != object { objects[other] = changed }
             }

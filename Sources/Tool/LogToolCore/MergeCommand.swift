@@ -13,10 +13,15 @@ struct Merge: ParsableCommand, HasOutputOptions {
             on standard output and every failure goes to standard error with the original framework's \
             number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
 
+            A TICoreDataSync document folder is replayed instead (Spec/ticds.md 10): its WholeStore, read \
+            with the app's model (--model, required), then every change set its client had not applied, \
+            in the framework's order, to the same state document.
+
             Examples:
               logtool merge cloud/MainStore > state.json
               logtool merge --model Model.xcdatamodeld --out state.json cloud/MainStore
               logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
+              logtool merge --model Notebook.xcdatamodel --conflicts remote App/Documents/DOC
             """
     )
 
