@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "TICDS",
             dependencies: [
-                "JSONDocument", "KeyedArchive", "FileWrappers", "CloudFolder", "CoreDataStore", "SQLiteConnection", "TemporaryFiles",
+                "JSONDocument", "KeyedArchive", "FileWrappers", "CloudFolder", "CoreDataStore", "DataModel", "SQLiteConnection", "TemporaryFiles",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/Folder/TICDS"
@@ -219,8 +219,8 @@ let package = Package(
         .testTarget(
             name: "TICDSTests",
             dependencies: [
-                "JSONDocument", "TICDS", "FileWrappers", "KeyedArchive", "SQLiteConnection", "EnsemblesToolkit", "SchemaValidation",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "JSONDocument", "TICDS", "FileWrappers", "KeyedArchive", "SQLiteConnection", "EnsemblesToolkit", "SchemaValidation", "DataModel",
+                "EnsembleModel", "MergeEngine", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "MergeEngine", "TestSupport"]),

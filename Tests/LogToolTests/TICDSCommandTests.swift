@@ -1,9 +1,10 @@
 import Foundation
 import JSONDocument
+import SQLiteConnection
 import SchemaValidation
 import Testing
 
-/// `logtool inspect` and `verify` on a TICoreDataSync folder of Fixtures/ticds (Spec/ticds.md 7, 8):
+/// `logtool inspect`, `verify` and `merge` on a TICoreDataSync folder of Fixtures/ticds (Spec/ticds.md 7, 8, 10):
 /// detected without an option, the JSON documents valid against their schemas, exit statuses.
 @Suite("logtool on a TICoreDataSync folder")
 struct TICDSCommandTests {
@@ -63,5 +64,68 @@ struct TICDSCommandTests {
         let unknown = try Run(["inspect", "--as-client", "nobody", app.path])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("ticds.no-such-client"))
+    }
+
+    /// A copy with the modification times of the case's `fileDates` (the framework's order rests on them).
+    static func datedApp(_ name: String) throws -> (copy: URL, app: URL, facts: JSONValue) {
+        let (copy, app) = try Self.app(name)
+        let facts = try JSONParser.parse(Array(try Data(contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/ticds/\(name)/facts.json"))))
+        for (path, date) in facts[JSONPointer(["fileDates"])]?.objectValue?.members ?? [] {
+            guard let seconds = date.numberValue?.doubleValue else { continue }
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: seconds)], ofItemAtPath: copy.appendingPathComponent(path).path)
+        }
+        return (copy, app, facts)
+    }
+
+    static let model = Run.packageRoot.appendingPathComponent("Fixtures/ticds/Notebook.xcdatamodel").path
+
+    @Test("merge of a document: the state document and --sqlite, warnings on standard error; stops exit 1; usage errors exit 2")
+    func merge() throws {
+        let (copy, app, facts) = try Self.datedApp("replay-edges")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let document = app.appendingPathComponent("Documents/\(facts[JSONPointer(["documents", "0", "id"])]?.stringValue ?? "")")
+        let database = copy.appendingPathComponent("state.sqlite")
+        let (client, replay) = try #require(facts[JSONPointer(["documents", "0", "replays"])]?.objectValue?.members.first)
+        let run = try Run(["merge", "--model", Self.model, "--as-client", client, "--sqlite", database.path, document.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let state = try JSONParser.parse(run.stdout)
+        #expect(try BundledSchema.state.validator().validate(state).isEmpty)
+        // replay-edges: four changes the framework skips, each a warning line.
+        let warnings = ["[ticds.object-not-found]", "[ticds.related-object-not-found]"].map { run.stderr.components(separatedBy: $0).count - 1 }
+        #expect(warnings == [3, 1], "\(run.stderr)")
+        let connection = try Connection(readOnly: database.path)
+        defer { connection.close() }
+        for entity in ["Note", "Tag"] {
+            let expected = replay[JSONPointer(["state", entity])]?.objectValue?.members.count ?? -1
+            let count = try connection.prepare("SELECT count(*) FROM \"\(entity)\"")
+            #expect(try count.step())
+            #expect(Int(count.int64(0)) == expected, "\(entity)")
+            #expect(state[JSONPointer(["entities", entity])]?.objectValue?.members.count ?? 0 == expected, "\(entity)")
+        }
+        let joined = try connection.prepare("SELECT count(*) FROM \"Note_tags\"")
+        #expect(try joined.step())
+        let tags = (replay[JSONPointer(["state", "Note"])]?.objectValue?.members ?? []).reduce(0) {
+            $0 + ($1.value[JSONPointer(["relationships", "tags"])]?.arrayValue?.count ?? 0)
+        }
+        #expect(Int(joined.int64(0)) == tags)
+
+        let (conflictCopy, conflictApp, conflictFacts) = try Self.datedApp("conflict")
+        defer { try? FileManager.default.removeItem(at: conflictCopy) }
+        let conflicted = conflictApp.appendingPathComponent("Documents/\(conflictFacts[JSONPointer(["documents", "0", "id"])]?.stringValue ?? "")")
+        let stopped = try Run(["merge", "--json", "--model", Self.model, conflicted.path])
+        #expect(stopped.status == 1)
+        let errors = try JSONParser.parse(stopped.stdout)
+        #expect(errors[JSONPointer(["errors", "0", "code"])] == .string("ticds.conflict"))
+        let resolved = try Run(["merge", "--conflicts", "remote", "--model", Self.model, conflicted.path])
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        #expect(resolved.stdout.contains("Plan (Ben)") && !resolved.stdout.contains("Plan (Ann)"))
+
+        let (healthyCopy, healthy) = try Self.app("healthy")
+        defer { try? FileManager.default.removeItem(at: healthyCopy) }
+        let several = try Run(["merge", "--model", Self.model, healthy.path])
+        #expect(several.status == 2 && several.stderr.contains("ticds.several-documents"), "\(several.stderr)")
+        let noModel = try Run(["merge", document.path])
+        #expect(noModel.status == 2 && noModel.stderr.contains("ticds.model-required"), "\(noModel.stderr)")
     }
 }

@@ -9,8 +9,8 @@ import Testing
 
 /// Every case of Fixtures/ticds, written by the independent generator `scripts/ticds-generate.py`:
 /// its `facts.json` says what the folder holds and what the framework would do; the toolkit's
-/// `inspect` and `verify` output must say the same. Replays (`replays`), conflicts and dates
-/// (`same-dates`, `future-dates`) are not checked here: the toolkit does not replay yet.
+/// `inspect` and `verify` output must say the same. Replays (`replays`, conflicts included) are
+/// checked in TICDSReplayTests.
 @Suite("TICDS facts")
 struct TICDSFactsTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

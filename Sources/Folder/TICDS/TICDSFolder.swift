@@ -1,5 +1,6 @@
 import CloudFolder
 import CoreDataStore
+import DataModel
 import FileWrappers
 import Foundation
 import JSONDocument
@@ -527,5 +528,40 @@ extension TICDSFolder {
             dates[key] = seconds
         }
         return dates
+    }
+}
+
+extension TICDSFolder {
+    /// The rows of `client`'s WholeStore of `document`, read with the app's `model` as an app's
+    /// Core Data store is read (Spec/device-state.md 2.5): decrypted, unzipped, copied to a
+    /// private file; nothing is written into the folder (Spec/ticds.md 10.2).
+    package func wholeStoreContents(
+        document: TICDSDocument, client: String, model: DataModel, password source: PasswordSource?
+    ) throws(FormatError)
+        -> CoreDataStoreContents
+    {
+        var reader = Reader(handle: try DirectoryHandle.open(path), rootPath: path)
+        _ = reader.unlock(source)
+        let relative = reader.join(document.path == "." ? "" : document.path, "WholeStore/\(client)/WholeStore.ticdsync")
+        guard let plain = reader.plainBytes(relative, limit: TICDSFolder.maximumStoreBytes)?.bytes else {
+            throw reader.errors.last
+                ?? FormatError(.ticdsPasswordRequired, "the WholeStore is encrypted and no password opens it", location: .init(file: relative))
+        }
+        do throws(FormatError) {
+            var content = plain
+            if ContentKind.detect(plain) == .zip {
+                content = try ZipArchive.readSingleEntry(plain, maximumBytes: TICDSFolder.maximumStoreBytes).content
+            }
+            guard content.starts(with: ChangeSetForm.sqliteMagic) else {
+                throw FormatError(.ticdsInvalidWholeStore, "once unwrapped, not an SQLite database", location: .init(offset: 0))
+            }
+            return try SyncChangeStore.withPrivateCopy(content, code: .coreDataUnreadableStore) { copy throws(FormatError) in
+                try CoreDataStoreContents.read(path: copy, model: model)
+            }
+        } catch {
+            var located = error
+            located.location.file = relative
+            throw located
+        }
     }
 }

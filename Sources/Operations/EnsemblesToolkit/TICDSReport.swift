@@ -78,9 +78,15 @@ enum TICDSReport {
     /// What `client` applies next (Spec/ticds.md 6.1): the sets of other clients its
     /// AppliedSyncChangeSets does not list (all of them when it has none in the folder), in order.
     static func view(of client: String, in document: TICDSDocument) -> (applied: [String]?, next: [TICDSChangeSet]) {
+        unapplied(by: client, in: document, includingOwn: false)
+    }
+
+    /// The sets `client`'s AppliedSyncChangeSets does not list, in the framework's order: of the
+    /// other clients (its view, 6.1), or also its own (a replay from its WholeStore, 10.1).
+    static func unapplied(by client: String, in document: TICDSDocument, includingOwn: Bool) -> (applied: [String]?, next: [TICDSChangeSet]) {
         let applied = document.wholeStores.first { $0.client == client }?.applied?.map(\.identifier)
         let done = Set(applied ?? [])
-        return (applied, applyOrder(document.sets.filter { $0.client != client && !done.contains($0.identifier) }))
+        return (applied, applyOrder(document.sets.filter { (includingOwn || $0.client != client) && !done.contains($0.identifier) }))
     }
 
     static func views(_ document: TICDSDocument, only: String?) -> JSONValue {

@@ -13,10 +13,15 @@ struct Merge: ParsableCommand, HasOutputOptions {
             on standard output and every failure goes to standard error with the original framework's \
             number. Exit status: 0 merged, 1 integrity failure or unreadable input, 2 usage error.
 
+            A TICoreDataSync document folder is replayed instead (Spec/ticds.md 10): its WholeStore, read \
+            with the app's model (--model, required), then every change set its client had not applied, \
+            in the framework's order, to the same state document.
+
             Examples:
               logtool merge cloud/MainStore > state.json
               logtool merge --model Model.xcdatamodeld --out state.json cloud/MainStore
               logtool merge --lenient --model Model.xcdatamodeld --sqlite s.db log.json
+              logtool merge --model Notebook.xcdatamodel --conflicts remote App/Documents/DOC
             """
     )
 
@@ -52,6 +57,27 @@ struct Merge: ParsableCommand, HasOutputOptions {
             valueName: "STORE"))
     var asStore: String?
 
+    @Option(
+        name: .customLong("as-client"),
+        help: ArgumentHelp(
+            "For a TICoreDataSync document: replay from client ID's WholeStore (default: the one a downloading client takes; Spec/ticds.md 10.1).",
+            valueName: "ID"))
+    var asClient: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync document: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
+            valueName: "FILE"), completion: .file())
+    var dates: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For a TICoreDataSync document: answer every conflict as the app would, remote (the other client's change wins) or local (Spec/ticds.md 10.5); without it the replay stops at the first.",
+            valueName: "remote|local"))
+    var conflicts: ConflictChoice?
+
     @OptionGroup(title: "Remote Folder Options") var remote: RemoteOptions
 
     @Argument(help: "Cloud folders, event files or v1 logs, or a remote folder's URL (Spec/remote.md).", completion: .file())
@@ -69,6 +95,13 @@ struct Merge: ParsableCommand, HasOutputOptions {
         let (inputs, temporary) = try RemoteInputs.localize(self.inputs, remote, json: json)
         defer { RemoteInputs.remove(temporary) }
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions, json: json))
+        if inputs.count == 1 && asStore == nil && Ensemble.looksLikeTICDSFolder(inputs[0]) { return try runTICDS(ensemble) }
+        if asClient != nil || dates != nil || conflicts != nil {
+            writeErrors(
+                [FormatError(.ticdsNotTICDSFolder, "--as-client, --dates and --conflicts apply to a TICoreDataSync folder", location: .init(file: inputs[0]))],
+                json: json)
+            throw ToolExit(status: .usage)
+        }
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
         // With --out alone, the state replayed while the folder was read is written beside it
@@ -93,6 +126,21 @@ struct Merge: ParsableCommand, HasOutputOptions {
             try output(state)
         }
         keepUntilExit(state)
+    }
+
+    /// The replay of a TICoreDataSync document (Spec/ticds.md 10): its state goes where a
+    /// merge's would; where the replay stops, the finding is reported as a merge's (exit 1).
+    private func runTICDS(_ ensemble: Ensemble) throws {
+        var warnings: [FormatError] = []
+        let state: StoreState
+        do {
+            state = try ensemble.mergeTICDS(asClient: asClient, datesFile: dates, remoteWins: conflicts.map { $0 == .remote }, warnings: &warnings)
+        } catch {
+            for warning in warnings { writeWarning(warning) }
+            throw reportAndExit(error, json: json)
+        }
+        for warning in warnings { writeWarning(warning) }
+        try output(state)
     }
 
     /// Device mode (Spec/merge.md 15.6): the state the device reaches goes where a merge's
@@ -152,6 +200,11 @@ struct Merge: ParsableCommand, HasOutputOptions {
         }
         try StagedState(state, out: out, replacing: force, inBackground: false).commit()
     }
+}
+
+/// The app's answer to a TICoreDataSync conflict (Spec/ticds.md 10.5).
+enum ConflictChoice: String, ExpressibleByArgument, CaseIterable {
+    case remote, local
 }
 
 /// The state document written to a temporary file beside `--out`, on another thread when asked:
