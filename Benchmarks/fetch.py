@@ -15,7 +15,8 @@ counter of requests by method and of GETs in flight, and measures:
    were not complete), and the snapshot compared with the folder, bytes and modification times;
 3. a third run on the complete snapshot (no GET expected);
 4. `wget -r` of the same folder through the server's HTML listing pages, when wget is installed
-   (one request at a time: wget has no parallel mode), for scale.
+   (one request at a time: wget has no parallel mode), and `rclone copy` with 8 transfers, when
+   rclone is installed (Debian: `apt-get install rclone`), for scale.
 
 Exit status 0 when every check holds (at most 8 in flight, a resumed run fetches no file twice
 beyond those in flight at the kill, the snapshot equals the folder, a no-op run downloads
@@ -188,6 +189,21 @@ def main():
                   % (seconds, got, got / seconds, size / 1e6 / seconds, dict(sorted(counting.methods.items())), counting.most))
         else:
             print("wget -r: not installed")
+
+        # 5. rclone copy (8 transfers, as logtool), for scale.
+        if shutil.which("rclone"):
+            counting.reset()
+            target = os.path.join(work, "rclone")
+            started = time.monotonic()
+            subprocess.run(
+                ["rclone", "copy", "--config", "/dev/null", "--transfers", "8", "--checkers", "8", "--webdav-url",
+                 url.replace("webdav://", "http://"), ":webdav:", target], capture_output=True, timeout=1800)
+            seconds = time.monotonic() - started
+            got = tree(target)
+            print("rclone copy: %.2f s, %d files, %.0f files/s, %.2f MB/s, requests %s, most GETs in flight %d, same bytes and dates: %s"
+                  % (seconds, len(got), len(got) / seconds, size / 1e6 / seconds, dict(sorted(counting.methods.items())), counting.most, got == expected))
+        else:
+            print("rclone copy: not installed")
     finally:
         if options.keep:
             print("kept " + work)

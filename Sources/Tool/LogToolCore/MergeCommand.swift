@@ -64,12 +64,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
             valueName: "ID"))
     var asClient: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "For a TICoreDataSync document: a JSON object of paths to dates (seconds since 1970) replacing the files' modification times (Spec/ticds.md 6.5).",
-            valueName: "FILE"), completion: .file())
-    var dates: String?
+    @OptionGroup var ticdsDates: TICDSDatesOption
 
     @Option(
         name: .long,
@@ -96,7 +91,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
         defer { RemoteInputs.remove(temporary) }
         let ensemble = Ensemble(inputs: inputs, options: try options.ensembleOptions(modelVersions, json: json))
         if inputs.count == 1 && asStore == nil && Ensemble.looksLikeTICDSFolder(inputs[0]) { return try runTICDS(ensemble) }
-        if asClient != nil || dates != nil || conflicts != nil {
+        if asClient != nil || ticdsDates.dates != nil || conflicts != nil {
             writeErrors(
                 [FormatError(.ticdsNotTICDSFolder, "--as-client, --dates and --conflicts apply to a TICoreDataSync folder", location: .init(file: inputs[0]))],
                 json: json)
@@ -134,7 +129,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
         var warnings: [FormatError] = []
         let state: StoreState
         do {
-            state = try ensemble.mergeTICDS(asClient: asClient, datesFile: dates, remoteWins: conflicts.map { $0 == .remote }, warnings: &warnings)
+            state = try ensemble.mergeTICDS(asClient: asClient, datesFile: ticdsDates.dates, remoteWins: conflicts.map { $0 == .remote }, warnings: &warnings)
         } catch {
             for warning in warnings { writeWarning(warning) }
             throw reportAndExit(error, json: json)
