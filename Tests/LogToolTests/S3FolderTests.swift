@@ -250,6 +250,12 @@ struct S3UnitTests {
         let direct = signer.signedHeaders(
             method: "GET", path: "/examplebucket", query: [("list-type", "2"), ("prefix", "a b/")], headers: [("Host", "127.0.0.1:9000")], date: date)
         #expect(headers.map(\.1) == direct.map(\.1))
+        // A key's path: sent encoded once, signed as its decoded segments encoded again.
+        let object = location.url(of: ["a b", "ü+"], isFolder: false)
+        #expect(object.absoluteString == "http://127.0.0.1:9000/examplebucket/a%20b/%C3%BC%2B")
+        let objectHeaders = HTTPTransport.signature(signer, method: "GET", url: object, date: date)
+        let objectDirect = signer.signedHeaders(method: "GET", path: "/examplebucket/a b/ü+", query: [], headers: [("Host", "127.0.0.1:9000")], date: date)
+        #expect(objectHeaders.map(\.1) == objectDirect.map(\.1))
     }
 
     @Test("credentials: the environment first, then the profile of the shared file, then the config file; half a pair and a missing profile refused")
