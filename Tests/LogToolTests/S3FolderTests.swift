@@ -91,6 +91,21 @@ struct S3FolderTests {
         #expect(failures.list.isEmpty, "\(failures.list.joined(separator: "\n\n"))")
     }
 
+    @Test("repair's plan of an s3:// URL is the local folder's")
+    func repairPlan() throws {
+        _ = try #require(Self.server)
+        let folder = Run.packageRoot.appendingPathComponent("Fixtures/verify/revision-gap")
+        let local = try RemoteFolderTests.run(["repair", "--json", "cloud"], in: folder)
+        let url = "s3://golden/verify/revision-gap/cloud"
+        let viaURL = try Self.run(["repair", "--json", url], in: folder)
+        #expect(local.status == viaURL.status && !local.stdout.isEmpty, "\(viaURL.stderr)")
+        // The plan names the folder as given: the URL, where the local plan has `cloud` (and
+        // its absolute path as `cloudRoot`).
+        #expect(
+            local.stdout.replacingOccurrences(of: folder.appendingPathComponent("cloud").path, with: "cloud")
+                == viaURL.stdout.replacingOccurrences(of: url, with: "cloud"))
+    }
+
     @Test("fetch keeps each object's LastModified as the file's date and its bytes; a second fetch keeps everything by size and ETag")
     func fetchKeepsDates() throws {
         _ = try #require(Self.server)
@@ -305,6 +320,9 @@ struct S3UnitTests {
         #expect(page.isTruncated && page.nextToken == "T2")
         #expect(throws: FormatError.self) { try ListBucketReader.read(Data("<Error><Code>AccessDenied</Code></Error>".utf8), maximumKeys: 10) }
         #expect(throws: FormatError.self) { try ListBucketReader.read(Data("<ListBucketResult><Contents>".utf8), maximumKeys: 10) }
+        let three = (0..<3).map { "<Contents><Key>k\($0)</Key><Size>1</Size></Contents>" }.joined()
+        #expect(throws: FormatError.self) { try ListBucketReader.read(Data("<ListBucketResult>\(three)</ListBucketResult>".utf8), maximumKeys: 2) }
+        #expect(try ListBucketReader.read(Data("<ListBucketResult>\(three)</ListBucketResult>".utf8), maximumKeys: 3).objects.count == 3)
         #expect(S3ErrorReader.code(Data("<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>m</Message></Error>".utf8)) == "NoSuchBucket")
     }
 
