@@ -145,7 +145,7 @@ let package = Package(
             ],
             path: "Sources/Folder/TICDS"
         ),
-        // A remote folder (WebDAV) copied into a local snapshot, read-only, over Foundation's
+        // A remote folder (WebDAV, S3) copied into a local snapshot, read-only, over Foundation's
         // URLSession (Spec/remote.md; why URLSession: HTTPTransport.swift). The only network code.
         .target(
             name: "RemoteFolder",

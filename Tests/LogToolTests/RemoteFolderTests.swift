@@ -4,16 +4,19 @@ import JSONDocument
 import LogToolCore
 @testable import RemoteFolder
 
-/// A server of `scripts/webdav-test-server.py` on 127.0.0.1 with an ephemeral port, ended when
-/// the object goes (or, through its standard input, when the test process does).
+/// A server of `scripts/webdav-test-server.py` (or another script of `scripts/`) on 127.0.0.1
+/// with an ephemeral port, ended when the object goes (or, through its standard input, when the
+/// test process does). Its first line is the port, then what else the server tells, by spaces.
 final class LoopbackServer: @unchecked Sendable {
     let process = Process()
     private let input = Pipe()
     let port: Int
+    /// The first line's words after the port.
+    let fields: [String]
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], script: String = "webdav-test-server.py") throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Run.packageRoot.appendingPathComponent("scripts/webdav-test-server.py").path] + arguments
+        process.arguments = ["python3", Run.packageRoot.appendingPathComponent("scripts/\(script)").path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = input
@@ -22,11 +25,13 @@ final class LoopbackServer: @unchecked Sendable {
         // The first line is the port; readLine-like, byte by byte, so nothing else is waited for.
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+        let words = String(decoding: line, as: UTF8.self).split(separator: " ").map(String.init)
+        guard let port = words.first.flatMap({ Int($0) }) else {
             kill(process.processIdentifier, SIGKILL)
             throw ServerFailed(arguments: arguments)
         }
         self.port = port
+        fields = Array(words.dropFirst())
     }
 
     struct ServerFailed: Error, CustomStringConvertible {
@@ -92,13 +97,19 @@ struct RemoteFolderTests {
         return url
     }
 
-    static func run(_ arguments: [String], in directory: URL = Run.packageRoot, environment: [String: String] = [:]) throws -> Output {
+    /// Runs logtool; `clearing` names prefixes of variables removed from its environment.
+    static func run(
+        _ arguments: [String], in directory: URL = Run.packageRoot, environment: [String: String] = [:], clearing: [String] = []
+    ) throws
+        -> Output
+    {
         let process = Process()
         process.executableURL = Run.binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
         var merged = ProcessInfo.processInfo.environment
         for key in ["LOGTOOL_REMOTE_USER", "LOGTOOL_REMOTE_PASSWORD"] { merged[key] = nil }
+        for key in merged.keys where clearing.contains(where: { key.hasPrefix($0) }) { merged[key] = nil }
         merged.merge(environment) { $1 }
         process.environment = merged
         let out = Pipe(), err = Pipe()

@@ -72,12 +72,15 @@ final class HTTPTransport: @unchecked Sendable {
     let idleTimeout: TimeInterval
     let totalTimeout: TimeInterval
     let authenticator: Authenticator
+    /// Signs every request (S3, Spec/remote.md 11.3); nil sends requests unsigned.
+    let signer: SignatureV4?
     private let session: URLSession
     private let delegate: Delegate
     /// What a request's answer is reported against: the folder's URL as given (no credentials).
     let displayName: String
 
-    init(idleTimeout: TimeInterval, totalTimeout: TimeInterval, credentials: RemoteCredentials?, displayName: String) {
+    init(idleTimeout: TimeInterval, totalTimeout: TimeInterval, credentials: RemoteCredentials?, signer: SignatureV4? = nil, displayName: String) {
+        self.signer = signer
         self.idleTimeout = idleTimeout
         self.totalTimeout = totalTimeout
         self.displayName = displayName
@@ -113,7 +116,10 @@ final class HTTPTransport: @unchecked Sendable {
             }
             if [301, 302, 303, 307, 308].contains(response.status) {
                 guard let location = response.headers["location"], let target = URL(string: location, relativeTo: current.url)?.absoluteURL else {
-                    throw FormatError(.remoteRedirectRefused, "a redirect without a usable Location", location: .init(file: file))
+                    // S3 answers a request to the wrong region's endpoint so, naming the bucket's
+                    // region in a header (Spec/remote.md 11.2).
+                    let region = response.headers["x-amz-bucket-region"].map { " (the bucket is in \($0): --region \($0))" } ?? ""
+                    throw FormatError(.remoteRedirectRefused, "a redirect without a usable Location\(region)", location: .init(file: file))
                 }
                 guard origin.isSameOrigin(target) else {
                     throw FormatError(
@@ -149,6 +155,12 @@ final class HTTPTransport: @unchecked Sendable {
         if let authorization = authenticator.authorization(method: request.method, url: request.url) {
             urlRequest.setValue(authorization, forHTTPHeaderField: "Authorization")
         }
+        if let signer {
+            // Signed as sent: each attempt (a redirect too) at the time it is sent.
+            for (name, value) in Self.signature(signer, method: request.method, url: request.url, date: Date()) {
+                urlRequest.setValue(value, forHTTPHeaderField: name)
+            }
+        }
         urlRequest.httpBody = request.body
         let state = TaskState(sink: request.sink, limit: request.limit)
         let task = session.dataTask(with: urlRequest)
@@ -163,6 +175,23 @@ final class HTTPTransport: @unchecked Sendable {
         }
         delegate.forget(task.taskIdentifier)
         return try state.result(file: file, idleTimeout: idleTimeout)
+    }
+
+    /// The headers that sign a request for `url` (remote.md 11.3): its path and query decoded
+    /// and encoded again as the signer does (the URLs are built so that this is what is sent),
+    /// and the `Host` the client sends (the port only when it is not the scheme's default).
+    static func signature(_ signer: SignatureV4, method: String, url: URL, date: Date) -> [(String, String)] {
+        let path = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false)
+            .map { String($0).removingPercentEncoding ?? String($0) }.joined(separator: "/")
+        let query: [(String, String)] = (url.query(percentEncoded: true) ?? "").split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            return (name, value)
+        }
+        var host = url.host(percentEncoded: true) ?? ""
+        if let port = url.port, port != (url.scheme?.lowercased() == "https" ? 443 : 80) { host += ":\(port)" }
+        return signer.signedHeaders(method: method, path: path.isEmpty ? "/" : path, query: query, headers: [("Host", host)], date: date)
     }
 
     /// What one task has received so far; filled on the delegate's queue.

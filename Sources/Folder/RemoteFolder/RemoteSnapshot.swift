@@ -41,9 +41,15 @@ package struct RemoteSnapshot: Sendable {
         /// Seconds a request may receive nothing; its whole time is 20 times that.
         package var timeout: TimeInterval = 30
         package var credentials: RemoteCredentials?
-        package init(timeout: TimeInterval = 30, credentials: RemoteCredentials? = nil) {
+        /// The AWS credentials an S3 folder's requests are signed with; nil sends them unsigned
+        /// (a public bucket, Spec/remote.md 11.6).
+        package var s3Credentials: S3Credentials?
+        /// Keys asked for in one ListObjectsV2 request (`max-keys`; S3 gives at most 1000).
+        package var s3PageSize = 1000
+        package init(timeout: TimeInterval = 30, credentials: RemoteCredentials? = nil, s3Credentials: S3Credentials? = nil) {
             self.timeout = timeout
             self.credentials = credentials
+            self.s3Credentials = s3Credentials
         }
     }
 
@@ -58,6 +64,8 @@ package struct RemoteSnapshot: Sendable {
         package var kept = 0
         /// Files of an earlier fetch that the server no longer has, removed from the snapshot.
         package var removed = 0
+        /// Listing requests sent (PROPFIND, or ListObjectsV2 pages).
+        package var listingRequests = 0
         /// Names not fetched because they are unsafe, and files that failed.
         package var problems: [FormatError] = []
     }
@@ -84,12 +92,18 @@ package struct RemoteSnapshot: Sendable {
     /// and bytes so far. Throws when nothing could be listed; the problems of single files
     /// are in the report.
     package func fetch(into directory: URL, progress: (@Sendable (Int, Int, Int64) -> Void)? = nil) throws(FormatError) -> Report {
+        let signer = location.s3.flatMap { folder in
+            options.s3Credentials.map {
+                SignatureV4(accessKey: $0.accessKeyID, secretKey: $0.secretAccessKey, sessionToken: $0.sessionToken, region: folder.region)
+            }
+        }
         let transport = HTTPTransport(
-            idleTimeout: options.timeout, totalTimeout: options.timeout * 20, credentials: options.credentials, displayName: location.display)
+            idleTimeout: options.timeout, totalTimeout: options.timeout * 20, credentials: options.credentials, signer: signer,
+            displayName: location.display)
         let previous = try prepare(directory)
         removePartialFiles(in: directory)
         var report = Report()
-        let (entries, unsafe) = try list(transport)
+        let (entries, unsafe) = try list(transport, report: &report)
         report.problems += unsafe
         report.listed = entries.count
         let started = Date()
@@ -161,75 +175,13 @@ package struct RemoteSnapshot: Sendable {
 
     // MARK: - Listing
 
-    /// Every file under the collection, by PROPFIND `Depth: 1` on each folder, breadth first;
-    /// unsafe names are reported, not listed.
-    func list(_ transport: HTTPTransport) throws(FormatError) -> ([Entry], [FormatError]) {
-        var files: [Entry] = []
-        var problems: [FormatError] = []
-        var folders: [[String]] = [[]]
-        var total = 0
-        while let folder = folders.first {
-            folders.removeFirst()
-            let url = location.url(of: folder, isFolder: true)
-            let shown = folder.isEmpty ? "." : folder.joined(separator: "/") + "/"
-            let response = try transport.perform(
-                .init(
-                    method: "PROPFIND", url: url, headers: ["Depth": "1", "Content-Type": "application/xml; charset=utf-8"], body: MultistatusReader.request,
-                    sink: .memory, limit: Self.maximumListingBytes), origin: location, file: shown)
-            guard response.status == 207 else {
-                throw FormatError(.remoteHTTPStatus, "PROPFIND answered \(response.status)\(Self.statusHint(response.status))", location: .init(file: shown))
-            }
-            let members: [WebDAVMember]
-            do { members = try MultistatusReader.read(response.body, maximumMembers: Self.maximumMembersPerFolder) } catch {
-                throw error.inFile(shown)
-            }
-            // Members are named relative to the URL that answered (a folder may redirect on its
-            // host); requests still go to URLs built from the folder's own URL.
-            let base = RemoteLocation.decodedSegments(response.url.path(percentEncoded: true)) ?? (location.segments + folder)
-            var seen: Set<String> = []
-            for member in members {
-                guard let target = URL(string: member.href, relativeTo: response.url)?.absoluteURL,
-                    let segments = RemoteLocation.decodedSegments(target.path(percentEncoded: true))
-                else {
-                    problems.append(FormatError(.remoteUnsafeName, "an href that is not a URL path: \(member.href)", location: .init(file: shown)))
-                    continue
-                }
-                // The folder itself.
-                if segments == base { continue }
-                guard target.host == nil || location.isSameOrigin(target), segments.count == base.count + 1, Array(segments.prefix(base.count)) == base,
-                    let name = segments.last
-                else {
-                    problems.append(
-                        FormatError(.remoteUnsafeName, "a member outside the folder listed: \(member.href)", location: .init(file: shown)))
-                    continue
-                }
-                if let reason = Self.unsafeReason(name) ?? (folder.isEmpty && name == Self.manifestName ? "the manifest's own name" : nil)
-                    ?? (seen.contains(name) ? "a second member of this name" : nil)
-                {
-                    problems.append(
-                        FormatError(.remoteUnsafeName, "\(reason): not fetched", location: .init(file: (folder + [name]).joined(separator: "/"))))
-                    continue
-                }
-                seen.insert(name)
-                total += 1
-                guard total <= Self.maximumMembers else {
-                    throw FormatError(.remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing")
-                }
-                if member.isCollection {
-                    guard folder.count + 1 < Self.maximumDepth else {
-                        problems.append(
-                            FormatError(
-                                .remoteUnsafeName, "folders nested more than \(Self.maximumDepth) deep are not fetched",
-                                location: .init(file: (folder + [name]).joined(separator: "/"))))
-                        continue
-                    }
-                    folders.append(folder + [name])
-                } else {
-                    files.append(Entry(path: folder + [name], size: member.size, etag: member.etag, modified: member.modified))
-                }
-            }
+    /// Every file under the folder, by the listing of its protocol (WebDAV: remote.md 3; S3:
+    /// 11.4); unsafe names are reported, not listed.
+    func list(_ transport: HTTPTransport, report: inout Report) throws(FormatError) -> ([Entry], [FormatError]) {
+        switch location.service {
+        case .webdav: try listWebDAV(transport, report: &report)
+        case .s3: try listS3(transport, report: &report)
         }
-        return (files, problems)
     }
 
     /// Why `name` cannot be a file's name in the snapshot, or nil (Spec/remote.md 4.4).
@@ -240,6 +192,14 @@ package struct RemoteSnapshot: Sendable {
         if name.utf8.contains(0) { return "a name containing NUL" }
         if name.utf8.count > 255 { return "a name longer than 255 bytes" }
         return nil
+    }
+
+    /// What an answer that is not success says beyond its status, for its protocol.
+    func hint(_ response: HTTPTransport.Response) -> String {
+        switch location.service {
+        case .webdav: Self.statusHint(response.status)
+        case .s3: s3Hint(response)
+        }
     }
 
     static func statusHint(_ status: Int) -> String {
@@ -329,7 +289,7 @@ package struct RemoteSnapshot: Sendable {
                 file: entry.relative)
         }
         guard (200..<300).contains(response.status) else {
-            throw FormatError(.remoteHTTPStatus, "GET answered \(response.status)\(Self.statusHint(response.status))", location: .init(file: entry.relative))
+            throw FormatError(.remoteHTTPStatus, "GET answered \(response.status)\(hint(response))", location: .init(file: entry.relative))
         }
         if let size = entry.size, size != response.bytes {
             throw FormatError(

@@ -176,3 +176,77 @@ enum MultistatusReader {
         }
     }
 }
+
+extension RemoteSnapshot {
+    /// Every file under the collection, by PROPFIND `Depth: 1` on each folder, breadth first
+    /// (Spec/remote.md 3); unsafe names are reported, not listed.
+    func listWebDAV(_ transport: HTTPTransport, report: inout Report) throws(FormatError) -> ([Entry], [FormatError]) {
+        var files: [Entry] = []
+        var problems: [FormatError] = []
+        var folders: [[String]] = [[]]
+        var total = 0
+        while let folder = folders.first {
+            folders.removeFirst()
+            let url = location.url(of: folder, isFolder: true)
+            let shown = folder.isEmpty ? "." : folder.joined(separator: "/") + "/"
+            let response = try transport.perform(
+                .init(
+                    method: "PROPFIND", url: url, headers: ["Depth": "1", "Content-Type": "application/xml; charset=utf-8"], body: MultistatusReader.request,
+                    sink: .memory, limit: Self.maximumListingBytes), origin: location, file: shown)
+            report.listingRequests += 1
+            guard response.status == 207 else {
+                throw FormatError(.remoteHTTPStatus, "PROPFIND answered \(response.status)\(Self.statusHint(response.status))", location: .init(file: shown))
+            }
+            let members: [WebDAVMember]
+            do { members = try MultistatusReader.read(response.body, maximumMembers: Self.maximumMembersPerFolder) } catch {
+                throw error.inFile(shown)
+            }
+            // Members are named relative to the URL that answered (a folder may redirect on its
+            // host); requests still go to URLs built from the folder's own URL.
+            let base = RemoteLocation.decodedSegments(response.url.path(percentEncoded: true)) ?? (location.segments + folder)
+            var seen: Set<String> = []
+            for member in members {
+                guard let target = URL(string: member.href, relativeTo: response.url)?.absoluteURL,
+                    let segments = RemoteLocation.decodedSegments(target.path(percentEncoded: true))
+                else {
+                    problems.append(FormatError(.remoteUnsafeName, "an href that is not a URL path: \(member.href)", location: .init(file: shown)))
+                    continue
+                }
+                // The folder itself.
+                if segments == base { continue }
+                guard target.host == nil || location.isSameOrigin(target), segments.count == base.count + 1, Array(segments.prefix(base.count)) == base,
+                    let name = segments.last
+                else {
+                    problems.append(
+                        FormatError(.remoteUnsafeName, "a member outside the folder listed: \(member.href)", location: .init(file: shown)))
+                    continue
+                }
+                if let reason = Self.unsafeReason(name) ?? (folder.isEmpty && name == Self.manifestName ? "the manifest's own name" : nil)
+                    ?? (seen.contains(name) ? "a second member of this name" : nil)
+                {
+                    problems.append(
+                        FormatError(.remoteUnsafeName, "\(reason): not fetched", location: .init(file: (folder + [name]).joined(separator: "/"))))
+                    continue
+                }
+                seen.insert(name)
+                total += 1
+                guard total <= Self.maximumMembers else {
+                    throw FormatError(.remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing")
+                }
+                if member.isCollection {
+                    guard folder.count + 1 < Self.maximumDepth else {
+                        problems.append(
+                            FormatError(
+                                .remoteUnsafeName, "folders nested more than \(Self.maximumDepth) deep are not fetched",
+                                location: .init(file: (folder + [name]).joined(separator: "/"))))
+                        continue
+                    }
+                    folders.append(folder + [name])
+                } else {
+                    files.append(Entry(path: folder + [name], size: member.size, etag: member.etag, modified: member.modified))
+                }
+            }
+        }
+        return (files, problems)
+    }
+}

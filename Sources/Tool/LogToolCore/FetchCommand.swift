@@ -12,6 +12,17 @@ struct RemoteOptions: ParsableArguments {
     @Option(name: .customLong("protocol"), help: ArgumentHelp("For an http(s):// URL: the protocol to read it with (webdav).", valueName: "NAME"))
     var protocolName: String?
 
+    @Option(
+        name: .customLong("endpoint-url"),
+        help: ArgumentHelp("For an s3:// URL: an S3-compatible server's URL, asked path-style (default: AWS).", valueName: "URL"))
+    var endpointURL: String?
+
+    @Option(
+        name: .customLong("region"),
+        help: ArgumentHelp(
+            "For an s3:// URL: the region to sign for (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, us-east-1).", valueName: "REGION"))
+    var region: String?
+
     @Option(name: .customLong("remote-user"), help: ArgumentHelp("The user name for a remote folder (default: $LOGTOOL_REMOTE_USER).", valueName: "NAME"))
     var user: String?
 
@@ -60,24 +71,29 @@ struct RemoteOptions: ParsableArguments {
     }
 
     func location(_ argument: String, json: Bool) throws -> RemoteLocation {
-        do { return try RemoteLocation(argument, protocolName: protocolName) } catch {
+        // The region as the AWS tools choose it (Spec/remote.md 11.2), for s3:// only: a
+        // WebDAV URL given --region is refused, one with AWS_REGION set is not.
+        let isS3 = argument.lowercased().hasPrefix("s3://")
+        let region = self.region ?? (isS3 ? S3Credentials.region(environment: ProcessInfo.processInfo.environment) : nil)
+        do { return try RemoteLocation(argument, protocolName: protocolName, endpointURL: endpointURL, region: region) } catch {
             writeErrors([error], json: json)
             throw ToolExit(status: .usage)
         }
     }
 
-    func snapshotOptions(json: Bool) throws -> RemoteSnapshot.Options {
+    func snapshotOptions(for location: RemoteLocation, json: Bool) throws -> RemoteSnapshot.Options {
         guard timeout > 0, timeout <= 3600 else {
             writeErrors([FormatError(.remoteBadURL, "--remote-timeout must be more than 0 and at most 3600 seconds")], json: json)
             throw ToolExit(status: .usage)
         }
-        return RemoteSnapshot.Options(timeout: timeout, credentials: try credentials(json: json))
+        guard location.service == .s3 else { return RemoteSnapshot.Options(timeout: timeout, credentials: try credentials(json: json)) }
+        // S3 reads AWS's credentials, as the AWS tools do (Spec/remote.md 11.6).
+        do { return RemoteSnapshot.Options(timeout: timeout, s3Credentials: try S3Credentials.resolve(environment: ProcessInfo.processInfo.environment)) } catch
+        {
+            writeErrors([error], json: json)
+            throw ToolExit(status: .usage)
+        }
     }
-}
-
-extension FormatError.Code {
-    /// The remote folder's credentials cannot be had (Spec/remote.md 7).
-    static let remoteCredentials = Self("remote.credentials")
 }
 
 /// Commands that read a folder and were given a URL read a private snapshot of it, removed
@@ -96,7 +112,7 @@ enum RemoteInputs {
                     continue
                 }
                 let location = try options.location(input, json: json)
-                let snapshot = RemoteSnapshot(location: location, options: try options.snapshotOptions(json: json))
+                let snapshot = RemoteSnapshot(location: location, options: try options.snapshotOptions(for: location, json: json))
                 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-remote-\(UUID().uuidString)", isDirectory: true)
                 TemporaryFiles.register(folder.path)
                 temporary.append(folder)
@@ -107,8 +123,8 @@ enum RemoteInputs {
                     throw ToolExit(status: .usage)
                 }
                 // The snapshot keeps the folder's own name: an ensemble folder is named by it.
-                let name = location.collection.lastPathComponent
-                let destination = folder.appendingPathComponent(name.isEmpty || name == "/" ? "root" : name, isDirectory: true)
+                let name = location.folderName
+                let destination = folder.appendingPathComponent(name.isEmpty ? "root" : name, isDirectory: true)
                 let report: RemoteSnapshot.Report
                 do {
                     report = try snapshot.fetch(into: destination) { done, total, _ in ProgressReport.report("fetching", done: done, total: total) }
@@ -146,15 +162,18 @@ enum RemoteInputs {
 /// `logtool fetch URL DIR`: a snapshot of a remote folder (Spec/remote.md 4).
 struct Fetch: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a remote folder (WebDAV) into a local folder, keeping every file's date.",
+        abstract: "Copy a remote folder (WebDAV, S3) into a local folder, keeping every file's date.",
         discussion: """
-            URL is webdav://HOST/PATH, webdavs://HOST/PATH, or an http(s) URL with --protocol \
-            webdav. DIR is created (its parent must exist), or is empty, or is a snapshot of the \
+            URL is webdav://HOST/PATH, webdavs://HOST/PATH, an http(s) URL with --protocol \
+            webdav, or s3://BUCKET/PREFIX (with --endpoint-url for an S3-compatible server, and \
+            --region). DIR is created (its parent must exist), or is empty, or is a snapshot of the \
             same URL, which is brought up to date: only missing and changed files (by size and ETag \
             or date) are downloaded, and files the server no longer has are removed from it. \
             DIR/.logtool-fetch.json records what was fetched and when. Nothing on the server is \
             written, moved or deleted. Credentials: --remote-user or LOGTOOL_REMOTE_USER, and \
-            --remote-password-file or LOGTOOL_REMOTE_PASSWORD.
+            --remote-password-file or LOGTOOL_REMOTE_PASSWORD; for S3 as the AWS tools read \
+            them: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, \
+            ~/.aws/credentials.
             Exit status: 0 everything was fetched, 1 some files were not (each is named), 2 usage \
             error, DIR refused, or the folder could not be listed.
 
@@ -162,6 +181,7 @@ struct Fetch: ParsableCommand, HasOutputOptions {
               logtool fetch webdavs://dav.example.com/sync/MainStore MainStore
               LOGTOOL_REMOTE_USER=me logtool fetch --remote-password-file pw \\
                 https://dav.example.com/sync --protocol webdav cloud
+              AWS_PROFILE=sync logtool fetch s3://my-bucket/sync/MainStore MainStore
             """
     )
 
@@ -177,7 +197,7 @@ struct Fetch: ParsableCommand, HasOutputOptions {
 
     func run() throws {
         let location = try remote.location(url, json: false)
-        let snapshot = RemoteSnapshot(location: location, options: try remote.snapshotOptions(json: false))
+        let snapshot = RemoteSnapshot(location: location, options: try remote.snapshotOptions(for: location, json: false))
         let report: RemoteSnapshot.Report
         do {
             report = try snapshot.fetch(into: URL(fileURLWithPath: directory, isDirectory: true)) { done, total, _ in
