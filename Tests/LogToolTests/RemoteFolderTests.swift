@@ -444,7 +444,10 @@ struct RemoteFolderUnitTests {
         ] {
             #expect(MultistatusReader.date(text) == Date(timeIntervalSince1970: seconds), "\(text)")
         }
-        for text in ["Tue, 31 Nov 2026 10:20:30 GMT", "Mon, 29 Feb 2100 00:00:00 GMT", "Tue, 03 Nov 2026 10:20:30 UTC", "Tue, 03 Nov 2026 25:20:30 GMT", "Tue, 3 Nov 2026 10:20:30 GMT"] {
+        for text in [
+            "Tue, 31 Nov 2026 10:20:30 GMT", "Mon, 29 Feb 2100 00:00:00 GMT", "Tue, 03 Nov 2026 10:20:30 UTC", "Tue, 03 Nov 2026 25:20:30 GMT",
+            "Tue, 3 Nov 2026 10:20:30 GMT",
+        ] {
             #expect(MultistatusReader.imfFixdate(text) == nil, "\(text)")
         }
         #expect(RemoteSnapshot.timestamp(Date(timeIntervalSince1970: 1_793_701_230.75)) == "2026-11-03T10:20:30Z")
