@@ -29,6 +29,7 @@ SKIPPED = [
     ("swift build -c release", "a release build (10-15 minutes)"),
     ("swift run -c release", "a release build of the benchmarks"),
     ("python3 scripts/repair-race-check.py", "a timing check run by hand"),
+    ("swift run logtool conformance --engine 'logtool merge'", "the same command runs in swift test (MergeFixtureTests)"),
 ]
 COMMENT = re.compile(r"\s{2,}#.*$")
 
