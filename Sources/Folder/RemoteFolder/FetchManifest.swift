@@ -6,6 +6,10 @@ import TemporaryFiles
 struct ManifestEntry: Sendable {
     var etag: String?
     var fetched: String?
+    /// The size recorded (Ensembles Server's listing has none: Spec/remote.md 11.3).
+    var size: Int64? = nil
+    /// The date recorded (`lastModified`).
+    var modified: Date? = nil
 }
 
 extension RemoteSnapshot {
@@ -49,7 +53,10 @@ extension RemoteSnapshot {
         var entries: [String: ManifestEntry] = [:]
         for file in document[JSONPointer(["files"])]?.arrayValue ?? [] {
             guard let relative = file[JSONPointer(["path"])]?.stringValue else { continue }
-            entries[relative] = ManifestEntry(etag: file[JSONPointer(["etag"])]?.stringValue, fetched: file[JSONPointer(["fetched"])]?.stringValue)
+            entries[relative] = ManifestEntry(
+                etag: file[JSONPointer(["etag"])]?.stringValue, fetched: file[JSONPointer(["fetched"])]?.stringValue,
+                size: file[JSONPointer(["size"])]?.numberValue.flatMap { Int64($0.description) },
+                modified: file[JSONPointer(["lastModified"])]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
         }
         return entries
     }

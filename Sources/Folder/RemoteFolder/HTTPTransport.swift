@@ -98,9 +98,9 @@ final class HTTPTransport: @unchecked Sendable {
     deinit { session.invalidateAndCancel() }
 
     /// Performs `request`, answering one authentication challenge and following redirects on
-    /// the same origin (at most 5). `origin` decides what the same origin is. A status that is
-    /// not 2xx is returned, not thrown; the caller names it.
-    func perform(_ request: Request, origin: RemoteLocation, file: String) throws(FormatError) -> Response {
+    /// the same origin (at most 5; none when `followRedirects` is false). `origin` decides what
+    /// the same origin is. A status that is not 2xx is returned, not thrown; the caller names it.
+    func perform(_ request: Request, origin: RemoteLocation, file: String, followRedirects: Bool = true) throws(FormatError) -> Response {
         var current = request
         var redirects = 0
         var authenticated = false
@@ -114,6 +114,9 @@ final class HTTPTransport: @unchecked Sendable {
             if [301, 302, 303, 307, 308].contains(response.status) {
                 guard let location = response.headers["location"], let target = URL(string: location, relativeTo: current.url)?.absoluteURL else {
                     throw FormatError(.remoteRedirectRefused, "a redirect without a usable Location", location: .init(file: file))
+                }
+                guard followRedirects else {
+                    throw FormatError(.remoteRedirectRefused, "a presigned URL redirects; it is not followed", location: .init(file: file))
                 }
                 guard origin.isSameOrigin(target) else {
                     throw FormatError(

@@ -9,7 +9,8 @@ import TemporaryFiles
 /// URL, the credentials' sources and the timeout. Credentials come from a file or the
 /// environment, never from an argument (other users can read a process's arguments).
 struct RemoteOptions: ParsableArguments {
-    @Option(name: .customLong("protocol"), help: ArgumentHelp("For an http(s):// URL: the protocol to read it with (webdav).", valueName: "NAME"))
+    @Option(
+        name: .customLong("protocol"), help: ArgumentHelp("For an http(s):// URL: the protocol to read it with (webdav, ensembles-server).", valueName: "NAME"))
     var protocolName: String?
 
     @Option(name: .customLong("remote-user"), help: ArgumentHelp("The user name for a remote folder (default: $LOGTOOL_REMOTE_USER).", valueName: "NAME"))
@@ -146,10 +147,11 @@ enum RemoteInputs {
 /// `logtool fetch URL DIR`: a snapshot of a remote folder (Spec/remote.md 4).
 struct Fetch: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a remote folder (WebDAV) into a local folder, keeping every file's date.",
+        abstract: "Copy a remote folder (WebDAV, Ensembles Server) into a local folder, keeping every file's date.",
         discussion: """
             URL is webdav://HOST/PATH, webdavs://HOST/PATH, or an http(s) URL with --protocol \
-            webdav. DIR is created (its parent must exist), or is empty, or is a snapshot of the \
+            webdav or --protocol ensembles-server (then PATH is the folder in the user's cloud \
+            tree, and the server's endpoints lie at https://HOST/). DIR is created (its parent must exist), or is empty, or is a snapshot of the \
             same URL, which is brought up to date: only missing and changed files (by size and ETag \
             or date) are downloaded, and files the server no longer has are removed from it. \
             DIR/.logtool-fetch.json records what was fetched and when. Nothing on the server is \
@@ -162,6 +164,8 @@ struct Fetch: ParsableCommand, HasOutputOptions {
               logtool fetch webdavs://dav.example.com/sync/MainStore MainStore
               LOGTOOL_REMOTE_USER=me logtool fetch --remote-password-file pw \\
                 https://dav.example.com/sync --protocol webdav cloud
+              LOGTOOL_REMOTE_USER=me@example.com logtool fetch --remote-password-file pw \\
+                --protocol ensembles-server https://sync.example.com/MainStore MainStore
             """
     )
 
