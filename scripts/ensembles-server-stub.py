@@ -17,7 +17,8 @@ carry HTTP Basic credentials U:P, else it is answered 401. Endpoints, as the 1.x
 The URLs point back at this server (GET /blob?path=...&signature=...), which serves the bytes
 with Content-Length, Last-Modified (the file's date) and ETag and asks no credentials, as a
 presigned S3 URL does. --inject adds NAME to the listing of cloud folder FOLDER (names no
-file holds, such as `..`); --redirect makes the download of files named NAME answer 302.
+file holds, such as `..`); --redirect makes the download of files named NAME answer 302, once, to itself (so a client that
+follows redirects from a presigned URL gets the bytes).
 
 Binds an ephemeral port, prints it on one line, and serves until standard input closes.
 """
@@ -139,7 +140,8 @@ def main(argv):
             path = local(cloud)
             if path is None or not os.path.isfile(path):
                 return self.answer(404, {"success": False})
-            if os.path.basename(path) in redirected:
+            # Redirected once, to the same host: a client that follows it gets the bytes.
+            if os.path.basename(path) in redirected and "again" not in query:
                 self.send_response(302)
                 self.send_header("Location", self.path + "&again=1")
                 self.send_header("Content-Length", "0")
