@@ -3,6 +3,7 @@
 (Spec/remote.md 11). Standard library only.
 
     ensembles-server-stub.py ROOT --user U --password P [--inject FOLDER NAME]... [--redirect NAME]
+                             [--malformed FOLDER] [--refuse FOLDER]
 
 Serves the folder ROOT as a user's cloud tree: the cloud path /A/B is ROOT/A/B. Every POST must
 carry HTTP Basic credentials U:P, else it is answered 401. Endpoints, as the 1.x client
@@ -18,7 +19,8 @@ The URLs point back at this server (GET /blob?path=...&signature=...), which ser
 with Content-Length, Last-Modified (the file's date) and ETag and asks no credentials, as a
 presigned S3 URL does. --inject adds NAME to the listing of cloud folder FOLDER (names no
 file holds, such as `..`); --redirect makes the download of files named NAME answer 302, once, to itself (so a client that
-follows redirects from a presigned URL gets the bytes).
+follows redirects from a presigned URL gets the bytes). --malformed makes the listing of FOLDER a
+body that is not JSON; --refuse makes it a JSON object with "success": false.
 
 Binds an ephemeral port, prints it on one line, and serves until standard input closes.
 """
@@ -46,6 +48,8 @@ def main(argv):
     user = password = None
     injected = {}
     redirected = set()
+    malformed = set()
+    refused = set()
     index = 1
     while index < len(argv):
         option = argv[index]
@@ -58,6 +62,12 @@ def main(argv):
         elif option == "--inject":
             injected.setdefault(argv[index + 1], []).append(argv[index + 2])
             index += 3
+        elif option == "--malformed":
+            malformed.add(argv[index + 1])
+            index += 2
+        elif option == "--refuse":
+            refused.add(argv[index + 1])
+            index += 2
         elif option == "--redirect":
             redirected.add(argv[index + 1])
             index += 2
@@ -111,6 +121,14 @@ def main(argv):
             if endpoint == "/listdir":
                 cloud = request.get("path")
                 path = local(cloud)
+                if cloud in malformed:
+                    body = b"<html>not json</html>"
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    return self.wfile.write(body)
+                if cloud in refused:
+                    return self.answer(200, {"success": False, "error": "the bucket is unavailable"})
                 if path is None or not os.path.isdir(path):
                     return self.answer(200, {"success": False, "error": "no such folder"})
                 names = sorted(os.listdir(path)) + injected.get(cloud.rstrip("/") or "/", [])

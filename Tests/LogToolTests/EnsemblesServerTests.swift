@@ -57,6 +57,9 @@ struct EnsemblesServerTests {
         try? manager.createDirectory(at: events, withIntermediateDirectories: true)
         try? Data("kept".utf8).write(to: events.appendingPathComponent("1_S_0.cdeevent"))
         try? Data("moved".utf8).write(to: events.appendingPathComponent("redirected"))
+        for folder in ["stores", "data"] {
+            try? manager.createDirectory(at: root.appendingPathComponent("failing/E/\(folder)"), withIntermediateDirectories: true)
+        }
         return root
     }()
 
@@ -66,6 +69,8 @@ struct EnsemblesServerTests {
         "--inject", "/unsafe/cloud/E/events", "../../escaped",
         "--inject", "/unsafe/cloud", ".logtool-fetch.json/",
         "--redirect", "redirected",
+        "--malformed", "/failing/E/stores",
+        "--refuse", "/failing/E/data",
     ])
 
     static func url(_ path: String) -> String { "http://127.0.0.1:\(stub?.port ?? 1)/\(path)" }
@@ -178,6 +183,32 @@ struct EnsemblesServerTests {
             #expect(output.stderr.contains("remote.authentication-failed"), "\(output.stderr)")
             #expect(!output.stderr.contains("wrong-guess") && !output.stdout.contains("wrong-guess"))
         }
+    }
+
+    @Test(
+        "a listing that is not JSON, one that says it failed, and a folder the server lacks: named, exit 2",
+        arguments: [
+            ("failing/E/stores", "remote.malformed-listing", "not a JSON object"),
+            ("failing/E/data", "remote.server-error", "the bucket is unavailable"),
+            ("failing/nowhere", "remote.server-error", "does not exist"),
+        ])
+    func listingFailures(path: String, code: String, message: String) throws {
+        _ = try #require(Self.stub)
+        let output = try RemoteFolderTests.run(["inspect", "--protocol", "ensembles-server", Self.url(path)], environment: Self.credentials)
+        #expect(output.status == 2)
+        #expect(output.stderr.contains(code) && output.stderr.contains(message), "\(output.stderr)")
+    }
+
+    @Test("presigned URLs followed: absolute https (http only from an http folder), with a host, without credentials")
+    func downloadURLs() throws {
+        let secure = RemoteSnapshot(location: try RemoteLocation("https://sync.example.com/E", protocolName: "ensembles-server"), options: .init())
+        #expect(secure.downloadURL("https://bucket.s3.amazonaws.com/k?X-Amz-Signature=1") != nil)
+        #expect(secure.downloadURL("http://bucket.s3.amazonaws.com/k") == nil)
+        #expect(secure.downloadURL("/relative/k") == nil)
+        #expect(secure.downloadURL("https://u:p@bucket.example.com/k") == nil)
+        #expect(secure.downloadURL("file:///etc/passwd") == nil)
+        let plain = RemoteSnapshot(location: try RemoteLocation("http://127.0.0.1:9/E", protocolName: "ensembles-server"), options: .init())
+        #expect(plain.downloadURL("http://127.0.0.1:9/blob?path=x") != nil)
     }
 
     @Test("`..` and names with `/` never escape the snapshot; a presigned URL's redirect is refused; the other files are fetched")

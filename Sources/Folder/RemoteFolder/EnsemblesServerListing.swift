@@ -199,11 +199,7 @@ extension RemoteSnapshot {
             }
             for (entry, value) in zip(batch, urls) {
                 // The URL is never repeated: its query is a signature that grants access.
-                guard let text = value.stringValue, let url = URL(string: text), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-                    let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,
-                    scheme == "https" || (scheme == "http" && location.collection.scheme?.lowercased() == "http"),
-                    components.user == nil, components.password == nil
-                else {
+                guard let url = value.stringValue.flatMap(downloadURL) else {
                     problems.append(
                         FormatError(
                             .remoteServerError,
@@ -217,5 +213,17 @@ extension RemoteSnapshot {
             }
         }
         return (resolved, problems)
+    }
+
+    /// `text` as a presigned URL that is followed, or nil: absolute, `https` (or `http` when the
+    /// folder's URL is `http`), with a host, without a user name or password (Spec/remote.md
+    /// 11.4).
+    func downloadURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,
+            scheme == "https" || (scheme == "http" && location.collection.scheme?.lowercased() == "http"),
+            components.user == nil, components.password == nil
+        else { return nil }
+        return url
     }
 }
