@@ -51,12 +51,13 @@ extension RemoteSnapshot {
                 .remoteDestinationNotSnapshot, "is a snapshot of another URL; fetch into a new or empty folder", location: .init(file: path))
         }
         var entries: [String: ManifestEntry] = [:]
+        let dates = ISO8601DateFormatter()
         for file in document[JSONPointer(["files"])]?.arrayValue ?? [] {
             guard let relative = file[JSONPointer(["path"])]?.stringValue else { continue }
             entries[relative] = ManifestEntry(
                 etag: file[JSONPointer(["etag"])]?.stringValue, fetched: file[JSONPointer(["fetched"])]?.stringValue,
                 size: file[JSONPointer(["size"])]?.numberValue.flatMap { Int64($0.description) },
-                modified: file[JSONPointer(["lastModified"])]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
+                modified: file[JSONPointer(["lastModified"])]?.stringValue.flatMap { dates.date(from: $0) })
         }
         return entries
     }
