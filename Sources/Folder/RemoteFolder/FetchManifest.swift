@@ -6,6 +6,10 @@ import TemporaryFiles
 struct ManifestEntry: Sendable {
     var etag: String?
     var fetched: String?
+    /// The size recorded (Ensembles Server's listing has none: Spec/remote.md 12.3).
+    var size: Int64? = nil
+    /// The date recorded (`lastModified`).
+    var modified: Date? = nil
 }
 
 extension RemoteSnapshot {
@@ -47,9 +51,13 @@ extension RemoteSnapshot {
                 .remoteDestinationNotSnapshot, "is a snapshot of another URL; fetch into a new or empty folder", location: .init(file: path))
         }
         var entries: [String: ManifestEntry] = [:]
+        let dates = ISO8601DateFormatter()
         for file in document[JSONPointer(["files"])]?.arrayValue ?? [] {
             guard let relative = file[JSONPointer(["path"])]?.stringValue else { continue }
-            entries[relative] = ManifestEntry(etag: file[JSONPointer(["etag"])]?.stringValue, fetched: file[JSONPointer(["fetched"])]?.stringValue)
+            entries[relative] = ManifestEntry(
+                etag: file[JSONPointer(["etag"])]?.stringValue, fetched: file[JSONPointer(["fetched"])]?.stringValue,
+                size: file[JSONPointer(["size"])]?.numberValue.flatMap { Int64($0.description) },
+                modified: file[JSONPointer(["lastModified"])]?.stringValue.flatMap { dates.date(from: $0) })
         }
         return entries
     }

@@ -101,9 +101,9 @@ final class HTTPTransport: @unchecked Sendable {
     deinit { session.invalidateAndCancel() }
 
     /// Performs `request`, answering one authentication challenge and following redirects on
-    /// the same origin (at most 5). `origin` decides what the same origin is. A status that is
-    /// not 2xx is returned, not thrown; the caller names it.
-    func perform(_ request: Request, origin: RemoteLocation, file: String) throws(FormatError) -> Response {
+    /// the same origin (at most 5; none when `followRedirects` is false). `origin` decides what
+    /// the same origin is. A status that is not 2xx is returned, not thrown; the caller names it.
+    func perform(_ request: Request, origin: RemoteLocation, file: String, followRedirects: Bool = true) throws(FormatError) -> Response {
         var current = request
         var redirects = 0
         var authenticated = false
@@ -120,6 +120,9 @@ final class HTTPTransport: @unchecked Sendable {
                     // region in a header (Spec/remote.md 11.2).
                     let region = response.headers["x-amz-bucket-region"].map { " (the bucket is in \($0): --region \($0))" } ?? ""
                     throw FormatError(.remoteRedirectRefused, "a redirect without a usable Location\(region)", location: .init(file: file))
+                }
+                guard followRedirects else {
+                    throw FormatError(.remoteRedirectRefused, "a presigned URL redirects; it is not followed", location: .init(file: file))
                 }
                 guard origin.isSameOrigin(target) else {
                     throw FormatError(

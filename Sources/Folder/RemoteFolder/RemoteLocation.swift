@@ -8,14 +8,17 @@ extension FormatError.Code {
 }
 
 /// A remote folder given as a URL (Spec/remote.md 2): `webdav://HOST/PATH` or
-/// `webdavs://HOST/PATH`, or `http(s)://HOST/PATH` with `--protocol webdav`; or
-/// `s3://BUCKET/PREFIX` (remote.md 11.1). Only read.
+/// `webdavs://HOST/PATH`, or `http(s)://HOST/PATH` with `--protocol webdav` or
+/// `--protocol ensembles-server` (remote.md 12); or `s3://BUCKET/PREFIX` (remote.md 11.1). Only
+/// read.
 package struct RemoteLocation: Sendable, Equatable {
-    /// The protocols a remote folder is read with (the place where Ensembles Server joins,
-    /// Spec/remote.md 2).
+    /// The protocols a remote folder is read with (Spec/remote.md 2).
     package enum Service: String, Sendable, CaseIterable {
         case webdav
         case s3
+        /// Ensembles Server's JSON protocol; the URL's path is the folder in the user's cloud
+        /// tree and the endpoints lie at the URL's origin (Spec/remote.md 12.1).
+        case ensemblesServer = "ensembles-server"
     }
 
     /// An S3 folder: a bucket, the prefix of its keys, and the region requests are signed for
@@ -78,17 +81,22 @@ package struct RemoteLocation: Sendable, Equatable {
         }
         if components.query != nil || components.fragment != nil { throw bad("a folder's URL has no query or fragment") }
         let chosen = try protocolName.map { name throws(FormatError) -> Service in
-            guard let value = Service(rawValue: name), value == .webdav else { throw bad("unknown --protocol for an http(s) URL; known: webdav") }
+            guard let value = Service(rawValue: name), value != .s3 else {
+                throw bad("unknown --protocol for an http(s) URL; known: webdav, ensembles-server")
+            }
             return value
         }
         let httpScheme: String
         switch scheme {
-        case "webdav": httpScheme = "http"
-        case "webdavs": httpScheme = "https"
+        case "webdav", "webdavs":
+            if let chosen, chosen != .webdav {
+                throw bad("a webdav:// or webdavs:// URL is read with WebDAV only; give http(s):// for --protocol \(chosen.rawValue)")
+            }
+            httpScheme = scheme == "webdav" ? "http" : "https"
         case "http", "https":
-            guard chosen != nil else { throw bad("an http(s) URL needs --protocol webdav") }
+            guard chosen != nil else { throw bad("an http(s) URL needs --protocol webdav or --protocol ensembles-server") }
             httpScheme = scheme
-        default: throw bad("unknown URL scheme; known: webdav://, webdavs://, s3://, and http(s):// with --protocol webdav")
+        default: throw bad("unknown URL scheme; known: webdav://, webdavs://, s3://, and http(s):// with --protocol webdav or ensembles-server")
         }
         var http = URLComponents()
         http.scheme = httpScheme

@@ -76,6 +76,9 @@ package struct RemoteSnapshot: Sendable {
         var size: Int64?
         var etag: String?
         var modified: Date?
+        /// Where the bytes are fetched when not at the folder's own URL: an Ensembles Server
+        /// presigned URL (Spec/remote.md 12.4). Never printed: it grants access.
+        var source: URL?
         var relative: String { path.joined(separator: "/") }
     }
 
@@ -117,12 +120,26 @@ package struct RemoteSnapshot: Sendable {
                 continue
             }
             if isCurrent(entry, in: directory, previous: previous[entry.relative]) {
-                keptEntries.append(entry)
+                // A listing without sizes and dates (Ensembles Server) keeps what the download
+                // that made the file recorded (Spec/remote.md 12.3).
+                var kept = entry
+                kept.size = entry.size ?? previous[entry.relative]?.size
+                kept.modified = entry.modified ?? previous[entry.relative]?.modified
+                keptEntries.append(kept)
             } else {
                 work.append(entry)
             }
         }
         report.kept = keptEntries.count
+        // Ensembles Server: the bytes come from presigned URLs, fetched without credentials
+        // (Spec/remote.md 12.4).
+        var downloads = transport
+        if location.service == .ensemblesServer {
+            let (resolved, refused) = try resolveDownloadURLs(work, transport: transport)
+            work = resolved
+            report.problems += refused
+            downloads = HTTPTransport(idleTimeout: options.timeout, totalTimeout: options.timeout * 20, credentials: nil, displayName: location.display)
+        }
         // Folders first, so that the workers only write files.
         for entry in work {
             let folder = entry.path.dropLast().reduce(directory) { $0.appendingPathComponent($1, isDirectory: true) }
@@ -130,14 +147,19 @@ package struct RemoteSnapshot: Sendable {
                 report.problems.append(FormatError(.localWriteFailed, "the folder could not be created: \(error)", location: .init(file: entry.relative)))
             }
         }
-        let results = download(work, into: directory, transport: transport, progress: progress)
+        let results = download(work, into: directory, transport: downloads, progress: progress)
         var fetchedEntries = keptEntries
         for (entry, result) in zip(work, results) {
             switch result {
-            case .success(let bytes):
+            case .success(let (bytes, dated)):
                 report.fetched += 1
                 report.bytes += bytes
-                fetchedEntries.append(entry)
+                // What the listing did not say, the download did (Ensembles Server: size and
+                // date, Spec/remote.md 12.3).
+                var fetched = entry
+                fetched.size = entry.size ?? bytes
+                fetched.modified = entry.modified ?? dated
+                fetchedEntries.append(fetched)
             case .failure(let error): report.problems.append(error)
             }
         }
@@ -176,11 +198,12 @@ package struct RemoteSnapshot: Sendable {
     // MARK: - Listing
 
     /// Every file under the folder, by the listing of its protocol (WebDAV: remote.md 3; S3:
-    /// 11.4); unsafe names are reported, not listed.
+    /// 11.4; Ensembles Server: 12.3); unsafe names are reported, not listed.
     func list(_ transport: HTTPTransport, report: inout Report) throws(FormatError) -> ([Entry], [FormatError]) {
         switch location.service {
         case .webdav: try listWebDAV(transport, report: &report)
         case .s3: try listS3(transport, report: &report)
+        case .ensemblesServer: try listEnsemblesServer(transport)
         }
     }
 
@@ -197,7 +220,7 @@ package struct RemoteSnapshot: Sendable {
     /// What an answer that is not success says beyond its status, for its protocol.
     func hint(_ response: HTTPTransport.Response) -> String {
         switch location.service {
-        case .webdav: Self.statusHint(response.status)
+        case .webdav, .ensemblesServer: Self.statusHint(response.status)
         case .s3: s3Hint(response)
         }
     }
@@ -220,6 +243,13 @@ package struct RemoteSnapshot: Sendable {
         let url = entry.path.reduce(directory) { $0.appendingPathComponent($1) }
         var info = stat()
         guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        // Ensembles Server lists names only: a file an earlier fetch completed, of the size its
+        // manifest records, is current, for files of a cloud folder never change under their
+        // name (cloud-layout.md 1; Spec/remote.md 12.3).
+        if location.service == .ensemblesServer, entry.size == nil {
+            guard let known = previous?.size else { return false }
+            return Int64(info.st_size) == known
+        }
         guard let size = entry.size, Int64(info.st_size) == size else { return false }
         if let etag = entry.etag, let known = previous?.etag { return etag == known }
         guard let modified = entry.modified else { return false }
@@ -230,13 +260,13 @@ package struct RemoteSnapshot: Sendable {
     /// under a hidden name beside its own, dated, then renamed into place.
     private func download(
         _ work: [Entry], into directory: URL, transport: HTTPTransport, progress: (@Sendable (Int, Int, Int64) -> Void)?
-    ) -> [Result<Int64, FormatError>] {
+    ) -> [Result<(Int64, Date?), FormatError>] {
         final class Shared: @unchecked Sendable {
             let lock = NSLock()
             var next = 0
             var done = 0
             var bytes: Int64 = 0
-            var results: [Result<Int64, FormatError>?]
+            var results: [Result<(Int64, Date?), FormatError>?]
             init(count: Int) { results = Array(repeating: nil, count: count) }
         }
         let shared = Shared(count: work.count)
@@ -253,14 +283,14 @@ package struct RemoteSnapshot: Sendable {
                     shared.next += 1
                     shared.lock.unlock()
                     guard index < work.count else { break }
-                    let result: Result<Int64, FormatError>
+                    let result: Result<(Int64, Date?), FormatError>
                     do throws(FormatError) { result = .success(try self.downloadOne(work[index], into: directory, transport: transport)) } catch {
                         result = .failure(error)
                     }
                     shared.lock.lock()
                     shared.results[index] = result
                     shared.done += 1
-                    if case .success(let bytes) = result { shared.bytes += bytes }
+                    if case .success(let (bytes, _)) = result { shared.bytes += bytes }
                     let (done, bytes) = (shared.done, shared.bytes)
                     shared.lock.unlock()
                     progress?(done, work.count, bytes)
@@ -273,7 +303,8 @@ package struct RemoteSnapshot: Sendable {
         return shared.results.map { $0 ?? .failure(FormatError(.remoteConnection, "not fetched")) }
     }
 
-    private func downloadOne(_ entry: Entry, into directory: URL, transport: HTTPTransport) throws(FormatError) -> Int64 {
+    /// Downloads one file; returns its bytes and the date it was given (nil: none known).
+    private func downloadOne(_ entry: Entry, into directory: URL, transport: HTTPTransport) throws(FormatError) -> (Int64, Date?) {
         let destination = entry.path.reduce(directory) { $0.appendingPathComponent($1) }
         let staged = TemporaryFiles.reserveSibling(of: destination)
         defer { TemporaryFiles.release(staged) }
@@ -285,8 +316,8 @@ package struct RemoteSnapshot: Sendable {
         do {
             defer { try? handle.close() }
             response = try transport.perform(
-                .init(method: "GET", url: location.url(of: entry.path, isFolder: false), sink: .file(handle), limit: limit(for: entry)), origin: location,
-                file: entry.relative)
+                .init(method: "GET", url: entry.source ?? location.url(of: entry.path, isFolder: false), sink: .file(handle), limit: limit(for: entry)),
+                origin: location, file: entry.relative, followRedirects: entry.source == nil)
         }
         guard (200..<300).contains(response.status) else {
             throw FormatError(.remoteHTTPStatus, "GET answered \(response.status)\(hint(response))", location: .init(file: entry.relative))
@@ -296,7 +327,8 @@ package struct RemoteSnapshot: Sendable {
                 .remoteConnection, "the listing said \(size) bytes and \(response.bytes) came; the file changed while it was fetched?",
                 location: .init(file: entry.relative))
         }
-        if let modified = entry.modified ?? response.headers["last-modified"].flatMap(MultistatusReader.date) {
+        let modified = entry.modified ?? response.headers["last-modified"].flatMap(MultistatusReader.date)
+        if let modified {
             // The modification time goes on before the rename: a file under its own name always
             // carries the server's date (Spec/remote.md 4.2).
             do { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: staged.path) } catch {
@@ -306,6 +338,6 @@ package struct RemoteSnapshot: Sendable {
         guard rename(staged.path, destination.path) == 0 else {
             throw FormatError(.localWriteFailed, "the file could not be renamed into place (errno \(errno))", location: .init(file: entry.relative))
         }
-        return response.bytes
+        return (response.bytes, modified)
     }
 }

@@ -9,7 +9,8 @@ import TemporaryFiles
 /// URL, the credentials' sources and the timeout. Credentials come from a file or the
 /// environment, never from an argument (other users can read a process's arguments).
 struct RemoteOptions: ParsableArguments {
-    @Option(name: .customLong("protocol"), help: ArgumentHelp("For an http(s):// URL: the protocol to read it with (webdav).", valueName: "NAME"))
+    @Option(
+        name: .customLong("protocol"), help: ArgumentHelp("For an http(s):// URL: the protocol to read it with (webdav, ensembles-server).", valueName: "NAME"))
     var protocolName: String?
 
     @Option(
@@ -162,11 +163,13 @@ enum RemoteInputs {
 /// `logtool fetch URL DIR`: a snapshot of a remote folder (Spec/remote.md 4).
 struct Fetch: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a remote folder (WebDAV, S3) into a local folder, keeping every file's date.",
+        abstract: "Copy a remote folder (WebDAV, S3, Ensembles Server) into a local folder, keeping every file's date.",
         discussion: """
             URL is webdav://HOST/PATH, webdavs://HOST/PATH, an http(s) URL with --protocol \
-            webdav, or s3://BUCKET/PREFIX (with --endpoint-url for an S3-compatible server, and \
-            --region). DIR is created (its parent must exist), or is empty, or is a snapshot of the \
+            webdav or --protocol ensembles-server (then PATH is the folder in the user's cloud \
+            tree, and the server's endpoints lie at https://HOST/), or s3://BUCKET/PREFIX (with \
+            --endpoint-url for an S3-compatible server, and --region). DIR is created (its parent \
+            must exist), or is empty, or is a snapshot of the \
             same URL, which is brought up to date: only missing and changed files (by size and ETag \
             or date) are downloaded, and files the server no longer has are removed from it. \
             DIR/.logtool-fetch.json records what was fetched and when. Nothing on the server is \
@@ -182,6 +185,8 @@ struct Fetch: ParsableCommand, HasOutputOptions {
               LOGTOOL_REMOTE_USER=me logtool fetch --remote-password-file pw \\
                 https://dav.example.com/sync --protocol webdav cloud
               AWS_PROFILE=sync logtool fetch s3://my-bucket/sync/MainStore MainStore
+              LOGTOOL_REMOTE_USER=me@example.com logtool fetch --remote-password-file pw \\
+                --protocol ensembles-server https://sync.example.com/MainStore MainStore
             """
     )
 
