@@ -103,4 +103,36 @@ struct EventStoreTests {
         missing.offer(Array(events.prefix(2)), bodies: [nil, nil])
         #expect(missing.state(for: analysis) == nil)
     }
+
+    @Test("a folding early replay applies the events a rebase folds and holds the kept ones back (Spec/merge.md 13.3)")
+    func foldingReplay() throws {
+        // The first example of merge.md 13.3: C is 3; A/2 and A/3 are kept.
+        let events = [
+            event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0]),
+            event("B", 1, 3, "four", others: ["A": 1]), event("A", 2, 4, "five", others: ["B": 1]), event("A", 3, 5, "six"),
+        ]
+        var input = MergeInput()
+        input.eventStore = try EventStore()
+        try input.eventStore?.add(events)
+        let analysis = MergeEngine.analyze(input)
+        let plan = try #require(try RebasePlan(analysis))
+        #expect(plan.cutoff == 3 && plan.foldedCount == 4)
+        var folded = MergeInput()
+        folded.events = Array(events.prefix(4))
+        let expected = JSONWriter().string(try MergeEngine.merge(folded).document())
+        #expect(expected.contains("four"))
+
+        let early = EarlyReplay(baselines: [], input: input, mode: .folding)
+        for sourced in events { early.offer([sourced], bodies: [nil]) }
+        let state = try #require(early.foldedState(for: analysis, plan: plan))
+        #expect(JSONWriter().string(try state.document()) == expected)
+        // Not a merge's early state.
+        #expect(early.state(for: analysis) == nil)
+
+        // B's last event comes before most of A's: A's wait behind it, and a bound of one
+        // waiting event gives the bet up.
+        let bounded = EarlyReplay(baselines: [], input: input, mode: .folding, maximumWaiting: 1)
+        for sourced in events { bounded.offer([sourced], bodies: [nil]) }
+        #expect(bounded.foldedState(for: analysis, plan: plan) == nil)
+    }
 }

@@ -13,7 +13,20 @@ import EnsembleModel
 /// order (compared through a SHA-256 of the list); otherwise it replays from the event store as
 /// usual. Events must be offered in nondecreasing global count, each global count whole in one
 /// offer, which is how a folder's names order them.
+///
+/// For a rebase (``Mode/folding``) only the events the rebase folds are applied (Spec/merge.md
+/// 13.3: those with a global count of at most the cutoff C, the least over the moved stores of
+/// their greatest global count). C is known only once every event is read, but never falls below
+/// L, the least greatest global count of the stores offered so far (a store offered later has
+/// greater counts still): events at or below L are applied as they come, the others wait until L
+/// passes them, and those still waiting at the end are the kept ones. When too many wait (a
+/// store that stopped saving early keeps L low), the bet is abandoned.
 package final class EarlyReplay: @unchecked Sendable {
+    /// What is applied: every event to replay (a merge), or only those a rebase folds.
+    package enum Mode: Sendable {
+        case everything
+        case folding
+    }
     // `state` and `abandoned` are used only on `queue`, or after it drained; `replayed` and
     // `count` only by the thread that offers events and asks for the state (the one reading the
     // folder), so that the applying thread, the slower side, does nothing but apply.
@@ -29,10 +42,20 @@ package final class EarlyReplay: @unchecked Sendable {
     private var abandoned = false
     private let known: RevisionSet?
     private let baselineFiles: [String]
+    private let mode: Mode
+    /// Folding: the greatest global count offered of each store, and the events above their
+    /// least (L) waiting in replay order; used only by the thread that offers events.
+    private var greatest: [ExactString: Int64] = [:]
+    private var waiting: [(sourced: SourcedEvent, body: Event)] = []
+    private var gaveUp = false
+    /// Folding: more waiting events than this abandons the bet (memory stays bounded).
+    private let maximumWaiting: Int
 
     /// Applies the baselines the analysis would choose among `baselines` (read again through
     /// `input`); abandons at once when they cannot be chosen or read.
-    package init(baselines: [SourcedEvent], input: MergeInput) {
+    package init(baselines: [SourcedEvent], input: MergeInput, mode: Mode = .everything, maximumWaiting: Int = 16_384) {
+        self.mode = mode
+        self.maximumWaiting = maximumWaiting
         state = StoreState(model: input.model)
         let chosen = MergeAnalysis.chooseBaselines(baselines.filter { $0.event.type == .baseline }, input)
         baselineFiles = chosen.baselines.map(\.file)
@@ -53,6 +76,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Applies `events` (with their whole events in `bodies` where they are summaries) in replay
     /// order, skipping what the baselines cover; returns once they are queued.
     package func offer(_ events: [SourcedEvent], bodies: [Event?]) {
+        guard !gaveUp else { return }
         let handover = Handover()
         for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
             if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
@@ -63,6 +87,33 @@ package final class EarlyReplay: @unchecked Sendable {
             handover.batch.append((sourced, body))
         }
         handover.batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
+        if mode == .folding {
+            for (sourced, _) in handover.batch {
+                let store = ExactString(sourced.event.storeIdentifier)
+                greatest[store] = max(greatest[store] ?? .min, sourced.event.globalCount)
+            }
+            // Waiting events come before this batch in replay order (smaller global counts).
+            waiting += handover.batch
+            handover.batch = []
+            release(through: greatest.values.min() ?? .min, into: handover)
+            guard waiting.count <= maximumWaiting else {
+                waiting = []
+                gaveUp = true
+                abandon()
+                return
+            }
+        }
+        apply(handover)
+    }
+
+    /// Folding: moves the waiting events with a global count of at most `bound` into `handover`.
+    private func release(through bound: Int64, into handover: Handover) {
+        let ready = waiting.prefix { $0.sourced.event.globalCount <= bound }
+        handover.batch += ready
+        waiting.removeFirst(ready.count)
+    }
+
+    private func apply(_ handover: Handover) {
         // Recorded in the order they are applied in: the queue applies every batch whole, in
         // the order offered, unless it abandons (and then no state is given).
         for (sourced, _) in handover.batch { Self.record(sourced.file, in: &replayed) }
@@ -109,7 +160,8 @@ package final class EarlyReplay: @unchecked Sendable {
 
     /// The state, when the analysis replays exactly what was applied; nil otherwise.
     package func state(for analysis: MergeAnalysis) -> StoreState? {
-        guard let replayed = replayedState(), count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
+        guard mode == .everything, let replayed = replayedState(), count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file)
+        else { return nil }
         var expected = SHA256()
         do throws(FormatError) {
             try analysis.forEachReplayedFile { Self.record($0, in: &expected) }
@@ -117,6 +169,24 @@ package final class EarlyReplay: @unchecked Sendable {
             return nil
         }
         return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
+    }
+
+    /// Folding: the state of the baselines and the events `plan` folds, when they are exactly
+    /// what was applied (the waiting events at or below its cutoff applied first); nil otherwise.
+    package func foldedState(for analysis: MergeAnalysis, plan: RebasePlan) -> StoreState? {
+        guard mode == .folding else { return nil }
+        let handover = Handover()
+        release(through: plan.cutoff, into: handover)
+        apply(handover)
+        guard let folded = replayedState(), count == plan.foldedCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
+        var expected = SHA256()
+        do throws(FormatError) {
+            let order = try analysis.replayOrder()
+            while let sourced = try order.next(), sourced.event.globalCount <= plan.cutoff { Self.record(sourced.file, in: &expected) }
+        } catch {
+            return nil
+        }
+        return Array(expected.finalize()) == Array(replayed.finalize()) ? folded : nil
     }
 
     private static func record(_ file: String, in hash: inout SHA256) {

@@ -104,7 +104,7 @@ public struct Ensemble: Sendable {
         warnings: inout [FormatError], whileChecking: ((StoreState) -> Void)?
     ) throws(EnsembleError) -> (state: StoreState, isReplayedState: Bool) {
         let input = try MergeInputs.gather(
-            inputs, reader: try reader(), summarize: true, replayEarly: true, modelVersions: options.modelVersions, warnings: &warnings)
+            inputs, reader: try reader(), summarize: true, replayEarly: .everything, modelVersions: options.modelVersions, warnings: &warnings)
         warnings += Self.modelWarning(input)
         do {
             return try MergeEngine.merge(input, whileChecking: whileChecking)

@@ -19,12 +19,13 @@ enum MergeInputs {
     /// files still arriving).
     ///
     /// With `replayEarly` and a single folder as input, the events are also replayed as they are
-    /// read (``EarlyReplay``), which the merge uses when its analysis agrees.
+    /// read (``EarlyReplay``; all of them, or those a rebase folds), which the merge (or rebase)
+    /// uses when its analysis agrees.
     ///
     /// With `foldersOnly`, every input is read as a cloud folder (a file is then "no such
     /// folder"), and `severalEnsembles` words the refusal of a second ensemble for the command.
     static func gather(
-        _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: Bool = false,
+        _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: EarlyReplay.Mode? = nil,
         modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError], foldersOnly: Bool = false,
         severalEnsembles: (String) -> String = { _ in "the inputs hold more than one ensemble; merge one at a time" },
         contentsRead: ((EnsembleListing, EnsembleContents, _ highestComplete: [String: Int64]) -> Void)? = nil
@@ -85,13 +86,13 @@ enum MergeInputs {
             for listing in listings {
                 let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
                 folders.add(listing, base: base)
-                let replaysEarly = replayEarly && inputs.count == 1
+                let replaysEarly = inputs.count == 1 ? replayEarly : nil
                 let sink = store.map { FolderSink(store: $0, base: base, input: input, replayEarly: replaysEarly) }
                 // Replayed as they are read, the events are read again only when the analysis
                 // disagrees: that rare second read checks them again instead of every first
                 // read taking a fingerprint.
                 var folderReader = reader
-                folderReader.fingerprints = !(replaysEarly && sink != nil)
+                folderReader.fingerprints = replaysEarly == nil || sink == nil
                 let contents = EnsembleContents.read(listing, reader: folderReader, summarize: summarize, sink: sink)
                 contentsRead?(listing, contents, sink?.highestComplete ?? [:])
                 if let sink {
@@ -183,7 +184,7 @@ enum MergeInputs {
         let store: EventStore
         let base: String
         let input: MergeInput
-        let replayEarly: Bool
+        let replayEarly: EarlyReplay.Mode?
         private(set) var early: EarlyReplay?
         /// Events of type baseline found in `events/` (the type decides the role, Spec/merge.md 4.1).
         private(set) var baselines: [SourcedEvent] = []
@@ -192,7 +193,7 @@ enum MergeInputs {
         /// 0: what ``EnsembleContents/events`` no longer holds (Spec/diagnostics.md 2.4, last row).
         private(set) var highestComplete: [String: Int64] = [:]
 
-        init(store: EventStore, base: String, input: MergeInput, replayEarly: Bool) {
+        init(store: EventStore, base: String, input: MergeInput, replayEarly: EarlyReplay.Mode?) {
             self.store = store
             self.base = base
             self.input = input
@@ -200,8 +201,8 @@ enum MergeInputs {
         }
 
         func read(baselines entries: [BaselineFileEntry]) {
-            guard replayEarly else { return }
-            early = EarlyReplay(baselines: entries.compactMap { MergeInputs.sourced($0.entry, base: base) }, input: input)
+            guard let replayEarly else { return }
+            early = EarlyReplay(baselines: entries.compactMap { MergeInputs.sourced($0.entry, base: base) }, input: input, mode: replayEarly)
         }
 
         var busy: (@Sendable () -> Bool)? {

@@ -44,8 +44,11 @@ extension Ensemble {
         var folderLayers: [WrapperLayer] = []
         var listed: EnsembleListing?
         // One scan: the listing the reader took (registrations and data files) is the one copied.
+        // The events the rebase folds are applied as they are read (EarlyReplay's folding bet),
+        // so that each is decoded once, as a merge decodes it.
         let input = try MergeInputs.gather(
-            [path], reader: reader, summarize: true, modelVersions: options.modelVersions, warnings: &warnings, foldersOnly: true,
+            [path], reader: reader, summarize: true, replayEarly: .folding, modelVersions: options.modelVersions, warnings: &warnings,
+            foldersOnly: true,
             severalEnsembles: { "\($0) holds more than one ensemble; rebase one at a time" },
             contentsRead: { listing, contents, _ in
                 listed = listing
@@ -62,9 +65,9 @@ extension Ensemble {
         } catch {
             throw EnsembleError(.integrity, error)
         }
-        var state = StoreState(model: input.model)
-        try Self.replay(analysis.baselines, into: &state, input)
         guard let plan, let lastFoldedStore = plan.lastFoldedStore else {
+            var state = StoreState(model: input.model)
+            try Self.replay(analysis.baselines, into: &state, input)
             return RebaseSummary(baseline: nil, cutoffGlobalCount: nil, foldedEvents: 0, keptEvents: 0, liveObjects: state.liveObjectCount)
         }
         let owner = store ?? lastFoldedStore
@@ -74,12 +77,20 @@ extension Ensemble {
                 FormatError(
                     .rebaseUnknownStore, "--store \(owner) is not in the new baseline's revision set (\(plan.revisionSet.stores.joined(separator: ", ")))"))
         }
-        do {
-            try plan.forEachFoldedPage { page in try Self.replay(page, into: &state, input) }
-        } catch let error as EnsembleError {
-            throw error
-        } catch {
-            throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.mergeEventStore, "\(error)"))
+        var state: StoreState
+        if let folded = input.earlyReplay?.foldedState(for: analysis, plan: plan) {
+            state = folded
+        } else {
+            // The bet was lost: the folded events are read again from their files.
+            state = StoreState(model: input.model)
+            try Self.replay(analysis.baselines, into: &state, input)
+            do {
+                try plan.forEachFoldedPage { page in try Self.replay(page, into: &state, input) }
+            } catch let error as EnsembleError {
+                throw error
+            } catch {
+                throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.mergeEventStore, "\(error)"))
+            }
         }
         let baseline = state.baseline(
             uniqueIdentifier: BaselineNaming.uniqueIdentifier(for: plan.revisionSet), storeIdentifier: owner, globalCount: plan.cutoff,
