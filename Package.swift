@@ -197,9 +197,10 @@ let package = Package(
         // that the library product holds the module they import.
     ]
         + ["MergeAFolder", "VerifyAFolder", "DeviceView", "RepairPlan"].map { name in
-            .executableTarget(
+            Target.executableTarget(
                 name: name, dependencies: ["EnsemblesToolkit"], path: "Examples/\(name)",
-                swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
+                // Outside the package's `package` access, as an app is.
+                packageAccess: false, swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
         } + [
         // A member of this package, so that it reaches the decoders' package-level entry points;
         // without the Fuzzing trait it only says how to run it (Fuzz/run.sh).

@@ -3,7 +3,8 @@
 what it prints with what the case's expected files say, which were derived from the Spec by hand
 (never by running the toolkit): the merged state, verify's findings, a device's view, a repair plan.
 First, from `swift package dump-package`: each example depends on the EnsemblesToolkit module
-alone, with member import visibility on, and the library product a user depends on holds it.
+alone, with member import visibility on and without the package's `package` access (so that it
+sees only what an app sees), and the library product a user depends on holds it.
 
 Usage: python3 scripts/check-examples.py BIN   (BIN: the folder `swift build --show-bin-path` names)
 Exit status: 0 when every program prints what its case expects, 1 otherwise.
@@ -25,8 +26,10 @@ for name in EXAMPLES:
     target = targets.get(name, {})
     dependencies = [d.get("byName", [None])[0] for d in target.get("dependencies", [])]
     features = [s["kind"].get("enableUpcomingFeature", {}).get("_0") for s in target.get("settings", [])]
-    if target.get("type") != "executable" or dependencies != ["EnsemblesToolkit"] or "MemberImportVisibility" not in features:
-        failures.append("Examples/%s: not an executable depending on EnsemblesToolkit alone with MemberImportVisibility: %s" % (name, target))
+    if (target.get("type") != "executable" or dependencies != ["EnsemblesToolkit"] or "MemberImportVisibility" not in features
+            or target.get("packageAccess") is not False):
+        failures.append("Examples/%s: not an executable depending on EnsemblesToolkit alone, with MemberImportVisibility and without"
+                        " package access: %s" % (name, target))
 if not any(p["name"] == "EnsemblesToolkit" and "EnsemblesToolkit" in p["targets"] for p in manifest["products"]):
     failures.append("the library product EnsemblesToolkit does not hold the EnsemblesToolkit module")
 

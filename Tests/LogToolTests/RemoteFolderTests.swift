@@ -443,6 +443,10 @@ struct RemoteFolderUnitTests {
             ("Sun Nov  6 08:49:37 1994", 784_111_777),
         ] {
             #expect(MultistatusReader.date(text) == Date(timeIntervalSince1970: seconds), "\(text)")
+            // The IMF-fixdate form is read by hand, not by the fallback's formatters.
+            if text.hasSuffix("GMT") && !text.contains("-") {
+                #expect(MultistatusReader.imfFixdate(text) == Date(timeIntervalSince1970: seconds), "\(text)")
+            }
         }
         for text in [
             "Tue, 31 Nov 2026 10:20:30 GMT", "Mon, 29 Feb 2100 00:00:00 GMT", "Tue, 03 Nov 2026 10:20:30 UTC", "Tue, 03 Nov 2026 25:20:30 GMT",

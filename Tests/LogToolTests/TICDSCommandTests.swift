@@ -127,5 +127,8 @@ struct TICDSCommandTests {
         #expect(several.status == 2 && several.stderr.contains("ticds.several-documents"), "\(several.stderr)")
         let noModel = try Run(["merge", document.path])
         #expect(noModel.status == 2 && noModel.stderr.contains("ticds.model-required"), "\(noModel.stderr)")
+        // A device view of an Ensembles folder and a TICoreDataSync replay do not mix.
+        let mixed = try Run(["merge", "--as-store", "S", "--as-client", "C", "--model", Self.model, document.path])
+        #expect(mixed.status == 2 && mixed.stderr.contains("give one or the other") && !mixed.stderr.contains("ticds."), "\(mixed.stderr)")
     }
 }

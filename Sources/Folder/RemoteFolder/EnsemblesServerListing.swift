@@ -217,7 +217,7 @@ extension RemoteSnapshot {
 
     /// `text` as a presigned URL that is followed, or nil: absolute, `https` (or `http` when the
     /// folder's URL is `http`), with a host, without a user name or password (Spec/remote.md
-    /// 11.4).
+    /// 12.4).
     func downloadURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,

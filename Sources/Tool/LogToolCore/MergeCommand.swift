@@ -81,6 +81,11 @@ struct Merge: ParsableCommand, HasOutputOptions {
     func validate() throws {
         try options.validateModelVersion()
         guard !inputs.isEmpty else { throw ValidationError("give at least one input") }
+        if asStore != nil && (asClient != nil || ticdsDates.dates != nil || conflicts != nil) {
+            throw ValidationError(
+                "--as-store reads an Ensembles folder as a device; --as-client, --dates and --conflicts replay a TICoreDataSync document: give one or the other"
+            )
+        }
     }
 
     func run() throws {
