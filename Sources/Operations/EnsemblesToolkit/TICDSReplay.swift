@@ -243,14 +243,30 @@ enum TICDSReplayer {
             if let inverse = relationship(name, of: a.entity)?.inverseName { remove(a, from: b, inverse) }
         }
 
-        /// Deletes `key` and takes it out of every relationship that holds it.
+        /// Deletes `key` and takes it out of every relationship that holds it. Through an inverse,
+        /// only the objects `key` itself holds can hold it (attach and detach keep both sides, as
+        /// the store does), so only relationships without an inverse are looked for in every
+        /// object: a delete costs what the object holds, not the size of the state.
         mutating func delete(_ key: TICDSObjectKey) {
-            objects[key] = nil
-            for (other, object) in objects {
-                var changed = object
-                for name in object.toMany.keys { changed.toMany[name]?.remove(key) }
-                for (name, target) in object.toOne where target == key { changed.toOne.updateValue(nil, forKey: name) }
-                if changed != object { objects[other] = changed }
+            guard let object = objects.removeValue(forKey: key) else { return }
+            for (name, targets) in object.toMany {
+                guard let inverse = relationship(name, of: key.entity)?.inverseName else { continue }
+                for target in targets { remove(key, from: target, inverse) }
+            }
+            for (name, target) in object.toOne {
+                guard let target, let inverse = relationship(name, of: key.entity)?.inverseName else { continue }
+                remove(key, from: target, inverse)
+            }
+            var oneSided: [(entity: String, name: String)] = []
+            for entity in model.entities.values {
+                for (name, relationship) in entity.relationships
+                where relationship.inverseName == nil && model.entity(key.entity, isKindOf: relationship.destinationEntity) {
+                    oneSided.append((entity.name, name))
+                }
+            }
+            guard !oneSided.isEmpty else { return }
+            for other in Array(objects.keys) {
+                for (entity, name) in oneSided where model.entity(other.entity, isKindOf: entity) { remove(key, from: other, name) }
             }
         }
 
