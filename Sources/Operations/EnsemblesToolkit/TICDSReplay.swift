@@ -200,6 +200,10 @@ enum TICDSReplayer {
     }
 
     /// The state while replaying, with the model that says what each relationship's inverse is.
+    /// Its own, not the merge engine's StoreState: a TICoreDataSync change names one relationship
+    /// member at a time and is skipped, with a warning, when either object is missing
+    /// (Spec/ticds.md 10.3), where an Ensembles event sets whole values and creates what it
+    /// names (merge.md 7); the result becomes a StoreState through a baseline once the replay ends.
     struct State {
         var objects: [TICDSObjectKey: TICDSReplayObject]
         let model: DataModel
