@@ -131,14 +131,15 @@ package struct RemoteSnapshot: Sendable {
             }
         }
         report.kept = keptEntries.count
-        // Ensembles Server: the bytes come from presigned URLs, fetched without credentials
+        // Ensembles Server: the bytes come from presigned URLs, fetched without credentials, and
+        // asked for a batch at a time just before that batch's downloads, since they expire
         // (Spec/remote.md 12.4).
         var downloads = transport
+        var rounds = [work]
         if location.service == .ensemblesServer {
-            let (resolved, refused) = try resolveDownloadURLs(work, transport: transport)
-            work = resolved
-            report.problems += refused
             downloads = HTTPTransport(idleTimeout: options.timeout, totalTimeout: options.timeout * 20, credentials: nil, displayName: location.display)
+            let size = EnsemblesServerProtocol.downloadBatch
+            rounds = stride(from: 0, to: work.count, by: size).map { Array(work[$0..<min($0 + size, work.count)]) }
         }
         // Folders first, so that the workers only write files.
         for entry in work {
@@ -147,20 +148,35 @@ package struct RemoteSnapshot: Sendable {
                 report.problems.append(FormatError(.localWriteFailed, "the folder could not be created: \(error)", location: .init(file: entry.relative)))
             }
         }
-        let results = download(work, into: directory, transport: downloads, progress: progress)
         var fetchedEntries = keptEntries
-        for (entry, result) in zip(work, results) {
-            switch result {
-            case .success(let (bytes, dated)):
-                report.fetched += 1
-                report.bytes += bytes
-                // What the listing did not say, the download did (Ensembles Server: size and
-                // date, Spec/remote.md 12.3).
-                var fetched = entry
-                fetched.size = entry.size ?? bytes
-                fetched.modified = entry.modified ?? dated
-                fetchedEntries.append(fetched)
-            case .failure(let error): report.problems.append(error)
+        var (doneBefore, bytesBefore) = (0, Int64(0))
+        for round in rounds {
+            var batch = round
+            if location.service == .ensemblesServer {
+                let (resolved, refused) = try resolveDownloadURLs(round, transport: transport)
+                batch = resolved
+                report.problems += refused
+            }
+            // Progress counts over the whole fetch, not the round.
+            let (offset, offsetBytes, total) = (doneBefore, bytesBefore, work.count)
+            var roundProgress: (@Sendable (Int, Int, Int64) -> Void)?
+            if let progress { roundProgress = { done, _, bytes in progress(offset + done, total, offsetBytes + bytes) } }
+            let results = download(batch, into: directory, transport: downloads, progress: roundProgress)
+            doneBefore += round.count
+            for (entry, result) in zip(batch, results) {
+                switch result {
+                case .success(let (bytes, dated)):
+                    report.fetched += 1
+                    report.bytes += bytes
+                    bytesBefore += bytes
+                    // What the listing did not say, the download did (Ensembles Server: size and
+                    // date, Spec/remote.md 12.3).
+                    var fetched = entry
+                    fetched.size = entry.size ?? bytes
+                    fetched.modified = entry.modified ?? dated
+                    fetchedEntries.append(fetched)
+                case .failure(let error): report.problems.append(error)
+                }
             }
         }
         // A file an earlier fetch wrote and the server no longer lists is removed from the
