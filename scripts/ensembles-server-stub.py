@@ -3,7 +3,8 @@
 (Spec/remote.md 12). Standard library only.
 
     ensembles-server-stub.py ROOT --user U --password P [--inject FOLDER NAME]... [--redirect NAME]
-                             [--malformed FOLDER] [--refuse FOLDER]
+                             [--malformed FOLDER] [--refuse FOLDER] [--status FOLDER CODE]
+                             [--many FOLDER COUNT] [--drop NAME] [--stall NAME] [--fail NAME]
 
 Serves the folder ROOT as a user's cloud tree: the cloud path /A/B is ROOT/A/B. Every POST must
 carry HTTP Basic credentials U:P, else it is answered 401. Endpoints, as the 1.x client
@@ -20,7 +21,10 @@ with Content-Length, Last-Modified (the file's date) and ETag and asks no creden
 presigned S3 URL does. --inject adds NAME to the listing of cloud folder FOLDER (names no
 file holds, such as `..`); --redirect makes the download of files named NAME answer 302, once, to itself (so a client that
 follows redirects from a presigned URL gets the bytes). --malformed makes the listing of FOLDER a
-body that is not JSON; --refuse makes it a JSON object with "success": false.
+body that is not JSON; --refuse makes it a JSON object with "success": false; --status makes it
+answer the HTTP status CODE; --many adds COUNT names `f00000`, `f00001`, ... to it (listed only:
+no file holds them). The download of files named NAME: --drop sends 10 of the bytes it announces
+and closes the connection, --stall sends 10 and then nothing for 5 s, --fail answers 500.
 
 Binds an ephemeral port, prints it on one line, and serves until standard input closes.
 """
@@ -30,8 +34,10 @@ import hashlib
 import http.server
 import json
 import os
+import socket
 import sys
 import threading
+import time
 import urllib.parse
 
 
@@ -50,6 +56,9 @@ def main(argv):
     redirected = set()
     malformed = set()
     refused = set()
+    statuses = {}
+    many = {}
+    broken = {}
     index = 1
     while index < len(argv):
         option = argv[index]
@@ -67,6 +76,15 @@ def main(argv):
             index += 2
         elif option == "--refuse":
             refused.add(argv[index + 1])
+            index += 2
+        elif option == "--status":
+            statuses[argv[index + 1]] = int(argv[index + 2])
+            index += 3
+        elif option == "--many":
+            many[argv[index + 1]] = int(argv[index + 2])
+            index += 3
+        elif option in ("--drop", "--stall", "--fail"):
+            broken[argv[index + 1]] = option[2:]
             index += 2
         elif option == "--redirect":
             redirected.add(argv[index + 1])
@@ -127,11 +145,14 @@ def main(argv):
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     return self.wfile.write(body)
+                if cloud in statuses:
+                    return self.answer(statuses[cloud], {"success": False, "error": "stub status"})
                 if cloud in refused:
                     return self.answer(200, {"success": False, "error": "the bucket is unavailable"})
                 if path is None or not os.path.isdir(path):
                     return self.answer(200, {"success": False, "error": "no such folder"})
                 names = sorted(os.listdir(path)) + injected.get(cloud.rstrip("/") or "/", [])
+                names += [f"f{i:05d}" for i in range(many.get(cloud, 0))]
                 return self.answer(200, {"success": True, "files": names})
             if endpoint == "/downloadurls":
                 paths = request.get("paths")
@@ -164,6 +185,21 @@ def main(argv):
                 self.send_header("Location", self.path + "&again=1")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                return
+            failure = broken.get(os.path.basename(path))
+            if failure == "fail":
+                return self.answer(500, {"success": False})
+            if failure in ("drop", "stall"):
+                self.send_response(200)
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.write(b"x" * 10)
+                self.wfile.flush()
+                if failure == "drop":
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                else:
+                    time.sleep(5)
+                self.close_connection = True
                 return
             with open(path, "rb") as handle:
                 body = handle.read()

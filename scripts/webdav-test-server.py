@@ -6,7 +6,8 @@
         given (--basic: Basic only).
     webdav-test-server.py stub
         A small server of the answers WsgiDAV never gives: 401, 403, 404, 500, malformed XML, a
-        connection dropped mid-body, a stall, unsafe names, redirects, a body too large.
+        connection dropped mid-body, a stall, unsafe names, redirects, a body too large, and a
+        folder of 10,000 members in one PROPFIND answer (/huge/).
 
 Either binds an ephemeral port on 127.0.0.1, prints it on one line, and serves until killed.
 """
@@ -117,6 +118,8 @@ class Stub(http.server.BaseHTTPRequestHandler):
             return self.answer(207, multistatus("/big/events/", [("/big/events/huge", False, 300 * 1024 * 1024)]))
         if path == "/many/":
             return self.answer(207, multistatus("/many/", [(f"/many/f{i:02d}", False, 2) for i in range(40)]))
+        if path == "/huge/":
+            return self.answer(207, multistatus("/huge/", [(f"/huge/f{i:05d}", False, 6) for i in range(10_000)]))
         if path == "/names/":
             members = [
                 ("/names/with%20space", False, 5),

@@ -57,9 +57,17 @@ struct EnsemblesServerTests {
         try? manager.createDirectory(at: events, withIntermediateDirectories: true)
         try? Data("kept".utf8).write(to: events.appendingPathComponent("1_S_0.cdeevent"))
         try? Data("moved".utf8).write(to: events.appendingPathComponent("redirected"))
-        for folder in ["stores", "data"] {
+        for folder in ["stores", "data", "baselines"] {
             try? manager.createDirectory(at: root.appendingPathComponent("failing/E/\(folder)"), withIntermediateDirectories: true)
         }
+        // Downloads that fail (the stub's --drop, --stall, --fail), beside one that does not.
+        let downloads = root.appendingPathComponent("downloads/E/events")
+        try? manager.createDirectory(at: downloads, withIntermediateDirectories: true)
+        for name in ["1_S_0.cdeevent", "dropped", "stalled", "failed"] {
+            try? Data(repeating: 0x78, count: 100).write(to: downloads.appendingPathComponent(name))
+        }
+        // A folder whose listing the stub fills with 10,000 names (--many).
+        try? manager.createDirectory(at: root.appendingPathComponent("many/E/events"), withIntermediateDirectories: true)
         return root
     }()
 
@@ -71,6 +79,9 @@ struct EnsemblesServerTests {
         "--redirect", "redirected",
         "--malformed", "/failing/E/stores",
         "--refuse", "/failing/E/data",
+        "--status", "/failing/E/baselines", "500",
+        "--many", "/many/E/events", "10000",
+        "--drop", "dropped", "--stall", "stalled", "--fail", "failed",
     ])
 
     static func url(_ path: String) -> String { "http://127.0.0.1:\(stub?.port ?? 1)/\(path)" }
@@ -191,12 +202,48 @@ struct EnsemblesServerTests {
             ("failing/E/stores", "remote.malformed-listing", "not a JSON object"),
             ("failing/E/data", "remote.server-error", "the bucket is unavailable"),
             ("failing/nowhere", "remote.server-error", "does not exist"),
+            ("failing/E/baselines", "remote.http-status", "/listdir answered 500"),
         ])
     func listingFailures(path: String, code: String, message: String) throws {
         _ = try #require(Self.stub)
         let output = try RemoteFolderTests.run(["inspect", "--protocol", "ensembles-server", Self.url(path)], environment: Self.credentials)
         #expect(output.status == 2)
         #expect(output.stderr.contains(code) && output.stderr.contains(message), "\(output.stderr)")
+    }
+
+    @Test("presigned downloads dropped mid-body, stalled and answered 500: each named with its code, exit 1, the other file fetched")
+    func downloadFailures() throws {
+        _ = try #require(Self.stub)
+        let scratch = try RemoteFolderTests.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let snapshot = scratch.appendingPathComponent("snapshot")
+        let started = Date()
+        let output = try RemoteFolderTests.run(
+            ["fetch", "--protocol", "ensembles-server", "--remote-timeout", "1", Self.url("downloads/E"), snapshot.path], environment: Self.credentials)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(output.status == 1, "\(output.stderr)")
+        #expect(output.stdout == "4 files listed: 1 fetched (100 bytes), 0 already current, 0 removed; 3 problems\n", "\(output.stdout)")
+        let lines = output.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(output.stderr)")
+        for prefix in ["remote.connection events/dropped: ", "remote.timeout events/stalled: ", "remote.http-status events/failed: GET answered 500"] {
+            #expect(lines.contains { $0.hasPrefix(prefix) }, "\(prefix): \(output.stderr)")
+        }
+        #expect(!output.stderr.contains("/blob") && !output.stderr.contains("signature"))
+        #expect(try RemoteFolderTests.files(under: snapshot, hidden: true) == [".logtool-fetch.json", "events/1_S_0.cdeevent"])
+    }
+
+    @Test("a listdir answer of 10,000 names: every one listed, no fileexists asked for them")
+    func tenThousandNames() throws {
+        _ = try #require(Self.stub)
+        let location = try RemoteLocation(Self.url("many/E/events"), protocolName: "ensembles-server")
+        let snapshot = RemoteSnapshot(
+            location: location, options: .init(timeout: 10, credentials: RemoteCredentials(user: Self.user, password: Self.password)))
+        let transport = HTTPTransport(idleTimeout: 10, totalTimeout: 200, credentials: nil, displayName: location.display)
+        var report = RemoteSnapshot.Report()
+        let (entries, problems) = try snapshot.list(transport, report: &report)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(entries.map(\.relative) == (0..<10_000).map { String(format: "f%05d", $0) })
+        #expect(entries.allSatisfy { $0.size == nil && $0.source == nil })
     }
 
     @Test("presigned URLs followed: absolute https (http only from an http folder), with a host, without credentials")

@@ -379,6 +379,20 @@ struct RemoteFolderTests {
         }
     }
 
+    @Test("a folder of 10,000 members in one PROPFIND answer: one request, every member listed with its size and date")
+    func tenThousandMembers() throws {
+        let stub = try #require(Self.stub)
+        let location = try RemoteLocation(Self.url("huge", server: stub), protocolName: nil)
+        let snapshot = RemoteSnapshot(location: location, options: .init(timeout: 10))
+        let transport = HTTPTransport(idleTimeout: 10, totalTimeout: 200, credentials: nil, displayName: location.display)
+        var report = RemoteSnapshot.Report()
+        let (entries, problems) = try snapshot.list(transport, report: &report)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(report.listingRequests == 1)
+        #expect(entries.map(\.relative) == (0..<10_000).map { String(format: "f%05d", $0) })
+        #expect(entries.allSatisfy { $0.size == 6 && $0.modified == Date(timeIntervalSince1970: 1_793_701_230) })
+    }
+
     @Test("names with spaces and Unicode are fetched; `..`, `/`, NUL, overlong names and members outside the folder are named and never escape")
     func unsafeNames() throws {
         let scratch = try Self.scratch()

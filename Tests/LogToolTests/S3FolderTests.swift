@@ -344,3 +344,103 @@ struct S3UnitTests {
         #expect(signed.s3Hint(HTTPTransport.Response(status: 404, headers: [:], body: Data(), bytes: 0, url: location.collection)) == " (not found)")
     }
 }
+
+/// The S3 answers moto never gives, from `scripts/s3-stub-server.py` (standard library only, so
+/// these always run): 10,000 keys listed in pages through opaque continuation tokens, a listing
+/// answered 500, cut short or truncated without a token, and downloads dropped mid-body, stalled
+/// or answered 500 (Spec/remote.md 6, 11.4). Requests go unsigned (no AWS credentials, 11.6).
+@Suite("Remote folders (S3 stub)", .serialized)
+struct S3StubTests {
+    static let stub: LoopbackServer? = try? LoopbackServer([], script: "s3-stub-server.py")
+    static var endpoint: String { "http://127.0.0.1:\(stub?.port ?? 1)" }
+    static let environment = ["AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent"]
+
+    static func run(_ arguments: [String]) throws -> RemoteFolderTests.Output {
+        try RemoteFolderTests.run(arguments + ["--endpoint-url", endpoint], environment: environment, clearing: ["AWS_"])
+    }
+
+    /// The stub's count of ListObjectsV2 requests to the bucket `many`, and its largest page.
+    static func stats() throws -> [Int] {
+        let text = String(decoding: try Data(contentsOf: URL(string: "\(endpoint)/_stats")!), as: UTF8.self)
+        return text.split(separator: " ").compactMap { Int($0) }
+    }
+
+    /// Listed in the test process: fetching the 10,000 files from the stub takes about 40 s
+    /// (debug), too long for the suite; the downloads are the other tests' (and the WebDAV
+    /// suite's in-flight test).
+    @Test("10,000 keys: listed in 10 pages of 1,000 through the continuation tokens, every key with its size, ETag and date")
+    func tenThousandKeys() throws {
+        _ = try #require(Self.stub)
+        let location = try RemoteLocation("s3://many", protocolName: nil, endpointURL: Self.endpoint, region: "us-east-1")
+        let snapshot = RemoteSnapshot(location: location, options: .init(timeout: 10))
+        let transport = HTTPTransport(idleTimeout: 10, totalTimeout: 200, credentials: nil, displayName: location.display)
+        let before = try Self.stats()
+        var report = RemoteSnapshot.Report()
+        let (entries, problems) = try snapshot.list(transport, report: &report)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(report.listingRequests == 10)
+        let after = try Self.stats()
+        // The stub counted 10 requests, and never answered more than 1,000 keys in one.
+        #expect(after.first.map { $0 - (before.first ?? 0) } == 10, "\(before) \(after)")
+        #expect(after.last == 1000)
+        #expect(entries.map(\.relative) == (0..<10_000).map { String(format: "E/events/f%05d", $0) })
+        // Sizes and dates as the stub lists them: 6 bytes, 1,600,000,000 + the key's number.
+        let wrong = entries.enumerated().filter { index, entry in
+            entry.size != 6 || entry.etag?.count != 34 || entry.modified != Date(timeIntervalSince1970: 1_600_000_000 + Double(index))
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(3).map(\.element.relative))")
+    }
+
+    @Test(
+        "a listing answered 500, cut short, or truncated without a continuation token: exit 2 and its code, nothing read",
+        arguments: [
+            ("s3://fail/list500", "remote.http-status .: ListObjectsV2 answered 500 (InternalError)"),
+            ("s3://fail/malformed", "remote.malformed-listing .: the ListObjectsV2 answer is not a ListBucketResult"),
+            ("s3://fail/notoken", "remote.malformed-listing .: a truncated ListObjectsV2 page without a new continuation token"),
+            // Tokens A, B, A, ...: not the token just sent, but one sent before.
+            ("s3://fail/cycle", "remote.malformed-listing .: a truncated ListObjectsV2 page without a new continuation token"),
+        ])
+    func listingFailures(url: String, message: String) throws {
+        _ = try #require(Self.stub)
+        let scratch = try RemoteFolderTests.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try Self.run(["fetch", url, scratch.appendingPathComponent("copy").path])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.hasPrefix(message), "\(run.stderr)")
+        let inspect = try Self.run(["inspect", url])
+        #expect(inspect.status == 2 && inspect.stderr.hasPrefix(message) && inspect.stdout.isEmpty, "\(inspect.stderr)")
+    }
+
+    @Test("a key a later page lists again is named and fetched once")
+    func repeatedKey() throws {
+        _ = try #require(Self.stub)
+        let scratch = try RemoteFolderTests.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let snapshot = scratch.appendingPathComponent("repeat")
+        let run = try Self.run(["fetch", "s3://fail/repeat", snapshot.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stdout == "2 files listed: 2 fetched (2 bytes), 0 already current, 0 removed; 1 problems\n", "\(run.stdout)")
+        #expect(run.stderr == "remote.unsafe-name a: a second key of this name: not fetched\n", "\(run.stderr)")
+        let manifest = try JSONParser.parse(Array(Data(contentsOf: snapshot.appendingPathComponent(".logtool-fetch.json"))))
+        #expect(manifest[JSONPointer(["files"])]?.arrayValue?.compactMap { $0[JSONPointer(["path"])]?.stringValue } == ["a", "b"])
+    }
+
+    @Test("downloads answered 500, dropped mid-body and stalled: each named with its code, exit 1, the other file fetched, no partial file left")
+    func downloadFailures() throws {
+        _ = try #require(Self.stub)
+        let scratch = try RemoteFolderTests.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let snapshot = scratch.appendingPathComponent("files")
+        let started = Date()
+        let run = try Self.run(["fetch", "--remote-timeout", "1", "s3://fail/files", snapshot.path])
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stdout == "4 files listed: 1 fetched (2 bytes), 0 already current, 0 removed; 3 problems\n", "\(run.stdout)")
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(run.stderr)")
+        for prefix in ["remote.http-status 500: GET answered 500 (InternalError)", "remote.connection drop: ", "remote.timeout stall: "] {
+            #expect(lines.contains { $0.hasPrefix(prefix) }, "\(prefix): \(run.stderr)")
+        }
+        #expect(try RemoteFolderTests.files(under: snapshot, hidden: true) == [".logtool-fetch.json", "ok"])
+    }
+}

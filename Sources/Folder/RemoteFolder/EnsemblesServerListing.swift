@@ -148,7 +148,9 @@ extension RemoteSnapshot {
                 seen.insert(name)
                 total += 1
                 guard total <= Self.maximumMembers else {
-                    throw FormatError(.remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing")
+                    throw FormatError(
+                        .remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing", location: .init(file: ".")
+                    )
                 }
                 var isFolder = markedFolder
                 if !isFolder && !entriesAreFiles {

@@ -19,6 +19,9 @@ extension RemoteSnapshot {
         var filePaths: Set<String> = []
         var folderPaths: Set<String> = []
         var token: String?
+        // Every token sent: a server that hands back an earlier one (A, B, A, ...) would list
+        // the same pages for ever, each key again (Spec/remote.md 11.4).
+        var tokensSent: Set<String> = []
         var pages = 0
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -35,7 +38,9 @@ extension RemoteSnapshot {
             guard response.status == 200 else {
                 throw FormatError(.remoteHTTPStatus, "ListObjectsV2 answered \(response.status)\(s3Hint(response))", location: .init(file: "."))
             }
-            let page = try ListBucketReader.read(response.body, maximumKeys: Self.maximumMembersPerFolder)
+            // The reader's errors name no file; the listing's are reported against the folder.
+            let page: ListBucketReader.Page
+            do { page = try ListBucketReader.read(response.body, maximumKeys: Self.maximumMembersPerFolder) } catch { throw error.inFile(".") }
             for object in page.objects {
                 guard object.key.hasPrefix(folder.prefix) else {
                     problems.append(FormatError(.remoteUnsafeName, "a key outside the folder listed: \(object.key)", location: .init(file: ".")))
@@ -54,6 +59,10 @@ extension RemoteSnapshot {
                     continue
                 }
                 let parents = (1..<path.count).map { path.prefix($0).joined(separator: "/") }
+                if filePaths.contains(relative) {
+                    problems.append(FormatError(.remoteUnsafeName, "a second key of this name: not fetched", location: .init(file: shown)))
+                    continue
+                }
                 if folderPaths.contains(relative) || parents.contains(where: { filePaths.contains($0) }) {
                     problems.append(FormatError(.remoteUnsafeName, "a name that is both a file and a folder: not fetched", location: .init(file: shown)))
                     continue
@@ -61,17 +70,19 @@ extension RemoteSnapshot {
                 filePaths.insert(relative)
                 folderPaths.formUnion(parents)
                 guard files.count < Self.maximumMembers else {
-                    throw FormatError(.remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) keys, the limit of a listing")
+                    throw FormatError(
+                        .remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) keys, the limit of a listing", location: .init(file: "."))
                 }
                 let modified = object.lastModified.flatMap { dates.date(from: $0) ?? wholeSeconds.date(from: $0) }
                 files.append(Entry(path: path, size: object.size, etag: object.etag, modified: modified))
             }
             if page.isTruncated {
-                // A page that says more follows must say where: a token missing or sent back
-                // unchanged would list the same page for ever.
-                guard let next = page.nextToken, !next.isEmpty, next != token, pages < Self.maximumMembers else {
+                // A page that says more follows must say where: a token missing, or one sent
+                // before, would list the same pages for ever.
+                guard let next = page.nextToken, !next.isEmpty, !tokensSent.contains(next), pages < Self.maximumMembers else {
                     throw FormatError(.remoteMalformedListing, "a truncated ListObjectsV2 page without a new continuation token", location: .init(file: "."))
                 }
+                tokensSent.insert(next)
                 token = next
             } else {
                 token = nil
