@@ -447,6 +447,28 @@ struct RemoteFolderTests {
 /// Pieces of the WebDAV client checked against their RFCs, without a server.
 @Suite("Remote folders: Digest, challenges, URLs")
 struct RemoteFolderUnitTests {
+    @Test("a folder-by-folder listing refuses a name twice in one folder, the manifest's name at the top and folders too deep (Spec/remote.md 3, 4.4)")
+    func folderWalk() throws {
+        var walk = FolderWalk()
+        #expect(walk.nextFolder() == [])
+        #expect(try walk.admit("events", in: []))
+        #expect(try !walk.admit("events", in: []))
+        #expect(try !walk.admit(RemoteSnapshot.manifestName, in: []))
+        #expect(try !walk.admit("..", in: []))
+        walk.addFolder(["events"])
+        walk.addFolder(Array(repeating: "d", count: RemoteSnapshot.maximumDepth))
+        #expect(walk.nextFolder() == ["events"])
+        // The same name in another folder, and the manifest's name below the top, are listed.
+        #expect(try walk.admit("events", in: ["events"]))
+        #expect(try walk.admit(RemoteSnapshot.manifestName, in: ["events"]))
+        #expect(walk.nextFolder() == nil)
+        #expect(
+            walk.problems.map(\.message) == [
+                "a second member of this name: not fetched", "the manifest's own name: not fetched", "the name ..: not fetched",
+                "folders nested more than \(RemoteSnapshot.maximumDepth) deep are not fetched",
+            ])
+    }
+
     @Test("HTTP dates in each form of RFC 9110 5.6.7, and the manifest's RFC 3339 times")
     func httpDates() {
         // Seconds since 1970 from Python's calendar.timegm, not from Foundation.

@@ -110,12 +110,8 @@ extension RemoteSnapshot {
                     .remoteServerError, found ? "the URL names a file, not a folder" : "the folder does not exist on the server", location: .init(file: "."))
             }
         }
-        var files: [Entry] = []
-        var problems: [FormatError] = []
-        var folders: [[String]] = [[]]
-        var total = 0
-        while let folder = folders.first {
-            folders.removeFirst()
+        var walk = FolderWalk()
+        while let folder = walk.nextFolder() {
             let shown = folder.isEmpty ? "." : folder.joined(separator: "/") + "/"
             let object = try post("listdir", body: .object(JSONObject([("path", .string(cloudPath(folder)))])), transport: transport, file: shown)
             guard let names = object?["files"]?.arrayValue else {
@@ -127,7 +123,6 @@ extension RemoteSnapshot {
                     location: .init(file: shown))
             }
             let entriesAreFiles = EnsemblesServerProtocol.fileFolders.contains((location.segments + folder).last ?? "")
-            var seen: Set<String> = []
             for value in names {
                 guard var name = value.stringValue else {
                     throw FormatError(.remoteMalformedListing, "/listdir's `files` holds a member that is not a string", location: .init(file: shown))
@@ -139,24 +134,12 @@ extension RemoteSnapshot {
                     markedFolder = true
                 }
                 let path = folder + [name]
-                if let reason = Self.unsafeReason(name) ?? (folder.isEmpty && name == Self.manifestName ? "the manifest's own name" : nil)
-                    ?? (seen.contains(name) ? "a second member of this name" : nil)
-                {
-                    problems.append(FormatError(.remoteUnsafeName, "\(reason): not fetched", location: .init(file: path.joined(separator: "/"))))
-                    continue
-                }
-                seen.insert(name)
-                total += 1
-                guard total <= Self.maximumMembers else {
-                    throw FormatError(
-                        .remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing", location: .init(file: ".")
-                    )
-                }
+                guard try walk.admit(name, in: folder) else { continue }
                 var isFolder = markedFolder
                 if !isFolder && !entriesAreFiles {
                     let (found, folderFound) = try exists(path, transport: transport)
                     guard found else {
-                        problems.append(
+                        walk.report(
                             FormatError(
                                 .remoteServerError, "listed, but /fileexists says it does not exist: not fetched",
                                 location: .init(file: path.joined(separator: "/"))))
@@ -164,21 +147,10 @@ extension RemoteSnapshot {
                     }
                     isFolder = folderFound
                 }
-                if isFolder {
-                    guard folder.count + 1 < Self.maximumDepth else {
-                        problems.append(
-                            FormatError(
-                                .remoteUnsafeName, "folders nested more than \(Self.maximumDepth) deep are not fetched",
-                                location: .init(file: path.joined(separator: "/"))))
-                        continue
-                    }
-                    folders.append(path)
-                } else {
-                    files.append(Entry(path: path, size: nil, etag: nil, modified: nil))
-                }
+                if isFolder { walk.addFolder(path) } else { walk.addFile(Entry(path: path, size: nil, etag: nil, modified: nil)) }
             }
         }
-        return (files, problems)
+        return (walk.files, walk.problems)
     }
 
     /// Asks `downloadurls` for the files of `work`, in batches (Spec/remote.md 12.4), and returns

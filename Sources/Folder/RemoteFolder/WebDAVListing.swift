@@ -182,12 +182,8 @@ extension RemoteSnapshot {
     /// Every file under the collection, by PROPFIND `Depth: 1` on each folder, breadth first
     /// (Spec/remote.md 3); unsafe names are reported, not listed.
     func listWebDAV(_ transport: HTTPTransport, report: inout Report) throws(FormatError) -> ([Entry], [FormatError]) {
-        var files: [Entry] = []
-        var problems: [FormatError] = []
-        var folders: [[String]] = [[]]
-        var total = 0
-        while let folder = folders.first {
-            folders.removeFirst()
+        var walk = FolderWalk()
+        while let folder = walk.nextFolder() {
             let url = location.url(of: folder, isFolder: true)
             let shown = folder.isEmpty ? "." : folder.joined(separator: "/") + "/"
             let response = try transport.perform(
@@ -205,12 +201,11 @@ extension RemoteSnapshot {
             // Members are named relative to the URL that answered (a folder may redirect on its
             // host); requests still go to URLs built from the folder's own URL.
             let base = RemoteLocation.decodedSegments(response.url.path(percentEncoded: true)) ?? (location.segments + folder)
-            var seen: Set<String> = []
             for member in members {
                 guard let target = URL(string: member.href, relativeTo: response.url)?.absoluteURL,
                     let segments = RemoteLocation.decodedSegments(target.path(percentEncoded: true))
                 else {
-                    problems.append(FormatError(.remoteUnsafeName, "an href that is not a URL path: \(member.href)", location: .init(file: shown)))
+                    walk.report(FormatError(.remoteUnsafeName, "an href that is not a URL path: \(member.href)", location: .init(file: shown)))
                     continue
                 }
                 // The folder itself.
@@ -218,38 +213,17 @@ extension RemoteSnapshot {
                 guard target.host == nil || location.isSameOrigin(target), segments.count == base.count + 1, Array(segments.prefix(base.count)) == base,
                     let name = segments.last
                 else {
-                    problems.append(
-                        FormatError(.remoteUnsafeName, "a member outside the folder listed: \(member.href)", location: .init(file: shown)))
+                    walk.report(FormatError(.remoteUnsafeName, "a member outside the folder listed: \(member.href)", location: .init(file: shown)))
                     continue
                 }
-                if let reason = Self.unsafeReason(name) ?? (folder.isEmpty && name == Self.manifestName ? "the manifest's own name" : nil)
-                    ?? (seen.contains(name) ? "a second member of this name" : nil)
-                {
-                    problems.append(
-                        FormatError(.remoteUnsafeName, "\(reason): not fetched", location: .init(file: (folder + [name]).joined(separator: "/"))))
-                    continue
-                }
-                seen.insert(name)
-                total += 1
-                guard total <= Self.maximumMembers else {
-                    throw FormatError(
-                        .remoteMalformedListing, "the folder holds more than \(Self.maximumMembers) members, the limit of a listing", location: .init(file: ".")
-                    )
-                }
+                guard try walk.admit(name, in: folder) else { continue }
                 if member.isCollection {
-                    guard folder.count + 1 < Self.maximumDepth else {
-                        problems.append(
-                            FormatError(
-                                .remoteUnsafeName, "folders nested more than \(Self.maximumDepth) deep are not fetched",
-                                location: .init(file: (folder + [name]).joined(separator: "/"))))
-                        continue
-                    }
-                    folders.append(folder + [name])
+                    walk.addFolder(folder + [name])
                 } else {
-                    files.append(Entry(path: folder + [name], size: member.size, etag: member.etag, modified: member.modified))
+                    walk.addFile(Entry(path: folder + [name], size: member.size, etag: member.etag, modified: member.modified))
                 }
             }
         }
-        return (files, problems)
+        return (walk.files, walk.problems)
     }
 }
