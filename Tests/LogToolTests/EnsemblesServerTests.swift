@@ -103,16 +103,7 @@ struct EnsemblesServerTests {
     func sameOutputAsLocal() throws {
         _ = try #require(Self.stub)
         #expect(Self.cases.count >= 8)
-        final class Failures: @unchecked Sendable {
-            let lock = NSLock()
-            var list: [String] = []
-            func add(_ text: String) {
-                lock.lock()
-                list.append(text)
-                lock.unlock()
-            }
-        }
-        let failures = Failures()
+        let failures = FailureList()
         let cases = Self.cases
         DispatchQueue.concurrentPerform(iterations: cases.count) { index in
             let (name, folder, arguments) = cases[index]

@@ -54,15 +54,27 @@ final class LoopbackServer: @unchecked Sendable {
 
 /// Whether WsgiDAV can be started: the remote-folder tests skip without it, but not in CI.
 enum WebDAVAvailability {
-    static let wsgidavInstalled: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import wsgidav, cheroot"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    static let wsgidavInstalled = pythonCanImport("wsgidav, cheroot")
+}
+
+/// Whether `python3 -c "import MODULES"` succeeds: the servers of the remote-folder tests are
+/// Python packages that scripts/test installs.
+func pythonCanImport(_ modules: String) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import \(modules)"]
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}
+
+/// Failures gathered from concurrent runs (`DispatchQueue.concurrentPerform`).
+final class FailureList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    var list: [String] { lock.withLock { items } }
+    func add(_ text: String) { lock.withLock { items.append(text) } }
 }
 
 /// Remote folders over WebDAV (Spec/remote.md): a real WsgiDAV server serving copies of golden
@@ -172,16 +184,7 @@ struct RemoteFolderTests {
         #expect(Self.sameOutputCases.count >= 40)
         let cases = Self.sameOutputCases
         // Eight at a time: each pair of runs is independent.
-        final class Failures: @unchecked Sendable {
-            let lock = NSLock()
-            var list: [String] = []
-            func add(_ text: String) {
-                lock.lock()
-                list.append(text)
-                lock.unlock()
-            }
-        }
-        let failures = Failures()
+        let failures = FailureList()
         DispatchQueue.concurrentPerform(iterations: cases.count) { index in
             let (name, folder, arguments) = cases[index]
             let remote = arguments.map { argument -> String in

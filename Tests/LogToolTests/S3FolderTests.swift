@@ -6,15 +6,7 @@ import LogToolCore
 
 /// Whether moto's server can be started: the S3 tests skip without it, but not in CI.
 enum S3Availability {
-    static let motoInstalled: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import moto.server, boto3"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    static let motoInstalled = pythonCanImport("moto.server, boto3")
 }
 
 /// Remote folders in S3 (Spec/remote.md 11): moto's server, started once, with copies of the
@@ -56,16 +48,7 @@ struct S3FolderTests {
         let all = ProcessInfo.processInfo.environment["LOGTOOL_S3_ALL_CASES"] == "1"
         let cases = RemoteFolderTests.sameOutputCases.filter { all || Self.sampleCases.contains($0.name) }
         #expect(cases.count >= (all ? 40 : 12))
-        final class Failures: @unchecked Sendable {
-            let lock = NSLock()
-            var list: [String] = []
-            func add(_ text: String) {
-                lock.lock()
-                list.append(text)
-                lock.unlock()
-            }
-        }
-        let failures = Failures()
+        let failures = FailureList()
         DispatchQueue.concurrentPerform(iterations: cases.count) { index in
             let (name, folder, arguments) = cases[index]
             func url(_ argument: String) -> String { "s3://golden/\(name)/\(argument)" }
