@@ -2,6 +2,7 @@
 # Builds the fuzz target with libFuzzer and AddressSanitizer and runs it.
 # Usage: Fuzz/run.sh [SECONDS]   (default 600). New crashers land in Fuzz/FailCases/, which the test
 # suite replays (Tests/ConformanceTests/FuzzCrasherTests.swift): commit them with the fix.
+# FUZZ_DECODERS=webdav,s3 (names of FuzzGroup in Sources/FuzzDecoders) feeds only those decoders.
 set -euo pipefail
 cd "$(dirname "$0")"
 # A target of the toolkit's own package (Package.swift), built on its own with its trait.
@@ -12,6 +13,13 @@ cp $(find ../Fixtures/v2-json ../Fixtures/v1-json -name '*.json') ../Fixtures/v2
 index=0
 while IFS= read -r -d '' archive; do index=$((index + 1)); cp "$archive" "$corpus/keyed-archive-$index"; done \
     < <(find ../Fixtures/external/ticoredatasync -name elements -print0)
+# The files of the TICoreDataSync fixture folders (Spec/ticds.md 3): property lists, change sets,
+# WholeStores, encrypted or not (the fuzz target decrypts with the `encrypted` fixture's key).
+index=0
+while IFS= read -r -d '' file; do index=$((index + 1)); cp "$file" "$corpus/ticds-$index-$(basename "$file")"; done \
+    < <(find ../Fixtures/ticds -path '*/folder/*' -type f -print0)
+# Remote listings (WebDAV multistatus, S3 ListBucketResult, Ensembles Server answers) and HTTP dates.
+cp Seeds/* "$corpus"/
 mkdir -p FailCases
 ./.build-fuzz/release/FuzzDecoders "$corpus" -dict=v2-json.dict -max_total_time="${1:-600}" -rss_limit_mb=2048 -artifact_prefix=FailCases/ -print_final_stats=1
 echo "corpus size: $(ls "$corpus" | wc -l) files"

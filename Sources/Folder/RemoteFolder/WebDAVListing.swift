@@ -13,7 +13,7 @@ extension FormatError.Code {
 }
 
 /// One member of a WebDAV collection as a PROPFIND `Depth: 1` answer gives it (RFC 4918 9.1).
-struct WebDAVMember: Sendable, Equatable {
+package struct WebDAVMember: Sendable, Equatable {
     /// The `href`, percent-encoded, as the server wrote it.
     var href: String
     var isCollection: Bool
@@ -28,7 +28,7 @@ struct WebDAVMember: Sendable, Equatable {
 /// The multistatus document of a PROPFIND answer, read with Foundation's `XMLParser` (libxml2),
 /// the parser the toolkit already uses for data models; external entities are not resolved.
 /// Bounded: the caller limits the document's size, and this reader the number of members.
-enum MultistatusReader {
+package enum MultistatusReader {
     /// The body sent with every PROPFIND: the four properties the toolkit keeps.
     static let request = Data(
         """
@@ -38,7 +38,7 @@ enum MultistatusReader {
 
     /// Reads `data`; more than `maximumMembers` members is an error, as is a document that is
     /// not well-formed or not a `DAV:` multistatus.
-    static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
+    package static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
@@ -56,7 +56,7 @@ enum MultistatusReader {
     }
 
     /// An HTTP date (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let date = imfFixdate(trimmed) { return date }
         for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy", "EEE, dd MMM yyyy HH:mm:ss zzz"] {
@@ -72,7 +72,7 @@ enum MultistatusReader {
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form servers send, read by hand: a
     /// DateFormatter made per date was most of the time of a fetch with nothing to download,
     /// Foundation on Linux has no HTTP date style, and its ISO 8601 style accepts 31 November.
-    static func imfFixdate(_ text: String) -> Date? {
+    package static func imfFixdate(_ text: String) -> Date? {
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 6, fields[0].count == 4, fields[0].hasSuffix(","), fields[5] == "GMT", let month = months.firstIndex(of: String(fields[2]))
