@@ -116,6 +116,11 @@ package enum ListBucketReader {
     }
 
     package static func read(_ data: Data, maximumKeys: Int) throws(FormatError) -> Page {
+        if let problem = XMLListingInput.problem(data) {
+            throw FormatError(
+                .remoteMalformedListing, "the ListObjectsV2 answer is no ListBucketResult the toolkit reads: \(problem.reason)",
+                location: .init(offset: problem.offset))
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
@@ -204,7 +209,7 @@ package enum ListBucketReader {
 /// error body is (its first 64 KiB, HTTPTransport).
 package enum S3ErrorReader {
     package static func code(_ data: Data) -> String? {
-        guard !data.isEmpty else { return nil }
+        guard !data.isEmpty, XMLListingInput.problem(data) == nil else { return nil }
         final class Collector: NSObject, XMLParserDelegate {
             var path: [String] = []
             var text = ""

@@ -12,6 +12,38 @@ extension FormatError.Code {
     package static let remoteMalformedListing = Self("remote.malformed-listing")
 }
 
+/// What a listing's XML must be before Foundation's `XMLParser` sees it (Spec/remote.md 3):
+/// UTF-8 throughout, with no other encoding declared. The parser stops the process (a trap in
+/// FoundationXML) when libxml2 hands it an element name or a processing instruction that is not
+/// UTF-8, which a document that is not UTF-8 can make it do (Fuzz/FailCases/webdav-name-not-utf8.xml).
+enum XMLListingInput {
+    /// Nil when `data` may be parsed; otherwise the offset of the first byte at fault and why.
+    static func problem(_ data: Data) -> (offset: Int, reason: String)? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = data.makeIterator()
+        var offset = 0
+        decoding: while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: break decoding
+            case .error: return (offset, "the document is not UTF-8")
+            }
+        }
+        // The encoding declaration, when there is one, must name UTF-8 (a document in another
+        // encoding would be converted by libxml2; no server sends one).
+        let head = String(decoding: data.prefix(512), as: UTF8.self)
+        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let encoding = declaration.range(of: "encoding") else { return nil }
+        let value = declaration[encoding.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+            .prefix { $0 != "\"" && $0 != "'" && $0 != " " }
+        guard value.lowercased() == "utf-8" || value.lowercased() == "utf8" else {
+            return (head.utf8.distance(from: head.utf8.startIndex, to: encoding.lowerBound), "the document declares the encoding \(value), not UTF-8")
+        }
+        return nil
+    }
+}
+
 /// One member of a WebDAV collection as a PROPFIND `Depth: 1` answer gives it (RFC 4918 9.1).
 package struct WebDAVMember: Sendable, Equatable {
     /// The `href`, percent-encoded, as the server wrote it.
@@ -39,6 +71,11 @@ package enum MultistatusReader {
     /// Reads `data`; more than `maximumMembers` members is an error, as is a document that is
     /// not well-formed or not a `DAV:` multistatus.
     package static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
+        if let problem = XMLListingInput.problem(data) {
+            throw FormatError(
+                .remoteMalformedListing, "the PROPFIND answer is no multistatus document the toolkit reads: \(problem.reason)",
+                location: .init(offset: problem.offset))
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
