@@ -29,16 +29,30 @@ enum XMLListingInput {
             case .error: return (offset, "the document is not UTF-8")
             }
         }
+        // No processing instruction but the XML declaration at the start: XMLParser reads a
+        // processing instruction without data through a null pointer
+        // (Fuzz/FailCases/s3-instruction-without-data.xml), and listings hold none.
+        let bytes = [UInt8](data)
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let hasDeclaration = bytes[start...].starts(with: Array("<?xml ".utf8)) || bytes[start...].starts(with: Array("<?xml\n".utf8))
+        var index = hasDeclaration ? start + 5 : start
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
+                return (index, "a processing instruction other than the XML declaration at the start")
+            }
+            index += 1
+        }
+        guard hasDeclaration else { return nil }
         // The encoding declaration, when there is one, must name UTF-8 (a document in another
         // encoding would be converted by libxml2; no server sends one).
-        let head = String(decoding: data.prefix(512), as: UTF8.self)
-        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
+        let head = String(decoding: bytes[start...].prefix(512), as: UTF8.self)
+        guard let end = head.range(of: "?>") else { return nil }
         let declaration = head[..<end.lowerBound]
         guard let encoding = declaration.range(of: "encoding") else { return nil }
         let value = declaration[encoding.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
             .prefix { $0 != "\"" && $0 != "'" && $0 != " " }
         guard value.lowercased() == "utf-8" || value.lowercased() == "utf8" else {
-            return (head.utf8.distance(from: head.utf8.startIndex, to: encoding.lowerBound), "the document declares the encoding \(value), not UTF-8")
+            return (start + head.utf8.distance(from: head.utf8.startIndex, to: encoding.lowerBound), "the document declares the encoding \(value), not UTF-8")
         }
         return nil
     }
