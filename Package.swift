@@ -206,7 +206,9 @@ let package = Package(
         // without the Fuzzing trait it only says how to run it (Fuzz/run.sh).
         .executableTarget(
             name: "FuzzDecoders",
-            dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation", "KeyedArchive"],
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation", "KeyedArchive", "TICDS", "RemoteFolder",
+            ],
             path: "Fuzz/Sources/FuzzDecoders",
             swiftSettings: [.define("FUZZING", .when(traits: ["Fuzzing"])), .unsafeFlags(["-parse-as-library"])]
         ),
@@ -231,6 +233,7 @@ let package = Package(
         ]),
         .testTarget(name: "ConformanceTests", dependencies: [
             "JSONDocument", "KeyedArchive", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "CloudFolder", "EnsemblesToolkit", "LogToolCore", "TestSupport",
+            "TICDS", "RemoteFolder",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]

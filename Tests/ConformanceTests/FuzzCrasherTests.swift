@@ -5,7 +5,9 @@ import EnsembleModel
 import EventCodecs
 import CloudFolder
 import KeyedArchive
+import RemoteFolder
 import SchemaValidation
+import TICDS
 
 /// Fuzz crashers kept as regression tests (swift-protobuf's `FuzzTesting/FailCases`): every file
 /// of `Fuzz/FailCases/` goes through every decoder that the fuzz target `FuzzDecoders` feeds, and
@@ -87,6 +89,84 @@ struct FuzzCrasherTests {
         } catch {
             Self.expectListed(error, "keyed-archive reader", file, bytes: bytes)
         }
+        Self.replayTICDS(bytes, file)
+        Self.replayRemote(bytes, file)
+    }
+
+    /// The TICoreDataSync readers the fuzz target feeds (its groups `fzacryptor`, `changeset`,
+    /// `plist`; Spec/ticds.md 3 to 5), in its order.
+    static func replayTICDS(_ bytes: [UInt8], _ file: String) {
+        let key = [UInt8](repeating: 7, count: 32)
+        do throws(FormatError) {
+            _ = try FZACryptor.decrypt(bytes, key: key)
+        } catch {
+            expectListed(error, "FZACryptor", file, bytes: bytes)
+        }
+        // Signed, so that the decryption and the padding check are reached.
+        if bytes.count >= 80 {
+            let message = Array(bytes.prefix(64 + (bytes.count - 64) / 16 * 16))
+            let signed = message + FZACryptor.hmac(message, key: key)
+            do throws(FormatError) {
+                _ = try FZACryptor.decrypt(signed, key: key)
+            } catch {
+                #expect(error.code == .ticdsBadPadding, "\(file): a signed file of a whole number of blocks was refused with \(error)")
+            }
+        }
+        if ChangeSetForm.detect(bytes) == .sqlite {
+            do throws(FormatError) {
+                _ = try SyncChangeStore.changes(bytes)
+            } catch {
+                expectListed(error, "change-set reader", file, bytes: bytes)
+            }
+            do throws(FormatError) {
+                _ = try SyncChangeStore.appliedSets(bytes)
+            } catch {
+                expectListed(error, "AppliedSyncChangeSets reader", file, bytes: bytes)
+            }
+        }
+        do throws(FormatError) {
+            _ = try SyncChangeStore.payload(bytes)
+        } catch {
+            expectListed(error, "change payload reader", file, bytes: bytes)
+        }
+        do throws(FormatError) {
+            _ = try TICDSFolder.dictionary(bytes)
+        } catch {
+            #expect(error.code == .ticdsInvalidPlist, "\(file): \(error)")
+            expectListed(error, "TICDS property-list reader", file, bytes: bytes)
+        }
+    }
+
+    /// The remote listing readers the fuzz target feeds (its groups `webdav`, `s3`, `server`,
+    /// `httpdate`; Spec/remote.md 3, 11.4, 12).
+    static func replayRemote(_ bytes: [UInt8], _ file: String) {
+        let data = Data(bytes)
+        do throws(FormatError) {
+            _ = try MultistatusReader.read(data, maximumMembers: 1_000)
+        } catch {
+            #expect(error.code == .remoteMalformedListing, "\(file): \(error)")
+            expectListed(error, "WebDAV multistatus reader", file, bytes: bytes)
+        }
+        do throws(FormatError) {
+            _ = try ListBucketReader.read(data, maximumKeys: 1_000)
+        } catch {
+            #expect(error.code == .remoteMalformedListing, "\(file): \(error)")
+            expectListed(error, "S3 ListBucketResult reader", file, bytes: bytes)
+        }
+        _ = S3ErrorReader.code(data)
+        do throws(FormatError) {
+            let object = try EnsemblesServerProtocol.answer(data, endpoint: "listdir", file: ".")
+            do throws(FormatError) {
+                _ = try EnsemblesServerProtocol.listedNames(object, file: ".")
+            } catch {
+                expectListed(error, "Ensembles Server listdir reader", file, bytes: bytes)
+            }
+        } catch {
+            expectListed(error, "Ensembles Server answer reader", file, bytes: bytes)
+        }
+        let text = String(decoding: bytes.prefix(256), as: UTF8.self)
+        _ = MultistatusReader.date(text)
+        _ = MultistatusReader.imfFixdate(text)
     }
 
     @Test("the hostile keyed archives are refused with the codes their README gives")

@@ -18,7 +18,7 @@ extension FormatError.Code {
 /// The Ensembles Server protocol as the 1.x client speaks it (Spec/remote.md 12): JSON posted
 /// with HTTP Basic authentication to endpoints at the URL's origin, then a plain GET of each
 /// presigned URL the server hands out. Only the four reading endpoints are ever called.
-enum EnsemblesServerProtocol {
+package enum EnsemblesServerProtocol {
     /// The folders whose entries the 1.x client only ever treats as files (its cloud manager's
     /// `stores`, `events`, `baselines` and `data`): their entries need no `fileexists`.
     static let fileFolders: Set<String> = ["stores", "events", "baselines", "data"]
@@ -62,23 +62,7 @@ extension RemoteSnapshot {
         guard (200..<300).contains(response.status) else {
             throw FormatError(.remoteHTTPStatus, "/\(name) answered \(response.status)\(Self.statusHint(response.status))", location: .init(file: file))
         }
-        // An empty body is success, as for the 1.x client; anything else must be an object
-        // saying `success`.
-        if response.body.isEmpty { return nil }
-        guard let value = try? JSONParser.parse(response.body), let object = value.objectValue else {
-            throw FormatError(.remoteMalformedListing, "/\(name) answered with a body that is not a JSON object", location: .init(file: file))
-        }
-        let success: Bool
-        switch object["success"] {
-        case .bool(let flag)?: success = flag
-        case .number(let number)?: success = (Double(number.description) ?? 0) != 0
-        default: success = false
-        }
-        guard success else {
-            let said = object["error"]?.stringValue.map { String($0.prefix(EnsemblesServerProtocol.maximumErrorText)) } ?? "no reason given"
-            throw FormatError(.remoteServerError, "/\(name) answered that it failed: \(said)", location: .init(file: file))
-        }
-        return object
+        return try EnsemblesServerProtocol.answer(response.body, endpoint: name, file: file)
     }
 
     /// `fileexists` of `relative`: whether it exists and whether it is a folder.
@@ -86,14 +70,7 @@ extension RemoteSnapshot {
         let shown = relative.isEmpty ? "." : relative.joined(separator: "/")
         let object = try post(
             "fileexists", body: .object(JSONObject([("path", .string(cloudPath(relative)))])), transport: transport, file: shown)
-        func flag(_ name: String) -> Bool {
-            switch object?[name] {
-            case .bool(let value)?: value
-            case .number(let number)?: (Double(number.description) ?? 0) != 0
-            default: false
-            }
-        }
-        return (flag("exists"), flag("isdir"))
+        return (EnsemblesServerProtocol.flag(object, "exists"), EnsemblesServerProtocol.flag(object, "isdir"))
     }
 
     /// Every file under the URL's folder (Spec/remote.md 12.3): `login`, `fileexists` of the
@@ -114,25 +91,9 @@ extension RemoteSnapshot {
         while let folder = walk.nextFolder() {
             let shown = folder.isEmpty ? "." : folder.joined(separator: "/") + "/"
             let object = try post("listdir", body: .object(JSONObject([("path", .string(cloudPath(folder)))])), transport: transport, file: shown)
-            guard let names = object?["files"]?.arrayValue else {
-                throw FormatError(.remoteMalformedListing, "/listdir answered without a `files` array", location: .init(file: shown))
-            }
-            guard names.count <= Self.maximumMembersPerFolder else {
-                throw FormatError(
-                    .remoteMalformedListing, "the listing holds more than \(Self.maximumMembersPerFolder) members, the limit of one folder",
-                    location: .init(file: shown))
-            }
+            let names = try EnsemblesServerProtocol.listedNames(object, file: shown)
             let entriesAreFiles = EnsemblesServerProtocol.fileFolders.contains((location.segments + folder).last ?? "")
-            for value in names {
-                guard var name = value.stringValue else {
-                    throw FormatError(.remoteMalformedListing, "/listdir's `files` holds a member that is not a string", location: .init(file: shown))
-                }
-                // A final `/` marks a folder (an S3 prefix), when a server sends one.
-                var markedFolder = false
-                if name.count > 1, name.hasSuffix("/") {
-                    name.removeLast()
-                    markedFolder = true
-                }
+            for (name, markedFolder) in names {
                 let path = folder + [name]
                 guard try walk.admit(name, in: folder) else { continue }
                 var isFolder = markedFolder
@@ -193,9 +154,69 @@ extension RemoteSnapshot {
     /// folder's URL is `http`), with a host, without a user name or password (Spec/remote.md
     /// 12.4).
     func downloadURL(_ text: String) -> URL? {
+        EnsemblesServerProtocol.downloadURL(text, folderIsHTTP: location.collection.scheme?.lowercased() == "http")
+    }
+}
+
+extension EnsemblesServerProtocol {
+    /// What an endpoint's answer `body` says (Spec/remote.md 12.2): nil for an empty body, which
+    /// is success as for the 1.x client; otherwise a JSON object whose `success` is true (or a
+    /// non-zero number). `name` is the endpoint and `file` what errors name.
+    package static func answer(_ body: Data, endpoint name: String, file: String) throws(FormatError) -> JSONObject? {
+        if body.isEmpty { return nil }
+        guard let value = try? JSONParser.parse(body), let object = value.objectValue else {
+            throw FormatError(.remoteMalformedListing, "/\(name) answered with a body that is not a JSON object", location: .init(file: file))
+        }
+        guard flag(object, "success") else {
+            let said = object["error"]?.stringValue.map { String($0.prefix(maximumErrorText)) } ?? "no reason given"
+            throw FormatError(.remoteServerError, "/\(name) answered that it failed: \(said)", location: .init(file: file))
+        }
+        return object
+    }
+
+    /// A flag of an answer (`success`, `exists`, `isdir`): true, or a non-zero number.
+    package static func flag(_ object: JSONObject?, _ name: String) -> Bool {
+        switch object?[name] {
+        case .bool(let value)?: value
+        case .number(let number)?: (Double(number.description) ?? 0) != 0
+        default: false
+        }
+    }
+
+    /// The names of a `listdir` answer (Spec/remote.md 12.3), each with whether a final `/`
+    /// marked it as a folder (the `/` removed); `file` is what errors name.
+    package static func listedNames(_ object: JSONObject?, file: String) throws(FormatError) -> [(name: String, markedFolder: Bool)] {
+        guard let names = object?["files"]?.arrayValue else {
+            throw FormatError(.remoteMalformedListing, "/listdir answered without a `files` array", location: .init(file: file))
+        }
+        guard names.count <= RemoteSnapshot.maximumMembersPerFolder else {
+            throw FormatError(
+                .remoteMalformedListing, "the listing holds more than \(RemoteSnapshot.maximumMembersPerFolder) members, the limit of one folder",
+                location: .init(file: file))
+        }
+        var listed: [(name: String, markedFolder: Bool)] = []
+        for value in names {
+            guard var name = value.stringValue else {
+                throw FormatError(.remoteMalformedListing, "/listdir's `files` holds a member that is not a string", location: .init(file: file))
+            }
+            // A final `/` marks a folder (an S3 prefix), when a server sends one.
+            var markedFolder = false
+            if name.count > 1, name.hasSuffix("/") {
+                name.removeLast()
+                markedFolder = true
+            }
+            listed.append((name, markedFolder))
+        }
+        return listed
+    }
+
+    /// `text` as a presigned URL that is followed, or nil: absolute, `https` (or `http` when
+    /// the folder's URL is `http`), with a host, without a user name or password (Spec/remote.md
+    /// 11.4).
+    package static func downloadURL(_ text: String, folderIsHTTP: Bool) -> URL? {
         guard let url = URL(string: text), let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,
-            scheme == "https" || (scheme == "http" && location.collection.scheme?.lowercased() == "http"),
+            scheme == "https" || (scheme == "http" && folderIsHTTP),
             components.user == nil, components.password == nil
         else { return nil }
         return url

@@ -108,7 +108,7 @@ extension RemoteSnapshot {
 }
 
 /// One object of a ListObjectsV2 page, its key decoded.
-struct S3Object: Sendable, Equatable {
+package struct S3Object: Sendable, Equatable {
     var key: String
     var size: Int64?
     var etag: String?
@@ -119,14 +119,19 @@ struct S3Object: Sendable, Equatable {
 /// A ListObjectsV2 answer (`ListBucketResult`), read with the XML parser of the WebDAV listing
 /// (Foundation's `XMLParser`), external entities not resolved; the caller bounds its size, this
 /// reader the number of keys (Spec/remote.md 11.4).
-enum ListBucketReader {
-    struct Page {
+package enum ListBucketReader {
+    package struct Page {
         var objects: [S3Object]
         var isTruncated: Bool
         var nextToken: String?
     }
 
-    static func read(_ data: Data, maximumKeys: Int) throws(FormatError) -> Page {
+    package static func read(_ data: Data, maximumKeys: Int) throws(FormatError) -> Page {
+        if let problem = XMLListingInput.problem(data) {
+            throw FormatError(
+                .remoteMalformedListing, "the ListObjectsV2 answer is no ListBucketResult the toolkit reads: \(problem.reason)",
+                location: .init(offset: problem.offset))
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
@@ -213,9 +218,9 @@ enum ListBucketReader {
 
 /// The `Code` of an S3 error document (`<Error><Code>…</Code>…</Error>`), bounded as the
 /// error body is (its first 64 KiB, HTTPTransport).
-enum S3ErrorReader {
-    static func code(_ data: Data) -> String? {
-        guard !data.isEmpty else { return nil }
+package enum S3ErrorReader {
+    package static func code(_ data: Data) -> String? {
+        guard !data.isEmpty, XMLListingInput.problem(data) == nil else { return nil }
         final class Collector: NSObject, XMLParserDelegate {
             var path: [String] = []
             var text = ""

@@ -12,8 +12,54 @@ extension FormatError.Code {
     package static let remoteMalformedListing = Self("remote.malformed-listing")
 }
 
+/// What a listing's XML must be before Foundation's `XMLParser` sees it (Spec/remote.md 3):
+/// UTF-8 throughout, with no other encoding declared. The parser stops the process (a trap in
+/// FoundationXML) when libxml2 hands it an element name or a processing instruction that is not
+/// UTF-8, which a document that is not UTF-8 can make it do (Fuzz/FailCases/webdav-name-not-utf8.xml).
+enum XMLListingInput {
+    /// Nil when `data` may be parsed; otherwise the offset of the first byte at fault and why.
+    static func problem(_ data: Data) -> (offset: Int, reason: String)? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = data.makeIterator()
+        var offset = 0
+        decoding: while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: break decoding
+            case .error: return (offset, "the document is not UTF-8")
+            }
+        }
+        // No processing instruction but the XML declaration at the start: XMLParser reads a
+        // processing instruction without data through a null pointer
+        // (Fuzz/FailCases/s3-instruction-without-data.xml), and listings hold none.
+        let bytes = [UInt8](data)
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let hasDeclaration = bytes[start...].starts(with: Array("<?xml ".utf8)) || bytes[start...].starts(with: Array("<?xml\n".utf8))
+        var index = hasDeclaration ? start + 5 : start
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
+                return (index, "a processing instruction other than the XML declaration at the start")
+            }
+            index += 1
+        }
+        guard hasDeclaration else { return nil }
+        // The encoding declaration, when there is one, must name UTF-8 (a document in another
+        // encoding would be converted by libxml2; no server sends one).
+        let head = String(decoding: bytes[start...].prefix(512), as: UTF8.self)
+        guard let end = head.range(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let encoding = declaration.range(of: "encoding") else { return nil }
+        let value = declaration[encoding.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+            .prefix { $0 != "\"" && $0 != "'" && $0 != " " }
+        guard value.lowercased() == "utf-8" || value.lowercased() == "utf8" else {
+            return (start + head.utf8.distance(from: head.utf8.startIndex, to: encoding.lowerBound), "the document declares the encoding \(value), not UTF-8")
+        }
+        return nil
+    }
+}
+
 /// One member of a WebDAV collection as a PROPFIND `Depth: 1` answer gives it (RFC 4918 9.1).
-struct WebDAVMember: Sendable, Equatable {
+package struct WebDAVMember: Sendable, Equatable {
     /// The `href`, percent-encoded, as the server wrote it.
     var href: String
     var isCollection: Bool
@@ -28,7 +74,7 @@ struct WebDAVMember: Sendable, Equatable {
 /// The multistatus document of a PROPFIND answer, read with Foundation's `XMLParser` (libxml2),
 /// the parser the toolkit already uses for data models; external entities are not resolved.
 /// Bounded: the caller limits the document's size, and this reader the number of members.
-enum MultistatusReader {
+package enum MultistatusReader {
     /// The body sent with every PROPFIND: the four properties the toolkit keeps.
     static let request = Data(
         """
@@ -38,7 +84,12 @@ enum MultistatusReader {
 
     /// Reads `data`; more than `maximumMembers` members is an error, as is a document that is
     /// not well-formed or not a `DAV:` multistatus.
-    static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
+    package static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
+        if let problem = XMLListingInput.problem(data) {
+            throw FormatError(
+                .remoteMalformedListing, "the PROPFIND answer is no multistatus document the toolkit reads: \(problem.reason)",
+                location: .init(offset: problem.offset))
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
@@ -56,7 +107,7 @@ enum MultistatusReader {
     }
 
     /// An HTTP date (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let date = imfFixdate(trimmed) { return date }
         // The obsolete forms (RFC 850, asctime) and a zone other than GMT, which servers rarely send.
@@ -73,7 +124,7 @@ enum MultistatusReader {
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form servers send, read by hand: a
     /// DateFormatter made per date was most of the time of a fetch with nothing to download,
     /// Foundation on Linux has no HTTP date style, and its ISO 8601 style accepts 31 November.
-    static func imfFixdate(_ text: String) -> Date? {
+    package static func imfFixdate(_ text: String) -> Date? {
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 6, fields[0].count == 4, fields[0].hasSuffix(","), fields[5] == "GMT", let month = months.firstIndex(of: String(fields[2]))

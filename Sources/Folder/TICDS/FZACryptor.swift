@@ -120,7 +120,13 @@ package enum FZACryptor {
             let content = try? AES._CBC.encrypt(plaintext, using: SymmetricKey(data: fileKey), iv: innerIV)
         else { return [] }
         let message = iv + Array(wrapped) + Array(content)
-        return message + Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+        return message + hmac(message, key: key)
+    }
+
+    /// The HMAC-SHA256 of `message` under the sync `key`, as a file ends in it (tests and the
+    /// fuzz target sign files with it).
+    package static func hmac(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
     }
 }
 

@@ -149,7 +149,7 @@ package enum SyncChangeStore {
                 func payload(_ column: Int32) -> JSONValue {
                     guard case .blob(let archive) = statement.value(column), !archive.isEmpty else { return .null }
                     do {
-                        return try KeyedArchiveReader(classes: .foundation).read(archive).root.map(jsonValue) ?? .null
+                        return try SyncChangeStore.payload(archive)
                     } catch {
                         damaged = damaged ?? error
                         return .null
@@ -165,6 +165,12 @@ package enum SyncChangeStore {
             }
             return rows
         }
+    }
+
+    /// The root value of one change's keyed-archive payload (`ZCHANGEDATTRIBUTES`,
+    /// `ZCHANGEDRELATIONSHIPS`) as JSON, with Foundation's classes only (Spec/ticds.md 4.3).
+    package static func payload(_ archive: [UInt8]) throws(FormatError) -> JSONValue {
+        try KeyedArchiveReader(classes: .foundation).read(archive).root.map(jsonValue) ?? .null
     }
 
     /// The rows of AppliedSyncChangeSets.ticdsync (Spec/ticds.md 3.9), by primary key.

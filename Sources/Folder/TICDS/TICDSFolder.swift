@@ -152,6 +152,26 @@ package struct TICDSFolder: Sendable {
             && (isRegular(path + "/documentInfo.plist") || isFolder(path + "/WholeStore") || isFolder(path + "/IntegrityKey"))
     }
 
+    /// The members of a property-list dictionary of the folder (deviceInfo, documentInfo,
+    /// recentsync; Spec/ticds.md 3), bounded in size and depth; anything else is
+    /// `ticds.invalid-plist`.
+    package static func dictionary(_ bytes: [UInt8]) throws(FormatError) -> [String: PropertyListValue] {
+        let value: PropertyListValue
+        do {
+            value = try PropertyListValue.read(bytes, maximumBytes: maximumPlistBytes, maximumDepth: 64)
+        } catch {
+            throw FormatError(.ticdsInvalidPlist, "not a property list: \(error.message)", location: error.location)
+        }
+        guard case .dictionary(let members) = value else { throw FormatError(.ticdsInvalidPlist, "a property list, but not a dictionary") }
+        return members
+    }
+
+    /// The integrity keys among the names of `IntegrityKey/`, in byte order: hidden names and
+    /// those shorter than five characters left out, as the framework leaves them out (Spec/ticds.md 3).
+    package static func integrityKeys(_ names: [String]) -> [String] {
+        names.filter { !$0.hasPrefix(".") && $0.count >= 5 }
+    }
+
     /// Whether `inspect` and `verify` read `path` as a TICoreDataSync folder.
     package static func looksLikeTICDS(_ path: String) -> Bool { isApplicationFolder(trimmed(path)) || isDocumentFolder(trimmed(path)) }
 
@@ -275,13 +295,9 @@ struct Reader {
         let read = encryptable ? plainBytes(relative, limit: TICDSFolder.maximumPlistBytes)?.bytes : bytes(relative, limit: TICDSFolder.maximumPlistBytes)
         guard let read else { return nil }
         do {
-            guard case .dictionary(let members) = try PropertyListValue.read(read, maximumBytes: TICDSFolder.maximumPlistBytes, maximumDepth: 64) else {
-                fail(FormatError(.ticdsInvalidPlist, "a property list, but not a dictionary"), relative)
-                return nil
-            }
-            return members
+            return try TICDSFolder.dictionary(read)
         } catch {
-            fail(FormatError(.ticdsInvalidPlist, "not a property list: \(error.message)", location: error.location), relative)
+            fail(error, relative)
             return nil
         }
     }
@@ -383,7 +399,7 @@ struct Reader {
             document.description = dictionary(at("documentInfo.plist"), encryptable: true).flatMap { Self.string($0["kTICDSDocumentDescription"]) }
         }
         if folderExists(at("IntegrityKey")) {
-            document.integrityKeys = entries(at("IntegrityKey")).compactMap { $0.name.text }.filter { !$0.hasPrefix(".") && $0.count >= 5 }
+            document.integrityKeys = TICDSFolder.integrityKeys(entries(at("IntegrityKey")).compactMap { $0.name.text })
         }
         for client in entries(at("SyncChanges")) where client.isDirectory && Self.visible(client) {
             guard let name = client.name.text else { continue }
