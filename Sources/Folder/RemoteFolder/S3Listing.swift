@@ -127,22 +127,13 @@ package enum ListBucketReader {
     }
 
     package static func read(_ data: Data, maximumKeys: Int) throws(FormatError) -> Page {
-        if let problem = XMLListingInput.problem(data) {
-            throw FormatError(
-                .remoteMalformedListing, "the ListObjectsV2 answer is no ListBucketResult the toolkit reads: \(problem.reason)",
-                location: .init(offset: problem.offset))
-        }
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
         let collector = Collector(maximumKeys: maximumKeys)
-        parser.delegate = collector
-        let parsed = parser.parse()
+        let (parsed, line) = try XMLListingInput.parse(data, delegate: collector, what: "the ListObjectsV2 answer is no ListBucketResult")
         if collector.tooMany {
             throw FormatError(.remoteMalformedListing, "a ListObjectsV2 page holds more than \(maximumKeys) keys")
         }
         guard parsed, collector.closedRoot else {
-            throw FormatError(.remoteMalformedListing, "the ListObjectsV2 answer is not a ListBucketResult document (XML error near line \(parser.lineNumber))")
+            throw FormatError(.remoteMalformedListing, "the ListObjectsV2 answer is not a ListBucketResult document (XML error near line \(line))")
         }
         var objects = collector.objects
         // `encoding-type=url` was asked for so that any key survives XML 1.0; a server that
@@ -220,7 +211,7 @@ package enum ListBucketReader {
 /// error body is (its first 64 KiB, HTTPTransport).
 package enum S3ErrorReader {
     package static func code(_ data: Data) -> String? {
-        guard !data.isEmpty, XMLListingInput.problem(data) == nil else { return nil }
+        guard !data.isEmpty else { return nil }
         final class Collector: NSObject, XMLParserDelegate {
             var path: [String] = []
             var text = ""
@@ -238,11 +229,9 @@ package enum S3ErrorReader {
                 path.removeLast()
             }
         }
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
         let collector = Collector()
-        parser.delegate = collector
-        _ = parser.parse()
+        // An answer the parser may not see has no code to repeat.
+        _ = try? XMLListingInput.parse(data, delegate: collector, what: "the S3 error answer is no Error document")
         // Only a plain code name is repeated: the rest of an answer is the server's to word.
         guard let code = collector.code, (1...64).contains(code.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") })
         else { return nil }

@@ -56,6 +56,23 @@ enum XMLListingInput {
         }
         return nil
     }
+
+    /// Parses `data` with `delegate` through Foundation's `XMLParser` once ``problem(_:)`` finds
+    /// nothing, namespaces processed and external entities never resolved: whether the document
+    /// was well-formed, and the line the parser stopped at. Input the parser may not see is
+    /// `remote.malformed-listing` at its first byte at fault, worded as `what` (for example "the
+    /// PROPFIND answer is no multistatus document") followed by "the toolkit reads" and why.
+    static func parse(_ data: Data, delegate: XMLParserDelegate, what: String) throws(FormatError) -> (parsed: Bool, line: Int) {
+        if let problem = problem(data) {
+            throw FormatError(.remoteMalformedListing, "\(what) the toolkit reads: \(problem.reason)", location: .init(offset: problem.offset))
+        }
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = delegate
+        let parsed = parser.parse()
+        return (parsed, parser.lineNumber)
+    }
 }
 
 /// One member of a WebDAV collection as a PROPFIND `Depth: 1` answer gives it (RFC 4918 9.1).
@@ -85,22 +102,12 @@ package enum MultistatusReader {
     /// Reads `data`; more than `maximumMembers` members is an error, as is a document that is
     /// not well-formed or not a `DAV:` multistatus.
     package static func read(_ data: Data, maximumMembers: Int) throws(FormatError) -> [WebDAVMember] {
-        if let problem = XMLListingInput.problem(data) {
-            throw FormatError(
-                .remoteMalformedListing, "the PROPFIND answer is no multistatus document the toolkit reads: \(problem.reason)",
-                location: .init(offset: problem.offset))
-        }
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
         let collector = Collector(maximumMembers: maximumMembers)
-        parser.delegate = collector
-        let parsed = parser.parse()
+        let (parsed, line) = try XMLListingInput.parse(data, delegate: collector, what: "the PROPFIND answer is no multistatus document")
         if collector.tooMany {
             throw FormatError(.remoteMalformedListing, "the listing holds more than \(maximumMembers) members, the limit of one folder")
         }
         guard parsed, collector.sawMultistatus, collector.closedMultistatus else {
-            let line = parser.lineNumber
             throw FormatError(.remoteMalformedListing, "the PROPFIND answer is not a DAV: multistatus document (XML error near line \(line))")
         }
         return collector.members
