@@ -62,7 +62,7 @@ Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M t
 
 Table 4, with --pycrdt (one row per size where pycrdt ran: up to --pycrdt-max):
   pycrdt s     as in table 1
-  cpu s        the processor time of that best run (time.process_time(); on a busy machine the
+  cpu s        the least processor time of those runs (time.process_time(); on a busy machine the
                wall time above can be several times larger)
   doc MB       the merged document encoded as one Yjs update (get_update()), its snapshot
   pycrdt peak MB  peak memory of pycrdt_workload.py's process (reading the folder and building one
