@@ -222,6 +222,9 @@ def main(argv=None):
                     help="before each event, its peer applies the other stores' updates of the "
                          "events up to the revisions named in the event's revision set (default: "
                          "store peers never see each other)")
+    ap.add_argument("--apply", choices=("each", "merged"), default="each",
+                    help="the timed step: apply_update of each peer's update in turn (default), or "
+                         "merge_updates of all of them and one apply_update of the result")
     ap.add_argument("--include-covered", action="store_true",
                     help="also replay events covered by the baselines (merge.md 4.5 skips them)")
     ap.add_argument("--compare-state", metavar="STATE.json",
@@ -327,8 +330,11 @@ def run(args):
         gc.collect()
         doc = Doc()
         start, start_cpu = time.perf_counter(), time.process_time()
-        for blob in blobs:
-            doc.apply_update(blob)
+        if args.apply == "each":
+            for blob in blobs:
+                doc.apply_update(blob)
+        else:
+            doc.apply_update(pycrdt.merge_updates(*blobs))
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - start_cpu)
         merged = doc
@@ -362,7 +368,7 @@ def run(args):
         readSeconds=t_read,
         buildSeconds=t_build,
         exportSeconds=t_export,
-        options=dict(tags=args.tags, baseline=args.baseline, causal=args.causal,
+        options=dict(tags=args.tags, baseline=args.baseline, causal=args.causal, apply=args.apply,
                      includeCovered=args.include_covered),
         causalImports=causal_imports,
         causalImportCalls=causal_import_calls,
