@@ -6,12 +6,14 @@ For each size (number of object changes), generates one history with
 50,000 objects, seed 7) twice, as v2 JSON (what devices write; the main row) and as v2 binary
 (ours). The generator's choices do not depend on the encoding, so both folders hold the same
 events; the script checks that their merges print the same state. With --loro, the Loro CRDT
-library is fed that same history (Benchmarks/loro/loro_workload.py reads the JSON folder).
+library is fed that same history (Benchmarks/loro/loro_workload.py reads the JSON folder); with
+--pycrdt, so is Yjs through pycrdt, the Python binding of its Rust port yrs
+(Benchmarks/pycrdt/pycrdt_workload.py; both read the folder with Benchmarks/history_replay.py).
 
     swift build -c release --product logtool --traits Jemalloc
     python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 400000 1000000 \
         [--repeat 3] [--objects 50000] [--stores 10] [--seed 7] [--encodings json binary] \
-        [--loro [--loro-max 1000000]]
+        [--loro [--loro-max 1000000]] [--pycrdt [--pycrdt-max 1000000]]
 
 The folder of the issue 18 measurements (`generate --stores 10 --objects 100000 --changes 1000000
 --seed 42`): `scale.py ... --objects 100000 --seed 42 1000000`.
@@ -38,6 +40,9 @@ Table 1, merge (one row per size and encoding):
   loro s       with --loro (same for both encodings): Loro's import_batch of all peers' updates
                into a new document, best of --repeat (loro_workload.py's importSeconds)
   merge/loro   best merge time / Loro's import time (below 1: our merge is faster)
+  pycrdt s     with --pycrdt (same for both encodings): a new pycrdt Doc applying every peer's
+               update, best of --repeat (pycrdt_workload.py's importSeconds)
+  merge/pycrdt best merge time / pycrdt's apply time (below 1: our merge is faster)
 
 Table 2, sizes, rebase and verify (same rows):
   MB folder    bytes of all files of the generated cloud/ folder, in 1e6
@@ -54,6 +59,15 @@ Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M t
   loro peak MB peak memory of loro_workload.py's process (reading the folder and building one
                document per store included)
   object changes  the object changes Loro replayed (a note is printed when it is not SIZE)
+
+Table 4, with --pycrdt (one row per size where pycrdt ran: up to --pycrdt-max):
+  pycrdt s     as in table 1
+  cpu s        the least processor time of those runs (time.process_time(); on a busy machine the
+               wall time above can be several times larger)
+  doc MB       the merged document encoded as one Yjs update (get_update()), its snapshot
+  pycrdt peak MB  peak memory of pycrdt_workload.py's process (reading the folder and building one
+               document per store included)
+  object changes  the object changes pycrdt replayed (a note is printed when it is not SIZE)
 
 Memory growth of the merge is printed for every pair of sizes ten times apart, per encoding: the
 same objects, ten times the history. Each row's raw figures go to stderr as one JSON line.
@@ -140,6 +154,17 @@ def run_loro(args, json_folder):
             "loro_peak_mb": result.get("maxRssMiB"), "loro_object_changes": result.get("objectChanges"),
             "loro_warnings": result.get("warnings")}
 
+def run_pycrdt(args, json_folder):
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run([sys.executable, os.path.join(here, "pycrdt", "pycrdt_workload.py"), os.path.join(json_folder, "cloud"),
+                           "--repeat", str(args.repeat), "--no-deep-value"], capture_output=True)
+    if proc.returncode != 0:
+        sys.exit(f"pycrdt_workload.py failed ({proc.returncode}) on {json_folder}\n{proc.stderr.decode()[-2000:]}")
+    result = json.loads(proc.stdout)
+    return {"pycrdt_import_s": result["importSeconds"], "pycrdt_import_cpu_s": result.get("importCpuSeconds"),
+            "pycrdt_bytes": result["snapshotBytes"], "pycrdt_peak_mb": result.get("maxRssMiB"),
+            "pycrdt_object_changes": result.get("objectChanges"), "pycrdt_warnings": result.get("warnings")}
+
 def ratio(a, b):
     return a / b if a is not None and b else float("nan")
 
@@ -156,6 +181,8 @@ def main():
                         help="which encodings to measure (default both; json is generated anyway with --loro)")
     parser.add_argument("--loro", action="store_true")
     parser.add_argument("--loro-max", type=int, default=1_000_000, help="run Loro only up to this size (it took 3 GB at 1M)")
+    parser.add_argument("--pycrdt", action="store_true")
+    parser.add_argument("--pycrdt-max", type=int, default=1_000_000, help="run pycrdt only up to this size")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if args.repeat < 1:
@@ -164,7 +191,7 @@ def main():
     tool = os.path.abspath(args.logtool)
     print(f"logtool: {tool} (allocator: {allocator(tool)})")
     os.makedirs(args.work, exist_ok=True)
-    rows, loro_rows, notes = [], {}, []
+    rows, loro_rows, pycrdt_rows, notes = [], {}, {}, []
     for size in args.sizes:
         states = {}
         folders = {e: generate(tool, args, size, e) for e in encodings}
@@ -180,19 +207,32 @@ def main():
                 notes.append(f"{size} changes: Loro replayed {loro['loro_object_changes']} object changes")
             if loro["loro_warnings"]:
                 notes.append(f"{size} changes: loro_workload.py printed {loro['loro_warnings']} warnings")
+        if args.pycrdt and size <= args.pycrdt_max:
+            json_folder = folders.get("json") or generate(tool, args, size, "json")
+            yjs = pycrdt_rows[size] = run_pycrdt(args, json_folder)
+            if yjs["pycrdt_object_changes"] != size:
+                notes.append(f"{size} changes: pycrdt replayed {yjs['pycrdt_object_changes']} object changes")
+            if yjs["pycrdt_warnings"]:
+                notes.append(f"{size} changes: pycrdt_workload.py printed {yjs['pycrdt_warnings']} warnings")
         for row in rows[-len(encodings):]:
             row.update(loro_rows.get(size, {}))
+            row.update(pycrdt_rows.get(size, {}))
             print(json.dumps(row), file=sys.stderr)
 
-    show_loro = bool(loro_rows)
+    show_loro, show_pycrdt = bool(loro_rows), bool(pycrdt_rows)
     print(f"{'changes':>9} {'enc':<6} {'merge s':>8} {'median s':>9} {'changes/s':>10} {'peak MB':>8} {'floor s':>8} "
-          f"{'merge/floor':>11} {'cat s':>6} {'merge/cat':>9}" + (f" {'loro s':>7} {'merge/loro':>10}" if show_loro else ""))
+          f"{'merge/floor':>11} {'cat s':>6} {'merge/cat':>9}" + (f" {'loro s':>7} {'merge/loro':>10}" if show_loro else "")
+          + (f" {'pycrdt s':>8} {'merge/pycrdt':>12}" if show_pycrdt else ""))
     for r in rows:
         line = (f"{r['changes']:>9} {r['encoding']:<6} {r['merge_s']:>8.2f} {r['merge_median_s']:>9.2f} {r['changes_per_s']:>10.0f} "
                 f"{r['merge_peak_mb']:>8.0f} {r['floor_s']:>8.3f} {ratio(r['merge_s'], r['floor_s']):>11.1f} "
                 f"{r['cat_floor_s']:>6.3f} {ratio(r['merge_s'], r['cat_floor_s']):>9.1f}")
         if "loro_import_s" in r:
             line += f" {r['loro_import_s']:>7.2f} {ratio(r['merge_s'], r['loro_import_s']):>10.2f}"
+        elif show_loro:
+            line += f" {'':>7} {'':>10}"
+        if "pycrdt_import_s" in r:
+            line += f" {r['pycrdt_import_s']:>8.2f} {ratio(r['merge_s'], r['pycrdt_import_s']):>12.2f}"
         print(line)
     print()
     print(f"{'changes':>9} {'enc':<6} {'MB folder':>9}" + (f" {'size/loro':>9}" if show_loro else "") +
@@ -209,6 +249,13 @@ def main():
         for size, loro in loro_rows.items():
             print(f"{size:>9} {loro['loro_import_s']:>7.2f} {loro['loro_bytes']/1e6:>11.1f} "
                   f"{loro['loro_peak_mb'] or float('nan'):>12.0f} {str(loro['loro_object_changes']):>14}")
+    if show_pycrdt:
+        print()
+        print(f"{'changes':>9} {'pycrdt s':>8} {'cpu s':>7} {'doc MB':>7} {'pycrdt peak MB':>14} {'object changes':>14}")
+        for size, yjs in pycrdt_rows.items():
+            print(f"{size:>9} {yjs['pycrdt_import_s']:>8.2f} {yjs['pycrdt_import_cpu_s'] or float('nan'):>7.2f} "
+                  f"{yjs['pycrdt_bytes']/1e6:>7.1f} {yjs['pycrdt_peak_mb'] or float('nan'):>14.0f} "
+                  f"{str(yjs['pycrdt_object_changes']):>14}")
     print()
     for e in encodings:
         for small in rows:
