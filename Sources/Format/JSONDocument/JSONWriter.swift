@@ -61,8 +61,17 @@ public struct JSONWriter: Sendable {
     private func newline(_ depth: Int, into output: inout [UInt8]) {
         guard layout == .pretty else { return }
         output.append(UInt8(ascii: "\n"))
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        var indent = 2 * depth
+        while indent > 0 {
+            let count = min(indent, Self.spaces.count)
+            output.append(contentsOf: Self.spaces[..<count])
+            indent -= count
+        }
     }
+
+    /// Indentation is copied from here: appending a `repeatElement` took 90% of printing a deeply
+    /// nested event in the debug build the tests run (generic code left unspecialized).
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 128)
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
