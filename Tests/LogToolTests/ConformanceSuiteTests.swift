@@ -93,19 +93,6 @@ struct ConformanceSuiteTests {
         #expect(run.cases == count)
     }
 
-    /// One suite the way an implementer runs it, this logtool started once per case: the
-    /// command's default engine and fixtures, its summary line and its exit status. The suite
-    /// whose outputs name the most paths (finding lines), which the in-process runs above read
-    /// back as relative ones.
-    @Test("the merge suite passes from the command line, with a logtool process per case")
-    func suitePassesFromTheCommandLine() throws {
-        let run = try Run(arguments: ["conformance", "--suite", "merge"], in: FileManager.default.temporaryDirectory)
-        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let count = try Self.expectedCount("merge")
-        #expect(count > 0)
-        #expect(run.stdout.hasSuffix("\n\(count) passed, 0 failed\n"), "\(run.stdout.suffix(300))")
-    }
-
     /// The cases of `suite` in the kit and what each gives with `engine`: nil when it passes.
     static func failures(of suite: String, with engine: ConformanceRunner.Engine) throws -> (cases: Int, failures: [String?]) {
         let family = try #require(ConformanceSuite(rawValue: suite))
@@ -172,9 +159,14 @@ struct ConformanceSuiteTests {
     func misorderedBinaryField() throws {
         try Self.inScratch { folder in
             let engine = try Self.misorderingEngine(in: folder)
-            let merge = try Run(arguments: ["conformance", "--suite", "merge", "--engine", "python3 misordering-engine.py"], in: folder)
+            // Its merges are logtool's, unchanged, so it passes the merge suite as logtool does
+            // (MergeFixtureTests runs the whole suite with a logtool process per case); two
+            // cases show the wrapper hands them through (all of them took a minute here).
+            let merge = try Run(
+                arguments: ["conformance", "--suite", "merge", "--case", "double-insert", "--case", "revision-gap-200", "--engine", "python3 misordering-engine.py"],
+                in: folder)
             #expect(merge.status == 0, "\(merge.stdout)")
-            #expect(merge.stdout.hasSuffix("\n\(try Self.expectedCount("merge")) passed, 0 failed\n"))
+            #expect(merge.stdout == "PASS double-insert\nPASS revision-gap-200\n2 passed, 0 failed\n", "\(merge.stdout)")
             let binary = try Run(arguments: ["conformance", "--suite", "v2-binary", "--engine", "python3 \(engine.lastPathComponent)"], in: folder)
             #expect(binary.status == 1)
             // example-1 has Note n1's properties pages, title (v2-binary.md 13.1): read reversed.
