@@ -30,7 +30,15 @@ SKIPPED = [
     ("swift run -c release", "a release build of the benchmarks"),
     ("python3 scripts/repair-race-check.py", "a timing check run by hand"),
     ("swift run logtool conformance --engine 'logtool merge'", "the same command runs in swift test (MergeFixtureTests)"),
+    ("swift run logtool conformance$", "the same command runs in swift test (MergeFixtureTests)"),
 ]
+
+
+def skips(prefix, command):
+    """A SKIPPED entry matches the commands it begins; one ending in `$`, that command alone."""
+    return command == prefix[:-1] if prefix.endswith("$") else command.startswith(prefix)
+
+
 COMMENT = re.compile(r"\s{2,}#.*$")
 
 
@@ -79,7 +87,7 @@ def main():
             sys.exit(f"{logtool}: the binary must be named logtool, as the README calls it")
         script = ["set -u"]
         for number, command, status in (line for block in blocks(readme) for line in block):
-            reason = next((why for prefix, why in SKIPPED if command.startswith(prefix)), None)
+            reason = next((why for prefix, why in SKIPPED if skips(prefix, command)), None)
             if reason:
                 skipped.append(f"README.md:{number}: {command}  ({reason})")
                 continue
