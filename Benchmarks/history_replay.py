@@ -335,6 +335,11 @@ def read_ensemble(ensemble, tags):
                 ev.revision = ev.revisions[ev.store]
                 ev.gc = head["globalCount"]
                 ev.ts = float(head["timestamp"])
+                # Sorted together in the replay order: a store, count or revision of another JSON
+                # type (a damaged file) would stop the sort, so the file is skipped here instead.
+                if not (isinstance(ev.store, str) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                          for v in (ev.gc, ev.revision))):
+                    raise TypeError("storeIdentifier, globalCount or its revision of the wrong JSON type")
                 ev.raw = (head, joined)
                 ev.changes, ev.writes = decode_changes(joined, tags)
             except Fatal:
