@@ -163,7 +163,9 @@ struct ConformanceSuiteTests {
             // (MergeFixtureTests runs the whole suite with a logtool process per case); two
             // cases show the wrapper hands them through (all of them took a minute here).
             let merge = try Run(
-                arguments: ["conformance", "--suite", "merge", "--case", "double-insert", "--case", "revision-gap-200", "--engine", "python3 misordering-engine.py"],
+                arguments: [
+                    "conformance", "--suite", "merge", "--case", "double-insert", "--case", "revision-gap-200", "--engine", "python3 misordering-engine.py",
+                ],
                 in: folder)
             #expect(merge.status == 0, "\(merge.stdout)")
             #expect(merge.stdout == "PASS double-insert\nPASS revision-gap-200\n2 passed, 0 failed\n", "\(merge.stdout)")
