@@ -53,6 +53,15 @@ Table 2, sizes, rebase and verify (same rows):
   MB after     bytes of the rebased folder (deleted once measured)
   verify s     one `logtool verify CLOUD --model MODEL`; verify MB: its peak memory
 
+Table 2b, timeline and the ratios issue 42 sets targets for (same rows). Device mode (`merge
+--as-store`, Spec/merge.md 15) is not measured: a device integrates nothing without a baseline
+that names every store, and generated folders have no baseline.
+  timeline s   one `logtool timeline CLOUD --model MODEL -o PAGE --force` (Spec/timeline.md);
+               timeline MB: its peak memory
+  page MB      bytes of the page it wrote, in 1e6 (deleted once measured)
+  tl/merge     timeline s / best merge time
+  verify/merge, rebase/merge, rebase MB/merge MB: the ratios issue 42 sets targets for
+
 Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M took 3 GB):
   loro s       as in table 1
   snapshot MB  Loro's snapshot of the merged document (export(ExportMode.Snapshot()))
@@ -135,12 +144,18 @@ def measure(tool, args, size, encoding, folder):
     bytes_after = folder_bytes(rebased)
     shutil.rmtree(rebased, ignore_errors=True)
     verify_s, verify_mb, _ = timed([tool, "verify", cloud, "--model", model])
+    page = os.path.join(args.work, "timeline.html")
+    timeline_s, timeline_mb, _ = timed([tool, "timeline", cloud, "--model", model, "-o", page, "--force"])
+    page_bytes = os.path.getsize(page)
+    os.remove(page)
     best = min(r[0] for r in runs)
     row = {"changes": size, "encoding": encoding, "stores": args.stores, "objects": args.objects, "seed": args.seed,
            "merge_s": best, "merge_median_s": statistics.median(r[0] for r in runs),
            "merge_all_s": [r[0] for r in runs], "changes_per_s": size / best, "merge_peak_mb": max(r[1] for r in runs),
            "state_bytes": len(merge.stdout), "floor_s": floor, "cat_floor_s": cat, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
-           "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb}
+           "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb,
+           "timeline_s": timeline_s, "timeline_peak_mb": timeline_mb,
+           "page_bytes": page_bytes}
     return row, merge.stdout
 
 def run_loro(args, json_folder):
@@ -243,6 +258,13 @@ def main():
             line += f" {ratio(r['bytes_before'], r['loro_bytes']):>9.2f}" if "loro_bytes" in r else f" {'':>9}"
         print(line + f" {r['state_bytes']/1e6:>8.1f} {r['rebase_s']:>9.2f} {r['rebase_peak_mb']:>9.0f} "
               f"{r['bytes_after']/1e6:>8.1f} {r['verify_s']:>9.2f} {r['verify_peak_mb']:>9.0f}")
+    print()
+    print(f"{'changes':>9} {'enc':<6} {'verify/merge':>12} {'rebase/merge':>12} "
+          f"{'rebase MB/merge MB':>18} {'timeline s':>10} {'timeline MB':>11} {'page MB':>8} {'tl/merge':>8}")
+    for r in rows:
+        print(f"{r['changes']:>9} {r['encoding']:<6} {ratio(r['verify_s'], r['merge_s']):>12.2f} "
+              f"{ratio(r['rebase_s'], r['merge_s']):>12.2f} {ratio(r['rebase_peak_mb'], r['merge_peak_mb']):>18.2f} "
+              f"{r['timeline_s']:>10.2f} {r['timeline_peak_mb']:>11.0f} {r['page_bytes']/1e6:>8.1f} {ratio(r['timeline_s'], r['merge_s']):>8.2f}")
     if show_loro:
         print()
         print(f"{'changes':>9} {'loro s':>7} {'snapshot MB':>11} {'loro peak MB':>12} {'object changes':>14}")
