@@ -162,7 +162,7 @@ let package = Package(
         ),
         .target(
             name: "SyntheticHistory",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "ProgressReporting"],
+            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "CloudFolder", "ProgressReporting", "ParallelWork"],
             path: "Sources/Folder/SyntheticHistory"
         ),
         .target(

@@ -626,6 +626,19 @@ package struct StagingArea {
         try write(to: url, durable: durable) { handle in try handle.write(contentsOf: bytes) }
     }
 
+    /// Writes `bytes` as the file at `path`, whose folder exists, by one `open`, `write` and
+    /// `close`, not flushed: for a writer of many small files into a staging folder (`generate`),
+    /// which flushes once before ``commit()``. Several threads may call it at once.
+    package static func writeFile(_ bytes: [UInt8], atPath path: String) throws(ConversionFailure) {
+        guard TemporaryFiles.beginWrite() else { throw Self.stopped(URL(fileURLWithPath: path)) }
+        defer { TemporaryFiles.endWrite() }
+        let failure = bytes.withUnsafeBytes { writeWholeFile($0, atPath: path) }
+        if failure != 0 {
+            let reason = String(cString: strerror(failure))
+            throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write: \(reason)", location: .init(file: path))])
+        }
+    }
+
     /// Copies the regular file `source` to `url` in chunks and returns the SHA-256 of what was
     /// copied, for the caller to compare with the copy read back (``DataFileReader/digest(of:)``).
     package static func copy(_ source: FileReference, to url: URL) throws(ConversionFailure) -> [UInt8] {
@@ -701,4 +714,23 @@ package struct StagingArea {
         // A committed area was unregistered when it was published.
         if !committed { TemporaryFiles.release(url) }
     }
+}
+
+/// Creates (or empties) the file at `path` and writes `bytes` into it; returns 0, or the `errno`
+/// of the call that failed.
+private func writeWholeFile(_ bytes: UnsafeRawBufferPointer, atPath path: String) -> Int32 {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+    guard descriptor >= 0 else { return errno }
+    var offset = 0
+    while offset < bytes.count, let base = bytes.baseAddress {
+        let written = write(descriptor, base + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            let failure = errno
+            close(descriptor)
+            return failure
+        }
+        offset += written
+    }
+    return close(descriptor) == 0 ? 0 : errno
 }

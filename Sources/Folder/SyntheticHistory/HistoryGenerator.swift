@@ -5,6 +5,7 @@ import DataModel
 import EventCodecs
 import CloudFolder
 import ProgressReporting
+import ParallelWork
 
 /// What `logtool generate` makes: the size and shape of a synthetic history.
 package struct GeneratorSettings: Sendable {
@@ -40,8 +41,10 @@ package struct GeneratorSummary: Sendable {
 }
 
 /// A deterministic generator of cloud folders with a model: the same settings always
-/// give the same bytes. Events are written as they are made, so memory depends on the number of
-/// objects, not on the length of the history.
+/// give the same bytes. Events are drawn in batches, one after the other (every draw from one
+/// sequence, in a fixed order), then the batch's files are spelt out and written by several
+/// threads; memory depends on the number of objects and the batch, not on the length of the
+/// history.
 ///
 /// The output folder holds `Model.xcdatamodeld` and `cloud/Generated/` (stores, events, data).
 package struct HistoryGenerator {
@@ -49,9 +52,10 @@ package struct HistoryGenerator {
 
     let settings: GeneratorSettings
     private var random: SplitMix64
-    private let storeIdentifiers: [String]
-    private let objects: [(entity: Entity, id: String)]
+    private let names: GeneratedNames
     private var live: [Bool]
+    /// The event that last drew each object (-1: none), instead of a set per event.
+    private var chosenBy: [Int64]
     /// Per store: its next revision, the greatest global count it knows, and what it knows of
     /// the other stores' revisions.
     private var nextRevision: [Int64]
@@ -60,23 +64,29 @@ package struct HistoryGenerator {
     /// The folder's truth: every store's latest revision (-1: none) and the greatest global count.
     private var latestRevision: [Int64]
     private var latestGlobalCount: Int64 = -1
+    /// Data files already drawn: a later blob with the same bytes is not written again.
+    private var dataFileNames: Set<String> = []
 
-    enum Entity: String, CaseIterable {
+    enum Entity: String, CaseIterable, Sendable {
         case Folder, Note, Tag
     }
 
     package init(settings: GeneratorSettings) {
         self.settings = settings
-        random = SplitMix64(seed: settings.seed)
-        var random = self.random
-        storeIdentifiers = (0..<settings.stores).map { _ in random.uuidString() }
+        var random = SplitMix64(seed: settings.seed)
+        let storeIdentifiers = (0..<settings.stores).map { _ in random.uuidString() }
         // One folder and two tags for every ten objects; the rest are notes.
-        objects = (0..<settings.objects).map { index in
-            let entity: Entity = index % 10 == 0 ? .Folder : (index % 10 <= 2 ? .Tag : .Note)
-            return (entity, random.uuidString())
+        var entities: [Entity] = [], objectIdentifiers: [String] = []
+        entities.reserveCapacity(settings.objects)
+        objectIdentifiers.reserveCapacity(settings.objects)
+        for index in 0..<settings.objects {
+            entities.append(index % 10 == 0 ? .Folder : (index % 10 <= 2 ? .Tag : .Note))
+            objectIdentifiers.append(random.uuidString())
         }
         self.random = random
+        names = GeneratedNames(stores: storeIdentifiers, objects: objectIdentifiers, entities: entities)
         live = Array(repeating: false, count: settings.objects)
+        chosenBy = Array(repeating: -1, count: settings.objects)
         nextRevision = Array(repeating: 0, count: settings.stores)
         knownGlobalCount = Array(repeating: -1, count: settings.stores)
         knownRevisions = Array(repeating: Array(repeating: -1, count: settings.stores), count: settings.stores)
@@ -110,6 +120,10 @@ package struct HistoryGenerator {
 
         """
 
+    /// A batch ends after this many object changes: its records stay small, and a batch is
+    /// enough work to share between the writing threads.
+    static let batchChanges = 32_768
+
     /// Writes the whole folder into `destination`, which must not exist; nothing is left there
     /// on failure.
     package mutating func write(to destination: String, replacing: Bool = false) throws(ConversionFailure) -> GeneratorSummary {
@@ -131,37 +145,36 @@ package struct HistoryGenerator {
         let modelHash = model.modelHash
         summary.modelHash = modelHash
         let ensemble = staging.url.appendingPathComponent("cloud/\(Self.ensemble)")
-        for store in storeIdentifiers {
+        for store in names.stores {
             try StagingArea.write(try Self.registration(store), to: ensemble.appendingPathComponent("stores/\(store)"))
         }
+        let writer = GeneratedFileWriter(
+            names: names, format: settings.format, modelHash: modelHash, events: ensemble.appendingPathComponent("events").path,
+            data: ensemble.appendingPathComponent("data").path)
         var eventIndex: Int64 = 0
+        var folders = (events: false, data: false)
         while summary.objectChanges < settings.changes {
-            var (event, blobs) = makeEvent(index: eventIndex, budget: settings.changes - summary.objectChanges, summary: &summary)
-            event.modelVersion = modelHash
-            for (name, bytes) in blobs {
-                let url = ensemble.appendingPathComponent("data/\(name)")
-                if !Converter.exists(url) {
-                    try StagingArea.write(bytes, to: url, durable: false)
-                    summary.dataFiles += 1
-                    summary.bytes += Int64(bytes.count)
-                }
+            var batch = DrawnBatch()
+            while summary.objectChanges < settings.changes && batch.changes.count < Self.batchChanges {
+                drawEvent(index: eventIndex, budget: settings.changes - summary.objectChanges, into: &batch, summary: &summary)
+                eventIndex += 1
             }
-            let bytes: [UInt8]
-            do {
-                switch settings.format {
-                case .v1JSON: bytes = try V1JSONEncoder().encode([event], asLog: false)
-                case .v2JSON: bytes = try V2JSONEncoder().encode(event)
-                case .v2Binary: bytes = try V2BinaryEncoder().encode(event)
-                }
-            } catch {
-                throw ConversionFailure(errors: [error])
+            // The folders appear when their first file does, as they did when each write made its folder.
+            if !folders.data && batch.blobs.contains(where: { $0.isNewFile }) {
+                try StagingArea.createFolder(URL(fileURLWithPath: writer.data))
+                folders.data = true
             }
-            let name = "\(event.globalCount)_\(event.storeIdentifier)_\(event.revision)\(CloudFileName.eventExtension)"
-            try StagingArea.write(bytes, to: ensemble.appendingPathComponent("events/\(name)"), durable: false)
-            summary.events += 1
-            summary.bytes += Int64(bytes.count)
-            eventIndex += 1
-            if eventIndex % 256 == 0 { ProgressReport.report("object changes written", done: summary.objectChanges, total: settings.changes) }
+            if !folders.events && !batch.events.isEmpty {
+                try StagingArea.createFolder(URL(fileURLWithPath: writer.events))
+                folders.events = true
+            }
+            for blob in batch.blobs where blob.isNewFile {
+                summary.dataFiles += 1
+                summary.bytes += Int64(blob.bytes.count)
+            }
+            summary.bytes += try writer.write(batch)
+            summary.events += batch.events.count
+            ProgressReport.report("object changes written", done: summary.objectChanges, total: settings.changes)
         }
         // One flush for all files instead of one per file: the folder appears only after it.
         sync()
@@ -180,9 +193,11 @@ package struct HistoryGenerator {
         }
     }
 
-    // MARK: - Events
+    // MARK: - Drawing
 
-    private mutating func makeEvent(index: Int64, budget: Int, summary: inout GeneratorSummary) -> (Event, [(String, [UInt8])]) {
+    /// Draws one event into `batch`. Every draw is made here, in the order the generator has
+    /// always made them, so that the same seed gives the same folder.
+    private mutating func drawEvent(index: Int64, budget: Int, into batch: inout DrawnBatch, summary: inout GeneratorSummary) {
         let store = random.below(settings.stores)
         if !random.chance(settings.concurrency) {
             // The store merges first: it knows every event in the folder.
@@ -190,121 +205,111 @@ package struct HistoryGenerator {
             knownGlobalCount[store] = latestGlobalCount
         }
         let count = min(budget, 1 + random.below(max(1, 2 * settings.changesPerEvent - 1)))
-        var chosen = Set<Int>()
-        var changes: [ObjectChange] = []
-        var blobs: [(String, [UInt8])] = []
+        let first = batch.changes.count
         for _ in 0..<count {
-            let object = random.below(objects.count)
-            guard chosen.insert(object).inserted else { continue }
-            let change = makeChange(object, blobs: &blobs)
+            let object = random.below(names.objects.count)
+            guard chosenBy[object] != index else { continue }
+            chosenBy[object] = index
+            let change = drawChange(object, batch: &batch)
             switch change.type {
             case .insert: summary.inserts += 1
             case .update: summary.updates += 1
             case .delete: summary.deletes += 1
             }
-            changes.append(change)
+            batch.changes.append(change)
         }
-        summary.objectChanges += changes.count
+        summary.objectChanges += batch.changes.count - first
         let revision = nextRevision[store]
         nextRevision[store] += 1
         let globalCount = knownGlobalCount[store] + 1
-        var others: [String: Int64] = [:]
+        let knownStart = batch.knownStores.count
         for (other, known) in knownRevisions[store].enumerated() where other != store && known >= 0 {
-            others[storeIdentifiers[other]] = known
+            batch.knownStores.append(Int32(other))
+            batch.knownRevisions.append(known)
         }
         latestRevision[store] = revision
         knownRevisions[store][store] = revision
         knownGlobalCount[store] = globalCount
         latestGlobalCount = max(latestGlobalCount, globalCount)
-        let event = Event(
-            uniqueIdentifier: random.uuidString(), type: .save, storeIdentifier: storeIdentifiers[store], revision: revision,
-            globalCount: globalCount, timestamp: 800_000_000 + Double(index), otherStoreRevisions: others, objectChanges: changes)
-        return (event, blobs)
+        batch.events.append(
+            DrawnEvent(
+                store: Int32(store), revision: revision, globalCount: globalCount, index: index, uniqueIdentifier: random.uuidString(),
+                changes: first..<batch.changes.count, known: knownStart..<batch.knownStores.count))
     }
 
-    private mutating func makeChange(_ object: Int, blobs: inout [(String, [UInt8])]) -> ObjectChange {
-        let (entity, id) = objects[object]
+    private mutating func drawChange(_ object: Int, batch: inout DrawnBatch) -> DrawnChange {
+        let entity = names.entities[object]
         if !live[object] {
             live[object] = true
-            let properties = allProperties(of: entity, blobs: &blobs)
-            return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .insert, propertyChanges: properties, dataFiles: dataFiles(properties))
+            var change = DrawnChange(object: Int32(object), type: .insert)
+            drawProperties(of: entity, into: &change, batch: &batch, update: false)
+            return change
         }
         if random.chance(0.05) {
             live[object] = false
-            return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .delete)
+            return DrawnChange(object: Int32(object), type: .delete)
         }
-        let all = allProperties(of: entity, blobs: &blobs, update: true)
-        var picked: [PropertyChange] = []
+        var change = DrawnChange(object: Int32(object), type: .update)
+        drawProperties(of: entity, into: &change, batch: &batch, update: true)
+        let all = change.propertyCount(entity)
         for _ in 0..<(1 + random.below(3)) {
-            let property = all[random.below(all.count)]
-            if !picked.contains(where: { $0.name == property.name }) { picked.append(property) }
+            change.pick(UInt8(random.below(all)))
         }
-        return ObjectChange(entity: entity.rawValue, globalIdentifier: id, type: .update, propertyChanges: picked, dataFiles: dataFiles(picked))
-    }
-
-    private func dataFiles(_ properties: [PropertyChange]) -> [String] {
-        properties.compactMap { property in
-            if case .attributeInDataFile(let name) = property.value { return name }
-            return nil
-        }
+        return change
     }
 
     /// A live object of `entity`, if the draw finds one.
-    private mutating func someLive(_ entity: Entity) -> String? {
+    private mutating func someLive(_ entity: Entity) -> Int32 {
         for _ in 0..<4 {
-            let candidate = random.below(objects.count)
-            if objects[candidate].entity == entity && live[candidate] { return objects[candidate].id }
+            let candidate = random.below(names.objects.count)
+            if names.entities[candidate] == entity && live[candidate] { return Int32(candidate) }
         }
-        return nil
+        return -1
     }
 
-    private mutating func allProperties(of entity: Entity, blobs: inout [(String, [UInt8])], update: Bool = false) -> [PropertyChange] {
-        func text(_ words: Int) -> String {
-            (0..<words).map { _ in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"][random.below(8)] }.joined(separator: " ")
-        }
+    /// Word numbers for `count` words, three bits each, the first in the lowest bits.
+    private mutating func drawWords(_ count: Int) -> UInt32 {
+        var words: UInt32 = 0
+        for index in 0..<count { words |= UInt32(random.below(8)) << UInt32(3 * index) }
+        return words
+    }
+
+    /// Draws every property of `entity` (an update draws them all, then picks some).
+    private mutating func drawProperties(of entity: Entity, into change: inout DrawnChange, batch: inout DrawnBatch, update: Bool) {
         switch entity {
         case .Folder:
-            var moved: [Int: String] = [:]
-            var added: [String] = []
-            if update, let note = someLive(.Note) {
-                added = [note]
-                moved[0] = note
-            }
-            return [
-                PropertyChange(name: "name", value: .attribute(.string("Folder \(text(2))"))),
-                PropertyChange(name: "notes", value: .orderedToMany(added: added, removed: [], movedByIndex: moved)),
-            ]
+            if update { change.related = someLive(.Note) }
+            change.words = drawWords(2)
         case .Tag:
-            return [PropertyChange(name: "name", value: .attribute(.string(text(1))))]
+            change.words = drawWords(1)
         case .Note:
-            var properties = [
-                PropertyChange(name: "body", value: .attribute(.string(text(6)))),
-                PropertyChange(name: "flagged", value: .attribute(.bool(random.chance(0.3)))),
-                PropertyChange(name: "modified", value: .attribute(.date(millisecondsSince1970: 1.7e12 + Double(random.below(1_000_000_000))))),
-                PropertyChange(name: "rank", value: .attribute(.integer(Int64(random.below(100_000))))),
-                PropertyChange(name: "score", value: .attribute(.double(Double(random.below(1_000_000)) / 100))),
-                PropertyChange(name: "title", value: .attribute(.string("Note \(random.below(100_000))"))),
-                PropertyChange(name: "folder", value: .toOne(relatedIdentifier: someLive(.Folder))),
-            ]
-            var added: [String] = [], removed: [String] = []
-            if let tag = someLive(.Tag) { added.append(tag) }
-            if update, let tag = someLive(.Tag), !added.contains(tag) { removed.append(tag) }
-            properties.append(PropertyChange(name: "tags", value: .toMany(added: added, removed: removed)))
+            change.words = drawWords(6)
+            change.flagged = random.chance(0.3)
+            change.modified = Int32(random.below(1_000_000_000))
+            change.rank = Int32(random.below(100_000))
+            change.score = Int32(random.below(1_000_000))
+            change.title = Int32(random.below(100_000))
+            change.related = someLive(.Folder)
+            change.tagAdded = someLive(.Tag)
+            if update {
+                let tag = someLive(.Tag)
+                if tag >= 0 && tag != change.tagAdded { change.tagRemoved = tag }
+            }
             if settings.blobBytes > 0 && random.chance(0.1) {
                 var bytes = [UInt8](repeating: 0, count: settings.blobBytes)
                 for start in stride(from: 0, to: bytes.count, by: 8) {
                     let word = random.next()
                     for offset in 0..<min(8, bytes.count - start) { bytes[start + offset] = UInt8(truncatingIfNeeded: word >> UInt64(8 * offset)) }
                 }
+                var blob = DrawnBlob(bytes: bytes, fileName: nil, isNewFile: false)
                 if bytes.count > Converter.inlineBinaryLimit {
                     let name = Converter.dataFileName(bytes)
-                    blobs.append((name, bytes))
-                    properties.append(PropertyChange(name: "attachment", value: .attributeInDataFile(filename: name)))
-                } else {
-                    properties.append(PropertyChange(name: "attachment", value: .attribute(.binary(Data(bytes)))))
+                    blob.fileName = name
+                    blob.isNewFile = dataFileNames.insert(name).inserted
                 }
+                change.blob = Int32(batch.blobs.count)
+                batch.blobs.append(blob)
             }
-            return properties
         }
     }
 }

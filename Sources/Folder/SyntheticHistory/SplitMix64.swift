@@ -21,16 +21,23 @@ extension SplitMix64 {
     /// True with probability `p`.
     package mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
 
-    /// An uppercase UUID text, as Apple's `UUID().uuidString` writes one.
+    /// An uppercase UUID text, as Apple's `UUID().uuidString` writes one. Spelt out digit by
+    /// digit: `String(format:)` per byte was most of the time `generate` took to name 100,000
+    /// objects.
     package mutating func uuidString() -> String {
         let high = next(), low = next()
-        var bytes: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { String(format: "%02X", $0) }.joined()
-        let h = Array(hex)
-        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+        let hex = Array("0123456789ABCDEF".utf8)
+        var text = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
+        var position = 0
+        for index in 0..<16 {
+            var byte = UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
+            if index == 6 { byte = byte & 0x0F | 0x40 }
+            if index == 8 { byte = byte & 0x3F | 0x80 }
+            if index == 4 || index == 6 || index == 8 || index == 10 { position += 1 }
+            text[position] = hex[Int(byte >> 4)]
+            text[position + 1] = hex[Int(byte & 0x0F)]
+            position += 2
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
