@@ -89,6 +89,7 @@ extension FormatError: Codable {
         case file, code, pointer, offset, message
     }
 
+    /// Reads an Unreadable object; a pointer that is not RFC 6901 text is refused.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         var pointer: JSONPointer?
@@ -105,6 +106,7 @@ extension FormatError: Codable {
                 pointer: pointer))
     }
 
+    /// Writes the Unreadable object, every member present.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(location.file ?? "", forKey: .file)

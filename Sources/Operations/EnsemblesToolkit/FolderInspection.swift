@@ -369,6 +369,7 @@ extension FolderInspection {
         }
     }
 
+    /// Writes the folder document of Spec/inspect.md 3.1, `summary` computed from the ensembles.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(InspectReport.version, forKey: .inspectVersion)
@@ -411,6 +412,7 @@ extension FolderInspection.EnsembleFolder {
         case file, pointer
     }
 
+    /// Reads the Ensemble object of Spec/inspect.md 3.1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
@@ -452,6 +454,7 @@ extension FolderInspection.EnsembleFolder {
         return elements
     }
 
+    /// Writes the Ensemble object of Spec/inspect.md 3.1.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identifier, forKey: .identifier)
@@ -491,6 +494,7 @@ extension FolderInspection.EnsembleFolder {
         }
     }
 
+    /// Member by member (tuples compared element by element).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.identifier == rhs.identifier && lhs.path == rhs.path && lhs.stores == rhs.stores && lhs.events == rhs.events
             && lhs.baselines == rhs.baselines && lhs.unreadable == rhs.unreadable
@@ -510,6 +514,7 @@ extension FolderInspection.Store {
         case first, last
     }
 
+    /// Reads the Store object of Spec/inspect.md 3.1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
@@ -533,6 +538,7 @@ extension FolderInspection.Store {
         }
     }
 
+    /// Writes the Store object of Spec/inspect.md 3.1.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identifier, forKey: .identifier)
@@ -602,6 +608,7 @@ private func sameParts(_ a: (count: Int, present: [Int], complete: Bool)?, _ b: 
 }
 
 extension FolderInspection.EventFile {
+    /// Reads the Event object of Spec/inspect.md 3.1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: FileEntryKeys.self)
         file = try container.decode(String.self, forKey: .file)
@@ -621,6 +628,7 @@ extension FolderInspection.EventFile {
         layers = try container.decodeIfPresent([String].self, forKey: .layers) ?? []
     }
 
+    /// Writes the Event object of Spec/inspect.md 3.1.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: FileEntryKeys.self)
         try container.encode(file, forKey: .file)
@@ -635,6 +643,7 @@ extension FolderInspection.EventFile {
         try container.encodeLayers(layers)
     }
 
+    /// Member by member (tuples compared element by element).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.file == rhs.file && lhs.globalCount == rhs.globalCount && lhs.store == rhs.store && lhs.revision == rhs.revision
             && lhs.type == rhs.type && lhs.timestamp == rhs.timestamp && lhs.objectChanges == rhs.objectChanges && lhs.bytes == rhs.bytes
@@ -643,6 +652,7 @@ extension FolderInspection.EventFile {
 }
 
 extension FolderInspection.BaselineFile {
+    /// Reads the Baseline object of Spec/inspect.md 3.1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: FileEntryKeys.self)
         file = try container.decode(String.self, forKey: .file)
@@ -666,6 +676,7 @@ extension FolderInspection.BaselineFile {
         layers = try container.decodeIfPresent([String].self, forKey: .layers) ?? []
     }
 
+    /// Writes the Baseline object of Spec/inspect.md 3.1.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: FileEntryKeys.self)
         try container.encode(file, forKey: .file)
@@ -686,6 +697,7 @@ extension FolderInspection.BaselineFile {
         try container.encodeLayers(layers)
     }
 
+    /// Member by member (tuples compared element by element).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         let sameSets: Bool =
             switch (lhs.revisionSet, rhs.revisionSet) {
@@ -700,6 +712,7 @@ extension FolderInspection.BaselineFile {
 }
 
 extension FolderInspection {
+    /// Equal when the ensembles are (the summary follows from them).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.ensembles == rhs.ensembles }
 }
 
