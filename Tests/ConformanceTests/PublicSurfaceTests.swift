@@ -7,19 +7,20 @@ import Testing
 @Suite("Public surface")
 struct PublicSurfaceTests {
     static let expected: Set<String> = [
-        "CloudFolder.RepairUndoResult", "DataModel.DataModel", "DataModel.ModelBundle", "EnsembleModel.AttributeValue", "EnsembleModel.ChangeType",
-        "EnsembleModel.Event", "EnsembleModel.EventType", "EnsembleModel.ObjectChange", "EnsembleModel.PropertyChange", "EnsembleModel.Value",
-        "EnsemblesToolkit.Action", "EnsemblesToolkit.ConversionReport", "EnsemblesToolkit.DeviceView", "EnsemblesToolkit.Diagnostic",
-        "EnsemblesToolkit.Ensemble", "EnsemblesToolkit.EnsembleError", "EnsemblesToolkit.EnsembleVerification", "EnsemblesToolkit.Finding",
-        "EnsemblesToolkit.Format", "EnsemblesToolkit.Kind", "EnsemblesToolkit.Lane", "EnsemblesToolkit.Mark", "EnsemblesToolkit.ObjectHistory",
-        "EnsemblesToolkit.Change", "EnsemblesToolkit.FinalProperty", "EnsemblesToolkit.Options",
-        "EnsemblesToolkit.RebaseSummary", "EnsemblesToolkit.RepairPlan", "EnsemblesToolkit.RepairResult", "EnsemblesToolkit.Severity",
-        "EnsemblesToolkit.TimelineReport", "EventCodecs.DataBlob", "EventCodecs.V2BinaryDecoder", "EventCodecs.V2BinaryEncoder", "EventCodecs.V2JSONDecoder",
-        "EventCodecs.V2JSONEncoder", "EventCodecs.V2JSONFastDecoder", "FileWrappers.Credentials", "FileWrappers.PasswordSource",
-        "FileWrappers.RNCryptor", "FileWrappers.Wrapping", "JSONDocument.Code", "JSONDocument.ExactString",
-        "JSONDocument.FormatError", "JSONDocument.JSONNumber", "JSONDocument.JSONObject", "JSONDocument.JSONParser", "JSONDocument.JSONPointer",
-        "JSONDocument.JSONReadingOptions", "JSONDocument.JSONValue", "JSONDocument.JSONWriter", "JSONDocument.Location", "MergeEngine.IntegrityProblem",
-        "MergeEngine.StoreState", "SchemaValidation.BundledSchema", "SchemaValidation.V2EventFastCheck",
+        "CloudFolder.RepairUndoResult", "DataModel.DataModel", "DataModel.ModelBundle", "EnsembleModel.AttributeValue",
+        "EnsembleModel.ChangeType", "EnsembleModel.Event", "EnsembleModel.EventType", "EnsembleModel.ObjectChange",
+        "EnsembleModel.PropertyChange", "EnsembleModel.Value", "EnsemblesToolkit.Action", "EnsemblesToolkit.BaselineFile",
+        "EnsemblesToolkit.Change", "EnsemblesToolkit.ConversionReport", "EnsemblesToolkit.DeviceView", "EnsemblesToolkit.Diagnostic",
+        "EnsemblesToolkit.Ensemble", "EnsemblesToolkit.EnsembleError", "EnsemblesToolkit.EnsembleFolder",
+        "EnsemblesToolkit.EnsembleVerification", "EnsemblesToolkit.EventFile", "EnsemblesToolkit.FinalProperty", "EnsemblesToolkit.Finding",
+        "EnsemblesToolkit.FolderInspection", "EnsemblesToolkit.Format", "EnsemblesToolkit.Kind", "EnsemblesToolkit.Lane",
+        "EnsemblesToolkit.Mark", "EnsemblesToolkit.ObjectHistory", "EnsemblesToolkit.Options", "EnsemblesToolkit.RebaseSummary",
+        "EnsemblesToolkit.RepairPlan", "EnsemblesToolkit.RepairResult", "EnsemblesToolkit.Severity", "EnsemblesToolkit.Store",
+        "EnsemblesToolkit.TimelineReport", "EventCodecs.V2BinaryDecoder", "EventCodecs.V2BinaryEncoder", "EventCodecs.V2JSONDecoder",
+        "EventCodecs.V2JSONEncoder", "FileWrappers.Credentials", "FileWrappers.PasswordSource", "FileWrappers.RNCryptor",
+        "FileWrappers.Wrapping", "JSONDocument.Code", "JSONDocument.FormatError", "JSONDocument.JSONNumber", "JSONDocument.JSONObject",
+        "JSONDocument.JSONParser", "JSONDocument.JSONPointer", "JSONDocument.JSONReadingOptions", "JSONDocument.JSONValue",
+        "JSONDocument.JSONWriter", "JSONDocument.Location", "MergeEngine.IntegrityProblem", "MergeEngine.StoreState",
     ]
 
     /// MODULE.TYPE of every `public` struct, enum, class, protocol, actor or typealias in Sources/.
@@ -138,6 +139,33 @@ struct PublicSurfaceTests {
         let source = "let a = \"{ // }\" /* { */ + \"\"\"\n}\n\"\"\" // {\nlet b = 1"
         #expect(Self.code(source).filter { $0 == "{" || $0 == "}" }.isEmpty)
         #expect(Self.code(source).split(separator: "\n", omittingEmptySubsequences: false).count == 4)
+    }
+
+    /// Every Sources/ file (relative path) with an `@_spi` attribute, and its text. SPI is
+    /// public to a client that opts in, so it must not become a way around the count: only the
+    /// Benchmarks package's entry points, which forward to package types, are SPI.
+    static func spiFiles() throws -> [(path: String, source: String)] {
+        var found: [(String, String)] = []
+        let sources = SpecCompletenessTests.packageRoot.appendingPathComponent("Sources")
+        let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            guard url.pathExtension == "swift" else { continue }
+            let source = Self.code(try String(contentsOf: url, encoding: .utf8))
+            if source.contains("@_spi(") { found.append((url.pathComponents.dropFirst(sources.pathComponents.count).joined(separator: "/"), source)) }
+        }
+        return found.sorted { $0.0 < $1.0 }
+    }
+
+    @Test("SPI only for the Benchmarks package, in BenchmarkAccess.swift, declaring no type")
+    func spi() throws {
+        let files = try Self.spiFiles()
+        #expect(files.map(\.path) == ["Format/EventCodecs/BenchmarkAccess.swift", "Validation/SchemaValidation/BenchmarkAccess.swift"])
+        let name = try Regex(#"@_spi\(([A-Za-z]+)\)"#)
+        let type = try Regex(#"(?m)^\s*(?:@\w+(?:\([^)]*\))?\s+)*public (?:final )?(?:struct|enum|class|protocol|actor|typealias) "#)
+        for file in files {
+            #expect(Set(file.source.matches(of: name).compactMap { $0.output[1].substring.map(String.init) }) == ["Benchmarks"], "\(file.path)")
+            #expect(file.source.firstMatch(of: type) == nil, "\(file.path)")
+        }
     }
 
     @Test("every public type is meant as API, and there are at most 56")

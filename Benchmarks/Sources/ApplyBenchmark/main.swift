@@ -1,7 +1,7 @@
 import Foundation
 import DataModel
 import EnsembleModel
-import EventCodecs
+@_spi(Benchmarks) import EventCodecs
 import JSONDocument
 import MergeEngine
 
@@ -34,7 +34,7 @@ let decodeSeconds = try seconds {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".cdeevent") {
             let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
             bytesRead += bytes.count
-            if let event = V2JSONFastDecoder.decodeEvent(bytes) {
+            if let event = V2JSONDecoder.decodeEventFast(bytes) {
                 events.append(event)
             } else {
                 events.append(try V2BinaryDecoder().decode(bytes))

@@ -1,8 +1,8 @@
 import Foundation
 import JSONDocument
 import EnsembleModel
-import EventCodecs
-import SchemaValidation
+@_spi(Benchmarks) import EventCodecs
+@_spi(Benchmarks) import SchemaValidation
 
 /// Sizes and throughput of the v2 encodings on the same generated events (issue 5): prints a
 /// table; never part of the unit tests.
@@ -64,7 +64,7 @@ let json = try events.map { try V2JSONEncoder().encode($0) }
 let binary = try events.map { try V2BinaryEncoder().encode($0) }
 let binaryDeflated = try events.map { try V2BinaryEncoder(deflateSections: true).encode($0) }
 // Raw DEFLATE of each JSON file: the container's payload minus its 50-byte header.
-let jsonDeflated = json.map { DataBlob.container($0, deflate: true).count - 50 }
+let jsonDeflated = json.map { V2BinaryEncoder.dataBlobContainer($0, deflate: true).count - 50 }
 let jsonBytes = json.reduce(0) { $0 + $1.count }, binaryBytes = binary.reduce(0) { $0 + $1.count }
 
 var decoded = 0
@@ -76,9 +76,9 @@ var stages = (parse: 0.0, generic: 0.0, fast: 0.0, decode: 0.0)
 for bytes in json {
     var value = JSONValue.null
     stages.parse += try seconds { value = try JSONParser.parse(bytes) }
-    stages.generic += try seconds { _ = try BundledSchema.v2Event.validate(value) }
+    stages.generic += try seconds { _ = try value.v2EventSchemaViolations() }
     var accepted = false
-    stages.fast += seconds { accepted = V2EventFastCheck.accepts(value) }
+    stages.fast += seconds { accepted = value.passesV2EventFastCheck }
     precondition(accepted, "the benchmark's events are valid")
     stages.decode += try seconds { decoded += try V2JSONDecoder().decodeEvent(value).event.objectChanges.count }
 }
@@ -86,7 +86,7 @@ for bytes in json {
 // above are its fallback for anything with a finding.
 let jsonDirect = seconds {
     for bytes in json {
-        guard let event = V2JSONFastDecoder.decodeEvent(bytes) else { preconditionFailure("the benchmark's events are valid") }
+        guard let event = V2JSONDecoder.decodeEventFast(bytes) else { preconditionFailure("the benchmark's events are valid") }
         decoded += event.objectChanges.count
     }
 }

@@ -12,21 +12,21 @@ extension FormatError.Code {
 
 /// Data files (Spec/data-blobs.md): raw bytes as Ensembles writes them, or the optional
 /// container with a length, a SHA-256 and optional DEFLATE.
-public enum DataBlob {
-    public static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x42, 0x0D, 0x0A, 0x1A, 0x0A]
+package enum DataBlob {
+    package static let magic: [UInt8] = [0x89, 0x45, 0x4E, 0x42, 0x0D, 0x0A, 0x1A, 0x0A]
     /// Magic, version, flags, content length and SHA-256 (Spec/data-blobs.md 2).
-    public static let headerLength = 8 + 1 + 1 + 8 + 32
-    public static let maximumContentBytes = 1 << 30
-    public static let maximumInflateRatio = Zlib.maximumRatio
+    package static let headerLength = 8 + 1 + 1 + 8 + 32
+    package static let maximumContentBytes = 1 << 30
+    package static let maximumInflateRatio = Zlib.maximumRatio
 
-    public static func isContainer<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.starts(with: magic) }
+    package static func isContainer<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool { bytes.starts(with: magic) }
 
     /// The largest container file: the header and a content of the largest length, stored raw.
-    public static let maximumContainerBytes = maximumContentBytes + headerLength
+    package static let maximumContainerBytes = maximumContentBytes + headerLength
 
     /// The container bytes for `content`; deflated when that is smaller, asked for, and within
     /// the ratio a reader accepts (Spec/data-blobs.md 5), so that every container written reads back.
-    public static func container(_ content: [UInt8], deflate: Bool = false) -> [UInt8] {
+    package static func container(_ content: [UInt8], deflate: Bool = false) -> [UInt8] {
         let compressed = deflate ? Zlib.deflateForStorage(content) : nil
         var bytes = magic + [1, compressed == nil ? 0 : 1]
         let length = UInt64(content.count)
@@ -38,7 +38,7 @@ public enum DataBlob {
 
     /// The value a data file holds: the file itself when raw, the verified content when a
     /// container. For a file on disk, ``ContentVerifier`` reads it in chunks instead.
-    public static func content(of bytes: [UInt8]) throws(FormatError) -> [UInt8] {
+    package static func content(of bytes: [UInt8]) throws(FormatError) -> [UInt8] {
         guard let header = try header(fileSize: Int64(bytes.count), prefix: bytes.prefix(headerLength)) else { return bytes }
         let verifier = try ContentVerifier(header)
         var content: [UInt8] = []

@@ -15,9 +15,9 @@ import EnsembleModel
 ///
 /// Written by hand because the general pipeline builds and walks a tree of every value three
 /// times (parse, schema, decode), most of the cost of reading a folder (Benchmarks/README.md).
-public enum V2JSONFastDecoder {
+package enum V2JSONFastDecoder {
     /// A single-file event, or nil when only the general pipeline can tell.
-    public static func decodeEvent(_ bytes: [UInt8], options: JSONReadingOptions = .strict) -> Event? {
+    package static func decodeEvent(_ bytes: [UInt8], options: JSONReadingOptions = .strict) -> Event? {
         decodePart(bytes, position: .single, options: options).flatMap { try? V2JSONDecoder.join([$0]) }
     }
 

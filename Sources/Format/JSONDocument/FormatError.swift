@@ -80,3 +80,40 @@ extension FormatError.Code {
     public static let jsonTooDeep = Self("json.too-deep")
     public static let jsonTooLarge = Self("json.too-large")
 }
+
+/// The Unreadable object of Spec/inspect.md 3.1 (and the Error object of Spec/convert.md):
+/// `file`, `code`, `pointer`, `offset` and `message`. A missing file is written `""`; line and
+/// column are not part of it and are not read back.
+extension FormatError: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case file, code, pointer, offset, message
+    }
+
+    /// Reads an Unreadable object; a pointer that is not RFC 6901 text is refused.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var pointer: JSONPointer?
+        if let text = try container.decodeIfPresent(String.self, forKey: .pointer) {
+            guard let parsed = JSONPointer(parsing: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .pointer, in: container, debugDescription: "not an RFC 6901 pointer")
+            }
+            pointer = parsed
+        }
+        self.init(
+            Code(try container.decode(String.self, forKey: .code)), try container.decode(String.self, forKey: .message),
+            location: Location(
+                file: try container.decode(String.self, forKey: .file), offset: try container.decodeIfPresent(Int.self, forKey: .offset),
+                pointer: pointer))
+    }
+
+    /// Writes the Unreadable object, every member present.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(location.file ?? "", forKey: .file)
+        try container.encode(code.rawValue, forKey: .code)
+        // Explicit nulls: the document has every member (Spec/inspect.md 3.1).
+        try container.encode(location.pointer?.description, forKey: .pointer)
+        try container.encode(location.offset, forKey: .offset)
+        try container.encode(message, forKey: .message)
+    }
+}

@@ -42,7 +42,7 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// Strings are equal only when their code points are (see ``ExactString``); numbers
+    /// Strings are equal only when their code points are (not Swift's canonical equivalence); numbers
     /// when their values are; objects regardless of member order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
@@ -166,14 +166,19 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 /// Swift's `String ==` treats canonically equivalent strings as equal ("Café" spelled with
 /// U+00E9 or with e + U+0301), but JSON keys and Ensembles identifiers are distinct whenever
 /// their code points differ; every uniqueness check in the toolkit goes through this type.
-public struct ExactString: Hashable, Sendable {
-    public let value: String
+/// Package only (no user names it); usable from inline for the inlinable `utf8Precedes`
+/// and `exactlyEqual`.
+@usableFromInline
+package struct ExactString: Hashable, Sendable {
+    package let value: String
 
-    public init(_ value: String) { self.value = value }
+    @usableFromInline
+    package init(_ value: String) { self.value = value }
 
     // Native strings are read in place; copying them to call the mutating `withUTF8` cost a
     // retain and a release per comparison, a large share of a replay (measured: Benchmarks/README.md).
-    public static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+    @usableFromInline
+    package static func == (lhs: ExactString, rhs: ExactString) -> Bool {
         if identical(lhs.value, rhs.value) { return true }
         return withUTF8(of: lhs.value) { left in
             withUTF8(of: rhs.value) { right in
@@ -186,7 +191,7 @@ public struct ExactString: Hashable, Sendable {
     /// The first 8 UTF-8 bytes of `string` as a big-endian number, padded with zero bytes: a
     /// string with a smaller key comes first in UTF-8 byte order, and strings with different keys
     /// differ (equal keys say nothing). Comparing keys first spares most byte comparisons.
-    public static func prefixKey(_ string: String) -> UInt64 {
+    package static func prefixKey(_ string: String) -> UInt64 {
         func key(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
             guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
             return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
@@ -198,7 +203,7 @@ public struct ExactString: Hashable, Sendable {
     /// another's from a copy. (The mutating `withUTF8` needs a copy of every string, a retain
     /// and a release: an atomic write to memory another core may have just written.)
     @inlinable
-    public static func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package static func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let result = try string.utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = string
         return try copy.withUTF8(body)
@@ -208,20 +213,21 @@ public struct ExactString: Hashable, Sendable {
     /// small string's inline bytes, or one storage and count). Entity and property names, compared
     /// for every change, are usually settled so without reading their bytes; false says nothing.
     @inline(__always)
-    public static func identical(_ a: String, _ b: String) -> Bool {
+    package static func identical(_ a: String, _ b: String) -> Bool {
         typealias Bits = (UInt64, UInt64)
         return MemoryLayout<String>.size == MemoryLayout<Bits>.size && unsafeBitCast(a, to: Bits.self) == unsafeBitCast(b, to: Bits.self)
     }
 
     /// A small number from a string's representation, for a cache of ``identical(_:_:)`` strings.
     @inline(__always)
-    public static func representationHash(_ string: String) -> UInt64 {
+    package static func representationHash(_ string: String) -> UInt64 {
         guard MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size else { return 0 }
         let bits = unsafeBitCast(string, to: (UInt64, UInt64).self)
         return (bits.0 ^ bits.1 &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
     }
 
-    public func hash(into hasher: inout Hasher) {
+    @usableFromInline
+    package func hash(into hasher: inout Hasher) {
         Self.withUTF8(of: value) { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

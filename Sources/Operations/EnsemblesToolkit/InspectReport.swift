@@ -70,129 +70,20 @@ enum InspectReport {
 
     // MARK: - Folders
 
-    /// The report for a cloud folder (an ensemble or a root of ensembles).
+    /// The report for a cloud folder (an ensemble or a root of ensembles): the document of
+    /// ``FolderInspection``, which is built once and printed from (Spec/inspect.md 3.1).
     package static func folder(_ ensembles: [EnsembleContents]) -> JSONValue {
-        let ensembleValues = ensembles.sorted { utf8Precedes($0.identifier, $1.identifier) }.map(ensemble)
-        func total(_ key: String) -> Int64 {
-            ensembleValues.reduce(0) { sum, value in
-                let element = value.objectValue?[key]
-                return sum + Int64(element?.arrayValue?.count ?? Int(element?.objectValue?["count"]?.numberValue?.int64Value ?? 0))
-            }
-        }
-        let summary = JSONObject([
-            ("ensembles", JSONValue(Int64(ensembleValues.count))),
-            ("stores", JSONValue(total("stores"))),
-            ("events", JSONValue(total("events"))),
-            ("baselines", JSONValue(total("baselines"))),
-            ("dataFiles", JSONValue(total("dataFiles"))),
-            ("debris", JSONValue(total("debris"))),
-            ("unreadable", JSONValue(total("unreadable"))),
-        ])
-        return .object(
-            JSONObject([
-                ("inspectVersion", JSONValue(version)),
-                ("kind", .string("folder")),
-                ("ensembles", .array(ensembleValues)),
-                ("summary", .object(summary)),
-            ]))
+        FolderInspection(ensembles).jsonValue
     }
 
-    static func ensemble(_ contents: EnsembleContents) -> JSONValue {
-        .object(
-            JSONObject([
-                ("identifier", .string(contents.identifier)),
-                ("path", .string(contents.displayPath)),
-                ("stores", .array(stores(contents))),
-                ("events", .array(contents.events.map(event))),
-                ("baselines", .array(contents.baselines.map(baseline))),
-                ("dataFiles", dataFiles(contents.dataFiles)),
-                (
-                    "debris",
-                    .array(
-                        contents.debris.sorted { utf8Precedes($0.path, $1.path) }.map { debris in
-                            .object(
-                                JSONObject([
-                                    ("path", .string(debris.path)), ("kind", .string(debris.kind.rawValue)),
-                                    ("reason", .string(debris.reason)),
-                                ]))
-                        })
-                ),
-                (
-                    "duplicateFolders",
-                    .array(
-                        contents.duplicates.map { duplicate in
-                            .object(
-                                JSONObject([
-                                    ("path", .string(duplicate.path)), ("copied", .array(duplicate.copied.map(JSONValue.string))),
-                                    ("shared", JSONValue(Int64(duplicate.shared.count))),
-                                ]))
-                        })
-                ),
-                ("unreadable", .array(problems(contents.problems))),
-                ("unknownKeys", .array(contents.unknownKeys.map(unknownKey))),
-            ]))
-    }
-
-    /// Registered stores plus stores seen only in event names, by identifier.
-    static func stores(_ contents: EnsembleContents) -> [JSONValue] {
-        var registrations: [String: StoreRegistration] = [:]
-        for store in contents.stores { registrations[store.storeIdentifier] = store }
-        var revisions: [String: [Int64]] = [:]
-        for event in contents.events { revisions[event.name.storeIdentifier, default: []].append(event.name.revision) }
-        let identifiers = sortedUnique(Array(registrations.keys) + Array(revisions.keys))
-        return identifiers.map { identifier in
-            let list = (revisions[identifier] ?? []).sorted()
-            return .object(
-                JSONObject([
-                    ("identifier", .string(identifier)),
-                    ("registered", .bool(registrations[identifier] != nil)),
-                    ("leechDate", registrations[identifier]?.leechDate.map { .string(isoDate($0)) } ?? .null),
-                    ("events", JSONValue(Int64(list.count))),
-                    ("firstRevision", list.first.map(JSONValue.init) ?? .null),
-                    ("lastRevision", list.last.map(JSONValue.init) ?? .null),
-                    ("gaps", .array(gaps(list).map { .object(JSONObject([("first", JSONValue($0.lowerBound)), ("last", JSONValue($0.upperBound))])) })),
-                ]))
-        }
+    /// The typed report for the folder at `path`; throws when it is missing or holds no ensemble.
+    package static func folderInspection(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> FolderInspection {
+        FolderInspection(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })
     }
 
     /// Missing revisions between the lowest and the highest present, as closed ranges.
     static func gaps(_ sorted: [Int64]) -> [ClosedRange<Int64>] {
         zip(sorted, sorted.dropFirst()).compactMap { a, b in b > a + 1 ? (a + 1)...(b - 1) : nil }
-    }
-
-    static func event(_ file: EventFileEntry) -> JSONValue {
-        let event = file.entry.event
-        return .object(
-            JSONObject(
-                [
-                    ("file", .string(file.entry.file)),
-                    ("globalCount", JSONValue(file.name.globalCount)),
-                    ("store", .string(file.name.storeIdentifier)),
-                    ("revision", JSONValue(file.name.revision)),
-                    ("type", event.map { JSONValue($0.type.rawValue) } ?? .null),
-                    ("timestamp", event.map { timestamp($0.timestamp) } ?? .null),
-                    ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-                    ("bytes", JSONValue(file.entry.bytes)),
-                    ("parts", parts(file.entry)),
-                ] + layers(file.entry.layers)))
-    }
-
-    static func baseline(_ file: BaselineFileEntry) -> JSONValue {
-        let event = file.entry.event
-        return .object(
-            JSONObject(
-                [
-                    ("file", .string(file.entry.file)),
-                    ("legacyName", .bool(file.name.isLegacyName)),
-                    ("globalCount", JSONValue(file.name.globalCount)),
-                    ("uniqueIdentifier", .string(file.name.uniqueIdentifier)),
-                    ("storePrefix", file.name.storePrefix.map(JSONValue.string) ?? .null),
-                    ("store", event.map { .string($0.storeIdentifier) } ?? .null),
-                    ("revisionSet", event.map { revisionSet($0.revisionSet) } ?? .null),
-                    ("objectChanges", event.map { JSONValue(Int64($0.objectChanges.count)) } ?? .null),
-                    ("bytes", JSONValue(file.entry.bytes)),
-                    ("parts", parts(file.entry)),
-                ] + layers(file.entry.layers)))
     }
 
     /// The `layers` member of a wrapped file (Spec/inspect.md, Spec/wrappers.md 8); none for a
@@ -201,32 +92,13 @@ enum InspectReport {
         layers.isEmpty ? [] : [("layers", .array(layers.map { .string($0.rawValue) }))]
     }
 
-    static func parts(_ entry: EventEntry) -> JSONValue {
-        guard let count = entry.partCount else { return .null }
-        return .object(
-            JSONObject([
-                ("count", JSONValue(Int64(count))),
-                ("present", .array(entry.files.keys.sorted().map { JSONValue(Int64($0)) })),
-                ("complete", .bool(entry.isComplete)),
-            ]))
-    }
-
-    static func revisionSet(_ set: RevisionSet) -> JSONValue {
-        .object(JSONObject(set.stores.map { ($0, JSONValue(set[$0] ?? 0)) }))
-    }
-
-    static func dataFiles(_ files: [DataFileEntry]) -> JSONValue {
-        let sorted = files.sorted { utf8Precedes($0.name, $1.name) }
-        return .object(
-            JSONObject([
-                ("count", JSONValue(Int64(sorted.count))),
-                ("bytes", JSONValue(sorted.reduce(Int64(0)) { $0 + $1.bytes })),
-                ("files", .array(sorted.map { .object(JSONObject([("name", .string($0.name)), ("bytes", JSONValue($0.bytes))])) })),
-            ]))
-    }
-
     /// Sorted by (file, offset, pointer, code), null first; one entry per (file, code, pointer, offset).
-    static func problems(_ errors: [FormatError]) -> [JSONValue] {
+    static func problems(_ errors: [FormatError]) -> [JSONValue] { sortedProblems(errors).map(\.jsonValue) }
+
+    /// The errors as the Unreadable list reports them (Spec/inspect.md 3.1): sorted by (file,
+    /// offset, pointer, code), null first, each (file, code, pointer, offset) once, with only
+    /// the members the list has (no line or column; a missing file as `""`).
+    static func sortedProblems(_ errors: [FormatError]) -> [FormatError] {
         var seen = Set<String>()
         return errors.sorted { a, b in
             let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
@@ -241,7 +113,10 @@ enum InspectReport {
         }.filter { error in
             seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)")
                 .inserted
-        }.map(\.jsonValue)
+        }.map { error in
+            FormatError(
+                error.code, error.message, location: .init(file: error.location.file ?? "", offset: error.location.offset, pointer: error.location.pointer))
+        }
     }
 
     static func unknownKey(_ key: UnknownKey) -> JSONValue {
@@ -289,10 +164,25 @@ enum InspectReport {
 
     /// `YYYY-MM-DDTHH:MM:SSZ` in UTC; a fraction of a second is dropped, rounding toward the past.
     package static func isoDate(_ date: Date) -> String {
+        isoFormatter().string(from: wholeSeconds(date))
+    }
+
+    /// The date rounded toward the past to the whole second, as the report gives it.
+    static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down))
+    }
+
+    /// The date `YYYY-MM-DDTHH:MM:SSZ` names, or nil for other text.
+    static func parseISODate(_ text: String) -> Date? {
+        guard text.utf8.count == 20, text.hasSuffix("Z") else { return nil }
+        return isoFormatter().date(from: text)
+    }
+
+    private static func isoFormatter() -> ISO8601DateFormatter {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)))
+        return formatter
     }
 }
 
@@ -315,7 +205,8 @@ extension Ensemble {
     /// data file and piece of debris of a cloud folder, one decoded event file or log, a data
     /// model (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`: its versions, `modelVersion` or
     /// the current one described) or an app's Core Data SQLite store, as the `inspect` document
-    /// of its kind. Nothing is written.
+    /// of its kind. Nothing is written. For a folder, ``inspectFolder()`` gives the same
+    /// document as typed values (Spec/inspect.md 3.1).
     public func inspect(modelVersion: String? = nil) throws(EnsembleError) -> JSONValue {
         let path = try firstInput()
         if ModelBundle.looksLikeModel(path) { return ModelInspection.report(path: path, version: modelVersion) }

@@ -1,7 +1,7 @@
 import JSONDocument
 
 /// The schemas of `Spec/schemas/`, compiled into the library from those very files.
-public enum BundledSchema: String, CaseIterable, Sendable {
+package enum BundledSchema: String, CaseIterable, Sendable {
     /// One v2 JSON event file (single file, part 1 or continuation part).
     case v2Event = "v2-event"
     /// One v1 (1.x-style) JSON file: an event or a log.
@@ -24,7 +24,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
     case diff = "diff"
 
     /// The schema file's bytes as shipped in `Spec/schemas/`.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         switch self {
         case .v2Event: PackageResources.v2_event_schema_json
         case .v1Event: PackageResources.v1_event_schema_json
@@ -41,7 +41,7 @@ public enum BundledSchema: String, CaseIterable, Sendable {
 
     /// Every violation of this schema by `instance`, as ``SchemaValidator/validate(_:limit:)``
     /// reports them; empty means valid.
-    public func validate(_ instance: JSONValue, limit: Int = 100) throws(FormatError) -> [FormatError] {
+    package func validate(_ instance: JSONValue, limit: Int = 100) throws(FormatError) -> [FormatError] {
         try validator().validate(instance, limit: limit)
     }
 

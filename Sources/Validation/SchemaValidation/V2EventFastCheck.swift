@@ -9,11 +9,11 @@ import JSONDocument
 /// ``SchemaValidator`` for the exact errors of Spec/v2-json.md 4. So verdicts, codes and pointers
 /// never depend on it; `Tests/SchemaValidationTests` checks it against the validator on every
 /// fixture and on thousands of mutations, in both directions.
-public enum V2EventFastCheck {
+package enum V2EventFastCheck {
     private static let headerKeys = ["uniqueIdentifier", "type", "globalCount", "timestamp", "storeIdentifier", "revisionsByStoreIdentifier"]
 
     /// Whether `instance` certainly satisfies the v2 event schema.
-    public static func accepts(_ instance: JSONValue) -> Bool {
+    package static func accepts(_ instance: JSONValue) -> Bool {
         guard case .object(let event) = instance else { return false }
         // dependentRequired: one header member needs all six; anyOf: type or changesByEntity.
         let present = headerKeys.filter { event.contains($0) }.count
