@@ -127,7 +127,7 @@ enum TimelinePage {
         let height = axisTop + axisHeight
         let width = plotLeft + plotWidth + 40
         var svg =
-            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" data-top=\"\(top)\" data-label-right=\"\(labelRight)\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
+            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" data-low=\"\(low)\" data-high=\"\(high)\" data-top=\"\(top)\" data-label-right=\"\(labelRight)\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
         if folderCount > 0 { svg += "<text class=\"folder-label\" x=\"8\" y=\"\(folderTop + 10)\">folder</text>" }
         for (index, lane) in report.lanes.prefix(shownLanes).enumerated() {
             let laneTop = top + Double(index) * laneHeight
@@ -561,23 +561,26 @@ enum TimelinePage {
         function dl(rows){return '<dl>'+rows.map(function(r){return '<dt>'+esc(r[0])+'</dt><dd>'+r[1]+'</dd>';}).join('')+'</dl>';}
         function shown(v){return esc(typeof v==='string'?v:JSON.stringify(v));}
         document.querySelectorAll('section.ensemble').forEach(function(section,sectionIndex){
-          var data=JSON.parse(section.querySelector('script.timeline-data').textContent);
           var svg=section.querySelector('svg.timeline'),marks=svg.querySelector('g.marks'),fnd=svg.querySelector('g.findings'),axis=svg.querySelector('g.axis');
           var T=+svg.getAttribute('data-top'),LR=+svg.getAttribute('data-label-right'),AY=+axis.getAttribute('data-y');
           svg.querySelectorAll('text.lane-label').forEach(function(t){var n=t.lastChild;if(!n||n.nodeType!==3)return;var s=n.nodeValue.replace(/\\u2026$/,'');
             while(s.length>1&&t.getBBox().x+t.getBBox().width>LR){s=s.slice(0,-1);n.nodeValue=s+'\\u2026';}});
-          var lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
+          // The data is read when first needed (a zoom, a click, the time axis), not at load: the
+          // drawing the page was written with needs none of it, so the page opens as fast at any size.
           // The marks, one typed array per field: global count, store (index into strings),
           // revision, time, type, inserts, updates, deletes, model version (0: none, else 1 + index).
-          var n=data.count,C=data.columns,str=data.strings,i;
-          var g=column(C.globalCount,n),GC=g.v;if(g.packed)for(i=1;i<n;i++)GC[i]+=GC[i-1];
-          var ST=column(C.store,n).v,laneOf=new Int32Array(str.length);str.forEach(function(s,j){laneOf[j]=lane[s]||0;});
-          var rv=column(C.revision,n),RV=rv.v;if(rv.packed){var last=new Float64Array(str.length);for(i=0;i<n;i++){RV[i]+=last[ST[i]];last[ST[i]]=RV[i];}}
-          var tm=column(C.time,n),TM=tm.v;if(tm.packed){var k=0;for(i=0;i<n;i++){k+=TM[i];TM[i]=k/data.timeUnit;}}
-          data.times.forEach(function(p){TM[p[0]]=p[1];});
-          var TY=column(C.type,n).v,INS=column(C.inserts,n).v,UPD=column(C.updates,n).v,DEL=column(C.deletes,n).v,MV=column(C.modelVersion,n).v;
-          var files=new Map(),fileIndex=new Map();data.files.forEach(function(p){files.set(p[0],p[1]);fileIndex.set(p[1],p[0]);});
-          var spans=new Map(data.spans),only=new Set(data.deviceOnly);
+          var data=null,lane,n,str,GC,ST,laneOf,RV,TM,TY,INS,UPD,DEL,MV,files,fileIndex,spans,only;
+          function need(){if(data)return;data=JSON.parse(section.querySelector('script.timeline-data').textContent);var i,C=data.columns;
+            lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
+            n=data.count;str=data.strings;
+            var g=column(C.globalCount,n);GC=g.v;if(g.packed)for(i=1;i<n;i++)GC[i]+=GC[i-1];
+            ST=column(C.store,n).v;laneOf=new Int32Array(str.length);str.forEach(function(s,j){laneOf[j]=lane[s]||0;});
+            var rv=column(C.revision,n);RV=rv.v;if(rv.packed){var last=new Float64Array(str.length);for(i=0;i<n;i++){RV[i]+=last[ST[i]];last[ST[i]]=RV[i];}}
+            var tm=column(C.time,n);TM=tm.v;if(tm.packed){var k=0;for(i=0;i<n;i++){k+=TM[i];TM[i]=k/data.timeUnit;}}
+            data.times.forEach(function(p){TM[p[0]]=p[1];});
+            TY=column(C.type,n).v;INS=column(C.inserts,n).v;UPD=column(C.updates,n).v;DEL=column(C.deletes,n).v;MV=column(C.modelVersion,n).v;
+            files=new Map();fileIndex=new Map();data.files.forEach(function(p){files.set(p[0],p[1]);fileIndex.set(p[1],p[0]);});
+            spans=new Map(data.spans);only=new Set(data.deviceOnly);}
           function store(i){return str[ST[i]];}
           function file(i){var f=files.get(i);return f!==undefined?f:'events/'+GC[i]+'_'+str[ST[i]]+'_'+RV[i]+'.cdeevent';}
           // The first mark at or after a global count, and the first after it (the marks are in order of global count).
@@ -588,7 +591,7 @@ enum TimelinePage {
           function key(i){return useTime?(dated(TM[i])?TM[i]:null):GC[i];}
           var lo,hi,view;
           var places=[];fnd.querySelectorAll('[data-gc],[data-from]').forEach(function(f){['data-gc','data-from','data-to'].forEach(function(a){if(f.hasAttribute(a))places.push(+f.getAttribute(a));});});
-          function range(){lo=Infinity;hi=-Infinity;for(var i=0;i<n;i++){var v=key(i);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
+          function range(){need();lo=Infinity;hi=-Infinity;for(var i=0;i<n;i++){var v=key(i);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
             if(!useTime)places.forEach(function(v){if(v<lo)lo=v;if(v>hi)hi=v;});
             if(lo>hi){lo=0;hi=1;}if(!(hi-lo>0)||!isFinite(hi-lo))hi=lo+Math.max(1,Math.abs(lo)*1e-9);view=[lo,hi];}
           function x(v){return L+(v-view[0])/(view[1]-view[0])*W;}
@@ -608,7 +611,7 @@ enum TimelinePage {
             if(sp&&sp.length){var a=Infinity,b=-Infinity;sp.forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
               add(el('rect',{'class':'mark baseline'+(dev?' device-only':'')+out,'data-kind':dev?'device-only':'baseline','data-i':i,'data-store':s,x:place(i)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),i,out);}
             else add(el('circle',{'class':'mark type-'+TY[i]+(dev?' device-only':'')+out,'data-kind':dev?'device-only':kind(TY[i]),'data-i':i,'data-store':s,cx:place(i),cy:y(s),r:5}),i,out);}
-          function draw(){
+          function draw(){need();
             marks.textContent='';
             // On the global count axis the marks in view are one stretch of the list; on the time axis every mark is looked at.
             var a=useTime?0:lower(view[0]),b=useTime?n:upper(view[1]),count=0,i,v;
@@ -634,13 +637,13 @@ enum TimelinePage {
           function show(v){if(isFinite(v[0])&&isFinite(v[1])&&v[1]-v[0]>0&&isFinite(v[1]-v[0])){view=v;draw();}}
           // Selection: a finding with the marks of its files and its table row, or an event with its findings.
           var selected=null;
-          function mark(s){document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
+          function mark(s){need();document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
             var named=[],indexes=[];
             if(s.finding!==undefined){indexes=[s.finding];named=data.findings[s.finding][2];}
             else{named=[file(s.mark)];data.findings.forEach(function(f,i){if(f[2].indexOf(named[0])>=0)indexes.push(i);});}
             indexes.forEach(function(i){section.querySelectorAll('[data-index="'+i+'"]').forEach(function(e){e.classList.add('selected');});});
             named.forEach(function(f){var i=find(f);if(i!==undefined)marks.querySelectorAll('[data-i="'+i+'"]').forEach(function(e){e.classList.add('selected');});});}
-          function detail(s){var h='';
+          function detail(s){need();var h='';
             if(s.mark!==undefined){var i=s.mark,f=file(i);
               h='<h3>'+esc(f)+'</h3>'+dl([['store',esc(store(i))],['revision',RV[i]],['global count',GC[i]],['time',TM[i]+' ('+when(TM[i])+')'],['type',TY[i]+' ('+kind(TY[i])+')'+(only.has(i)?', only on the device':'')],
                 ['changes','inserts '+INS[i]+', updates '+UPD[i]+', deletes '+DEL[i]],['model version',esc(MV[i]===0?'none':str[MV[i]-1])],
@@ -651,7 +654,8 @@ enum TimelinePage {
           function choose(s){selected=s;mark(s);detail(s);}
           section.querySelectorAll('table.findings-table tr[data-index]').forEach(function(row){row.addEventListener('click',function(){
             choose({finding:+row.getAttribute('data-index')});var plot=section.querySelector('.plot');plot.scrollIntoView({block:'start'});panel.scrollIntoView({block:'nearest'});});});
-          range();
+          // The view the page was written with, without reading the data.
+          var low=+svg.getAttribute('data-low'),high=+svg.getAttribute('data-high');if(high-low>0&&isFinite(high-low))view=[low,high];else range();
           if(sectionIndex===0)section.querySelector('.plot').after(panel);
           var drag=null;
           svg.addEventListener('wheel',function(e){e.preventDefault();var r=svg.getBoundingClientRect(),f=(e.clientX-r.left)/r.width*(L+W+40);
