@@ -248,8 +248,9 @@ enum TimelineColumns {
         }
         guard let unit = data[JSONPointer(["timeUnit"])]?.numberValue?.doubleValue else { throw Unreadable(what: "timeUnit") }
         var tick: Int64 = 0
-        var times = try column("time").values.map { difference in
-            tick &+= difference
+        let (timeValues, timePacked) = try column("time")
+        var times = timeValues.map { value in
+            tick = timePacked ? tick &+ value : value
             return Double(tick) / unit
         }
         func pairs(_ name: String) -> [(Int, JSONValue)] {
@@ -334,11 +335,11 @@ struct TimelineColumnTests {
     func farValues() throws {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let ensemble = scratch.appendingPathComponent("cloud/E")
-        for sub in ["stores", "events"] {
-            try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
+        var ensemble = scratch.appendingPathComponent("cloud/E")
         func write(_ store: String, _ events: [(count: String, revision: Int, time: String)]) throws {
+            for sub in ["stores", "events"] {
+                try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(sub), withIntermediateDirectories: true)
+            }
             try Data(
                 #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>storeIdentifier</key><string>\#(store)</string></dict></plist>"#.utf8
             ).write(to: ensemble.appendingPathComponent("stores/\(store)"))
@@ -365,6 +366,14 @@ struct TimelineColumnTests {
         #expect(farElement[JSONPointer(["columns", "globalCount"])]?.arrayValue != nil)
         #expect(farElement[JSONPointer(["files"])]?.arrayValue?.count == 7)
         #expect(try TimelineColumns.marks(farElement) == TimelineColumns.marks(json: farJSON[JSONPointer(["ensembles", "0"])]))
+        // Whole seconds (unit 1) from -4e15 to 4e15: each within 2^52, their difference (8e15)
+        // is not, and still a difference of the packed column.
+        ensemble = scratch.appendingPathComponent("cloud/F")
+        try write("C", [("1", 0, "-4000000000000000"), ("2", 1, "4000000000000000")])
+        let wide = try #require(try TimelineColumns.dataElements(try Run("timeline", ensemble.path).stdout).first)
+        let wideJSON = try JSONParser.parse(Array(try Run("timeline", "--json", ensemble.path).stdout.utf8))
+        #expect(wide[JSONPointer(["timeUnit"])]?.numberValue?.doubleValue == 1 && wide[JSONPointer(["times"])]?.arrayValue?.isEmpty == true)
+        #expect(try TimelineColumns.marks(wide) == TimelineColumns.marks(json: wideJSON[JSONPointer(["ensembles", "0"])]))
     }
 }
 

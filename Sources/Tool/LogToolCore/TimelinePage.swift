@@ -338,17 +338,16 @@ enum TimelinePage {
             if !mark.spans.isEmpty { spans.append(.array([JSONValue(Int64(index)), .array(mark.spans.map(JSONValue.string))])) }
             if mark.onlyOnDevice { deviceOnly.append(JSONValue(Int64(index))) }
         }
-        func column(_ values: [Int64], packed: Bool = true) -> JSONValue {
-            packed && values.allSatisfy(packable) ? .string(vlq(values)) : .array(values.map { JSONValue($0) })
-        }
+        // Differences of values within 2^52 are within 2^53, which the VLQ text holds exactly.
+        func column(_ values: [Int64]) -> JSONValue { values.allSatisfy(packable) ? .string(vlq(values)) : .array(values.map { JSONValue($0) }) }
         return [
             ("count", JSONValue(Int64(marks.count))), ("strings", .array(strings.map(JSONValue.string))), ("timeUnit", JSONValue(unit)),
             (
                 "columns",
                 .object(
                     JSONObject([
-                        ("globalCount", column(gcColumn, packed: gcPacked)), ("store", column(stores)),
-                        ("revision", column(revisionColumn, packed: revisionPacked)), ("time", column(timeColumn)),
+                        ("globalCount", gcPacked ? .string(vlq(gcColumn)) : column(globalCounts)), ("store", column(stores)),
+                        ("revision", revisionPacked ? .string(vlq(revisionColumn)) : column(revisions)), ("time", .string(vlq(timeColumn))),
                         ("type", column(marks.map { Int64($0.type) })), ("inserts", column(marks.map { Int64($0.inserts) })),
                         ("updates", column(marks.map { Int64($0.updates) })), ("deletes", column(marks.map { Int64($0.deletes) })),
                         ("modelVersion", column(models)),
