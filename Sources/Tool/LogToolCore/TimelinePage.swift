@@ -86,6 +86,11 @@ enum TimelinePage {
         }
     }
 
+    struct Place: Hashable {
+        var store: String
+        var globalCount: Int64
+    }
+
     static func section(_ report: TimelineReport) -> String {
         let shownLanes = min(report.lanes.count, laneLimit)
         let more = report.lanes.count - shownLanes + (report.lanes.count > laneLimit ? 1 : 0)
@@ -122,7 +127,7 @@ enum TimelinePage {
         let height = axisTop + axisHeight
         let width = plotLeft + plotWidth + 40
         var svg =
-            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" data-top=\"\(top)\" data-label-right=\"\(labelRight)\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
+            "<svg class=\"timeline\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" data-low=\"\(low)\" data-high=\"\(high)\" data-top=\"\(top)\" data-label-right=\"\(labelRight)\" role=\"img\" aria-label=\"lanes of stores with their events and findings\">"
         if folderCount > 0 { svg += "<text class=\"folder-label\" x=\"8\" y=\"\(folderTop + 10)\">folder</text>" }
         for (index, lane) in report.lanes.prefix(shownLanes).enumerated() {
             let laneTop = top + Double(index) * laneHeight
@@ -144,11 +149,13 @@ enum TimelinePage {
             }
         }
         svg += "<g class=\"marks\">"
-        var drawn = Set<String>()
+        // The places of events that have a mark, for the findings about events (a triangle over
+        // the mark, else a cross): one key per mark, not a text made per mark.
+        var drawn = Set<Place>()
         if report.marks.count <= markLimit {
             for (index, mark) in report.marks.enumerated() {
                 if mark.spans.isEmpty {
-                    drawn.insert("\(mark.store)\u{0}\(mark.globalCount)")
+                    drawn.insert(Place(store: mark.store, globalCount: mark.globalCount))
                     svg +=
                         "<circle class=\"mark type-\(mark.type)\(mark.onlyOnDevice ? " device-only" : "")\" data-kind=\"\(mark.onlyOnDevice ? "device-only" : kind(ofType: mark.type))\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
                 } else {
@@ -159,7 +166,7 @@ enum TimelinePage {
                 }
             }
         } else {
-            for mark in report.marks where mark.spans.isEmpty { drawn.insert("\(mark.store)\u{0}\(mark.globalCount)") }
+            for mark in report.marks where mark.spans.isEmpty { drawn.insert(Place(store: mark.store, globalCount: mark.globalCount)) }
             // Many events: how many fall in each bin of each lane, darker for more.
             var tally: [Int: [Int: Int]] = [:]
             for mark in report.marks {
@@ -187,7 +194,7 @@ enum TimelinePage {
             switch finding.placement {
             case .event(let store, let globalCount):
                 let (cx, cy) = (x(globalCount), y(store))
-                if drawn.contains("\(store)\u{0}\(globalCount)") {
+                if drawn.contains(Place(store: store, globalCount: globalCount)) {
                     // A triangle in the upper part of the lane, pointing at the event's mark.
                     let slot = slots["\(store)\u{0}\(globalCount)", default: 0]
                     slots["\(store)\u{0}\(globalCount)"] = slot + 1
@@ -240,33 +247,23 @@ enum TimelinePage {
         }
         let data = JSONWriter().string(
             .object(
-                JSONObject([
-                    ("low", JSONValue(low)), ("high", JSONValue(high)),
-                    ("lanes", .array(report.lanes.map { .string($0.store) })),
-                    (
-                        "marks",
-                        .array(
-                            report.marks.map { mark in
-                                .array([
-                                    .string(mark.file), .string(mark.store), JSONValue(mark.revision), JSONValue(mark.globalCount),
-                                    .number(JSONNumber(mark.timestamp)), JSONValue(Int64(mark.type)), JSONValue(Int64(mark.inserts)),
-                                    JSONValue(Int64(mark.updates)), JSONValue(Int64(mark.deletes)), mark.modelVersion.map(JSONValue.string) ?? .null,
-                                    .array(mark.spans.map(JSONValue.string)), .bool(mark.onlyOnDevice),
-                                ])
-                            })
-                    ),
-                    (
-                        "findings",
-                        .array(
-                            report.findings.map {
-                                .array([
-                                    .string($0.diagnostic.code.rawValue), .string($0.diagnostic.severity.rawValue),
-                                    .array($0.diagnostic.files.map(JSONValue.string)), .string($0.diagnostic.reason), .object($0.diagnostic.details),
-                                    $0.diagnostic.number.map { JSONValue(Int64($0)) } ?? .null, .string($0.diagnostic.consequence),
-                                ])
-                            })
-                    ),
-                ])))
+                JSONObject(
+                    [
+                        ("low", JSONValue(low)), ("high", JSONValue(high)),
+                        ("lanes", .array(report.lanes.map { .string($0.store) })),
+                    ] + columnarMarks(report.marks) + [
+                        (
+                            "findings",
+                            .array(
+                                report.findings.map {
+                                    .array([
+                                        .string($0.diagnostic.code.rawValue), .string($0.diagnostic.severity.rawValue),
+                                        .array($0.diagnostic.files.map(JSONValue.string)), .string($0.diagnostic.reason), .object($0.diagnostic.details),
+                                        $0.diagnostic.number.map { JSONValue(Int64($0)) } ?? .null, .string($0.diagnostic.consequence),
+                                    ])
+                                })
+                        )
+                    ])))
         return """
             <section class="ensemble" data-identifier="\(escape(report.identifier))">
             <h2>Ensemble \(escape(report.identifier))</h2>
@@ -278,6 +275,126 @@ enum TimelinePage {
             </section>
 
             """
+    }
+
+    /// The marks as the page embeds them (Spec/timeline.md 4): one column of integers per field,
+    /// each a base64 VLQ text (`p` then one number per mark, or `r` then value and run length
+    /// pairs, whichever is shorter), strings interned in `strings`, and what a column cannot say
+    /// listed apart. About 6 bytes per event instead of one JSON array of 12 values each.
+    static func columnarMarks(_ marks: [TimelineReport.Mark]) -> [(String, JSONValue)] {
+        var strings: [String] = [], interned: [String: Int64] = [:]
+        func intern(_ text: String) -> Int64 {
+            if let index = interned[text] { return index }
+            strings.append(text)
+            interned[text] = Int64(strings.count - 1)
+            return Int64(strings.count - 1)
+        }
+        let stores = marks.map { intern($0.store) }
+        let models = marks.map { mark in mark.modelVersion.map { intern($0) + 1 } ?? 0 }
+        // Global counts and revisions differ little from the last one (of the same store): their
+        // differences are written, when every value is small enough for a JavaScript number to
+        // add them up exactly; otherwise the values themselves, as JSON numbers.
+        let globalCounts = marks.map(\.globalCount)
+        let gcPacked = globalCounts.allSatisfy(packable)
+        var gcColumn = globalCounts
+        if gcPacked { for index in gcColumn.indices.reversed() where index > 0 { gcColumn[index] -= gcColumn[index - 1] } }
+        let revisions = marks.map(\.revision)
+        let revisionPacked = revisions.allSatisfy(packable)
+        var revisionColumn = revisions
+        if revisionPacked {
+            var last: [Int64: Int64] = [:]
+            for (index, revision) in revisions.enumerated() {
+                revisionColumn[index] = revision - last[stores[index], default: 0]
+                last[stores[index]] = revision
+            }
+        }
+        // Times as whole numbers of 1/unit seconds: the coarsest of 1, 1/1000 and 1/1,000,000
+        // that holds every time exactly (k / unit is the same double again), else microseconds;
+        // a time no such number holds (beyond 2^52 units, not finite) is listed apart.
+        func ticks(_ time: Double, _ unit: Double) -> Int64? {
+            let scaled = (time * unit).rounded()
+            guard scaled.isFinite, abs(scaled) <= Double(packedLimit) else { return nil }
+            return Int64(scaled)
+        }
+        let unit =
+            [1.0, 1000].first { unit in marks.allSatisfy { mark in ticks(mark.timestamp, unit).map { Double($0) / unit == mark.timestamp } ?? true } }
+            ?? 1_000_000
+        var timeColumn: [Int64] = [], times: [JSONValue] = [], lastTick: Int64 = 0
+        for (index, mark) in marks.enumerated() {
+            if let tick = ticks(mark.timestamp, unit) {
+                timeColumn.append(tick - lastTick)
+                lastTick = tick
+            } else {
+                timeColumn.append(0)
+                times.append(.array([JSONValue(Int64(index)), .number(JSONNumber(mark.timestamp))]))
+            }
+        }
+        // A file is named by its global count, store and revision unless listed in `files`.
+        var files: [JSONValue] = [], spans: [JSONValue] = [], deviceOnly: [JSONValue] = []
+        for (index, mark) in marks.enumerated() {
+            if !(gcPacked && revisionPacked) || mark.file != "events/\(mark.globalCount)_\(mark.store)_\(mark.revision).cdeevent" {
+                files.append(.array([JSONValue(Int64(index)), .string(mark.file)]))
+            }
+            if !mark.spans.isEmpty { spans.append(.array([JSONValue(Int64(index)), .array(mark.spans.map(JSONValue.string))])) }
+            if mark.onlyOnDevice { deviceOnly.append(JSONValue(Int64(index))) }
+        }
+        // Differences of values within 2^52 are within 2^53, which the VLQ text holds exactly.
+        func column(_ values: [Int64]) -> JSONValue { values.allSatisfy(packable) ? .string(vlq(values)) : .array(values.map { JSONValue($0) }) }
+        return [
+            ("count", JSONValue(Int64(marks.count))), ("strings", .array(strings.map(JSONValue.string))), ("timeUnit", JSONValue(unit)),
+            (
+                "columns",
+                .object(
+                    JSONObject([
+                        ("globalCount", gcPacked ? .string(vlq(gcColumn)) : column(globalCounts)), ("store", column(stores)),
+                        ("revision", revisionPacked ? .string(vlq(revisionColumn)) : column(revisions)), ("time", .string(vlq(timeColumn))),
+                        ("type", column(marks.map { Int64($0.type) })), ("inserts", column(marks.map { Int64($0.inserts) })),
+                        ("updates", column(marks.map { Int64($0.updates) })), ("deletes", column(marks.map { Int64($0.deletes) })),
+                        ("modelVersion", column(models)),
+                    ]))
+            ),
+            ("files", .array(files)), ("times", .array(times)), ("spans", .array(spans)), ("deviceOnly", .array(deviceOnly)),
+        ]
+    }
+
+    /// Values a packed column holds: their differences (at most 2^53) a JavaScript number adds
+    /// up exactly.
+    static let packedLimit: Int64 = 1 << 52
+    static func packable(_ value: Int64) -> Bool { value >= -packedLimit && value <= packedLimit }
+
+    static let vlqDigits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Base64 VLQ, as source maps write it: the first digit holds the sign in its lowest bit and
+    /// four bits of the magnitude, every further digit five more; bit 32 says another digit
+    /// follows. `p` and a number per value, or `r` and (value, run length) pairs when shorter.
+    static func vlq(_ values: [Int64]) -> String {
+        func append(_ value: Int64, to out: inout [UInt8]) {
+            var rest = value.magnitude >> 4
+            var digit = (value.magnitude & 15) << 1 | (value < 0 ? 1 : 0)
+            while true {
+                if rest != 0 { digit |= 32 }
+                out.append(vlqDigits[Int(digit)])
+                if rest == 0 { return }
+                digit = rest & 31
+                rest >>= 5
+            }
+        }
+        var plain: [UInt8] = [UInt8(ascii: "p")], runs: [UInt8] = [UInt8(ascii: "r")]
+        plain.reserveCapacity(values.count + 1)
+        var index = 0
+        while index < values.count {
+            let value = values[index]
+            append(value, to: &plain)
+            var end = index + 1
+            while end < values.count && values[end] == value {
+                append(value, to: &plain)
+                end += 1
+            }
+            append(value, to: &runs)
+            append(Int64(end - index), to: &runs)
+            index = end
+        }
+        return String(decoding: runs.count < plain.count ? runs : plain, as: UTF8.self)
     }
 
     /// verify's growth figures as two small tables: the single figures in one row, and the
@@ -419,11 +536,21 @@ enum TimelinePage {
     /// are visible, counts per bin above). No array of unbounded length is spread into a call
     /// (`Math.min.apply`), whose arguments live on the stack; a time a Date cannot show is drawn
     /// at the edge of the axis (Spec/timeline.md 2). Lane labels still too wide for their column
-    /// in the browser's font are shortened further.
+    /// in the browser's font are shortened further. The marks are read once from their columns
+    /// into typed arrays (Spec/timeline.md 4); on the global count axis the marks in view are
+    /// found by binary search, so a zoom step looks only at them.
     static let script = """
         (function(){
         var L=\(plotLeft),W=\(plotWidth),H=\(laneHeight),LIMIT=\(markLimit),BINS=\(bins),LANES=\(laneLimit),NS='http://www.w3.org/2000/svg';
         var EPOCH=978307200,MAXMS=8.64e15,useTime=false,panel=document.getElementById('detail');
+        var DIGIT=new Int8Array(128);'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach(function(c,i){DIGIT[c.charCodeAt(0)]=i;});
+        // A column of the embedded marks: base64 VLQ text (p: a number per mark, r: value and run
+        // length pairs), or a JSON array of the values themselves (Spec/timeline.md 4).
+        function column(c,n){var out=new Float64Array(n);if(typeof c!=='string'){for(var j=0;j<n;j++)out[j]=c[j];return {v:out,packed:false};}
+          var p=1,k=0,runs=c.charAt(0)==='r';
+          function next(){var d=DIGIT[c.charCodeAt(p++)],z=(d>>1)&15,m=16,neg=d&1;while(d&32){d=DIGIT[c.charCodeAt(p++)];z+=(d&31)*m;m*=32;}return neg?-z:z;}
+          while(k<n&&p<c.length){var v=next(),r=runs?next():1;while(r-->0&&k<n)out[k++]=v;}
+          return {v:out,packed:true};}
         function dated(t){var ms=(t+EPOCH)*1000;return isFinite(ms)&&Math.abs(ms)<=MAXMS;}
         function when(t){return dated(t)?new Date((t+EPOCH)*1000).toISOString():'out of range';}
         function ticks(a,b,n,whole){var s=b-a;if(!(s>0)||!isFinite(s))return [a];var raw=s/n,p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10)),st=10*p;
@@ -433,44 +560,65 @@ enum TimelinePage {
         function dl(rows){return '<dl>'+rows.map(function(r){return '<dt>'+esc(r[0])+'</dt><dd>'+r[1]+'</dd>';}).join('')+'</dl>';}
         function shown(v){return esc(typeof v==='string'?v:JSON.stringify(v));}
         document.querySelectorAll('section.ensemble').forEach(function(section,sectionIndex){
-          var data=JSON.parse(section.querySelector('script.timeline-data').textContent);
           var svg=section.querySelector('svg.timeline'),marks=svg.querySelector('g.marks'),fnd=svg.querySelector('g.findings'),axis=svg.querySelector('g.axis');
           var T=+svg.getAttribute('data-top'),LR=+svg.getAttribute('data-label-right'),AY=+axis.getAttribute('data-y');
           svg.querySelectorAll('text.lane-label').forEach(function(t){var n=t.lastChild;if(!n||n.nodeType!==3)return;var s=n.nodeValue.replace(/\\u2026$/,'');
             while(s.length>1&&t.getBBox().x+t.getBBox().width>LR){s=s.slice(0,-1);n.nodeValue=s+'\\u2026';}});
-          var lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
-          var byFile=new Map();data.marks.forEach(function(m,i){byFile.set(m[0],i);});
-          function key(m){return useTime?(dated(m[4])?m[4]:null):m[3];}
+          // The data is read when first needed (a zoom, a click, the time axis), not at load: the
+          // drawing the page was written with needs none of it, so the page opens as fast at any size.
+          // The marks, one typed array per field: global count, store (index into strings),
+          // revision, time, type, inserts, updates, deletes, model version (0: none, else 1 + index).
+          var data=null,lane,n,str,GC,ST,laneOf,RV,TM,TY,INS,UPD,DEL,MV,files,fileIndex,spans,only;
+          function need(){if(data)return;data=JSON.parse(section.querySelector('script.timeline-data').textContent);var i,C=data.columns;
+            lane=Object.create(null);data.lanes.forEach(function(s,i){if(!(s in lane))lane[s]=Math.min(i,LANES-1);});
+            n=data.count;str=data.strings;
+            var g=column(C.globalCount,n);GC=g.v;if(g.packed)for(i=1;i<n;i++)GC[i]+=GC[i-1];
+            ST=column(C.store,n).v;laneOf=new Int32Array(str.length);str.forEach(function(s,j){laneOf[j]=lane[s]||0;});
+            var rv=column(C.revision,n);RV=rv.v;if(rv.packed){var last=new Float64Array(str.length);for(i=0;i<n;i++){RV[i]+=last[ST[i]];last[ST[i]]=RV[i];}}
+            var tm=column(C.time,n);TM=tm.v;if(tm.packed){var k=0;for(i=0;i<n;i++){k+=TM[i];TM[i]=k/data.timeUnit;}}
+            data.times.forEach(function(p){TM[p[0]]=p[1];});
+            TY=column(C.type,n).v;INS=column(C.inserts,n).v;UPD=column(C.updates,n).v;DEL=column(C.deletes,n).v;MV=column(C.modelVersion,n).v;
+            files=new Map();fileIndex=new Map();data.files.forEach(function(p){files.set(p[0],p[1]);fileIndex.set(p[1],p[0]);});
+            spans=new Map(data.spans);only=new Set(data.deviceOnly);}
+          function store(i){return str[ST[i]];}
+          function file(i){var f=files.get(i);return f!==undefined?f:'events/'+GC[i]+'_'+str[ST[i]]+'_'+RV[i]+'.cdeevent';}
+          // The first mark at or after a global count, and the first after it (the marks are in order of global count).
+          function lower(v){var a=0,b=n;while(a<b){var c=(a+b)>>>1;if(GC[c]<v)a=c+1;else b=c;}return a;}
+          function upper(v){var a=0,b=n;while(a<b){var c=(a+b)>>>1;if(GC[c]<=v)a=c+1;else b=c;}return a;}
+          function find(f){var i=fileIndex.get(f);if(i!==undefined)return i;var u=f.indexOf('_',7);if(f.lastIndexOf('events/',0)!==0||u<0)return undefined;
+            var v=+f.slice(7,u);if(!isFinite(v))return undefined;for(var j=lower(v);j<n&&GC[j]===v;j++)if(file(j)===f)return j;return undefined;}
+          function key(i){return useTime?(dated(TM[i])?TM[i]:null):GC[i];}
           var lo,hi,view;
           var places=[];fnd.querySelectorAll('[data-gc],[data-from]').forEach(function(f){['data-gc','data-from','data-to'].forEach(function(a){if(f.hasAttribute(a))places.push(+f.getAttribute(a));});});
-          function range(){lo=Infinity;hi=-Infinity;for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
+          function range(){need();lo=Infinity;hi=-Infinity;for(var i=0;i<n;i++){var v=key(i);if(v===null)continue;if(v<lo)lo=v;if(v>hi)hi=v;}
             if(!useTime)places.forEach(function(v){if(v<lo)lo=v;if(v>hi)hi=v;});
             if(lo>hi){lo=0;hi=1;}if(!(hi-lo>0)||!isFinite(hi-lo))hi=lo+Math.max(1,Math.abs(lo)*1e-9);view=[lo,hi];}
           function x(v){return L+(v-view[0])/(view[1]-view[0])*W;}
           function inView(px){return px>=L-0.5&&px<=L+W+0.5;}
-          function place(m){var v=key(m);return v===null?(m[4]<0?L:L+W):x(v);}
+          function place(i){var v=key(i);return v===null?(TM[i]<0?L:L+W):x(v);}
           function y(s){return T+(lane[s]||0)*H+H/2;}
           function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}
-          function add(e,m,out){var t=document.createElementNS(NS,'title');t.textContent=m[0]+(out?' (time out of range)':'');e.appendChild(t);marks.appendChild(e);}
-          var atGC=new Map();data.marks.forEach(function(m,i){if(!atGC.has(m[3]))atGC.set(m[3],i);});
+          function add(e,i,out){var t=document.createElementNS(NS,'title');t.textContent=file(i)+(out?' (time out of range)':'');e.appendChild(t);marks.appendChild(e);}
           // On the time axis a place with no mark of its own takes the time of the last mark before it.
-          function nearest(gc){var a=0,b=data.marks.length-1,r=0;while(a<=b){var c=(a+b)>>1;if(data.marks[c][3]<=gc){r=c;a=c+1;}else b=c-1;}return data.marks.length?r:undefined;}
-          function byGC(gc){if(!useTime)return gc;var i=atGC.get(gc);if(i===undefined)i=nearest(gc);return i===undefined?null:key(data.marks[i]);}
+          function byGC(gc){if(!useTime)return gc;if(!n)return null;var i=lower(gc);if(!(i<n&&GC[i]===gc))i=Math.max(0,upper(gc)-1);return key(i);}
           function drawAxis(){axis.textContent='';axis.appendChild(el('text',{'class':'axis-title',x:8,y:AY+16})).textContent=useTime?'time (UTC)':'global count';
             ticks(view[0],view[1],useTime?5:10,!useTime).forEach(function(v){var tx=x(v);
               axis.appendChild(el('line',{'class':'tick',x1:tx,y1:AY,x2:tx,y2:AY+5}));
               var label=useTime?when(v).slice(0,19).replace('T',' '):String(Math.round(v));
               axis.appendChild(el('text',{'class':'tick-label',x:tx,y:AY+16,'text-anchor':tx>L+W-(useTime?70:30)?'end':'middle'})).textContent=label;});}
-          function draw(){
+          function one(i){var s=store(i),out=key(i)===null?' out-of-range':'',dev=only.has(i),sp=spans.get(i);
+            if(sp&&sp.length){var a=Infinity,b=-Infinity;sp.forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
+              add(el('rect',{'class':'mark baseline'+(dev?' device-only':'')+out,'data-kind':dev?'device-only':'baseline','data-i':i,'data-store':s,x:place(i)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),i,out);}
+            else add(el('circle',{'class':'mark type-'+TY[i]+(dev?' device-only':'')+out,'data-kind':dev?'device-only':kind(TY[i]),'data-i':i,'data-store':s,cx:place(i),cy:y(s),r:5}),i,out);}
+          function draw(){need();
             marks.textContent='';
-            var visible=[];for(var i=0;i<data.marks.length;i++){var v=key(data.marks[i]);if(v===null||(v>=view[0]&&v<=view[1]))visible.push(i);}
-            if(visible.length<=LIMIT){visible.forEach(function(i){var m=data.marks[i],out=key(m)===null?' out-of-range':'';
-              if(m[10].length){var a=Infinity,b=-Infinity;m[10].forEach(function(s){var r=lane[s]||0;if(r<a)a=r;if(r>b)b=r;});
-                add(el('rect',{'class':'mark baseline'+(m[11]?' device-only':'')+out,'data-kind':m[11]?'device-only':'baseline','data-i':i,'data-store':m[1],x:place(m)-4,y:T+a*H+4,width:8,height:(b-a+1)*H-8}),m,out);}
-              else add(el('circle',{'class':'mark type-'+m[5]+(m[11]?' device-only':'')+out,'data-kind':m[11]?'device-only':kind(m[5]),'data-i':i,'data-store':m[1],cx:place(m),cy:y(m[1]),r:5}),m,out);});}
-            else{var t={},most=1;visible.forEach(function(i){var m=data.marks[i],v=key(m);var b=v===null?(m[4]<0?0:BINS-1):Math.floor((v-view[0])/(view[1]-view[0])*(BINS-1));
-                var k=(lane[m[1]]||0)+':'+b;t[k]=(t[k]||0)+1;if(t[k]>most)most=t[k];});
-              Object.keys(t).forEach(function(k){var p=k.split(':');marks.appendChild(el('rect',{'class':'bin','data-kind':'bin','data-count':t[k],x:L+p[1]*W/BINS,y:T+p[0]*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[k]/most}));});}
+            // On the global count axis the marks in view are one stretch of the list; on the time axis every mark is looked at.
+            var a=useTime?0:lower(view[0]),b=useTime?n:upper(view[1]),count=0,i,v;
+            if(useTime){for(i=0;i<n;i++){v=key(i);if(v===null||(v>=view[0]&&v<=view[1]))count++;}}else count=b-a;
+            if(count<=LIMIT){for(i=a;i<b;i++){v=key(i);if(v===null||(v>=view[0]&&v<=view[1]))one(i);}}
+            else{var t=new Float64Array(LANES*BINS),most=1;for(i=a;i<b;i++){v=key(i);if(v!==null&&(v<view[0]||v>view[1]))continue;
+                var bin=v===null?(TM[i]<0?0:BINS-1):Math.floor((v-view[0])/(view[1]-view[0])*(BINS-1)),c=laneOf[ST[i]]*BINS+bin;t[c]++;if(t[c]>most)most=t[c];}
+              for(var c=0;c<t.length;c++)if(t[c]>0)marks.appendChild(el('rect',{'class':'bin','data-kind':'bin','data-count':t[c],x:L+(c%BINS)*W/BINS,y:T+Math.floor(c/BINS)*H+6,width:W/BINS,height:H-12,'fill-opacity':0.2+0.8*t[c]/most}));}
             fnd.querySelectorAll('.finding').forEach(function(f){
               var k=f.getAttribute('data-kind'),gc=f.hasAttribute('data-gc')?byGC(+f.getAttribute('data-gc')):null,cy=y(f.getAttribute('data-store')),hide=false;
               if(k==='event-finding'||k==='unread-event'||k==='dependency'){if(gc===null){hide=true;}else{var cx=x(gc);hide=!inView(cx);
@@ -488,24 +636,25 @@ enum TimelinePage {
           function show(v){if(isFinite(v[0])&&isFinite(v[1])&&v[1]-v[0]>0&&isFinite(v[1]-v[0])){view=v;draw();}}
           // Selection: a finding with the marks of its files and its table row, or an event with its findings.
           var selected=null;
-          function mark(s){document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
-            var files=[],indexes=[];
-            if(s.finding!==undefined){indexes=[s.finding];files=data.findings[s.finding][2];}
-            else{files=[data.marks[s.mark][0]];data.findings.forEach(function(f,i){if(f[2].indexOf(files[0])>=0)indexes.push(i);});}
+          function mark(s){need();document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
+            var named=[],indexes=[];
+            if(s.finding!==undefined){indexes=[s.finding];named=data.findings[s.finding][2];}
+            else{named=[file(s.mark)];data.findings.forEach(function(f,i){if(f[2].indexOf(named[0])>=0)indexes.push(i);});}
             indexes.forEach(function(i){section.querySelectorAll('[data-index="'+i+'"]').forEach(function(e){e.classList.add('selected');});});
-            files.forEach(function(file){var i=byFile.get(file);if(i!==undefined)marks.querySelectorAll('[data-i="'+i+'"]').forEach(function(e){e.classList.add('selected');});});}
-          function detail(s){var h='';
-            if(s.mark!==undefined){var m=data.marks[s.mark];
-              h='<h3>'+esc(m[0])+'</h3>'+dl([['store',esc(m[1])],['revision',m[2]],['global count',m[3]],['time',m[4]+' ('+when(m[4])+')'],['type',m[5]+' ('+kind(m[5])+')'+(m[11]?', only on the device':'')],
-                ['changes','inserts '+m[6]+', updates '+m[7]+', deletes '+m[8]],['model version',esc(m[9]===null?'none':m[9])],
-                ['findings',data.findings.filter(function(f){return f[2].indexOf(m[0])>=0;}).map(function(f){return esc(f[0])+': '+esc(f[3]);}).join('<br>')||'none']]);}
+            named.forEach(function(f){var i=find(f);if(i!==undefined)marks.querySelectorAll('[data-i="'+i+'"]').forEach(function(e){e.classList.add('selected');});});}
+          function detail(s){need();var h='';
+            if(s.mark!==undefined){var i=s.mark,f=file(i);
+              h='<h3>'+esc(f)+'</h3>'+dl([['store',esc(store(i))],['revision',RV[i]],['global count',GC[i]],['time',TM[i]+' ('+when(TM[i])+')'],['type',TY[i]+' ('+kind(TY[i])+')'+(only.has(i)?', only on the device':'')],
+                ['changes','inserts '+INS[i]+', updates '+UPD[i]+', deletes '+DEL[i]],['model version',esc(MV[i]===0?'none':str[MV[i]-1])],
+                ['findings',data.findings.filter(function(d){return d[2].indexOf(f)>=0;}).map(function(d){return esc(d[0])+': '+esc(d[3]);}).join('<br>')||'none']]);}
             else{var f=data.findings[s.finding],rows=[['severity',esc(f[1])],['number',f[5]===null||f[5]===undefined?'':f[5]],['files',f[2].map(esc).join('<br>')],['reason',esc(f[3])],['consequence',esc(f[6]||'')]];
               Object.keys(f[4]).forEach(function(k){rows.push([k,shown(f[4][k])]);});h='<h3>'+esc(f[0])+'</h3>'+dl(rows);}
             section.querySelector('.plot').after(panel);panel.innerHTML=h;panel.setAttribute('data-shown',s.mark!==undefined?'mark':'finding');}
           function choose(s){selected=s;mark(s);detail(s);}
           section.querySelectorAll('table.findings-table tr[data-index]').forEach(function(row){row.addEventListener('click',function(){
             choose({finding:+row.getAttribute('data-index')});var plot=section.querySelector('.plot');plot.scrollIntoView({block:'start'});panel.scrollIntoView({block:'nearest'});});});
-          range();
+          // The view the page was written with, without reading the data.
+          var low=+svg.getAttribute('data-low'),high=+svg.getAttribute('data-high');if(high-low>0&&isFinite(high-low))view=[low,high];else range();
           if(sectionIndex===0)section.querySelector('.plot').after(panel);
           var drag=null;
           svg.addEventListener('wheel',function(e){e.preventDefault();var r=svg.getBoundingClientRect(),f=(e.clientX-r.left)/r.width*(L+W+40);
