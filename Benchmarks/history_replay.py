@@ -534,3 +534,19 @@ def load_history(folder, tags, include_covered):
     for evs in h.by_store.values():
         evs.sort(key=replay_key)  # the replay order restricted to one store
     return h
+
+
+def run_workload(program, ap, argv, run):
+    """Parses a peer's arguments with the checks both peers make, then runs it; a Fatal ends it
+    with its message and exit status 2."""
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if args.compare_state and args.tags != "list":
+        ap.error("--compare-state needs --tags list")
+    set_program(program)
+    try:
+        return run(args)
+    except Fatal as e:
+        print(program + ": " + str(e), file=sys.stderr)
+        return 2

@@ -26,8 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from history_replay import (BASELINE_PEER, BASELINE_PEER_SEED, DELETE, INSERT, ROOT_MAP,  # noqa: E402
-                            WARNINGS, Fatal, compare, load_history, replay_key, set_program,
+from history_replay import (run_workload, BASELINE_PEER, BASELINE_PEER_SEED, DELETE, INSERT, ROOT_MAP,  # noqa: E402
+                            WARNINGS, Fatal, compare, load_history, replay_key,
                             state_from_objects, warn)
 
 try:
@@ -205,18 +205,7 @@ def main(argv=None):
                     help="compare Loro's merged document with a state document of logtool merge")
     ap.add_argument("--no-deep-value", action="store_true",
                     help="do not time get_deep_value() of the merged document")
-    args = ap.parse_args(argv)
-    if args.repeat < 1:
-        ap.error("--repeat must be at least 1")
-    if args.compare_state and args.tags != "list":
-        ap.error("--compare-state needs --tags list")
-
-    set_program("loro_workload")
-    try:
-        return run(args)
-    except Fatal as e:
-        print("loro_workload: " + str(e), file=sys.stderr)
-        return 2
+    return run_workload("loro_workload", ap, argv, run)
 
 
 def run(args):
