@@ -23,6 +23,7 @@ import tempfile
 
 SKIPPED = [
     ("scripts/test", "the test script itself"),
+    ("LOGTOOL_LONG_TESTS=1 scripts/test", "the long run of the test script, by hand"),
     ("scripts/mutate", "mutation runs are long (README: run by hand)"),
     ("Fuzz/run.sh", "fuzzing is long (README: run by hand)"),
     ("apt-get ", "installs packages"),

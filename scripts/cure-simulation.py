@@ -49,12 +49,13 @@ salvage state, then the events devices exported after the cure, replayed in merg
 second cure, that cure's salvage state and the events exported after it).
 
 Usage:
-  cure-simulation.py [--seeds FIRST COUNT] [--fixtures-only] [--verbose]
+  cure-simulation.py [--seeds FIRST COUNT | --count COUNT] [--fixtures-only] [--verbose]
       (--verbose adds a line per seed: the lost events and, per device, holder or not, stuck on
       what or ok before the cure; and a line per candidate that does not converge on it)
       The six hand fixtures (each checks who is stuck before, who holds a lost event and which
       candidates converge, as derived by hand in its docstring), then seeds FIRST..FIRST+COUNT-1
-      (default: 1 300 and the five seeds of RULE7_SEEDS). Prints one line per candidate: seeds
+      (default: 1 300 and the five seeds of RULE7_SEEDS; --count COUNT: 1 COUNT and those five,
+      as scripts/test runs it). Prints one line per candidate: seeds
       converged / not (also among the seeds with a stuck device), how many 9.2 failures are
       limit (3) alone, and the first counter-example. Exit 0 when every fixture gives its hand-derived outcome and 9.2-again
       converges on every seed, 1 otherwise, 2 on a usage error.
@@ -1396,6 +1397,8 @@ def main(argv):
         while args:
             if args[0] == "--seeds" and len(args) >= 3:
                 first, count, extra, args = int(args[1]), int(args[2]), (), args[3:]
+            elif args[0] == "--count" and len(args) >= 2:
+                first, count, args = 1, int(args[1]), args[2:]
             elif args[0] == "--fixtures-only":
                 fixtures_only, args = True, args[1:]
             else:

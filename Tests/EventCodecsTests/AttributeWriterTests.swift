@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import SyntheticHistory
+import TestSupport
 
 /// `V2JSONEncoder.writeAttribute` writes the usual attribute values without building a JSON value;
 /// its bytes must be exactly those of the JSON value `attributeJSON` builds, as `JSONWriter`
@@ -50,10 +51,10 @@ struct AttributeWriterTests {
         }
     }
 
-    @Test("100,000 doubles and dates drawn from every exponent")
+    @Test("25,000 doubles and dates drawn from every exponent (100,000 in the long run)")
     func randomNumbers() throws {
         var generator = SplitMix64(seed: 18)
-        for _ in 0..<100_000 {
+        for _ in 0..<LongRun.count(25_000, long: 100_000) {
             let value = Double(bitPattern: generator.next())
             guard value.isFinite else { continue }
             for attribute in [AttributeValue.double(value), .date(millisecondsSince1970: value)] {

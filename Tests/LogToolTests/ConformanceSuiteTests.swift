@@ -169,7 +169,13 @@ struct ConformanceSuiteTests {
                 in: folder)
             #expect(merge.status == 0, "\(merge.stdout)")
             #expect(merge.stdout == "PASS double-insert\nPASS revision-gap-200\n2 passed, 0 failed\n", "\(merge.stdout)")
-            let binary = try Run(arguments: ["conformance", "--suite", "v2-binary", "--engine", "python3 \(engine.lastPathComponent)"], in: folder)
+            // The valid events, and those of the invalid ones whose names start with b (the
+            // errors pass through the wrapper alike; the whole suite took a minute here).
+            let binary = try Run(
+                arguments: [
+                    "conformance", "--suite", "v2-binary", "--case", "valid/*", "--case", "invalid/b*", "--engine", "python3 \(engine.lastPathComponent)",
+                ],
+                in: folder)
             #expect(binary.status == 1)
             // example-1 has Note n1's properties pages, title (v2-binary.md 13.1): read reversed.
             #expect(

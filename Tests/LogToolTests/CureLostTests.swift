@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import JSONDocument
 import SchemaValidation
 import LogToolCore
@@ -419,6 +420,7 @@ struct CureLostTests {
     @Test("SIGKILL at random moments during --apply --cure-lost, then --apply or --undo: nothing lost, the cure finished or the folder restored")
     func killed() throws {
         let notes = Int(ProcessInfo.processInfo.environment["LOGTOOL_REPAIR_KILL_FILES"] ?? "") ?? 300
+        let kills = LongRun.count(6, long: 12)
         let work = try RepairTests.scratch("cure-kill")
         defer { try? FileManager.default.removeItem(at: work) }
         let pristine = work.appendingPathComponent("pristine")
@@ -439,7 +441,7 @@ struct CureLostTests {
         var midCure = 0
         var round = 0
         var window = duration * 0.9
-        while (interrupted < 12 || midCure < 3) && round < 80 {
+        while (interrupted < kills || midCure < 3) && round < 80 {
             defer { round += 1 }
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
@@ -475,7 +477,7 @@ struct CureLostTests {
                 #expect(RepairTests.snapshot(cloud) == original, "round \(round): undo did not restore the folder byte for byte")
             }
         }
-        #expect(interrupted >= 12, "only \(interrupted) kills in \(round) rounds interrupted a repair")
+        #expect(interrupted >= kills, "only \(interrupted) kills in \(round) rounds interrupted a repair")
         #expect(midCure >= 3, "only \(midCure) kills in \(round) rounds landed while the cure moved what it covers")
     }
 }

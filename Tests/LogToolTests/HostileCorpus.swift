@@ -229,8 +229,8 @@ enum HostileCorpus {
 
     /// A v1 event whose `changes` are `count` numbers: 0, and 1 after gaps of 1 to 128.
     static func v1Numbers(_ count: Int) -> [UInt8] {
-        var numbers = [UInt8](repeating: UInt8(ascii: "0"), count: 2 * count - 1)
-        for index in stride(from: 1, to: numbers.count, by: 2) { numbers[index] = UInt8(ascii: ",") }
+        var numbers = repeated(Array("0,".utf8), count)
+        numbers.removeLast()
         var state: UInt64 = 42
         var index = 1 + Int(next(&state) >> 57)
         while index < count {
@@ -244,31 +244,56 @@ enum HostileCorpus {
     static func v2Inserts(_ count: Int) -> [UInt8] {
         var state: UInt64 = 1
         // The event with the changes of its entity left open: `... "changesByEntity":{"Item":[`.
-        var bytes = Array(v2Event(changes: #"{"Item":["#).dropLast())
-        let head = Array(#"{"globalIdentifier":"x"#.utf8), tail = Array(#"","type":100}"#.utf8)
-        bytes.reserveCapacity(bytes.count + count * (head.count + tail.count + 2))
-        for index in 0..<count {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += head
-            bytes.append(UInt8(ascii: "a") + UInt8(next(&state) >> 62))
-            bytes += tail
+        let bytes = Array(v2Event(changes: #"{"Item":["#).dropLast())
+        // The four inserts, each after a comma (the first one's is dropped), copied in whole.
+        let inserts = ["a", "b", "c", "d"].map { Array(#",{"globalIdentifier":"x\#($0)","type":100}"#.utf8) }
+        let size = inserts[0].count
+        let changes = [UInt8](unsafeUninitializedCapacity: count * size) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            for index in 0..<count {
+                inserts[Int(next(&state) >> 62)].withUnsafeBytes {
+                    UnsafeMutableRawPointer(base + index * size).copyMemory(from: $0.baseAddress!, byteCount: size)
+                }
+            }
+            initialized = count * size
         }
-        return bytes + Array("]}}".utf8)
+        return bytes + changes.dropFirst() + Array("]}}".utf8)
     }
 
     /// A binary save event of `count` deletes of `Item` `a` (two in three) or of one of `a`...`d`.
     static func binaryChanges(_ count: Int) -> [UInt8] {
         // Strings, sorted by their UTF-8 bytes: 0 Item, 1 STORE-01, 2 U-BOMB, 3 a ... 6 d.
         let strings = ["Item", "STORE-01", "U-BOMB", "a", "b", "c", "d"]
-        var payload = varint(1) + varint(0) + varint(UInt64(count))
-        payload.reserveCapacity(payload.count + 4 * count)
+        let head = varint(1) + varint(0) + varint(UInt64(count))
+        // Each change is 0x64, the object's string, 0, 0: only the object is drawn.
+        var payload = head + repeated([0x64, 3, 0, 0], count)
         var state: UInt64 = 7
-        for _ in 0..<count {
-            let random = next(&state)
-            payload += [0x64, 3 + (random >> 56 < 90 ? UInt8((random >> 8) & 3) : 0), 0, 0]
+        payload.withUnsafeMutableBufferPointer { changes in
+            for index in 0..<count {
+                let random = next(&state)
+                if random >> 56 < 90 { changes[head.count + 4 * index + 1] = 3 + UInt8((random >> 8) & 3) }
+            }
         }
         let stored = Zlib.deflateForStorage(payload) ?? payload
         return binaryFile([(1, 0, stringTable(strings)), (2, 0, binaryHeader(uid: 2, type: 200, globalCount: 0, store: 1, revision: 0)), (3, 1, stored)])
+    }
+
+    /// `pattern` `count` times. The three generators above build their files from whole runs
+    /// and copies, not byte by byte: element by element, the suite's debug build took 20-40 s
+    /// for each of their entries.
+    static func repeated(_ pattern: [UInt8], _ count: Int) -> [UInt8] {
+        let total = pattern.count * count
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            guard let base = buffer.baseAddress, total > 0 else { return }
+            pattern.withUnsafeBytes { UnsafeMutableRawPointer(base).copyMemory(from: $0.baseAddress!, byteCount: pattern.count) }
+            var filled = pattern.count
+            while filled < total {
+                let step = min(filled, total - filled)
+                UnsafeMutableRawPointer(base + filled).copyMemory(from: base, byteCount: step)
+                filled += step
+            }
+            initialized = total
+        }
     }
 
     static func registration(_ store: String, to ensemble: URL) throws {

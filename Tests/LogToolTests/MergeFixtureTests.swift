@@ -65,11 +65,15 @@ struct MergeFixtureTests {
         #expect(run.stdout.hasSuffix("\n\(Self.cases.count) passed, 0 failed\n"))
     }
 
-    @Test("every case passes when the engine is given as an external command")
+    /// A state, an error and a device case: the engine's words are parsed once and run the
+    /// same way for every case, and "golden case" above runs every case through this binary.
+    @Test("cases pass when the engine is given as an external command: a state, an error and a device case")
     func external() throws {
-        let run = try Run("conformance", "--engine", "'\(Run.binary.path)' merge")
+        let chosen = ["original-DeleteUninserted", "revision-gap-200", "device-chains"]
+        let run = try Run(["conformance", "--engine", "'\(Run.binary.path)' merge"] + chosen.flatMap { ["--case", $0] })
         #expect(run.status == 0, "\(run.stdout)")
-        #expect(run.stdout.hasSuffix("\n\(Self.cases.count) passed, 0 failed\n"))
+        for name in chosen { #expect(run.stdout.contains("PASS \(name)\n"), "\(name)") }
+        #expect(run.stdout.hasSuffix("\n\(chosen.count) passed, 0 failed\n"))
     }
 
     @Test("a folder without cases is a failure, not a pass")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import JSONDocument
 import SchemaValidation
 import CloudFolder
@@ -297,8 +298,9 @@ struct RepairTests {
         }
     }
 
-    @Test("SIGKILL at 20 random moments during --apply, then --apply or --undo: no file lost or duplicated")
+    @Test("SIGKILL at 10 random moments (20 in the long run) during --apply, then --apply or --undo: no file lost or duplicated")
     func killed() throws {
+        let kills = LongRun.count(10, long: 20)
         let files = Int(ProcessInfo.processInfo.environment["LOGTOOL_REPAIR_KILL_FILES"] ?? "") ?? 300
         let work = try Self.scratch("kill")
         defer { try? FileManager.default.removeItem(at: work) }
@@ -317,8 +319,8 @@ struct RepairTests {
         // The kills are spread over the measured time; a kill that comes after the repair ended
         // narrows the window, since a loaded machine's timing run may have been slow.
         var window = duration * 0.9
-        // Rounds go on until 20 kills have landed while a repair ran (at most 80 rounds).
-        while interrupted < 20 && round < 80 {
+        // Rounds go on until every kill has landed while a repair ran (at most 80 rounds).
+        while interrupted < kills && round < 80 {
             defer { round += 1 }
             let cloud = work.appendingPathComponent("round-\(round)")
             let quarantine = work.appendingPathComponent("round-\(round)-q")
@@ -338,7 +340,7 @@ struct RepairTests {
                 #expect(Self.snapshot(cloud) == original, "round \(round): undo did not restore the folder byte for byte")
             }
         }
-        #expect(interrupted >= 20, "only \(interrupted) kills in \(round) rounds interrupted a repair")
+        #expect(interrupted >= kills, "only \(interrupted) kills in \(round) rounds interrupted a repair")
     }
 }
 

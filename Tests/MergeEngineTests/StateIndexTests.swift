@@ -70,7 +70,7 @@ struct StateIndexTests {
             "e621e1f8-C36C-495A-93FC-0C247A3E6E5F", uuid + "\u{0}", String(uuid.dropLast()), "00000000-0000-0000-0000-000000000000",
         ]
         var random = SplitMix64(seed: 5)
-        for _ in 0..<150 {
+        for _ in 0..<LongRun.count(40, long: 150) {
             churn(tricky + (0..<10).map { _ in Self.randomUUID(using: &random) }, steps: 1_000, using: &random)
         }
     }
@@ -91,7 +91,7 @@ struct StateIndexTests {
             default: identifiers.append(identifiers[index - 3] + "-\(index)")
             }
         }
-        churn(identifiers, steps: 200_000, emptying: true, using: &random)
+        churn(identifiers, steps: LongRun.count(50_000, long: 200_000), emptying: true, using: &random)
     }
 
     private static func randomUUID(using random: inout SplitMix64) -> String {
