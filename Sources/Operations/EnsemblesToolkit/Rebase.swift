@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import JSONDocument
 import EnsembleModel
 import EventCodecs
@@ -101,13 +102,14 @@ extension Ensemble {
         let liveObjects = state.liveObjectCount
         // What the check of the new folder compares with (merge.md 13.7): the state document of
         // S_C, and the input's merged state, which is the kept events replayed on top of S_C (the
-        // rest of the input's replay, so the input is not merged again from the start). The
-        // states themselves are not kept: the check builds its own from the baseline read back.
+        // rest of the input's replay, so the input is not merged again from the start). Only
+        // their digests are kept, and not the states: the check builds its own from the
+        // baseline read back.
         let expected: RebaseWriter.Expected
         do {
-            let folded = try state.documentBytes()
+            let folded = try RebaseWriter.documentDigest(state)
             try Self.replay(plan.kept, into: &state, input)
-            expected = RebaseWriter.Expected(folded: folded, merged: try state.documentBytes())
+            expected = RebaseWriter.Expected(folded: folded, merged: try RebaseWriter.documentDigest(state))
         } catch let error as EnsembleError {
             throw error
         } catch {
@@ -189,12 +191,20 @@ package enum RebaseFaults {
 /// an empty state as a merge applies it, and the kept events replayed on top give the input's
 /// states), and publishes it.
 private struct RebaseWriter {
-    /// The state documents the new folder must give (Spec/merge.md 13.7 step 5).
+    /// The state documents the new folder must give (Spec/merge.md 13.7 step 5), as SHA-256
+    /// digests: a large state's document is never held.
     struct Expected {
         /// The state document of S_C, the state after the baselines and the folded events.
         var folded: [UInt8]
         /// The state document of the input's merge.
         var merged: [UInt8]
+    }
+
+    /// The SHA-256 of the state document of `state`, written in pieces.
+    static func documentDigest(_ state: StoreState) throws(FormatError) -> [UInt8] {
+        var hasher = SHA256()
+        try state.writeDocument { hasher.update(data: $0) }
+        return Array(hasher.finalize())
     }
 
     var path: String
@@ -299,7 +309,7 @@ private struct RebaseWriter {
         var state = StoreState(model: input.model)
         state.apply(consume read)
         do {
-            guard try state.documentBytes() == expected.folded else {
+            guard try Self.documentDigest(state) == expected.folded else {
                 throw failed("the new baseline applied to an empty state does not give the state it was written from; nothing was written")
             }
             do {
@@ -307,7 +317,7 @@ private struct RebaseWriter {
             } catch {
                 throw failed("a merge for the verification failed: \(error.problems.map(\.message).joined(separator: "; "))")
             }
-            guard try state.documentBytes() == expected.merged else {
+            guard try Self.documentDigest(state) == expected.merged else {
                 throw failed("the new folder merges to another state than \(path); nothing was written")
             }
         } catch let error as FormatError {
