@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import EnsembleModel
+import EnsemblesToolkit
 
 /// The golden rebase cases of `Fixtures/rebase` (Spec/merge.md 13), run as Fixtures/rebase/README.md
 /// tells a runner to, and the conformance property on generated folders.
@@ -80,5 +82,73 @@ struct RebaseTests {
         }
         let a = Self.tree(scratch.appendingPathComponent("a")), b = Self.tree(scratch.appendingPathComponent("b"))
         #expect(a.count > 10 && a == b)
+    }
+
+    /// Rebases the worked example (Fixtures/rebase/fold-two-stores, Spec/merge.md 13.9) with a
+    /// fault injected, and returns the codes and messages of the refusal; nothing may be published
+    /// and no staging folder left behind.
+    static func refusal(_ fault: RebaseFaults.Fault) throws -> [(code: String, message: String)] {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rebase-\(UUID().uuidString)").resolvingSymlinksInPath()
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("OUT")
+        RebaseFaults.set(fault, for: out)
+        defer { RebaseFaults.set(nil, for: out) }
+        do {
+            _ = try Ensemble(at: root.appendingPathComponent("fold-two-stores/cloud")).rebase(to: out)
+            Issue.record("the rebase with a fault was published")
+            return []
+        } catch {
+            #expect(error.kind == .failure)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "a folder was published or left behind")
+            return error.problems.map { ($0.code.rawValue, $0.message) }
+        }
+    }
+
+    @Test("the same rebase without a fault publishes (the faults below are what the checks catch)")
+    func noFault() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rebase-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("OUT")
+        RebaseFaults.set(RebaseFaults.Fault(baseline: { _ in }, staged: { _ in }), for: out)
+        defer { RebaseFaults.set(nil, for: out) }
+        #expect(try Ensemble(at: Self.root.appendingPathComponent("fold-two-stores/cloud")).rebase(to: out).written)
+        #expect(Self.tree(out) == Self.tree(Self.root.appendingPathComponent("fold-two-stores/expected/out")))
+    }
+
+    @Test("a baseline changed on disk after it was written is refused (Spec/merge.md 13.7 step 4)")
+    func baselineChangedOnDisk() throws {
+        let problems = try Self.refusal(
+            RebaseFaults.Fault(staged: { ensemble in
+                let folder = ensemble.appendingPathComponent("baselines")
+                guard let name = try? FileManager.default.contentsOfDirectory(atPath: folder.path).first,
+                    var bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
+                else { return }
+                // Still a valid event: a title "one-b" becomes "one-c".
+                if let range = bytes.range(of: Data("one-b".utf8)) { bytes.replaceSubrange(range, with: Data("one-c".utf8)) }
+                try? bytes.write(to: folder.appendingPathComponent(name))
+            }))
+        #expect(problems.map(\.code) == ["rebase.verification-failed"])
+        #expect(problems.first?.message.contains("bytes written") == true, "\(problems)")
+    }
+
+    @Test("a baseline written with another header is refused (Spec/merge.md 13.7 step 4)")
+    func baselineWithAnotherHeader() throws {
+        let problems = try Self.refusal(RebaseFaults.Fault(baseline: { $0.globalCount += 1 }))
+        #expect(problems.map(\.code) == ["rebase.verification-failed"])
+        #expect(problems.first?.message.contains("the event written") == true, "\(problems)")
+    }
+
+    @Test("a baseline that does not rebuild the folded state is refused (Spec/merge.md 13.7 step 5)")
+    func baselineWithAnotherState() throws {
+        // The file holds exactly the bytes written, the header is right: only its content is not S_C.
+        let problems = try Self.refusal(
+            RebaseFaults.Fault(baseline: { event in
+                guard let index = event.objectChanges.firstIndex(where: { !$0.propertyChanges.isEmpty }) else { return }
+                event.objectChanges[index].propertyChanges.removeLast()
+            }))
+        #expect(problems.map(\.code) == ["rebase.verification-failed"])
+        #expect(problems.first?.message.contains("state it was written from") == true, "\(problems)")
     }
 }

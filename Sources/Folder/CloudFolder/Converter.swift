@@ -639,6 +639,35 @@ package struct StagingArea {
         }
     }
 
+    /// Writes the file at `url` from the pieces `produce` hands to its argument, each written as it
+    /// comes (a large file is never held whole), and returns the SHA-256 of what was written, for
+    /// the caller to compare with the file read back. A `FormatError` that `produce` throws is
+    /// reported as it is, not as a failed write.
+    package static func write(
+        to url: URL, producing produce: (_ emit: ([UInt8]) throws(FormatError) -> Void) throws(FormatError) -> Void
+    ) throws(ConversionFailure) -> [UInt8] {
+        var hasher = SHA256()
+        var produceFailure: FormatError?
+        do {
+            try write(to: url) { handle in
+                do throws(FormatError) {
+                    try produce { (piece) throws(FormatError) in
+                        hasher.update(data: piece)
+                        do { try handle.write(contentsOf: piece) } catch {
+                            throw FormatError(.convertWriteFailed, "could not write: \(error.localizedDescription)")
+                        }
+                    }
+                } catch {
+                    if error.code != .convertWriteFailed { produceFailure = error }
+                    throw error
+                }
+            }
+        } catch {
+            throw produceFailure.map { ConversionFailure(errors: [$0]) } ?? error
+        }
+        return Array(hasher.finalize())
+    }
+
     /// Copies the regular file `source` to `url` in chunks and returns the SHA-256 of what was
     /// copied, for the caller to compare with the copy read back (``DataFileReader/digest(of:)``).
     package static func copy(_ source: FileReference, to url: URL) throws(ConversionFailure) -> [UInt8] {

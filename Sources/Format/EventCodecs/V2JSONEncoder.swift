@@ -17,6 +17,177 @@ public struct V2JSONEncoder: Sendable {
         JSONWriter().bytes(try jsonValue(event, changes: event.objectChanges[...], withHeader: true))
     }
 
+    /// The bytes of ``encode(_:)``, handed to `emit` in pieces of about `pieceBytes` as they are
+    /// written: a rebase's baseline (Spec/merge.md 13.7) is written as it is produced, without the
+    /// JSON value of the whole event and its bytes held at once. An event with unknown members
+    /// (which a baseline never has) takes the path of ``encode(_:)``. Tested against it.
+    package func encode(_ event: Event, pieceBytes: Int = 1 << 20, emit: ([UInt8]) throws(FormatError) -> Void) throws(FormatError) {
+        guard Self.hasNoUnknownMembers(event), event.timestamp.isFinite else {
+            try emit(try encode(event))
+            return
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(pieceBytes + 65_536)
+        func flush(_ force: Bool) throws(FormatError) {
+            guard force || output.count >= pieceBytes else { return }
+            try emit(output)
+            output.removeAll(keepingCapacity: true)
+        }
+        // Members in UTF-8 byte order, as JSONWriter sorts them (Spec/v2-json.md 6).
+        output.append(UInt8(ascii: "{"))
+        if !event.objectChanges.isEmpty {
+            Self.key(V2Key.changesByEntity, true, &output)
+            var lists: [ExactString: [Int]] = [:]
+            var entities: [String] = []
+            for (index, change) in event.objectChanges.enumerated() {
+                if lists[ExactString(change.entity)] == nil { entities.append(change.entity) }
+                lists[ExactString(change.entity), default: []].append(index)
+            }
+            output.append(UInt8(ascii: "{"))
+            for (e, entity) in entities.sorted(by: utf8Precedes).enumerated() {
+                Self.key(entity, e == 0, &output)
+                output.append(UInt8(ascii: "["))
+                for (c, index) in (lists[ExactString(entity)] ?? []).enumerated() {
+                    if c > 0 { output.append(UInt8(ascii: ",")) }
+                    let change = event.objectChanges[index]
+                    output.append(UInt8(ascii: "{"))
+                    var first = true
+                    if !change.dataFiles.isEmpty {
+                        Self.key(V2Key.dataFiles, true, &output)
+                        Self.strings(sortedUnique(change.dataFiles), &output)
+                        first = false
+                    }
+                    Self.key(V2Key.globalIdentifier, first, &output)
+                    JSONWriter.writeString(change.globalIdentifier, into: &output)
+                    if !change.propertyChanges.isEmpty {
+                        Self.key(V2Key.properties, false, &output)
+                        output.append(UInt8(ascii: "["))
+                        for (i, property) in change.propertyChanges.sorted(by: { utf8Precedes($0.name, $1.name) }).enumerated() {
+                            if i > 0 { output.append(UInt8(ascii: ",")) }
+                            try Self.writeProperty(property, into: &output)
+                        }
+                        output.append(UInt8(ascii: "]"))
+                    }
+                    Self.key(V2Key.type, false, &output)
+                    output.append(contentsOf: String(change.type.rawValue).utf8)
+                    output.append(UInt8(ascii: "}"))
+                    try flush(false)
+                }
+                output.append(UInt8(ascii: "]"))
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+        Self.key(V2Key.globalCount, event.objectChanges.isEmpty, &output)
+        output.append(contentsOf: String(event.globalCount).utf8)
+        if let modelVersion = event.modelVersion {
+            Self.key(V2Key.modelVersion, false, &output)
+            JSONWriter.writeString(modelVersion, into: &output)
+        }
+        Self.key(V2Key.revisionsByStoreIdentifier, false, &output)
+        output.append(UInt8(ascii: "{"))
+        for (i, pair) in event.revisionSet.revisions.enumerated() {
+            Self.key(pair.store, i == 0, &output)
+            output.append(contentsOf: String(pair.revision).utf8)
+        }
+        output.append(UInt8(ascii: "}"))
+        Self.key(V2Key.storeIdentifier, false, &output)
+        JSONWriter.writeString(event.storeIdentifier, into: &output)
+        Self.key(V2Key.timestamp, false, &output)
+        JSONWriter.writeString(CanonicalNumberFormat.double(event.timestamp), into: &output)
+        Self.key(V2Key.type, false, &output)
+        output.append(contentsOf: String(event.type.rawValue).utf8)
+        Self.key(V2Key.uniqueIdentifier, false, &output)
+        JSONWriter.writeString(event.uniqueIdentifier, into: &output)
+        output.append(UInt8(ascii: "}"))
+        try flush(true)
+    }
+
+    private static func hasNoUnknownMembers(_ event: Event) -> Bool {
+        event.unknownFields.isEmpty
+            && event.objectChanges.allSatisfy { change in
+                change.unknownFields.isEmpty && change.propertyChanges.allSatisfy { $0.unknownFields.isEmpty }
+            }
+    }
+
+    /// One property change, keys in UTF-8 byte order: addedIdentifiers, filename,
+    /// movedIdentifiersByIndex, propertyName, relatedIdentifier, removedIdentifiers, type, value.
+    private static func writeProperty(_ property: PropertyChange, into output: inout [UInt8]) throws(FormatError) {
+        output.append(UInt8(ascii: "{"))
+        switch property.value {
+        case .attribute(let value):
+            Self.key(V2Key.propertyName, true, &output)
+            JSONWriter.writeString(property.name, into: &output)
+            Self.key(V2Key.type, false, &output)
+            output.append(contentsOf: String(property.kind.rawValue).utf8)
+            Self.key(V2Key.value, false, &output)
+            try writeAttribute(value, into: &output)
+        case .attributeInDataFile(let filename):
+            Self.key(V2Key.filename, true, &output)
+            JSONWriter.writeString(filename, into: &output)
+            Self.key(V2Key.propertyName, false, &output)
+            JSONWriter.writeString(property.name, into: &output)
+            Self.key(V2Key.type, false, &output)
+            output.append(contentsOf: String(property.kind.rawValue).utf8)
+        case .toOne(let related):
+            Self.key(V2Key.propertyName, true, &output)
+            JSONWriter.writeString(property.name, into: &output)
+            Self.key(V2Key.relatedIdentifier, false, &output)
+            if let related { JSONWriter.writeString(related, into: &output) } else { output.append(contentsOf: "null".utf8) }
+            Self.key(V2Key.type, false, &output)
+            output.append(contentsOf: String(property.kind.rawValue).utf8)
+        case .toMany(let added, let removed):
+            Self.key(V2Key.addedIdentifiers, true, &output)
+            Self.strings(sortedUnique(added), &output)
+            Self.key(V2Key.propertyName, false, &output)
+            JSONWriter.writeString(property.name, into: &output)
+            Self.key(V2Key.removedIdentifiers, false, &output)
+            Self.strings(sortedUnique(removed), &output)
+            Self.key(V2Key.type, false, &output)
+            output.append(contentsOf: String(property.kind.rawValue).utf8)
+        case .orderedToMany(let added, let removed, let moved):
+            Self.key(V2Key.addedIdentifiers, true, &output)
+            Self.strings(sortedUnique(added), &output)
+            Self.key(V2Key.movedIdentifiersByIndex, false, &output)
+            var members: [(key: String, id: String)] = []
+            members.reserveCapacity(moved.count)
+            for (index, id) in moved {
+                guard index >= 0 && index <= 999_999_999 else {
+                    throw FormatError(.v2UnencodableValue, "ordered index \(index) is outside 0...999999999")
+                }
+                members.append((String(index), id))
+            }
+            members.sort { utf8Precedes($0.key, $1.key) }
+            output.append(UInt8(ascii: "{"))
+            for (i, member) in members.enumerated() {
+                Self.key(member.key, i == 0, &output)
+                JSONWriter.writeString(member.id, into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+            Self.key(V2Key.propertyName, false, &output)
+            JSONWriter.writeString(property.name, into: &output)
+            Self.key(V2Key.removedIdentifiers, false, &output)
+            Self.strings(sortedUnique(removed), &output)
+            Self.key(V2Key.type, false, &output)
+            output.append(contentsOf: String(property.kind.rawValue).utf8)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    private static func key(_ name: String, _ first: Bool, _ output: inout [UInt8]) {
+        if !first { output.append(UInt8(ascii: ",")) }
+        JSONWriter.writeString(name, into: &output)
+        output.append(UInt8(ascii: ":"))
+    }
+
+    private static func strings(_ list: [String], _ output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        for (i, string) in list.enumerated() {
+            if i > 0 { output.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(string, into: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
     /// The canonical bytes of each file of the event: one file, or parts 1...n when the event
     /// exceeds ``maximumObjectChangesPerFile``.
     public func encodeParts(_ event: Event) throws(FormatError) -> [[UInt8]] {

@@ -186,7 +186,11 @@ package final class EarlyReplay: @unchecked Sendable {
         } catch {
             return nil
         }
-        return Array(expected.finalize()) == Array(replayed.finalize()) ? folded : nil
+        guard Array(expected.finalize()) == Array(replayed.finalize()) else { return nil }
+        // Handed over, not shared: the caller goes on changing it (the kept events), which would
+        // copy the whole state while this one still held it.
+        queue.sync { state = StoreState(model: folded.dataModel) }
+        return folded
     }
 
     private static func record(_ file: String, in hash: inout SHA256) {

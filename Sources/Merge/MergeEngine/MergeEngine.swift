@@ -217,7 +217,7 @@ package struct MergeAnalysis: Sendable {
 
     /// The replay order (Spec/merge.md 6): global count, timestamp, store (UTF-8 bytes),
     /// revision. ``replayOrder()`` asks SQLite for the same order.
-    static func replayPrecedes(_ x: Event, _ y: Event) -> Bool {
+    package static func replayPrecedes(_ x: Event, _ y: Event) -> Bool {
         for key in ReplayKey.allCases {
             if let precedes = key.precedes(x, y) { return precedes }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import JSONDocument
 import EnsembleModel
 import EventCodecs
@@ -99,20 +100,28 @@ extension Ensemble {
             revisionSet: plan.revisionSet)
         let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
         let liveObjects = state.liveObjectCount
-        // The input's merged state, for the check of the new folder: the kept events replayed on
-        // top of the folded state are the rest of the input's replay (merge.md 13.7), so the
-        // input is not merged again from the start.
-        try Self.replay(plan.kept, into: &state, input)
-        let merged: [UInt8]
+        // What the check of the new folder compares with (merge.md 13.7): the state document of
+        // S_C, and the input's merged state, which is the kept events replayed on top of S_C (the
+        // rest of the input's replay, so the input is not merged again from the start). Only
+        // their digests are kept, and not the states: the check builds its own from the
+        // baseline read back.
+        let expected: RebaseWriter.Expected
         do {
-            merged = try state.documentBytes()
+            let folded = try RebaseWriter.documentDigest(state)
+            try Self.replay(plan.kept, into: &state, input)
+            expected = RebaseWriter.Expected(folded: folded, merged: try RebaseWriter.documentDigest(state))
+        } catch let error as EnsembleError {
+            throw error
         } catch {
-            throw EnsembleError(.failure, error)
+            throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.rebaseWriteFailed, "\(error)"))
         }
+        state = StoreState(model: input.model)
+        // Handed to the writer, which lets it go once it is written.
+        var pending: Event? = consume baseline
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
         do {
             try RebaseWriter(path: path, binary: binary, replacing: replacing, reader: reader)
-                .write(baseline, named: name, plan: plan, listing: listing, input: input, merged: merged, folderLayers: folderLayers, to: outURL)
+                .write(&pending, named: name, plan: plan, listing: listing, input: input, expected: expected, folderLayers: folderLayers, to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
                 let code: FormatError.Code =
@@ -143,31 +152,98 @@ extension Ensemble {
     }
 }
 
-/// Stages the new folder, reads it back, checks that it merges to the input's state, and
-/// publishes it (Spec/merge.md 13.7).
+/// Faults a test injects into the rebase that writes a given folder, to see the checks of
+/// Spec/merge.md 13.7 catch them: a change to the baseline event before it is written, and a
+/// change to the staged ensemble folder once it is written, before it is checked.
+package enum RebaseFaults {
+    package struct Fault: Sendable {
+        package var baseline: (@Sendable (inout Event) -> Void)?
+        package var staged: (@Sendable (URL) -> Void)?
+
+        package init(baseline: (@Sendable (inout Event) -> Void)? = nil, staged: (@Sendable (URL) -> Void)? = nil) {
+            self.baseline = baseline
+            self.staged = staged
+        }
+    }
+
+    private final class Registry: @unchecked Sendable {
+        let lock = NSLock()
+        var faults: [String: Fault] = [:]
+    }
+
+    private static let registry = Registry()
+
+    /// Sets (or, with nil, removes) the fault of the rebase whose `--out` is `out`.
+    package static func set(_ fault: Fault?, for out: URL) {
+        registry.lock.lock()
+        registry.faults[out.standardizedFileURL.path] = fault
+        registry.lock.unlock()
+    }
+
+    static func fault(for out: URL) -> Fault? {
+        registry.lock.lock()
+        defer { registry.lock.unlock() }
+        return registry.faults.isEmpty ? nil : registry.faults[out.standardizedFileURL.path]
+    }
+}
+
+/// Stages the new folder, checks it (Spec/merge.md 13.7: the baseline read back once, applied to
+/// an empty state as a merge applies it, and the kept events replayed on top give the input's
+/// states), and publishes it.
 private struct RebaseWriter {
+    /// The state documents the new folder must give (Spec/merge.md 13.7 step 5), as SHA-256
+    /// digests: a large state's document is never held.
+    struct Expected {
+        /// The state document of S_C, the state after the baselines and the folded events.
+        var folded: [UInt8]
+        /// The state document of the input's merge.
+        var merged: [UInt8]
+    }
+
+    /// The SHA-256 of the state document of `state`, written in pieces.
+    static func documentDigest(_ state: StoreState) throws(FormatError) -> [UInt8] {
+        var hasher = SHA256()
+        try state.writeDocument { hasher.update(data: $0) }
+        return Array(hasher.finalize())
+    }
+
     var path: String
     var binary: Bool
     var replacing: Bool
     var reader: EventFileReader
 
     func write(
-        _ baseline: Event, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, merged before: [UInt8],
+        _ pending: inout Event?, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, expected: Expected,
         folderLayers: [WrapperLayer], to outURL: URL
     ) throws {
+        guard var baseline = pending else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
+        pending = nil
+        let fault = RebaseFaults.fault(for: outURL)
         var staging = try StagingArea(for: outURL)
         staging.replacing = replacing
         defer { staging.discard() }
         let ensemble = listing.displayPath == "." ? staging.url : staging.url.appendingPathComponent(listing.displayPath)
         for folder in EnsembleSubfolder.allCases { try StagingArea.createFolder(ensemble.appendingPathComponent(folder.rawValue)) }
-        let bytes = binary ? try V2BinaryEncoder().encode(baseline) : try V2JSONEncoder().encode(baseline)
+        let header = EventHeader(of: baseline)
+        let inserts = baseline.objectChanges.count
+        var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
+        let baselineFiles = dataFiles
+        if let change = fault?.baseline { change(&baseline) }
         let baselineURL = ensemble.appendingPathComponent("baselines/\(name)")
-        try StagingArea.write(bytes, to: baselineURL)
+        // Written as it is encoded; only its digest is kept (merge.md 13.7 step 3).
+        let digest: [UInt8]
+        if binary {
+            let bytes = try V2BinaryEncoder().encode(baseline)
+            _ = consume baseline
+            digest = try StagingArea.write(to: baselineURL) { (emit) throws(FormatError) in try emit(bytes) }
+        } else {
+            digest = try StagingArea.write(to: baselineURL) { (emit) throws(FormatError) in try V2JSONEncoder().encode(baseline, emit: emit) }
+            _ = consume baseline
+        }
         // Every copy of a kept event (an event delivered twice has two files), and its data files.
         let keptRevisions = Set(plan.kept.map { ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)") })
         let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
         var copies: [String] = []
-        var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
         // Copies of a kept event claim the same revision, so they have its global count, above the cutoff.
         for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events
         where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
@@ -200,16 +276,53 @@ private struct RebaseWriter {
                 throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "\(relative) does not read back as its content")])
             }
         }
-        guard (try? reader.readEvent(file: baselineURL.path, parts: [])) == baseline else {
-            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new baseline does not read back as the event written")])
-        }
-        var warnings: [FormatError] = []
-        let after = try mergedDocument(try MergeInputs.gather([staging.url.path], reader: reader, summarize: true, warnings: &warnings))
-        guard before == after else {
-            throw ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, "the new folder merges to another state than \(path); nothing was written")]
-            )
-        }
+        fault?.staged?(ensemble)
+        try check(baselineURL, digest: digest, header: header, inserts: inserts, dataFiles: baselineFiles, plan: plan, input: input, expected: expected)
         try staging.commit()
+    }
+
+    /// Steps 4 and 5 of Spec/merge.md 13.7 for the baseline: its bytes are the ones written, and
+    /// read back once through its reading pipeline it is the event of 13.4 as far as a merge of
+    /// the new folder sees it; applied to an empty state it gives S_C, and with the kept events
+    /// replayed on top, in the order they have in both folders, the input's merged state.
+    private func check(
+        _ baselineURL: URL, digest: [UInt8], header: EventHeader, inserts: Int, dataFiles: Set<String>, plan: RebasePlan, input: MergeInput,
+        expected: Expected
+    ) throws {
+        func failed(_ message: String) -> ConversionFailure { ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, message)]) }
+        guard (try? DataFileReader.digest(of: baselineURL)) == digest else { throw failed("the new baseline does not read back as the bytes written") }
+        guard let read = try? reader.readEvent(file: baselineURL.path, parts: []) else {
+            throw failed("the new baseline does not read back as an event")
+        }
+        guard EventHeader(of: read) == header, read.unknownFields.isEmpty, read.objectChanges.count == inserts,
+            read.objectChanges.allSatisfy({ $0.type == .insert && $0.unknownFields.isEmpty }),
+            Set(SourcedEvent(event: read, file: baselineURL.lastPathComponent).dataFileReferences) == dataFiles
+        else {
+            throw failed("the new baseline does not read back as the event written")
+        }
+        // In the new folder the read-back baseline is the only one and its revision set is the
+        // plan's, which covers no kept event (13.3 step 5); the kept events replay in the order of
+        // section 6, which depends on the events alone: the input's order must be that order.
+        for (earlier, later) in zip(plan.kept, plan.kept.dropFirst()) where !MergeAnalysis.replayPrecedes(earlier.event, later.event) {
+            throw failed("the kept events \(earlier.file) and \(later.file) are not in replay order")
+        }
+        var state = StoreState(model: input.model)
+        state.apply(consume read)
+        do {
+            guard try Self.documentDigest(state) == expected.folded else {
+                throw failed("the new baseline applied to an empty state does not give the state it was written from; nothing was written")
+            }
+            do {
+                try MergeEngine.replay(plan.kept, into: &state, input)
+            } catch {
+                throw failed("a merge for the verification failed: \(error.problems.map(\.message).joined(separator: "; "))")
+            }
+            guard try Self.documentDigest(state) == expected.merged else {
+                throw failed("the new folder merges to another state than \(path); nothing was written")
+            }
+        } catch let error as FormatError {
+            throw ConversionFailure(errors: [error])
+        }
     }
 
     /// `data/NAME` for a data file at `data/XY/NAME`; any other path as it is.
@@ -246,15 +359,5 @@ private struct RebaseWriter {
     static func plainName(_ path: String) -> String {
         guard path.hasPrefix("events/") || path.hasPrefix("baselines/") else { return path }
         return CloudFileName.strippingWrapperSuffixes(path)
-    }
-
-    private func mergedDocument(_ input: MergeInput) throws -> [UInt8] {
-        do {
-            return try MergeEngine.merge(input).documentBytes()
-        } catch let failure as MergeFailure {
-            throw ConversionFailure(errors: [
-                FormatError(.rebaseVerificationFailed, "a merge for the verification failed: \(failure.problems.map(\.message).joined(separator: "; "))")
-            ])
-        }
     }
 }
