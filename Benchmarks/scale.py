@@ -13,7 +13,7 @@ library is fed that same history (Benchmarks/loro/loro_workload.py reads the JSO
     swift build -c release --product logtool --traits Jemalloc
     python3 Benchmarks/scale.py --logtool .build/release/logtool --work /tmp/scale 100000 400000 1000000 \
         [--repeat 3] [--objects 50000] [--stores 10] [--seed 7] [--encodings json binary] \
-        [--loro [--loro-max 1000000]] [--pycrdt [--pycrdt-max 1000000]]
+        [--loro [--loro-max 1000000]] [--pycrdt [--pycrdt-max 1000000]] [--baseline]
 
 The folder of the issue 18 measurements (`generate --stores 10 --objects 100000 --changes 1000000
 --seed 42`): `scale.py ... --objects 100000 --seed 42 1000000`.
@@ -54,13 +54,17 @@ Table 2, sizes, rebase and verify (same rows):
   verify s     one `logtool verify CLOUD --model MODEL`; verify MB: its peak memory
 
 Table 2b, timeline and the ratios issue 42 sets targets for (same rows). Device mode (`merge
---as-store`, Spec/merge.md 15) is not measured: a device integrates nothing without a baseline
-that names every store, and generated folders have no baseline.
+--as-store`, Spec/merge.md 15) is measured only with --baseline: a device integrates nothing
+without a baseline that names every store, which `generate --baseline` writes (those folders are
+named with `-baseline`, and hold other events than the folders without it).
   timeline s   one `logtool timeline CLOUD --model MODEL -o PAGE --force` (Spec/timeline.md);
                timeline MB: its peak memory
   page MB      bytes of the page it wrote, in 1e6 (deleted once measured)
   tl/merge     timeline s / best merge time
   verify/merge, rebase/merge, rebase MB/merge MB: the ratios issue 42 sets targets for
+  device s     with --baseline: one `logtool merge --as-store STORE CLOUD --model MODEL` for the first
+               store in stores/ (the script checks that it prints the merge's state); device MB
+               its peak memory; device/merge: device s / best merge time
 
 Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M took 3 GB):
   loro s       as in table 1
@@ -118,12 +122,14 @@ def cat_floor(path):
 def generate(tool, args, size, encoding):
     """The generated folder of this size and encoding, made once (into a temporary name first,
     so an interrupted run never leaves a folder that a later run would take as complete)."""
-    folder = os.path.join(args.work, f"{encoding}-s{args.stores}-o{args.objects}-c{size}-seed{args.seed}")
+    folder = os.path.join(args.work, f"{encoding}-s{args.stores}-o{args.objects}-c{size}-seed{args.seed}"
+                          + ("-baseline" if args.baseline else ""))
     if not os.path.exists(folder):
         partial = folder + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         proc = subprocess.run([tool, "generate", partial, "--stores", str(args.stores), "--objects", str(args.objects),
-                               "--changes", str(size), "--encoding", encoding, "--seed", str(args.seed)], capture_output=True)
+                               "--changes", str(size), "--encoding", encoding, "--seed", str(args.seed)]
+                              + (["--baseline"] if args.baseline else []), capture_output=True)
         if proc.returncode != 0:
             sys.exit(f"generate failed ({proc.returncode}): {folder}\n{proc.stderr.decode()[-2000:]}")
         os.rename(partial, folder)
@@ -144,6 +150,13 @@ def measure(tool, args, size, encoding, folder):
     bytes_after = folder_bytes(rebased)
     shutil.rmtree(rebased, ignore_errors=True)
     verify_s, verify_mb, _ = timed([tool, "verify", cloud, "--model", model])
+    device = {}
+    if args.baseline:
+        store = sorted(os.listdir(os.path.join(cloud, "Generated", "stores")))[0]
+        device_s, device_mb, seen = timed([tool, "merge", "--as-store", store, cloud, "--model", model])
+        if seen.stdout != merge.stdout:
+            sys.exit(f"device {store} of {cloud} printed another state than the merge")
+        device = {"device_s": device_s, "device_peak_mb": device_mb}
     page = os.path.join(args.work, "timeline.html")
     timeline_s, timeline_mb, _ = timed([tool, "timeline", cloud, "--model", model, "-o", page, "--force"])
     page_bytes = os.path.getsize(page)
@@ -155,7 +168,7 @@ def measure(tool, args, size, encoding, folder):
            "state_bytes": len(merge.stdout), "floor_s": floor, "cat_floor_s": cat, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
            "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb,
            "timeline_s": timeline_s, "timeline_peak_mb": timeline_mb,
-           "page_bytes": page_bytes}
+           "page_bytes": page_bytes, **device}
     return row, merge.stdout
 
 def run_loro(args, json_folder):
@@ -199,9 +212,13 @@ def main():
     parser.add_argument("--pycrdt", action="store_true")
     parser.add_argument("--pycrdt-max", type=int, default=1_000_000, help="run pycrdt only up to this size")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", action="store_true",
+                        help="generate with --baseline and also measure device mode (merge --as-store)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.baseline and (args.loro or args.pycrdt):
+        parser.error("--baseline cannot be used with --loro or --pycrdt: their workloads replay the events only, not a baseline")
     encodings = [e for e in ENCODINGS if e in args.encodings]
     tool = os.path.abspath(args.logtool)
     print(f"logtool: {tool} (allocator: {allocator(tool)})")
@@ -260,11 +277,13 @@ def main():
               f"{r['bytes_after']/1e6:>8.1f} {r['verify_s']:>9.2f} {r['verify_peak_mb']:>9.0f}")
     print()
     print(f"{'changes':>9} {'enc':<6} {'verify/merge':>12} {'rebase/merge':>12} "
-          f"{'rebase MB/merge MB':>18} {'timeline s':>10} {'timeline MB':>11} {'page MB':>8} {'tl/merge':>8}")
+          f"{'rebase MB/merge MB':>18} {'timeline s':>10} {'timeline MB':>11} {'page MB':>8} {'tl/merge':>8}"
+          + (f" {'device s':>8} {'device MB':>9} {'device/merge':>12}" if args.baseline else ""))
     for r in rows:
         print(f"{r['changes']:>9} {r['encoding']:<6} {ratio(r['verify_s'], r['merge_s']):>12.2f} "
               f"{ratio(r['rebase_s'], r['merge_s']):>12.2f} {ratio(r['rebase_peak_mb'], r['merge_peak_mb']):>18.2f} "
-              f"{r['timeline_s']:>10.2f} {r['timeline_peak_mb']:>11.0f} {r['page_bytes']/1e6:>8.1f} {ratio(r['timeline_s'], r['merge_s']):>8.2f}")
+              f"{r['timeline_s']:>10.2f} {r['timeline_peak_mb']:>11.0f} {r['page_bytes']/1e6:>8.1f} {ratio(r['timeline_s'], r['merge_s']):>8.2f}"
+              + (f" {r['device_s']:>8.2f} {r['device_peak_mb']:>9.0f} {ratio(r['device_s'], r['merge_s']):>12.2f}" if args.baseline else ""))
     if show_loro:
         print()
         print(f"{'changes':>9} {'loro s':>7} {'snapshot MB':>11} {'loro peak MB':>12} {'object changes':>14}")

@@ -22,6 +22,10 @@ package struct GeneratorSettings: Sendable {
     /// Mean object changes per event.
     package var changesPerEvent = 50
     package var format = GeneratedFormat.v2JSON
+    /// Whether the history starts from a baseline that names every store (v2 only): devices
+    /// integrate only from a baseline (Spec/merge.md 15.4 step 3). Without it the draws, and so
+    /// the bytes, are those of a folder without a baseline.
+    package var baseline = false
 
     package init() {}
 }
@@ -38,6 +42,10 @@ package struct GeneratorSummary: Sendable {
     package var dataFiles = 0
     package var bytes: Int64 = 0
     package var modelHash = ""
+    /// The baseline's path inside the output folder, when one was written.
+    package var baseline: String?
+    /// The objects the baseline inserts.
+    package var baselineObjects = 0
 }
 
 /// A deterministic generator of cloud folders with a model: the same settings always
@@ -153,6 +161,23 @@ package struct HistoryGenerator {
             data: ensemble.appendingPathComponent("data").path)
         var eventIndex: Int64 = 0
         var folders = (events: false, data: false)
+        if settings.baseline {
+            let batch = drawBaseline()
+            if batch.blobs.contains(where: { $0.isNewFile }) {
+                try StagingArea.createFolder(URL(fileURLWithPath: writer.data))
+                folders.data = true
+            }
+            for blob in batch.blobs where blob.isNewFile {
+                if let name = blob.fileName { try StagingArea.writeFile(blob.bytes, atPath: "\(writer.data)/\(name)") }
+                summary.dataFiles += 1
+                summary.bytes += Int64(blob.bytes.count)
+            }
+            let (name, bytes) = try baselineFile(batch, modelHash: modelHash)
+            try StagingArea.write(bytes, to: ensemble.appendingPathComponent("baselines/\(name)"), durable: false)
+            summary.bytes += Int64(bytes.count)
+            summary.baseline = "cloud/\(Self.ensemble)/baselines/\(name)"
+            summary.baselineObjects = batch.changes.count
+        }
         while summary.objectChanges < settings.changes {
             var batch = DrawnBatch()
             while summary.objectChanges < settings.changes && batch.changes.count < Self.batchChanges {
@@ -190,6 +215,51 @@ package struct HistoryGenerator {
             return Array(try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0))
         } catch {
             throw ConversionFailure(errors: [FormatError(.convertWriteFailed, "could not write the registration of \(store): \(error.localizedDescription)")])
+        }
+    }
+
+    // MARK: - The baseline
+
+    /// Draws the baseline (``GeneratorSettings/baseline``): every object inserted with every
+    /// property, as a rebase writes a baseline (Spec/merge.md 13.4), drawn before the events and
+    /// in object order. It stands for every store's revision 0 folded by a rebase: its revision set
+    /// names every store at 0, so no event is covered (4.5), each store's events continue at
+    /// revision 1 without a gap (5.4) and global count 1, and every event knows every store at 0
+    /// or later, which the baseline holds (5.5). A device of any store then integrates the whole
+    /// history (15.4), as a merge does.
+    private mutating func drawBaseline() -> DrawnBatch {
+        var batch = DrawnBatch()
+        // Every object is live from the start, so the baseline's relationships find targets.
+        live = Array(repeating: true, count: names.objects.count)
+        for object in 0..<names.objects.count {
+            var change = DrawnChange(object: Int32(object), type: .insert)
+            drawProperties(of: names.entities[object], into: &change, batch: &batch, update: false)
+            batch.changes.append(change)
+        }
+        nextRevision = Array(repeating: 1, count: settings.stores)
+        knownGlobalCount = Array(repeating: 0, count: settings.stores)
+        knownRevisions = Array(repeating: Array(repeating: 0, count: settings.stores), count: settings.stores)
+        latestRevision = Array(repeating: 0, count: settings.stores)
+        latestGlobalCount = 0
+        return batch
+    }
+
+    /// The baseline's file name (merge.md 13.5) and bytes: store the first store, global count 0,
+    /// a timestamp before every event's, the unique identifier a rebase gives its revision set.
+    private func baselineFile(_ batch: DrawnBatch, modelHash: String) throws(ConversionFailure) -> (String, [UInt8]) {
+        let owner = names.stores[0]
+        let revisions = RevisionSet(pairs: names.stores.map { ($0, 0) })
+        let uniqueIdentifier = BaselineNaming.uniqueIdentifier(for: revisions)
+        // Within an entity, in the order of the global identifiers' bytes, as a rebase orders them.
+        let changes = batch.changes.sorted { utf8Precedes(names.objects[Int($0.object)], names.objects[Int($1.object)]) }
+        let event = Event(
+            uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: owner, globalCount: 0, timestamp: 800_000_000 - 1,
+            modelVersion: modelHash, revisionSet: revisions, objectChanges: changes.map { names.objectChange($0, blobs: batch.blobs) })
+        do {
+            let bytes = settings.format == .v2Binary ? try V2BinaryEncoder().encode(event) : try V2JSONEncoder().encode(event)
+            return (BaselineNaming.fileName(globalCount: 0, uniqueIdentifier: uniqueIdentifier, store: owner), bytes)
+        } catch {
+            throw ConversionFailure(errors: [error])
         }
     }
 

@@ -277,9 +277,12 @@ package struct DeviceIntegration: Sendable {
     }
 
     /// The state the device reaches: the baselines, then the integrable events in replay
-    /// order. Nil when it integrates nothing.
+    /// order. Nil when it integrates nothing. When the folder was replayed as it was read
+    /// (``EarlyReplay``) and that replay applied exactly these, its state is taken instead of
+    /// reading every event again.
     package func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? {
         guard outcome == .integrates else { return nil }
+        if let early = input.earlyReplay?.state(baselines: baselines, events: integrable) { return early }
         var state = StoreState(model: input.model)
         try MergeEngine.replay(baselines, into: &state, input)
         try MergeEngine.replay(integrable, into: &state, input)

@@ -171,6 +171,16 @@ package final class EarlyReplay: @unchecked Sendable {
         return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
     }
 
+    /// The state, when what was applied is exactly `baselines` and then `events` (in this
+    /// order): a device that integrates every event a merge replays (Spec/merge.md 15.4 step 8);
+    /// nil otherwise.
+    package func state(baselines: [SourcedEvent], events: [SourcedEvent]) -> StoreState? {
+        guard mode == .everything, let replayed = replayedState(), count == events.count, baselineFiles == baselines.map(\.file) else { return nil }
+        var expected = SHA256()
+        for sourced in events { Self.record(sourced.file, in: &expected) }
+        return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
+    }
+
     /// Folding: the state of the baselines and the events `plan` folds, when they are exactly
     /// what was applied (the waiting events at or below its cutoff applied first); nil otherwise.
     package func foldedState(for analysis: MergeAnalysis, plan: RebasePlan) -> StoreState? {

@@ -132,8 +132,10 @@ public struct Ensemble: Sendable {
         as store: String, warnings: inout [FormatError]
     ) throws(EnsembleError) -> (input: MergeInput, integration: DeviceIntegration, view: DeviceView) {
         var evidence: DeliveryEvidence?
+        // Replayed as read, as a merge is: a device that integrates everything a merge replays
+        // (the usual case) reaches the merge's state without reading the events twice.
         let input = try MergeInputs.gather(
-            inputs, reader: try reader(), summarize: true, modelVersions: options.modelVersions, warnings: &warnings,
+            inputs, reader: try reader(), summarize: true, replayEarly: .everything, modelVersions: options.modelVersions, warnings: &warnings,
             contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
         warnings += Self.modelWarning(input)
         let integration = DeviceIntegration.integrate(input, as: store)

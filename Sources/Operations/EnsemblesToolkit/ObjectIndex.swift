@@ -45,10 +45,12 @@ package final class ObjectIndex {
     /// merge replays: neither covered nor dropped as duplicates).
     func diagnostics(replayed: Set<String>) -> [Diagnostic] {
         var found: [Diagnostic] = []
+        // Each event's file looked up once, not once for every object it inserts or deletes.
+        let isReplayed = events.map { replayed.contains($0.file) }
         for (entityKey, objects) in touches {
             for (identifierKey, all) in objects {
                 let entity = entityKey.value, identifier = identifierKey.value
-                let touched = all.filter { replayed.contains(events[$0.event].file) }
+                let touched = all.filter { isReplayed[$0.event] }
                 let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
                 found += concurrentInserts(touched, object)
                 found += reinserts(touched, object)

@@ -12,9 +12,15 @@ struct Generate: ParsableCommand, HasOutputOptions {
             concurrent saves) and data files. The same options always give the same bytes. \
             Merge the result with: logtool merge OUT/cloud --model OUT/Model.xcdatamodeld
 
+            --baseline also writes baselines/ with a baseline that inserts every object and names \
+            every store at revision 0 (as if a rebase had folded each store's first save); the events \
+            continue from it at revision 1. Devices integrate only from a baseline that names their \
+            store, so with it `merge --as-store STORE` integrates the whole history, as a merge does.
+
             Examples:
               logtool generate /tmp/g --stores 10 --objects 5000 --changes 100000
               logtool generate /tmp/g --encoding binary --seed 7
+              logtool generate /tmp/g --baseline && logtool merge /tmp/g/cloud --as-store STORE
             """
     )
 
@@ -53,6 +59,9 @@ struct Generate: ParsableCommand, HasOutputOptions {
     @Option(name: .long, help: "The encoding of v2 events.")
     var encoding: EventEncodingOption = .json
 
+    @Flag(name: .long, help: "Start the history from a baseline that names every store (v2 only; see below).")
+    var baseline = false
+
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
@@ -64,6 +73,7 @@ struct Generate: ParsableCommand, HasOutputOptions {
         guard blobBytes >= 0 else { throw ValidationError("--blob-bytes must not be negative") }
         guard (0...1).contains(concurrency) else { throw ValidationError("--concurrency takes a number from 0 to 1") }
         guard format == .v2 || encoding == .json else { throw ValidationError("--encoding binary writes v2 events; it cannot be used with --format v1") }
+        guard format == .v2 || !baseline else { throw ValidationError("--baseline writes a v2 baseline; it cannot be used with --format v1") }
         guard format == .v2 || blobBytes <= 10_000 else {
             throw ValidationError("v1 events cannot refer to data files: use --blob-bytes 10000 or less with --format v1")
         }
@@ -79,6 +89,7 @@ struct Generate: ParsableCommand, HasOutputOptions {
         settings.blobBytes = blobBytes
         settings.concurrency = concurrency
         settings.format = format == .v1 ? .v1JSON : (encoding == .binary ? .v2Binary : .v2JSON)
+        settings.baseline = baseline
         var generator = HistoryGenerator(settings: settings)
         let summary: GeneratorSummary
         do throws(ConversionFailure) {
@@ -88,24 +99,30 @@ struct Generate: ParsableCommand, HasOutputOptions {
             throw ToolExit(status: error.usage ? .usage : .problemsFound)
         }
         if json {
+            // `baseline` only with --baseline: the summary without it is as it was.
+            let baselineMembers: [(String, JSONValue)] =
+                summary.baseline.map { [("baseline", .string($0)), ("baselineObjects", JSONValue(Int64(summary.baselineObjects)))] } ?? []
             writeJSON(
                 .object(
-                    JSONObject([
-                        ("out", .string(out)),
-                        ("events", JSONValue(Int64(summary.events))),
-                        ("objectChanges", JSONValue(Int64(summary.objectChanges))),
-                        ("inserts", JSONValue(Int64(summary.inserts))),
-                        ("updates", JSONValue(Int64(summary.updates))),
-                        ("deletes", JSONValue(Int64(summary.deletes))),
-                        ("dataFiles", JSONValue(Int64(summary.dataFiles))),
-                        ("bytes", JSONValue(summary.bytes)),
-                        ("modelHash", .string(summary.modelHash)),
-                    ])))
+                    JSONObject(
+                        [
+                            ("out", .string(out)),
+                            ("events", JSONValue(Int64(summary.events))),
+                            ("objectChanges", JSONValue(Int64(summary.objectChanges))),
+                            ("inserts", JSONValue(Int64(summary.inserts))),
+                            ("updates", JSONValue(Int64(summary.updates))),
+                            ("deletes", JSONValue(Int64(summary.deletes))),
+                            ("dataFiles", JSONValue(Int64(summary.dataFiles))),
+                            ("bytes", JSONValue(summary.bytes)),
+                            ("modelHash", .string(summary.modelHash)),
+                        ] + baselineMembers)))
         } else {
+            let baselineText = summary.baseline.map { " from a baseline of \(summary.baselineObjects) objects (\(escaped($0)))" } ?? ""
             writeStandardOutput(
                 """
                 Generated \(summary.events) events with \(summary.objectChanges) object changes (\(summary.inserts) inserts, \
-                \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(escaped(out)).
+                \(summary.updates) updates, \(summary.deletes) deletes) and \(summary.dataFiles) data files, \(summary.bytes) bytes, in \(escaped(out))\
+                \(baselineText).
 
                 """)
         }
