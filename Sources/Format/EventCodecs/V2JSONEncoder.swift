@@ -138,12 +138,7 @@ public struct V2JSONEncoder: Sendable {
         case .toMany(let added, let removed):
             Self.key(V2Key.addedIdentifiers, true, &output)
             Self.strings(sortedUnique(added), &output)
-            Self.key(V2Key.propertyName, false, &output)
-            JSONWriter.writeString(property.name, into: &output)
-            Self.key(V2Key.removedIdentifiers, false, &output)
-            Self.strings(sortedUnique(removed), &output)
-            Self.key(V2Key.type, false, &output)
-            output.append(contentsOf: String(property.kind.rawValue).utf8)
+            Self.toManyTail(property, removed: removed, into: &output)
         case .orderedToMany(let added, let removed, let moved):
             Self.key(V2Key.addedIdentifiers, true, &output)
             Self.strings(sortedUnique(added), &output)
@@ -163,14 +158,20 @@ public struct V2JSONEncoder: Sendable {
                 JSONWriter.writeString(member.id, into: &output)
             }
             output.append(UInt8(ascii: "}"))
-            Self.key(V2Key.propertyName, false, &output)
-            JSONWriter.writeString(property.name, into: &output)
-            Self.key(V2Key.removedIdentifiers, false, &output)
-            Self.strings(sortedUnique(removed), &output)
-            Self.key(V2Key.type, false, &output)
-            output.append(contentsOf: String(property.kind.rawValue).utf8)
+            Self.toManyTail(property, removed: removed, into: &output)
         }
         output.append(UInt8(ascii: "}"))
+    }
+
+    /// The members both to-many kinds end with, after `addedIdentifiers` (and the moves):
+    /// propertyName, removedIdentifiers, type.
+    private static func toManyTail(_ property: PropertyChange, removed: [String], into output: inout [UInt8]) {
+        Self.key(V2Key.propertyName, false, &output)
+        JSONWriter.writeString(property.name, into: &output)
+        Self.key(V2Key.removedIdentifiers, false, &output)
+        Self.strings(sortedUnique(removed), &output)
+        Self.key(V2Key.type, false, &output)
+        output.append(contentsOf: String(property.kind.rawValue).utf8)
     }
 
     private static func key(_ name: String, _ first: Bool, _ output: inout [UInt8]) {
