@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import JSONDocument
 import LogToolCore
 @testable import RemoteFolder
@@ -36,7 +37,8 @@ struct S3FolderTests {
     }
 
     /// The merge cases run by default: the suite's time is kept to seconds (the WebDAV suite
-    /// runs them all through the same snapshot code); `LOGTOOL_S3_ALL_CASES=1` runs every one.
+    /// runs them all through the same snapshot code); the long run (``LongRun``) and
+    /// `LOGTOOL_S3_ALL_CASES=1` run every one.
     static let sampleCases: Set<String> = [
         "merge/data-file-and-multipart", "merge/device-chains", "merge/input-trailing-slashes", "merge/conflicting-copies-second-201",
         "merge/compiled-model-version-not-found", "merge/incomplete-multipart-part-read-error", "verify/healthy",
@@ -45,7 +47,7 @@ struct S3FolderTests {
     @Test("inspect, verify, merge and timeline of an s3:// URL print what they print for the local folder")
     func sameOutputAsLocal() throws {
         _ = try #require(Self.server)
-        let all = ProcessInfo.processInfo.environment["LOGTOOL_S3_ALL_CASES"] == "1"
+        let all = LongRun.isOn || ProcessInfo.processInfo.environment["LOGTOOL_S3_ALL_CASES"] == "1"
         let cases = RemoteFolderTests.sameOutputCases.filter { all || Self.sampleCases.contains($0.name) }
         #expect(cases.count >= (all ? 40 : 12))
         let failures = FailureList()
