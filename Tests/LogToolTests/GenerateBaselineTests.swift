@@ -24,9 +24,8 @@ struct GenerateBaselineTests {
         "the folder verifies clean, and a device of each store integrates every event to the merge's state",
         arguments: [("json", "0"), ("binary", "0.4")])
     func devices(encoding: String, concurrency: String) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("generate-baseline-\(UUID().uuidString)")
+        let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         func run(_ arguments: String...) throws -> Run { try Run(arguments: arguments, in: scratch) }
         // Notes with attachments in data files, so the baseline and the events reference data/
         // (the 210 check of 15.3), and --model below so the 204 check runs too.
@@ -104,9 +103,8 @@ struct GenerateBaselineTests {
 
     @Test("--baseline writes a v2 baseline: with --format v1 it is a usage error and writes nothing")
     func notV1() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("generate-baseline-\(UUID().uuidString)")
+        let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let run = try Run(arguments: ["generate", "g", "--format", "v1", "--baseline", "--changes", "10"], in: scratch)
         #expect(run.status == 2)
         #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("g").path))

@@ -88,8 +88,7 @@ struct RebaseTests {
     /// fault injected, and returns the codes and messages of the refusal; nothing may be published
     /// and no staging folder left behind.
     static func refusal(_ fault: RebaseFaults.Fault) throws -> [(code: String, message: String)] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rebase-\(UUID().uuidString)").resolvingSymlinksInPath()
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let scratch = try scratchDirectory().resolvingSymlinksInPath()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("OUT")
         RebaseFaults.set(fault, for: out)
@@ -107,8 +106,7 @@ struct RebaseTests {
 
     @Test("the same rebase without a fault publishes (the faults below are what the checks catch)")
     func noFault() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rebase-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("OUT")
         RebaseFaults.set(RebaseFaults.Fault(baseline: { _ in }, staged: { _ in }), for: out)
