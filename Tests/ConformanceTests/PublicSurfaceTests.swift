@@ -27,13 +27,14 @@ struct PublicSurfaceTests {
     static func declared() throws -> [String] {
         var found: [String] = []
         let sources = SpecCompletenessTests.packageRoot.appendingPathComponent("Sources")
-        let regex = try Regex(#"^\s*public (?:final )?(?:struct|enum|class|protocol|actor|typealias) ([A-Za-z0-9_]+)"#)
+        // Foundation's (ICU's) matcher, as in SpecCompletenessTests: Swift's `Regex` is slow here.
+        let regex = try NSRegularExpression(pattern: #"^\s*public (?:final )?(?:struct|enum|class|protocol|actor|typealias) ([A-Za-z0-9_]+)"#)
         let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             guard url.pathExtension == "swift" else { continue }
             let module = url.pathComponents[sources.pathComponents.count + 1]
             for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
-                if let match = line.firstMatch(of: regex), let name = match.output[1].substring { found.append("\(module).\(name)") }
+                if let name = regex.firstGroups(in: String(line))?[1] { found.append("\(module).\(name)") }
             }
         }
         return found
@@ -94,10 +95,11 @@ struct PublicSurfaceTests {
     /// of one): its effective access is the type's, so `public` there says what is not true.
     static func publicMembersOfNonPublicTypes() throws -> [String] {
         let publicTypes = Set(try declared().map { String($0.split(separator: ".").last ?? "") })
-        let typeRegex = try Regex(
-            #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*((?:public|package|internal|private|fileprivate)\s+)?(?:final\s+|indirect\s+)*(struct|enum|class|actor|protocol|extension)\s+([A-Za-z0-9_.]+)"#
+        let typeRegex = try NSRegularExpression(
+            pattern:
+                #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*((?:public|package|internal|private|fileprivate)\s+)?(?:final\s+|indirect\s+)*(struct|enum|class|actor|protocol|extension)\s+([A-Za-z0-9_.]+)"#
         )
-        let memberRegex = try Regex(#"^\s*(?:@\w+(?:\([^)]*\))?\s+)*public\s"#)
+        let memberRegex = try NSRegularExpression(pattern: #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*public\s"#)
         var found: [String] = []
         let sources = SpecCompletenessTests.packageRoot.appendingPathComponent("Sources")
         let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
@@ -108,11 +110,12 @@ struct PublicSurfaceTests {
             var scopes: [Bool?] = []
             for (number, line) in lines.enumerated() {
                 var opened: Bool?? = .none
-                if let match = line.firstMatch(of: typeRegex) {
-                    let kind = match.output[2].substring ?? ""
-                    let name = String((match.output[3].substring ?? "").split(separator: ".").last ?? "")
-                    opened = .some(kind == "extension" ? publicTypes.contains(name) : (match.output[1].substring?.hasPrefix("public") ?? false))
-                } else if line.firstMatch(of: memberRegex) != nil, let enclosing = scopes.last(where: { $0 != nil }), enclosing == false {
+                let text = String(line)
+                if let match = typeRegex.firstGroups(in: text) {
+                    let kind = match[2] ?? ""
+                    let name = String((match[3] ?? "").split(separator: ".").last ?? "")
+                    opened = .some(kind == "extension" ? publicTypes.contains(name) : (match[1]?.hasPrefix("public") ?? false))
+                } else if memberRegex.firstGroups(in: text) != nil, let enclosing = scopes.last(where: { $0 != nil }), enclosing == false {
                     found.append("\(url.lastPathComponent):\(number + 1)")
                 }
                 for character in line {
@@ -160,11 +163,11 @@ struct PublicSurfaceTests {
     func spi() throws {
         let files = try Self.spiFiles()
         #expect(files.map(\.path) == ["Format/EventCodecs/BenchmarkAccess.swift", "Validation/SchemaValidation/BenchmarkAccess.swift"])
-        let name = try Regex(#"@_spi\(([A-Za-z]+)\)"#)
-        let type = try Regex(#"(?m)^\s*(?:@\w+(?:\([^)]*\))?\s+)*public (?:final )?(?:struct|enum|class|protocol|actor|typealias) "#)
+        let name = try NSRegularExpression(pattern: #"@_spi\(([A-Za-z]+)\)"#)
+        let type = try NSRegularExpression(pattern: #"(?m)^\s*(?:@\w+(?:\([^)]*\))?\s+)*public (?:final )?(?:struct|enum|class|protocol|actor|typealias) "#)
         for file in files {
-            #expect(Set(file.source.matches(of: name).compactMap { $0.output[1].substring.map(String.init) }) == ["Benchmarks"], "\(file.path)")
-            #expect(file.source.firstMatch(of: type) == nil, "\(file.path)")
+            #expect(Set(name.allGroups(in: file.source).compactMap { $0[1] }) == ["Benchmarks"], "\(file.path)")
+            #expect(type.firstGroups(in: file.source) == nil, "\(file.path)")
         }
     }
 
