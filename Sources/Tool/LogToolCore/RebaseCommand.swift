@@ -8,7 +8,8 @@ struct Rebase: ParsableCommand, HasOutputOptions {
         discussion: """
             NEW (which must not exist) receives the store registrations, the new baseline, the events \
             above the cutoff and the data files still referenced. Before anything is published, the new \
-            folder and PATH are both merged and must give the same state. PATH is never changed. \
+            folder is read back and checked to merge to exactly PATH's state, without merging it \
+            again (Spec/merge.md 13.7). PATH is never changed. \
             Exit status: 0 written or nothing to fold, 1 refused, 2 usage error.
 
             Examples:
