@@ -375,6 +375,11 @@ package struct EnsembleContents: Sendable {
                     summary.event.revisionSet = RevisionSet(pairs: summary.event.revisionSet.revisions.map { (contents.interned($0.store), $0.revision) })
                     entry.entry.summary = summary
                     entry.entry.event = summary.event
+                    // The whole event takes the same copies: a reader that keeps its header (verify's
+                    // objects step) then holds no second revision set of its own.
+                    entry.body?.storeIdentifier = summary.event.storeIdentifier
+                    entry.body?.modelVersion = summary.event.modelVersion
+                    entry.body?.revisionSet = summary.event.revisionSet
                 }
                 result.append((set.name, entry.entry, entry.body))
             }

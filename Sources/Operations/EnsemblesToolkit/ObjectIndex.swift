@@ -26,7 +26,9 @@ package final class ObjectIndex {
 
     /// Records `event`, read from `file`: its inserts and deletes (updates say nothing here).
     package func add(file: String, event: Event) {
-        guard event.type == .save || event.type == .merge else { return }
+        // An event of updates only is named by no touch: its facts are not kept (a folder of
+        // a million such events kept a million headers here).
+        guard event.type == .save || event.type == .merge, event.objectChanges.contains(where: { $0.type != .update }) else { return }
         let index = events.count
         events.append(EventFacts(file: file, store: event.storeIdentifier, revision: event.revision, revisions: event.revisionSet))
         for change in event.objectChanges where change.type != .update {
