@@ -70,6 +70,8 @@ struct NumberedEventTests {
                 event = try V2BinaryDecoder().decode(bytes)
                 let numbered = try V2BinaryDecoder().decodeNumbered(bytes)
                 #expect(numbered.resolved == NumberedEvent(event).resolved, "\(file)")
+                let both = try V2BinaryDecoder().decodeReportingUnknownsNumbered(bytes)
+                #expect(both.event == event && both.numbered == numbered, "\(file)")
                 fromNumbers.apply(numbered)
             } else {
                 event = try V2JSONDecoder().decodeEvent(try JSONParser.parse(bytes)).event
@@ -98,6 +100,9 @@ struct NumberedEventTests {
             return true
         }
         #expect(numbered.resolved == NumberedEvent(event).resolved, "\(name)")
+        // The reader's pass that builds both gives the same event and the same numbers.
+        let both = try? V2BinaryDecoder().decodeReportingUnknownsNumbered(bytes)
+        #expect(both?.event == event && both?.numbered == numbered, "\(name)")
         var direct = StoreState(model: nil), converted = StoreState(model: nil)
         direct.apply(numbered)
         converted.apply(event)

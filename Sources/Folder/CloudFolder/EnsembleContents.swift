@@ -319,6 +319,12 @@ package struct EnsembleContents: Sendable {
         chunk: ([(Name, EventEntry, Event?, NumberedEvent?)]) -> Void
     ) {
         var filesRead = 0
+        // Binary files are numbered as they are decoded; others once joined.
+        let reader = {
+            var numbering = reader
+            numbering.numbersChanges = bodies.numbered
+            return numbering
+        }()
         // In chunks, so that only one chunk of whole events is in memory when summarizing. Small
         // ones: a sink that applies them while the next are read overlaps best with many small
         // chunks waiting, not a few large ones (the same memory; Benchmarks/README.md).
@@ -439,7 +445,7 @@ package struct EnsembleContents: Sendable {
             built.entry.summary = summary
             built.entry.event = summary.event
             if bodies.whole { built.body = event }
-            if bodies.numbered { built.numberedBody = NumberedEvent(event) }
+            if bodies.numbered { built.numberedBody = results.count == 1 ? results[0].numbered ?? NumberedEvent(event) : NumberedEvent(event) }
         }
         return built
     }

@@ -33,6 +33,9 @@ package struct EventFileReader: Sendable {
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
+    /// Whether a binary file's object changes are also given in numbered form
+    /// (``PartResult/numbered``), built as it is decoded: for a merge's replay.
+    package var numbersChanges = false
     /// Whether ``readPart(at:position:displayName:)`` takes a fingerprint of each file, which
     /// lets a second read of the same bytes skip the checks. Hashing every byte cost about 3%
     /// of a merge; a reader whose files are rarely read twice turns it off, and a second read
@@ -235,6 +238,8 @@ package struct EventFileReader: Sendable {
         package var layers: [WrapperLayer]? = []
         /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
         package var unknownSectionOffsets: [Int] = []
+        /// With ``EventFileReader/numbersChanges``, a binary event's object changes in numbered form.
+        package var numbered: NumberedEvent?
 
         package init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
@@ -293,6 +298,7 @@ package struct EventFileReader: Sendable {
                     position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
                     unknownFields: event.unknownFields, unknownKeys: decoded.unknownMembers), errors: [])
             part.unknownSectionOffsets = decoded.unknownSectionOffsets
+            part.numbered = decoded.numbered
             return part
         }
         // The usual v2 file is decoded straight from its bytes, once; the general pipeline below is
@@ -364,7 +370,7 @@ package struct EventFileReader: Sendable {
     /// against the model when one is given.
     private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (decoded: DecodedBinaryEvent?, errors: [FormatError]) {
         do throws(FormatError) {
-            let decoded = try binaryDecoder.decodeReportingUnknowns(bytes)
+            let decoded = try numbersChanges ? binaryDecoder.decodeReportingUnknownsNumbered(bytes) : binaryDecoder.decodeReportingUnknowns(bytes)
             if let model, !skipsChecks {
                 let errors = ModelValidator(model: model).validate(decoded.event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }

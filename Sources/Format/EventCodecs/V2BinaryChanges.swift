@@ -93,3 +93,29 @@ struct NumberedChanges: DecodedChanges {
         event.addChange(entity: Int32(truncatingIfNeeded: entity), identifier: Int32(truncatingIfNeeded: identifier), type: type)
     }
 }
+
+/// Both at once, in one pass over the file.
+struct BothChanges: DecodedChanges {
+    private(set) var whole: EventChanges
+    private(set) var numbered: NumberedChanges
+
+    init(strings: [String]) {
+        whole = EventChanges(strings: strings)
+        numbered = NumberedChanges(strings: strings)
+    }
+
+    mutating func beginChange(propertyCount: Int) {
+        whole.beginChange(propertyCount: propertyCount)
+        numbered.beginChange(propertyCount: propertyCount)
+    }
+
+    mutating func property(name: Int, _ value: ReadValue) {
+        whole.property(name: name, value)
+        numbered.property(name: name, value)
+    }
+
+    mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int]) {
+        whole.endChange(entity: entity, identifier: identifier, type: type, dataFiles: dataFiles)
+        numbered.endChange(entity: entity, identifier: identifier, type: type, dataFiles: dataFiles)
+    }
+}

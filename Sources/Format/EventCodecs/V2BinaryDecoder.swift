@@ -33,6 +33,9 @@ package struct DecodedBinaryEvent: Sendable {
     package var unknownMembers: [JSONPointer] = []
     /// The byte offset of every section of unknown type: checked and skipped, so not in `event`.
     package var unknownSectionOffsets: [Int] = []
+    /// The object changes in numbered form too, when they were asked for (unknown members,
+    /// which that form does not keep, make no difference to it).
+    package var numbered: NumberedEvent?
 }
 
 /// Reads the v2 binary encoding; every failure is a `binary.*` (or `v2.*`) error with the byte
@@ -52,30 +55,53 @@ public struct V2BinaryDecoder: Sendable {
 
     /// Decodes, and says where the file holds members and sections this reader does not know.
     package func decodeReportingUnknowns(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
-        var read = try read(bytes, as: EventChanges.self)
-        read.header.objectChanges = read.changes?.changes ?? []
-        var decoded = DecodedBinaryEvent(event: read.header, unknownSectionOffsets: read.unknownSectionOffsets)
+        let read = try read(bytes, as: EventChanges.self)
+        return try finish(read, changes: read.changes?.changes ?? [])
+    }
+
+    /// ``decodeReportingUnknowns(_:)`` with ``DecodedBinaryEvent/numbered`` too, built in the same
+    /// pass: a merge's reader checks and summarizes the event, and hands its numbered form on.
+    package func decodeReportingUnknownsNumbered(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
+        let read = try read(bytes, as: BothChanges.self)
+        var decoded = try finish(read, changes: read.changes?.whole.changes ?? [])
+        decoded.numbered = read.changes?.numbered.event ?? NumberedEvent()
+        return decoded
+    }
+
+    /// The decoded event of `read` with `changes`, its extensions put in place.
+    private func finish<Changes>(_ read: ReadSections<Changes>, changes: [ObjectChange]) throws(FormatError) -> DecodedBinaryEvent {
+        var event = read.header
+        event.objectChanges = changes
+        var decoded = DecodedBinaryEvent(event: event, unknownSectionOffsets: read.unknownSectionOffsets)
         if let section = read.extensions {
-            try section.read(limits, valuesLeft: &read.valuesLeft) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
+            var valuesLeft = read.valuesLeft
+            try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
         }
         return decoded
     }
 
     /// The file's object changes in numbered form, its string table numbering them, for a merge's
     /// replay: read with every check of ``decode(_:)`` by the same reader, without making an
-    /// ``Event``'s strings and lists. A file with an extensions section (whose pointers name
-    /// changes by their place in the JSON form) is decoded whole and its event numbered.
+    /// ``Event``'s strings and lists. A file with an extensions section (whose pointers are
+    /// checked against the changes of the event) is read into both forms.
     package func decodeNumbered(_ bytes: [UInt8]) throws(FormatError) -> NumberedEvent {
         let read = try read(bytes, as: NumberedChanges.self)
-        guard read.extensions == nil else { return NumberedEvent(try decodeReportingUnknowns(bytes).event) }
+        guard read.extensions == nil else { return try decodeReportingUnknownsNumbered(bytes).numbered ?? NumberedEvent() }
         return read.changes?.event ?? NumberedEvent()
     }
 
-    /// Frames, strings, header and changes (built by `Changes`); the extensions section is left
-    /// to the caller, with what is left of the value budget.
-    private func read<Changes: DecodedChanges>(
-        _ bytes: [UInt8], as: Changes.Type
-    ) throws(FormatError) -> (header: Event, changes: Changes?, extensions: Payload?, unknownSectionOffsets: [Int], valuesLeft: Int) {
+    /// What ``read(_:as:)`` gives: the header, the changes as `Changes` built them, and the
+    /// extensions section, left to the caller with what is left of the value budget.
+    private struct ReadSections<Changes> {
+        var header: Event
+        var changes: Changes?
+        var extensions: Payload?
+        var unknownSectionOffsets: [Int]
+        var valuesLeft: Int
+    }
+
+    /// Frames, strings, header and changes (built by `Changes`).
+    private func read<Changes: DecodedChanges>(_ bytes: [UInt8], as: Changes.Type) throws(FormatError) -> ReadSections<Changes> {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }
@@ -113,7 +139,8 @@ public struct V2BinaryDecoder: Sendable {
                 return built
             }
         }
-        return (header, changes, payloads[.extensions], unknownSectionOffsets, valuesLeft)
+        return ReadSections(
+            header: header, changes: changes, extensions: payloads[.extensions], unknownSectionOffsets: unknownSectionOffsets, valuesLeft: valuesLeft)
     }
 
     /// Stage B1 (Spec/v2-binary.md 5): the known sections' payloads, each CRC checked and
