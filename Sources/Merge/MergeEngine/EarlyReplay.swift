@@ -67,7 +67,7 @@ package final class EarlyReplay: @unchecked Sendable {
             return
         }
         do throws(FormatError) {
-            for baseline in chosen.baselines { state.apply(try input.body(of: baseline)) }
+            for baseline in chosen.baselines { state.apply(try input.numberedBody(of: baseline)) }
         } catch {
             abandoned = true
         }
