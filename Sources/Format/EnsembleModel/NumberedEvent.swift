@@ -67,9 +67,10 @@ package struct NumberedEvent: Sendable, Equatable {
     }
 
     /// The strings' UTF-8 bytes, one after another: string `n` ends at `ends[n]` and starts where
-    /// string `n - 1` ends.
+    /// string `n - 1` ends. (Offsets are `Int`: the text of a large event may pass 2^31 bytes;
+    /// the numbers of strings and changes never come near it.)
     package private(set) var text: [UInt8] = []
-    package private(set) var ends: [Int32] = []
+    package private(set) var ends: [Int] = []
     /// In canonical order (entities in UTF-8 byte order, then as the writer gave them).
     package private(set) var changes: [Change] = []
     package private(set) var properties: [Property] = []
@@ -84,7 +85,7 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Adds a string to the table; returns its number.
     package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         text.append(contentsOf: bytes)
-        ends.append(Int32(truncatingIfNeeded: text.count))
+        ends.append(text.count)
         return Int32(truncatingIfNeeded: ends.count - 1)
     }
 
@@ -129,18 +130,13 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Calls `body` with the bytes of string `number`.
     @inline(__always)
     package func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let end = Int(ends[Int(number)])
-        let start = number == 0 ? 0 : Int(ends[Int(number) - 1])
+        let end = ends[Int(number)]
+        let start = number == 0 ? 0 : ends[Int(number) - 1]
         return try text.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
     }
 
     /// String `number` as a `String` (made anew: the table holds bytes).
     package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
-
-    /// Whether strings `a` and `b` have the same bytes.
-    package func sameString(_ a: Int32, _ b: Int32) -> Bool {
-        a == b || withBytes(of: a) { x in withBytes(of: b) { y in x.elementsEqual(y) } }
-    }
 
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
     package func precedes(_ a: Int32, _ b: Int32) -> Bool {

@@ -100,8 +100,6 @@ struct LiveIndex: Sendable {
         buckets.withUnsafeBufferPointer { cpf_prefetch($0.baseAddress.map { $0 + position }) }
     }
 
-    subscript(id: String) -> Entry? { self[Self.probe(id)] }
-
     subscript(probe: Probe) -> Entry? {
         switch probe.key {
         case .unpacked(let text):
