@@ -7,7 +7,7 @@ import CloudFolder
 private final class Collector: EnsembleReadingSink {
     var baselines: [String] = []
     var chunks: [[EventFileEntry]] = []
-    var bodies: [Event?] = []
+    var bodies: [NumberedEvent?] = []
     /// Whether the sink says it is busy (nil: it never says).
     let alwaysBusy: Bool?
 
@@ -19,7 +19,7 @@ private final class Collector: EnsembleReadingSink {
     }
 
     func read(baselines: [BaselineFileEntry]) { self.baselines = baselines.map(\.entry.file) }
-    func read(events: [EventFileEntry], bodies: [Event?]) {
+    func read(events: [EventFileEntry], bodies: [NumberedEvent?]) {
         chunks.append(events)
         self.bodies += bodies
     }
@@ -68,7 +68,7 @@ struct StreamedEventsTests {
         }
         let listing = try #require(try CloudFolderScanner().scan(folder.url.path).first)
         var handed: [[[String]]] = []
-        var bodies: [[Event?]] = []
+        var bodies: [[NumberedEvent?]] = []
         for busy in [nil, false, true] as [Bool?] {
             let collector = Collector(alwaysBusy: busy)
             _ = EnsembleContents.read(listing, summarize: true, sink: collector)

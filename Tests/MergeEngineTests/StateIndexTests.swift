@@ -107,7 +107,7 @@ struct StateIndexTests {
         var index = LiveIndex()
         var expected: [[UInt8]: [LiveIndex.Candidate]] = [:]
         func check(_ id: String, _ context: String) {
-            let found = index[id].map { $0.map { "\($0.entity):\($0.object)" } } ?? []
+            let found = index[LiveIndex.probe(id)].map { $0.map { "\($0.entity):\($0.object)" } } ?? []
             #expect(found == (expected[Array(id.utf8)] ?? []).map { "\($0.entity):\($0.object)" }, "\(context), \(Array(id.utf8))")
         }
         for step in 0..<steps {

@@ -100,8 +100,8 @@ package protocol EnsembleReadingSink: AnyObject {
     func read(baselines: [BaselineFileEntry])
     /// Readable events of `events/`, a chunk at a time, in the order their names give (global
     /// count, store, revision), the files of one global count always in one chunk. `bodies[i]`
-    /// is the whole event of `events[i]` when it was summarized.
-    func read(events: [EventFileEntry], bodies: [Event?])
+    /// is the object changes of `events[i]` in numbered form when it was summarized.
+    func read(events: [EventFileEntry], bodies: [NumberedEvent?])
     /// A test, callable from any thread, of whether the sink has enough events waiting that one
     /// thread reading keeps it busy: a thread helping the reader that finds it so takes no more
     /// files of the chunk being read, and leaves its core to the sink. Nil: never busy.
@@ -222,11 +222,13 @@ package struct EnsembleContents: Sendable {
             }
         }
         var baselines: [BaselineFileEntry] = []
-        readGroups(Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, into: &contents) { chunk in
+        readGroups(
+            Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, false), into: &contents
+        ) { chunk in
             if let observe {
-                for (_, entry, body) in chunk { if let event = body ?? entry.event { observe(entry.file, event) } }
+                for (_, entry, body, _) in chunk { if let event = body ?? entry.event { observe(entry.file, event) } }
             }
-            baselines += chunk.map { name, entry, _ in
+            baselines += chunk.map { name, entry, _, _ in
                 var name = name
                 name.part = nil
                 return BaselineFileEntry(name: name, entry: entry)
@@ -254,20 +256,20 @@ package struct EnsembleContents: Sendable {
             eventSupply = Self.supply(eventGroups, order: order)
         }
         readGroups(
-            eventSupply, listing: listing, reader: reader, summarize: summarize, into: &contents, together: { $0.globalCount == $1.globalCount },
-            intern: sink == nil, progress: ("event files read", eventFileCount), busy: sink?.busy
+            eventSupply, listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, sink != nil), into: &contents,
+            together: { $0.globalCount == $1.globalCount }, intern: sink == nil, progress: ("event files read", eventFileCount), busy: sink?.busy
         ) { chunk in
-            let entries = chunk.map { name, entry, body in
+            let entries = chunk.map { name, entry, body, numbered in
                 var name = name
                 name.part = nil
-                return (EventFileEntry(name: name, entry: entry), body)
+                return (EventFileEntry(name: name, entry: entry), body, numbered)
             }
             if let observe {
-                for (entry, body) in entries { if let event = body ?? entry.entry.event { observe(entry.entry.file, event) } }
+                for (entry, body, _) in entries { if let event = body ?? entry.entry.event { observe(entry.entry.file, event) } }
             }
             guard let sink else { return events += entries.map(\.0) }
             let readable = entries.filter { $0.0.entry.event != nil }
-            sink.read(events: readable.map(\.0), bodies: readable.map(\.1))
+            sink.read(events: readable.map(\.0), bodies: readable.map(\.2))
             events += entries.filter { $0.0.entry.event == nil }.map(\.0)
         }
         contents.events = events
@@ -294,7 +296,9 @@ package struct EnsembleContents: Sendable {
     /// to `chunk` a chunk at a time.
     ///
     /// With `order`, groups are read in that order, and a chunk ends only between two groups
-    /// that are not `together`. Each entry comes with its whole event when it was summarized.
+    /// that are not `together`. Each entry comes, when it was summarized, with its whole event
+    /// if `bodies.whole` and its object changes in numbered form if `bodies.numbered` (made on
+    /// the reading cores, for a merge's replay).
     /// The groups of `groups`, one per call, in `order` when one is given.
     private static func supply<Name>(
         _ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
@@ -308,13 +312,19 @@ package struct EnsembleContents: Sendable {
 
     private static func readGroups<Name>(
         _ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
-        listing: EnsembleListing, reader: EventFileReader, summarize: Bool,
+        listing: EnsembleListing, reader: EventFileReader, summarize: Bool, bodies: (whole: Bool, numbered: Bool),
         into contents: inout EnsembleContents,
         together: (Name, Name) -> Bool = { _, _ in false },
         intern: Bool = true, progress: (step: String, total: Int)? = nil, busy: (@Sendable () -> Bool)? = nil,
-        chunk: ([(Name, EventEntry, Event?)]) -> Void
+        chunk: ([(Name, EventEntry, Event?, NumberedEvent?)]) -> Void
     ) {
         var filesRead = 0
+        // Binary files are numbered as they are decoded; others once joined.
+        let reader = {
+            var numbering = reader
+            numbering.numbersChanges = bodies.numbered
+            return numbering
+        }()
         // In chunks, so that only one chunk of whole events is in memory when summarizing. Small
         // ones: a sink that applies them while the next are read overlaps best with many small
         // chunks waiting, not a few large ones (the same memory; Benchmarks/README.md).
@@ -345,7 +355,7 @@ package struct EnsembleContents: Sendable {
                             displayName: listed.path)
                     }
                 }
-                built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize))
+                built.set(index, buildEntry(set.files, count: set.count, results: results, summarize: summarize, bodies: bodies))
             }
             // The sets are taken in turn by one worker per core. A worker other than the first
             // that finds the sink busy takes no more of this chunk's sets (the sink's queue only
@@ -360,7 +370,7 @@ package struct EnsembleContents: Sendable {
                     read(index)
                 }
             }
-            var result: [(Name, EventEntry, Event?)] = []
+            var result: [(Name, EventEntry, Event?, NumberedEvent?)] = []
             for (set, entry) in zip(sets, built.values) {
                 guard var entry else { continue }
                 contents.problems += entry.problems
@@ -381,7 +391,7 @@ package struct EnsembleContents: Sendable {
                     entry.body?.modelVersion = summary.event.modelVersion
                     entry.body?.revisionSet = summary.event.revisionSet
                 }
-                result.append((set.name, entry.entry, entry.body))
+                result.append((set.name, entry.entry, entry.body, entry.numberedBody))
             }
             chunk(result)
         }
@@ -390,8 +400,11 @@ package struct EnsembleContents: Sendable {
     /// One event's entry from its decoded files, with the problems and unknown keys found.
     private struct BuiltEntry: Sendable {
         var entry: EventEntry
-        /// The whole event, when `entry` holds only its summary.
+        /// The whole event, when `entry` holds only its summary and it was asked for.
         var body: Event?
+        /// Its object changes in numbered form, when `entry` holds only its summary and they were
+        /// asked for.
+        var numberedBody: NumberedEvent?
         var problems: [FormatError] = []
         var unknownKeys: [UnknownKey] = []
         var filesWithUnknownSections: [String] = []
@@ -400,7 +413,9 @@ package struct EnsembleContents: Sendable {
     }
 
     /// Builds one event's entry from its decoded files (in part order), summarized when asked.
-    private static func buildEntry(_ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool) -> BuiltEntry {
+    private static func buildEntry(
+        _ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool, bodies: (whole: Bool, numbered: Bool)
+    ) -> BuiltEntry {
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
         var parts: [EventPart] = []
@@ -434,7 +449,8 @@ package struct EnsembleContents: Sendable {
             summary.contentDigest = built.entry.digest
             built.entry.summary = summary
             built.entry.event = summary.event
-            built.body = event
+            if bodies.whole { built.body = event }
+            if bodies.numbered { built.numberedBody = results.count == 1 ? results[0].numbered ?? NumberedEvent(event) : NumberedEvent(event) }
         }
         return built
     }

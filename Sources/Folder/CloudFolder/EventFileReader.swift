@@ -33,6 +33,9 @@ package struct EventFileReader: Sendable {
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
+    /// Whether a binary file's object changes are also given in numbered form
+    /// (``PartResult/numbered``), built as it is decoded: for a merge's replay.
+    package var numbersChanges = false
     /// Whether ``readPart(at:position:displayName:)`` takes a fingerprint of each file, which
     /// lets a second read of the same bytes skip the checks. Hashing every byte cost about 3%
     /// of a merge; a reader whose files are rarely read twice turns it off, and a second read
@@ -155,7 +158,29 @@ package struct EventFileReader: Sendable {
     /// ``readEvent(file:parts:digest:)`` for the files of a folder, read through its handle.
     package func readEvent(file: FileReference, parts: [FileReference], digest: UInt64? = nil) throws(FormatError) -> Event {
         let files = parts.isEmpty ? [file] : parts
-        let paths = files.map(\.path)
+        return try decodeEvent(try readContents(files), paths: files.map(\.path), isMultipart: !parts.isEmpty, digest: digest)
+    }
+
+    /// ``readEvent(file:parts:digest:)`` with the object changes in numbered form, for a merge's
+    /// replay: a single binary file whose bytes are those already checked is read straight into
+    /// numbers (the binary decoder's own string table numbers them); any other is decoded whole,
+    /// then numbered.
+    package func readNumberedEvent(file: FileReference, parts: [FileReference], digest: UInt64?) throws(FormatError) -> NumberedEvent {
+        let files = parts.isEmpty ? [file] : parts
+        let contents = try readContents(files)
+        if parts.isEmpty, let digest, digest == Self.digest(contents[0]), case .success(let unwrapped) = unwrap(contents[0], displayName: file.path),
+            V2Binary.isBinary(unwrapped.bytes)
+        {
+            do {
+                return try budgeted(storedBytes: contents[0].count).binaryDecoder.decodeNumbered(unwrapped.bytes)
+            } catch {
+                throw error.inFile(file.path)
+            }
+        }
+        return NumberedEvent(try decodeEvent(contents, paths: files.map(\.path), isMultipart: !parts.isEmpty, digest: digest))
+    }
+
+    private func readContents(_ files: [FileReference]) throws(FormatError) -> [[UInt8]] {
         var contents: [[UInt8]] = []
         for file in files {
             do {
@@ -164,13 +189,18 @@ package struct EventFileReader: Sendable {
                 throw error.inFile(file.path)
             }
         }
+        return contents
+    }
+
+    /// The event of files read again (``readEvent(file:parts:digest:)``).
+    private func decodeEvent(_ contents: [[UInt8]], paths: [String], isMultipart: Bool, digest: UInt64?) throws(FormatError) -> Event {
         var reader = self
         reader.skipsChecks = digest != nil && digest == Self.combinedDigest(contents.map(Self.digest))
         var decoded: [EventPart] = []
         for (index, bytes) in contents.enumerated() {
             // A v1 event in a folder is a single event and decodes here too; loose v1 logs are
             // never summarized, so never read again.
-            let position: EventPartPosition = parts.isEmpty ? .single : .part(index: index + 1, count: parts.count)
+            let position: EventPartPosition = isMultipart ? .part(index: index + 1, count: contents.count) : .single
             let result = reader.decodePart(bytes, position: position, displayName: paths[index])
             if let error = result.errors.first { throw error }
             guard let part = result.part else { throw FormatError(.fileUnreadable, "the part could not be read", location: .init(file: paths[index])) }
@@ -208,6 +238,8 @@ package struct EventFileReader: Sendable {
         package var layers: [WrapperLayer]? = []
         /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
         package var unknownSectionOffsets: [Int] = []
+        /// With ``EventFileReader/numbersChanges``, a binary event's object changes in numbered form.
+        package var numbered: NumberedEvent?
 
         package init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
             self.encoding = encoding
@@ -266,6 +298,7 @@ package struct EventFileReader: Sendable {
                     position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
                     unknownFields: event.unknownFields, unknownKeys: decoded.unknownMembers), errors: [])
             part.unknownSectionOffsets = decoded.unknownSectionOffsets
+            part.numbered = decoded.numbered
             return part
         }
         // The usual v2 file is decoded straight from its bytes, once; the general pipeline below is
@@ -326,13 +359,18 @@ package struct EventFileReader: Sendable {
         }
     }
 
+    /// The binary decoder, spending this reader's value budget.
+    private var binaryDecoder: V2BinaryDecoder {
+        var limits = BinaryReadingLimits()
+        limits.valueBudget = jsonOptions.valueBudget
+        return V2BinaryDecoder(limits: limits)
+    }
+
     /// A binary event, with its unknown members and sections (Spec/v2-binary.md 5.5, 9), checked
     /// against the model when one is given.
     private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (decoded: DecodedBinaryEvent?, errors: [FormatError]) {
         do throws(FormatError) {
-            var limits = BinaryReadingLimits()
-            limits.valueBudget = jsonOptions.valueBudget
-            let decoded = try V2BinaryDecoder(limits: limits).decodeReportingUnknowns(bytes)
+            let decoded = try numbersChanges ? binaryDecoder.decodeReportingUnknownsNumbered(bytes) : binaryDecoder.decodeReportingUnknowns(bytes)
             if let model, !skipsChecks {
                 let errors = ModelValidator(model: model).validate(decoded.event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }

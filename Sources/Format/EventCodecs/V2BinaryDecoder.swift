@@ -33,6 +33,9 @@ package struct DecodedBinaryEvent: Sendable {
     package var unknownMembers: [JSONPointer] = []
     /// The byte offset of every section of unknown type: checked and skipped, so not in `event`.
     package var unknownSectionOffsets: [Int] = []
+    /// The object changes in numbered form too, when they were asked for (unknown members,
+    /// which that form does not keep, make no difference to it).
+    package var numbered: NumberedEvent?
 }
 
 /// Reads the v2 binary encoding; every failure is a `binary.*` (or `v2.*`) error with the byte
@@ -52,6 +55,53 @@ public struct V2BinaryDecoder: Sendable {
 
     /// Decodes, and says where the file holds members and sections this reader does not know.
     package func decodeReportingUnknowns(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
+        let read = try read(bytes, as: EventChanges.self)
+        return try finish(read, changes: read.changes?.changes ?? [])
+    }
+
+    /// ``decodeReportingUnknowns(_:)`` with ``DecodedBinaryEvent/numbered`` too, built in the same
+    /// pass: a merge's reader checks and summarizes the event, and hands its numbered form on.
+    package func decodeReportingUnknownsNumbered(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
+        let read = try read(bytes, as: BothChanges.self)
+        var decoded = try finish(read, changes: read.changes?.whole.changes ?? [])
+        decoded.numbered = read.changes?.numbered.event ?? NumberedEvent()
+        return decoded
+    }
+
+    /// The decoded event of `read` with `changes`, its extensions put in place.
+    private func finish<Changes>(_ read: ReadSections<Changes>, changes: [ObjectChange]) throws(FormatError) -> DecodedBinaryEvent {
+        var event = read.header
+        event.objectChanges = changes
+        var decoded = DecodedBinaryEvent(event: event, unknownSectionOffsets: read.unknownSectionOffsets)
+        if let section = read.extensions {
+            var valuesLeft = read.valuesLeft
+            try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
+        }
+        return decoded
+    }
+
+    /// The file's object changes in numbered form, its string table numbering them, for a merge's
+    /// replay: read with every check of ``decode(_:)`` by the same reader, without making an
+    /// ``Event``'s strings and lists. A file with an extensions section (whose pointers are
+    /// checked against the changes of the event) is read into both forms.
+    package func decodeNumbered(_ bytes: [UInt8]) throws(FormatError) -> NumberedEvent {
+        let read = try read(bytes, as: NumberedChanges.self)
+        guard read.extensions == nil else { return try decodeReportingUnknownsNumbered(bytes).numbered ?? NumberedEvent() }
+        return read.changes?.event ?? NumberedEvent()
+    }
+
+    /// What ``read(_:as:)`` gives: the header, the changes as `Changes` built them, and the
+    /// extensions section, left to the caller with what is left of the value budget.
+    private struct ReadSections<Changes> {
+        var header: Event
+        var changes: Changes?
+        var extensions: Payload?
+        var unknownSectionOffsets: [Int]
+        var valuesLeft: Int
+    }
+
+    /// Frames, strings, header and changes (built by `Changes`).
+    private func read<Changes: DecodedChanges>(_ bytes: [UInt8], as: Changes.Type) throws(FormatError) -> ReadSections<Changes> {
         guard bytes.count <= limits.maximumFileBytes else {
             throw FormatError(.binaryTooLarge, "the file is larger than \(limits.maximumFileBytes) bytes", location: .init(offset: limits.maximumFileBytes))
         }
@@ -78,19 +128,19 @@ public struct V2BinaryDecoder: Sendable {
         }
         var valuesLeft = limits.valueBudget?.maximumValues ?? .max
         let strings = try stringSection.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try readStrings(&reader) }
-        var event = try readHeader(headerSection, strings, valuesLeft: &valuesLeft)
+        let header = try readHeader(headerSection, strings, valuesLeft: &valuesLeft)
+        var changes: Changes?
         if let section = payloads[.changes] {
             let budget = max(1, bytes.count).multipliedReportingOverflow(by: max(0, limits.maximumChangesPerFileByte))
             // Entities come in ascending order (Spec/v2-binary.md 8.1): already the canonical order.
-            event.objectChanges = try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in
-                try readChanges(&reader, strings, budget: budget.overflow ? .max : budget.partialValue)
+            changes = try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in
+                var built = Changes(strings: strings)
+                try readChanges(&reader, strings, budget: budget.overflow ? .max : budget.partialValue, into: &built)
+                return built
             }
         }
-        var decoded = DecodedBinaryEvent(event: event, unknownSectionOffsets: unknownSectionOffsets)
-        if let section = payloads[.extensions] {
-            try section.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try applyExtensions(&reader, to: &decoded) }
-        }
-        return decoded
+        return ReadSections(
+            header: header, changes: changes, extensions: payloads[.extensions], unknownSectionOffsets: unknownSectionOffsets, valuesLeft: valuesLeft)
     }
 
     /// Stage B1 (Spec/v2-binary.md 5): the known sections' payloads, each CRC checked and
@@ -248,8 +298,9 @@ public struct V2BinaryDecoder: Sendable {
 
     /// Section 3. Sorted lists are checked by comparing references, which compare like the
     /// strings they name (Spec/v2-binary.md 3.5).
-    private func readChanges(_ reader: inout ByteReader, _ strings: [String], budget: Int) throws(FormatError) -> [ObjectChange] {
-        var changes: [ObjectChange] = []
+    private func readChanges<Changes: DecodedChanges>(
+        _ reader: inout ByteReader, _ strings: [String], budget: Int, into changes: inout Changes
+    ) throws(FormatError) {
         var remaining = budget
         var previousEntity: Int?
         for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
@@ -284,18 +335,17 @@ public struct V2BinaryDecoder: Sendable {
                         location: .init(offset: reader.offset(at: typeStart), pointer: changePointer("type")))
                 }
                 let idStart = reader.position
-                let id = strings[try reader.reference(strings)]
-                guard !id.isEmpty else {
+                let id = try reader.reference(strings)
+                guard !strings[id].isEmpty else {
                     throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: reader.offset(at: idStart)))
                 }
-                let dataFiles = try reader.sortedStrings(strings, valid: DataFileName.isValid)
+                let dataFiles = try reader.sortedReferences(strings, valid: DataFileName.isValid)
                 let propertyCountStart = reader.position
                 let propertyCount = try reader.count()
                 try reader.spend(propertyCount, times: BinaryReadingLimits.valuesPerChange, at: propertyCountStart)
-                var properties: [PropertyChange] = []
                 // Each property takes at least 3 bytes (name, kind, value): a count beyond that
                 // reserves nothing more.
-                properties.reserveCapacity(min(propertyCount, reader.remaining / 3))
+                changes.beginChange(propertyCount: min(propertyCount, reader.remaining / 3))
                 var previousName: Int?
                 for propertyIndex in 0..<propertyCount {
                     let nameStart = reader.position
@@ -304,17 +354,12 @@ public struct V2BinaryDecoder: Sendable {
                         throw FormatError(.binaryInvalidValue, "properties are not sorted and unique", location: .init(offset: reader.offset(at: nameStart)))
                     }
                     previousName = nameIndex
-                    // Read into the change directly: a value held in a variable first was copied.
-                    properties.append(
-                        PropertyChange(
-                            name: strings[nameIndex],
-                            sortedValue: try reader.propertyValue(strings) { changePointer("properties", String(propertyIndex), "value") }))
+                    changes.property(
+                        name: nameIndex, try reader.propertyValue(strings) { changePointer("properties", String(propertyIndex), "value") })
                 }
-                changes.append(
-                    ObjectChange(entity: entity, globalIdentifier: id, type: type, sortedPropertyChanges: properties, sortedDataFiles: dataFiles))
+                changes.endChange(entity: entityIndex, identifier: id, type: type, dataFiles: dataFiles)
             }
         }
-        return changes
     }
 
     /// Section 4: puts each kept unknown member back where its pointer says (canonical v2 JSON
@@ -639,14 +684,15 @@ struct ByteReader {
         return Int(value - 1)
     }
 
-    /// A set of strings, written as ascending references; each must pass `valid`.
-    mutating func sortedStrings(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [String] {
+    /// A set of strings, written as ascending references (their positions in `table` are
+    /// returned); each must pass `valid`.
+    mutating func sortedReferences(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [Int] {
         let countStart = position
         let count = try count()
         // Most sets are empty (a change's data files): no buffer is asked for them.
         guard count > 0 else { return [] }
         try spend(count, at: countStart)
-        var result: [String] = []
+        var result: [Int] = []
         result.reserveCapacity(count)
         var last: Int?
         for _ in 0..<count {
@@ -659,22 +705,22 @@ struct ByteReader {
             guard valid(table[index]) else {
                 throw FormatError(.binaryInvalidValue, "\"\(table[index])\" is not allowed here", location: .init(offset: offset(at: start)))
             }
-            result.append(table[index])
+            result.append(index)
         }
         return result
     }
 
     /// A property change's kind and value (Spec/v2-binary.md 8.2, 8.3); `valuePointer` is the
     /// place of an attribute value in the canonical JSON form, for its `v2.*` errors.
-    mutating func propertyValue(_ table: [String], valuePointer: () -> JSONPointer) throws(FormatError) -> PropertyChange.Value {
+    mutating func propertyValue(_ table: [String], valuePointer: () -> JSONPointer) throws(FormatError) -> ReadValue {
         let kindStart = position
         switch try varint() {
         case 0: return try pointing(valuePointer()) { () throws(FormatError) in try attribute(table) }
-        case 1: return .toOne(relatedIdentifier: try optionalReference(table).map { table[$0] })
-        case 2: return .toMany(added: try sortedStrings(table), removed: try sortedStrings(table))
+        case 1: return .toOne(try optionalReference(table))
+        case 2: return .toMany(added: try sortedReferences(table), removed: try sortedReferences(table))
         case 3:
-            let added = try sortedStrings(table), removed = try sortedStrings(table)
-            var moved: [Int: String] = [:]
+            let added = try sortedReferences(table), removed = try sortedReferences(table)
+            var moved: [(position: Int, identifier: Int)] = []
             var last = -1
             let movedStart = position
             let movedCount = try count()
@@ -687,15 +733,15 @@ struct ByteReader {
                         .binaryInvalidValue, "ordered positions are not ascending within 0...999999999", location: .init(offset: offset(at: positionStart)))
                 }
                 last = Int(index)
-                moved[last] = table[try reference(table)]
+                moved.append((last, try reference(table)))
             }
-            return .orderedToMany(added: added, removed: removed, movedByIndex: moved)
+            return .orderedToMany(added: added, removed: removed, moved: moved)
         case let kind:
             throw FormatError(.binaryInvalidValue, "property kind \(kind) is not one of 0, 1, 2, 3", location: .init(offset: offset(at: kindStart)))
         }
     }
 
-    mutating func attribute(_ table: [String]) throws(FormatError) -> PropertyChange.Value {
+    mutating func attribute(_ table: [String]) throws(FormatError) -> ReadValue {
         let start = position
         switch try varint() {
         case 0: return .attribute(.null)
@@ -727,11 +773,11 @@ struct ByteReader {
         case 10: return .attribute(.url(table[try reference(table)]))
         case 11:
             let referenceStart = position
-            let name = table[try reference(table)]
-            guard DataFileName.isValid(name) else {
-                throw FormatError(.binaryInvalidValue, "\"\(name)\" is not a data file name", location: .init(offset: offset(at: referenceStart)))
+            let name = try reference(table)
+            guard DataFileName.isValid(table[name]) else {
+                throw FormatError(.binaryInvalidValue, "\"\(table[name])\" is not a data file name", location: .init(offset: offset(at: referenceStart)))
             }
-            return .attributeInDataFile(filename: name)
+            return .dataFile(name)
         case let tag:
             throw FormatError(.binaryInvalidValue, "attribute value tag \(tag) is unknown", location: .init(offset: offset(at: start)))
         }

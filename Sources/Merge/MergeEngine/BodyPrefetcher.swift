@@ -4,11 +4,12 @@ import EnsembleModel
 
 /// Reads the next events of the replay on another core while the current one is applied: the
 /// replay itself is sequential, reading and decoding the files is not. At most `window` events
-/// are held ahead, so memory stays bounded.
+/// are held ahead, so memory stays bounded. Events are handed over in numbered form, made on the
+/// reading cores, so that the replaying thread neither reads nor frees their strings.
 final class BodyPrefetcher: @unchecked Sendable {
     // All mutable state is guarded by `condition`.
     private let condition = NSCondition()
-    private var ready: [Int: Result<Event, FormatError>] = [:]
+    private var ready: [Int: Result<NumberedEvent, FormatError>] = [:]
     private var consumed = 0
     private var cancelled = false
     private let window: Int
@@ -26,9 +27,9 @@ final class BodyPrefetcher: @unchecked Sendable {
                 if stop { return }
                 let end = min(start + batch, events.count)
                 DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                    let result: Result<Event, FormatError>
+                    let result: Result<NumberedEvent, FormatError>
                     do throws(FormatError) {
-                        result = .success(try input.body(of: events[start + offset]))
+                        result = .success(try input.numberedBody(of: events[start + offset]))
                     } catch {
                         result = .failure(error)
                     }
@@ -42,7 +43,7 @@ final class BodyPrefetcher: @unchecked Sendable {
     }
 
     /// The event at `index`; indices must be taken in order, each once.
-    func take(_ index: Int) throws(FormatError) -> Event {
+    func take(_ index: Int) throws(FormatError) -> NumberedEvent {
         condition.lock()
         while ready[index] == nil { condition.wait() }
         let result = ready.removeValue(forKey: index)

@@ -46,7 +46,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Folding: the greatest global count offered of each store, and the events above their
     /// least (L) waiting in replay order; used only by the thread that offers events.
     private var greatest: [ExactString: Int64] = [:]
-    private var waiting: [(sourced: SourcedEvent, body: Event)] = []
+    private var waiting: [(sourced: SourcedEvent, body: NumberedEvent)] = []
     private var gaveUp = false
     /// Folding: more waiting events than this abandons the bet (memory stays bounded).
     private let maximumWaiting: Int
@@ -67,20 +67,20 @@ package final class EarlyReplay: @unchecked Sendable {
             return
         }
         do throws(FormatError) {
-            for baseline in chosen.baselines { state.apply(try input.body(of: baseline)) }
+            for baseline in chosen.baselines { state.apply(try input.numberedBody(of: baseline)) }
         } catch {
             abandoned = true
         }
     }
 
-    /// Applies `events` (with their whole events in `bodies` where they are summaries) in replay
-    /// order, skipping what the baselines cover; returns once they are queued.
-    package func offer(_ events: [SourcedEvent], bodies: [Event?]) {
+    /// Applies `events` (with their object changes in numbered form in `bodies` where they are
+    /// summaries) in replay order, skipping what the baselines cover; returns once they are queued.
+    package func offer(_ events: [SourcedEvent], bodies: [NumberedEvent?]) {
         guard !gaveUp else { return }
         let handover = Handover()
         for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
             if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
-            guard let body = sourced.isSummary ? body : sourced.event else {
+            guard let body = sourced.isSummary ? body : NumberedEvent(sourced.event) else {
                 abandon()
                 return
             }
@@ -128,9 +128,9 @@ package final class EarlyReplay: @unchecked Sendable {
             if !abandoned {
                 for index in handover.batch.indices { state.apply(handover.batch[index].body) }
             }
-            // Freeing thousands of decoded changes is left to another thread: this one is the
-            // slower side of the pipeline. Only the handover holds the batch, so the last
-            // reference is dropped there (a copy held here was often the last, and freed here).
+            // Freeing the batch is left to another thread: this one is the slower side of the
+            // pipeline. Only the handover holds the batch, so the last reference is dropped
+            // there (a copy held here was often the last, and freed here).
             DispatchQueue.global().async { handover.batch = [] }
         }
     }
@@ -143,7 +143,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Events passed to the applying thread, and from it to the one that frees them; the batch
     /// is read in place and emptied only by the freeing thread.
     private final class Handover: @unchecked Sendable {
-        var batch: [(sourced: SourcedEvent, body: Event)] = []
+        var batch: [(sourced: SourcedEvent, body: NumberedEvent)] = []
     }
 
     /// Stops applying: the bet is already lost (another input joined, say).

@@ -81,7 +81,10 @@ struct LiveIndex: Sendable {
     private var more: [PackedIdentifier: [Candidate]] = [:]
     private var unpacked: [ExactString: Entry] = [:]
 
-    static func probe(_ id: String) -> Probe {
+    static func probe(_ id: String) -> Probe { ExactString.withUTF8(of: id) { probe($0) } }
+
+    /// ``probe(_:)`` of the identifier with these UTF-8 bytes.
+    static func probe(_ id: UnsafeBufferPointer<UInt8>) -> Probe {
         let key = IdentifierKey(id)
         guard case .packed(let packed) = key else { return Probe(key: key, hash: 0) }
         var hasher = Hasher()
@@ -96,8 +99,6 @@ struct LiveIndex: Sendable {
         let position = home(probe.hash)
         buckets.withUnsafeBufferPointer { cpf_prefetch($0.baseAddress.map { $0 + position }) }
     }
-
-    subscript(id: String) -> Entry? { self[Self.probe(id)] }
 
     subscript(probe: Probe) -> Entry? {
         switch probe.key {
@@ -199,13 +200,16 @@ enum IdentifierKey: Sendable {
     case packed(PackedIdentifier)
     case unpacked(ExactString)
 
-    init(_ id: String) {
-        let packed = ExactString.withUTF8(of: id) { bytes -> PackedIdentifier? in
-            let raw = UnsafeRawBufferPointer(bytes)
-            if bytes.count == 36, let uuid = PackedIdentifier(uuid: raw) { return uuid }
-            return bytes.count <= 16 ? PackedIdentifier(raw: raw) : nil
+    /// The key of the identifier with these UTF-8 bytes (valid UTF-8: a string's).
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let raw = UnsafeRawBufferPointer(bytes)
+        if bytes.count == 36, let uuid = PackedIdentifier(uuid: raw) {
+            self = .packed(uuid)
+        } else if bytes.count <= 16 {
+            self = .packed(PackedIdentifier(raw: raw))
+        } else {
+            self = .unpacked(ExactString(String(decoding: bytes, as: UTF8.self)))
         }
-        self = packed.map(Self.packed) ?? .unpacked(ExactString(id))
     }
 }
 

@@ -50,6 +50,9 @@ package struct MergeInput: Sendable {
     /// Reads a summarized event's object changes again (from its files), so that only one event
     /// body is in memory at a time during the replay.
     package var loadBody: (@Sendable (SourcedEvent) throws(FormatError) -> Event)?
+    /// ``loadBody`` with the object changes in numbered form, for the replay; without it, the
+    /// replay numbers what ``loadBody`` reads.
+    package var loadNumberedBody: (@Sendable (SourcedEvent) throws(FormatError) -> NumberedEvent)?
 
     package init() {}
 
@@ -61,6 +64,12 @@ package struct MergeInput: Sendable {
                 .mergeIncompleteData, "the object changes of this event were dropped and cannot be read again", location: .init(file: sourced.file))
         }
         return try loadBody(sourced)
+    }
+
+    /// ``body(of:)`` in numbered form.
+    package func numberedBody(of sourced: SourcedEvent) throws(FormatError) -> NumberedEvent {
+        guard sourced.isSummary, let loadNumberedBody else { return NumberedEvent(try body(of: sourced)) }
+        return try loadNumberedBody(sourced)
     }
 }
 

@@ -194,29 +194,25 @@ public struct StoreState: Sendable {
     // MARK: - Applying events
 
     /// Applies one event with its three phases: create, set, delete (Spec/merge.md section 8).
-    public mutating func apply(_ event: Event) {
-        // Changes come grouped by entity: each name is numbered once per run, not per change.
-        // Fields are read through the array, not by copying each change (which retains and
-        // releases all its strings and lists).
-        let changes = event.objectChanges
+    public mutating func apply(_ event: Event) { apply(NumberedEvent(event)) }
+
+    /// ``apply(_:)`` of an event in numbered form, the form a merge's readers hand over: the
+    /// changes are read as numbers, each of the event's names is numbered here once, and freeing
+    /// the event frees a few buffers (measured: Benchmarks/README.md).
+    package mutating func apply(_ event: NumberedEvent) {
+        var numbers = EventNumbers(count: event.stringCount)
+        let changes = event.changes
         var entityNumbers: [Int32] = []
         entityNumbers.reserveCapacity(changes.count)
-        for index in changes.indices {
-            if let last = entityNumbers.last, exactlyEqual(changes[index - 1].entity, changes[index].entity) {
-                entityNumbers.append(last)
-            } else {
-                entityNumbers.append(entities.number(changes[index].entity))
-            }
-        }
+        for change in changes { entityNumbers.append(entityNumber(change.entity, of: event, &numbers)) }
         // On a large state, each object's memory is a cache miss. The memory is asked for in
         // loops of prefetch hints, which do not wait and whose misses overlap, before the
-        // loops that use it, which would otherwise wait for them one by one: the identifiers'
-        // text, then the buckets where their lookups start, then the objects found and their
-        // property lists (measured: Benchmarks/README.md).
-        Self.prefetchIdentifiers(of: changes)
+        // loops that use it, which would otherwise wait for them one by one: the buckets where
+        // the identifiers' lookups start, then the objects found and their property lists
+        // (measured: Benchmarks/README.md).
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(changes.count)
-        for index in changes.indices { probes.append(LiveIndex.probe(changes[index].globalIdentifier)) }
+        for change in changes { probes.append(Self.probe(change.identifier, of: event)) }
         for probe in probes { live.prefetch(probe) }
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
@@ -229,8 +225,8 @@ public struct StoreState: Sendable {
             }
             // Room for the properties the insert sets: grown one at a time, the list was
             // reallocated about three times per object.
-            var slot = Slot(entity: entity, id: changes[index].globalIdentifier)
-            slot.properties.reserveCapacity(changes[index].propertyChanges.count)
+            var slot = Slot(entity: entity, id: event.string(changes[index].identifier))
+            slot.properties.reserveCapacity(Int(changes[index].endProperty - changes[index].firstProperty))
             let number: Int32
             if let free = freeSlots.popLast() {
                 number = free
@@ -258,15 +254,12 @@ public struct StoreState: Sendable {
         }
         prefetchSlots(targets)
         var nextTarget = 0
-        for index in changes.indices where changes[index].type != .delete {
+        for change in changes where change.type != .delete {
             let number = targets[nextTarget]
             nextTarget += 1
             guard number >= 0 else { continue }
-            let isInsert = changes[index].type == .insert
-            // Each change's name and value are passed, not the change: copying a whole change
-            // retained and released its unknown members too, for every property set.
-            for property in changes[index].propertyChanges.indices {
-                set(changes[index].propertyChanges[property].name, changes[index].propertyChanges[property].value, of: number, isInsert: isInsert)
+            for property in Int(change.firstProperty)..<Int(change.endProperty) {
+                set(property, of: event, &numbers, on: number, isInsert: change.type == .insert)
             }
         }
         // The same for the deletes. Found before any is deleted: deleting one object changes no
@@ -280,13 +273,31 @@ public struct StoreState: Sendable {
         removeDeletedFromOrdered()
     }
 
-    /// Asks for the text of every change's global identifier.
-    private static func prefetchIdentifiers(of changes: [ObjectChange]) {
-        guard let field = MemoryLayout<ObjectChange>.offset(of: \.globalIdentifier) else { return }
-        let stride = MemoryLayout<ObjectChange>.stride
-        changes.withUnsafeBytes { raw in
-            for index in 0..<changes.count { prefetchText(ofStringAt: raw.baseAddress.map { $0 + index * stride + field }) }
+    /// An event's string numbers as this state's entity and property numbers, each found once
+    /// per event (-1: not yet asked).
+    private struct EventNumbers {
+        var entities: [Int32]
+        var properties: [Int32]
+
+        init(count: Int) {
+            entities = Array(repeating: -1, count: count)
+            properties = entities
         }
+    }
+
+    private mutating func entityNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
+        if numbers.entities[Int(string)] < 0 { numbers.entities[Int(string)] = entities.number(event.string(string)) }
+        return numbers.entities[Int(string)]
+    }
+
+    private mutating func propertyNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
+        if numbers.properties[Int(string)] < 0 { numbers.properties[Int(string)] = propertyNames.number(event.string(string)) }
+        return numbers.properties[Int(string)]
+    }
+
+    /// The live index's probe of an identifier of `event`, read from the event's bytes.
+    private static func probe(_ string: Int32, of event: NumberedEvent) -> LiveIndex.Probe {
+        event.withBytes(of: string) { LiveIndex.probe($0) }
     }
 
     /// Asks for the storage of the string stored at `string`, and the text that follows it. The
@@ -352,11 +363,16 @@ public struct StoreState: Sendable {
         orderedRemovals = [:]
     }
 
-    private mutating func set(_ name: String, _ newValue: PropertyChange.Value, of object: Int32, isInsert: Bool) {
-        let property = propertyNames.number(name)
+    /// Applies property change `index` of `event` to `object`.
+    private mutating func set(_ index: Int, of event: NumberedEvent, _ numbers: inout EventNumbers, on object: Int32, isInsert: Bool) {
+        let change = event.properties[index]
+        let property = propertyNumber(change.name, of: event, &numbers)
+        let first = Int(change.first)
+        let added = first..<first + Int(change.added), removed = added.upperBound..<added.upperBound + Int(change.removed)
+        let moved = Int(change.firstMove)..<Int(change.firstMove) + Int(change.moved)
         // An update of a to-many or ordered to-many edits the current value in place (8.3.4,
         // 8.3.5): rebuilding it made every event that touches a relationship cost its size.
-        if !isInsert, newValue.kind == .toMany || newValue.kind == .orderedToMany {
+        if !isInsert, change.kind == .toMany || change.kind == .orderedToMany {
             enum Holding { case toMany, ordered, other }
             // Decided first, so that no copy of the collection is alive while it is edited.
             let holding: Holding =
@@ -366,53 +382,53 @@ public struct StoreState: Sendable {
                 default: .other
                 }
             let edited: (lost: Set<Int32>, gained: Set<Int32>)?
-            switch (newValue, holding) {
-            case (.toMany(let added, let removed), .toMany):
-                edited = editToMany(property, of: object, adding: added, removing: removed)
-            case (.orderedToMany(let added, let removed, let moved), .ordered):
-                edited = editOrdered(property, of: object, adding: added, removing: removed, moving: moved)
+            switch (change.kind, holding) {
+            case (.toMany, .toMany):
+                edited = editToMany(property, of: object, adding: added, removing: removed, in: event)
+            case (.orderedToMany, .ordered):
+                edited = editOrdered(property, of: object, adding: added, removing: removed, moving: moved, in: event)
             default:
                 edited = nil
             }
             if let edited {
-                if let key = watchedKey(object) { provenanceByObject[key, default: [:]][name] = .some(currentSource) }
+                if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
                 maintainInverse(of: property, on: object, lost: edited.lost, gained: edited.gained)
                 return
             }
         }
         let entity = slots[Int(object)].entity
         let value: Stored
-        switch newValue {
-        case .attribute(let attribute):
-            value = .attribute(attribute)
-        case .attributeInDataFile(let file):
-            value = .dataFile(file)
-        case .toOne(let related):
-            guard let related else {
+        switch change.kind {
+        case .attribute:
+            value = .attribute(event.attributes[Int(change.value)])
+        case .dataFile:
+            value = .dataFile(event.string(change.value))
+        case .toOne:
+            guard change.value >= 0 else {
                 value = .toOne(nil)
                 break
             }
-            guard let target = resolve(related, from: entity, relationship: property) else { return }
+            guard let target = resolve(Self.probe(change.value, of: event), from: entity, relationship: property) else { return }
             value = .toOne(target)
-        case .toMany(let added, _):
+        case .toMany:
             // An insert, or a value of another kind: the set starts empty (8.3.6).
             var members: Set<Int32> = []
             for id in added {
-                guard let target = resolve(id, from: entity, relationship: property) else { continue }
+                guard let target = resolve(Self.probe(event.identifiers[id], of: event), from: entity, relationship: property) else { continue }
                 members.insert(target)
             }
             value = .toMany(members)
-        case .orderedToMany(let added, _, let moved):
+        case .orderedToMany:
             var order: [Int32] = []
             var members: Set<Int32> = []
-            for id in added.sorted(by: utf8Precedes) {
-                guard let target = resolve(id, from: entity, relationship: property), members.insert(target).inserted else { continue }
+            for id in event.identifiers[added].sorted(by: event.precedes) {
+                guard let target = resolve(Self.probe(id, of: event), from: entity, relationship: property), members.insert(target).inserted else { continue }
                 order.append(target)
             }
-            value = .ordered(moving(order, by: moved) { members.contains($0) })
+            value = .ordered(moving(order, by: moved, in: event) { members.contains($0) })
         }
         let current = store(value, as: property, of: object)
-        if let key = watchedKey(object) { provenanceByObject[key, default: [:]][name] = .some(currentSource) }
+        if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
         if current?.isRelationship == true || value.isRelationship {
             let was = Stored.single(current), now = Stored.single(value)
             if was.isSingle && now.isSingle {
@@ -426,22 +442,23 @@ public struct StoreState: Sendable {
     }
 
     /// Removes, then adds members of a to-many set in place (Spec/merge.md 8.3.4): members are
-    /// live, so a member with a removed identifier is one of the live objects with it.
+    /// live, so a member with a removed identifier is one of the live objects with it. `added`
+    /// and `removed` are positions in `event.identifiers`.
     private mutating func editToMany(
-        _ property: Int32, of object: Int32, adding added: [String], removing removed: [String]
+        _ property: Int32, of object: Int32, adding added: Range<Int>, removing removed: Range<Int>, in event: NumberedEvent
     ) -> (lost: Set<Int32>, gained: Set<Int32>) {
         guard case .toMany(var members)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
         let entity = slots[Int(object)].entity
         var lost: [Int32] = [], gained: [Int32] = []
         for id in removed {
-            live[id]?.forEach { candidate in
+            live[Self.probe(event.identifiers[id], of: event)]?.forEach { candidate in
                 if members.remove(candidate.object) != nil { lost.append(candidate.object) }
             }
         }
         for id in added {
             // Skipped when its identifier is already a member's. (The identifier is looked up
             // once, for both questions.)
-            guard let candidates = live[id], !candidates.contains(where: { members.contains($0.object) }),
+            guard let candidates = live[Self.probe(event.identifiers[id], of: event)], !candidates.contains(where: { members.contains($0.object) }),
                 let target = resolve(candidates, from: entity, relationship: property)
             else { continue }
             members.insert(target)
@@ -454,22 +471,22 @@ public struct StoreState: Sendable {
     /// Removes, appends and moves members of an ordered to-many in place (Spec/merge.md 8.3.5).
     /// Whether an object is a member is read from its referrers, not by searching the order.
     private mutating func editOrdered(
-        _ property: Int32, of object: Int32, adding added: [String], removing removed: [String], moving moved: [Int: String]
+        _ property: Int32, of object: Int32, adding added: Range<Int>, removing removed: Range<Int>, moving moved: Range<Int>, in event: NumberedEvent
     ) -> (lost: Set<Int32>, gained: Set<Int32>) {
         guard case .ordered(var order)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
         let entity = slots[Int(object)].entity
         let referrer = Self.pair(object, property)
         var lost: Set<Int32> = []
         for id in removed {
-            live[id]?.forEach { candidate in
+            live[Self.probe(event.identifiers[id], of: event)]?.forEach { candidate in
                 if slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
             }
         }
         if !lost.isEmpty { order.removeAll { lost.contains($0) } }
         var gained: [Int32] = []
         var joined: Set<Int32> = []
-        for id in added.sorted(by: utf8Precedes) {
-            guard let candidates = live[id] else { continue }
+        for id in event.identifiers[added].sorted(by: event.precedes) {
+            guard let candidates = live[Self.probe(id, of: event)] else { continue }
             let isMember = candidates.contains {
                 joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
             }
@@ -480,7 +497,9 @@ public struct StoreState: Sendable {
         }
         // The closure takes the slots alone: capturing `self` here, where it is being changed,
         // made a copy of the whole state for the call.
-        order = moving(order, by: moved) { [slots] in joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0)) }
+        order = moving(order, by: moved, in: event) { [slots] in
+            joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0))
+        }
         slots[Int(object)].properties[property] = .ordered(order)
         return finishEdit(property, of: object, lost: Array(lost), gained: gained)
     }
@@ -495,25 +514,26 @@ public struct StoreState: Sendable {
         return (left.subtracting(joined), joined.subtracting(left))
     }
 
-    /// The members named by `moved`, by position, then the others in their order (8.3.5 step 3).
-    /// A member is found through the live objects with its identifier (`isMember` tells which
-    /// are in `order`); when several are, the first in `order` is taken.
-    private func moving(_ order: [Int32], by moved: [Int: String], isMember: (Int32) -> Bool) -> [Int32] {
+    /// The members named by `event.moves[moved]`, by position, then the others in their order
+    /// (8.3.5 step 3). A member is found through the live objects with its identifier
+    /// (`isMember` tells which are in `order`); when several are, the first in `order` is taken.
+    private func moving(_ order: [Int32], by moved: Range<Int>, in event: NumberedEvent, isMember: (Int32) -> Bool) -> [Int32] {
         guard !moved.isEmpty else { return order }
-        func member(_ id: String) -> Int32? {
+        func member(_ id: Int32) -> Int32? {
             var found: Int32?
             var several = false
-            live[id]?.forEach { candidate in
+            live[Self.probe(id, of: event)]?.forEach { candidate in
                 guard isMember(candidate.object) else { return }
                 if found == nil { found = candidate.object } else { several = true }
             }
             guard several else { return found }
-            return order.first { slots[Int($0)].id.utf8.elementsEqual(id.utf8) }
+            return event.withBytes(of: id) { bytes in order.first { slots[Int($0)].id.utf8.elementsEqual(bytes) } }
         }
         var front: [Int32] = []
         var inFront: Set<Int32> = []
-        for index in moved.keys.sorted() {
-            guard let id = moved[index], let member = member(id), !inFront.contains(member) else { continue }
+        // The moves come by ascending position.
+        for move in event.moves[moved] {
+            guard let member = member(move.identifier), !inFront.contains(member) else { continue }
             front.append(member)
             inFront.insert(member)
         }
@@ -523,8 +543,8 @@ public struct StoreState: Sendable {
     /// The live object a related identifier names (Spec/merge.md 8.5): without a model any
     /// entity, with one the destination entity or its sub-entities; the first entity by name
     /// in UTF-8 byte order when several match.
-    private mutating func resolve(_ id: String, from entity: Int32, relationship: Int32) -> Int32? {
-        live[id].flatMap { resolve($0, from: entity, relationship: relationship) }
+    private mutating func resolve(_ probe: LiveIndex.Probe, from entity: Int32, relationship: Int32) -> Int32? {
+        live[probe].flatMap { resolve($0, from: entity, relationship: relationship) }
     }
 
     /// ``resolve(_:from:relationship:)`` among the live objects of one identifier.

@@ -43,6 +43,9 @@ enum MergeInputs {
         input.loadBody = { sourced throws(FormatError) in
             try reader.readEvent(file: folders.file(sourced.file), parts: sourced.parts.map(folders.file), digest: sourced.contentDigest)
         }
+        input.loadNumberedBody = { sourced throws(FormatError) in
+            try reader.readNumberedEvent(file: folders.file(sourced.file), parts: sourced.parts.map(folders.file), digest: sourced.contentDigest)
+        }
         input.model = reader.model
         input.modelHash = reader.model?.modelHash
         input.modelVersions = ModelVersionCatalog.forCheck(model: reader.model, known: modelVersions)
@@ -210,8 +213,8 @@ enum MergeInputs {
             return { early.isBusy }
         }
 
-        func read(events entries: [EventFileEntry], bodies: [Event?]) {
-            var events: [SourcedEvent] = [], eventBodies: [Event?] = []
+        func read(events entries: [EventFileEntry], bodies: [NumberedEvent?]) {
+            var events: [SourcedEvent] = [], eventBodies: [NumberedEvent?] = []
             for (entry, body) in zip(entries, bodies) {
                 guard let sourced = MergeInputs.sourced(entry.entry, base: base) else { continue }
                 if sourced.event.type == .baseline {

@@ -1,0 +1,195 @@
+import JSONDocument
+
+/// An event's object changes as the merge engine applies them (Spec/merge.md 8): every
+/// entity name, property name, identifier and data file name is a number into one table of the
+/// event's strings, held as bytes in one buffer, and the changes, property changes and
+/// relationship lists are flat arrays of numbers.
+///
+/// A decoded ``Event`` holds a string (a reference) for every identifier and name and an array
+/// for every change's properties: applying it and freeing it retained, released and freed each
+/// of them (Benchmarks/README.md). This form is a handful of buffers whatever the event's size.
+/// It keeps only what applying reads: no header, no data file lists, no unknown members.
+package struct NumberedEvent: Sendable, Equatable {
+    /// A change of one object: its entity and identifier (string numbers), its type, and its
+    /// property changes, `properties[firstProperty ..< endProperty]`, sorted by name.
+    package struct Change: Sendable, Equatable {
+        package var entity: Int32
+        package var identifier: Int32
+        package var type: ChangeType
+        package var firstProperty: Int32
+        package var endProperty: Int32
+    }
+
+    /// How a property change's numbers are read.
+    package enum Kind: UInt8, Sendable {
+        /// `value` is a position in ``NumberedEvent/attributes``.
+        case attribute
+        /// `value` is the string number of a data file name.
+        case dataFile
+        /// `value` is the related identifier's string number, or -1 for no object.
+        case toOne
+        /// The added and removed identifiers are in ``NumberedEvent/identifiers``.
+        case toMany
+        /// As `toMany`, plus the moved members in ``NumberedEvent/moves``.
+        case orderedToMany
+    }
+
+    /// One property change. For a to-many or ordered to-many, `identifiers[first ..< first +
+    /// added]` are the identifiers added and the `removed` after them those removed (each list
+    /// sorted and unique), and `moves[firstMove ..< firstMove + moved]` the moved members by
+    /// ascending position.
+    package struct Property: Sendable, Equatable {
+        package var name: Int32
+        package var kind: Kind
+        package var value: Int32 = -1
+        package var first: Int32 = 0
+        package var added: Int32 = 0
+        package var removed: Int32 = 0
+        package var firstMove: Int32 = 0
+        package var moved: Int32 = 0
+
+        init(name: Int32, kind: Kind, value: Int32 = -1) {
+            self.name = name
+            self.kind = kind
+            self.value = value
+        }
+    }
+
+    /// A member of an ordered to-many put at a position (Spec/merge.md 8.3.5).
+    package struct Move: Sendable, Equatable {
+        package var position: Int32
+        package var identifier: Int32
+
+        package init(position: Int32, identifier: Int32) {
+            self.position = position
+            self.identifier = identifier
+        }
+    }
+
+    /// The strings' UTF-8 bytes, one after another: string `n` ends at `ends[n]` and starts where
+    /// string `n - 1` ends. (Offsets are `Int`: the text of a large event may pass 2^31 bytes;
+    /// the numbers of strings and changes never come near it.)
+    package private(set) var text: [UInt8] = []
+    package private(set) var ends: [Int] = []
+    /// In canonical order (entities in UTF-8 byte order, then as the writer gave them).
+    package private(set) var changes: [Change] = []
+    package private(set) var properties: [Property] = []
+    package private(set) var identifiers: [Int32] = []
+    package private(set) var moves: [Move] = []
+    package private(set) var attributes: [AttributeValue] = []
+
+    package init() {}
+
+    package var stringCount: Int { ends.count }
+
+    /// Adds a string to the table; returns its number.
+    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        text.append(contentsOf: bytes)
+        ends.append(text.count)
+        return Int32(truncatingIfNeeded: ends.count - 1)
+    }
+
+    /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:)``
+    /// closes next); properties come sorted by name.
+    package mutating func addAttribute(name: Int32, _ value: AttributeValue) {
+        attributes.append(value)
+        properties.append(Property(name: name, kind: .attribute, value: Int32(truncatingIfNeeded: attributes.count - 1)))
+    }
+
+    /// Adds a value held in a data file (its name's string number) to the change being built.
+    package mutating func addDataFile(name: Int32, _ file: Int32) { properties.append(Property(name: name, kind: .dataFile, value: file)) }
+
+    /// Adds a to-one relationship (the related identifier's string number, or nil for no
+    /// object) to the change being built.
+    package mutating func addToOne(name: Int32, _ related: Int32?) { properties.append(Property(name: name, kind: .toOne, value: related ?? -1)) }
+
+    /// Adds a to-many (`ordered` false, `moved` empty) or ordered to-many relationship to the
+    /// change being built: identifiers added and removed as string numbers, each list sorted
+    /// and unique, and the moved members by ascending position.
+    package mutating func addRelationship(name: Int32, ordered: Bool, added: [Int32], removed: [Int32], moved: [Move]) {
+        var property = Property(name: name, kind: ordered ? .orderedToMany : .toMany)
+        property.first = Int32(truncatingIfNeeded: identifiers.count)
+        property.added = Int32(truncatingIfNeeded: added.count)
+        property.removed = Int32(truncatingIfNeeded: removed.count)
+        identifiers += added
+        identifiers += removed
+        property.firstMove = Int32(truncatingIfNeeded: moves.count)
+        property.moved = Int32(truncatingIfNeeded: moved.count)
+        moves += moved
+        properties.append(property)
+    }
+
+    /// Closes a change: the properties added since the last change closed are its own.
+    package mutating func addChange(entity: Int32, identifier: Int32, type: ChangeType) {
+        changes.append(
+            Change(
+                entity: entity, identifier: identifier, type: type, firstProperty: changes.last?.endProperty ?? 0,
+                endProperty: Int32(truncatingIfNeeded: properties.count)))
+    }
+
+    /// Calls `body` with the bytes of string `number`.
+    @inline(__always)
+    package func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let end = ends[Int(number)]
+        let start = number == 0 ? 0 : ends[Int(number) - 1]
+        return try text.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    /// String `number` as a `String` (made anew: the table holds bytes).
+    package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
+
+    /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
+    package func precedes(_ a: Int32, _ b: Int32) -> Bool {
+        withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+    }
+
+    /// The numbered form of `event`'s object changes. Strings with one representation (a name
+    /// that every change of a decoded event shares) get one number; others may repeat.
+    package init(_ event: Event) {
+        var interned = Interning()
+        let changes = event.objectChanges
+        self.changes.reserveCapacity(changes.count)
+        // By index, reading fields in place: copying a change retains all its parts.
+        for index in changes.indices {
+            for property in changes[index].propertyChanges.indices {
+                let name = interned.number(changes[index].propertyChanges[property].name, in: &self)
+                switch changes[index].propertyChanges[property].value {
+                case .attribute(let value):
+                    addAttribute(name: name, value)
+                case .attributeInDataFile(let file):
+                    let file = interned.number(file, in: &self)
+                    addDataFile(name: name, file)
+                case .toOne(let related):
+                    let related = related.map { interned.number($0, in: &self) }
+                    addToOne(name: name, related)
+                case .toMany(let added, let removed):
+                    let added = added.map { interned.number($0, in: &self) }, removed = removed.map { interned.number($0, in: &self) }
+                    addRelationship(name: name, ordered: false, added: added, removed: removed, moved: [])
+                case .orderedToMany(let added, let removed, let moved):
+                    let added = added.map { interned.number($0, in: &self) }, removed = removed.map { interned.number($0, in: &self) }
+                    let moves = moved.keys.sorted().compactMap { position in
+                        moved[position].map { Move(position: Int32(truncatingIfNeeded: position), identifier: interned.number($0, in: &self)) }
+                    }
+                    addRelationship(name: name, ordered: true, added: added, removed: removed, moved: moves)
+                }
+            }
+            let entity = interned.number(changes[index].entity, in: &self)
+            let identifier = interned.number(changes[index].globalIdentifier, in: &self)
+            addChange(entity: entity, identifier: identifier, type: changes[index].type)
+        }
+    }
+
+    /// Numbers strings by their representation (``ExactString/identical(_:_:)``), from a small
+    /// cache: no string's bytes are hashed.
+    private struct Interning {
+        private var recent = [(string: String, number: Int32)](repeating: ("", -1), count: 64)
+
+        mutating func number(_ string: String, in event: inout NumberedEvent) -> Int32 {
+            let slot = Int(truncatingIfNeeded: ExactString.representationHash(string) >> 58)
+            if recent[slot].number >= 0 && ExactString.identical(recent[slot].string, string) { return recent[slot].number }
+            let number = ExactString.withUTF8(of: string) { event.append($0) }
+            recent[slot] = (string, number)
+            return number
+        }
+    }
+}
