@@ -226,7 +226,7 @@ let package = Package(
                 "EnsembleModel", "MergeEngine", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
-        .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "MergeEngine", "SyntheticHistory", "TestSupport"]),
+        .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "ModelValidation", "MergeEngine", "SyntheticHistory", "TestSupport"]),
         .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "RemoteFolder", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -5,6 +5,7 @@ import EnsembleModel
 import DataModel
 import EventCodecs
 import MergeEngine
+import ModelValidation
 import SyntheticHistory
 import TestSupport
 
@@ -82,6 +83,146 @@ struct NumberedEventTests {
         }
         #expect(fromNumbers.liveObjectCount > 100)
         #expect(try fromNumbers.documentBytes() == fromEvents.documentBytes())
+    }
+
+    @Test("every fixture event as binary: the summary and the model findings made from the numbered form alone equal the decoded event's")
+    func summariesAndFindingsOfFixtures() throws {
+        let model = try ModelBundle(path: FixtureDocuments.root.appendingPathComponent("models/Inheritance.xcdatamodeld").path).load()
+        var files: [(name: String, bytes: [UInt8])] = []
+        let walker = try #require(FileManager.default.enumerator(atPath: FixtureDocuments.root.path))
+        while let relative = walker.nextObject() as? String {
+            guard [".json", ".cdeevent", ".bin"].contains(where: relative.hasSuffix), !relative.contains("expected"),
+                let data = FileManager.default.contents(atPath: FixtureDocuments.root.appendingPathComponent(relative).path)
+            else { continue }
+            files.append((relative, Array(data)))
+        }
+        var compared = 0, withDataFiles = 0, listed = 0
+        var findings = FindingCounts()
+        for file in files.sorted(by: { $0.name < $1.name }) {
+            // Binary files as they are; JSON events written as binary (the merge's reader numbers binary files only).
+            let bytes: [UInt8]
+            if V2Binary.isBinary(file.bytes) {
+                bytes = file.bytes
+            } else {
+                guard let value = try? JSONParser.parse(file.bytes), let event = try? V2JSONDecoder().decodeEvent(value).event,
+                    let encoded = try? V2BinaryEncoder().encode(event)
+                else { continue }
+                bytes = encoded
+            }
+            guard let summary = compareNumberedOnly(bytes, name: file.name, models: [model], findings: &findings) else { continue }
+            compared += 1
+            if !summary.dataFileReferences.isEmpty { withDataFiles += 1 }
+            // The same event with changes that list data files no property names (a change's
+            // own list counts in the summary too).
+            guard var listing = try? V2BinaryDecoder().decode(bytes), !listing.objectChanges.isEmpty else { continue }
+            for index in listing.objectChanges.indices {
+                listing.objectChanges[index].dataFiles = sortedUnique(listing.objectChanges[index].dataFiles + ["LISTED-\(index % 3)"])
+            }
+            guard let encoded = try? V2BinaryEncoder().encode(listing),
+                let summary = compareNumberedOnly(encoded, name: "\(file.name), listing data files", models: [], findings: &findings)
+            else { continue }
+            #expect(summary.dataFileReferences.contains("LISTED-0"), "\(file.name)")
+            listed += 1
+        }
+        #expect(compared >= 100)
+        #expect(withDataFiles > 0)
+        #expect(listed >= 100)
+        // Every finding the model check makes, found on these files (the model-invalid cases).
+        #expect(findings.codes.isSuperset(of: Self.modelCodes), "\(findings.codes)")
+        #expect(findings.total > 50)
+    }
+
+    @Test("a generated binary history: the summaries and the model findings from the numbered form alone equal the decoded events'")
+    func summariesAndFindingsOfGeneratedHistory() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("numbered-only-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var settings = GeneratorSettings()
+        settings.stores = 3
+        settings.objects = 300
+        settings.changes = 4_000
+        settings.seed = 11
+        settings.format = .v2Binary
+        var generator = HistoryGenerator(settings: settings)
+        _ = try generator.write(to: folder.path)
+        let model = try ModelXMLReader.parse(Data(HistoryGenerator.modelXML.utf8), displayPath: "generated", versionName: nil)
+        let broken = try ModelXMLReader.parse(Data(Self.brokenModelXML.utf8), displayPath: "broken", versionName: nil)
+        let walker = try #require(FileManager.default.enumerator(atPath: folder.path))
+        var compared = 0
+        var findings = FindingCounts()
+        while let relative = walker.nextObject() as? String {
+            guard relative.hasSuffix(".cdeevent"), let data = FileManager.default.contents(atPath: folder.appendingPathComponent(relative).path) else {
+                continue
+            }
+            guard compareNumberedOnly(Array(data), name: relative, models: [model, broken], findings: &findings) != nil else { continue }
+            compared += 1
+        }
+        #expect(compared > 50)
+        #expect(findings.codes.isSuperset(of: Self.modelCodes.subtracting(["model.delete-with-properties"])), "\(findings.codes)")
+    }
+
+    /// The codes of the model check (Spec/model.md 9).
+    private static let modelCodes: Set<String> = [
+        "model.unknown-entity", "model.unknown-property", "model.abstract-entity", "model.delete-with-properties", "model.transient-property",
+        "model.wrong-kind", "model.wrong-value-type", "model.integer-out-of-range",
+    ]
+
+    /// The generator's model with a finding of each kind for its events: Folder renamed, Tag
+    /// abstract, Note.title gone, Note.score transient, Note.body a date, Note.rank 16 bits,
+    /// Note.attachment (in data files) a string, Note.tags ordered.
+    private static let brokenModelXML =
+        HistoryGenerator.modelXML
+        .replacingOccurrences(of: "\"Folder\"", with: "\"Folders\"")
+        .replacingOccurrences(
+            of: "<entity name=\"Tag\" representedClassName=\"Tag\"", with: "<entity name=\"Tag\" representedClassName=\"Tag\" isAbstract=\"YES\""
+        )
+        .replacingOccurrences(of: "<attribute name=\"title\" optional=\"YES\" attributeType=\"String\"/>", with: "")
+        .replacingOccurrences(of: "<attribute name=\"score\" optional=\"YES\"", with: "<attribute name=\"score\" optional=\"YES\" transient=\"YES\"")
+        .replacingOccurrences(of: "name=\"body\" optional=\"YES\" attributeType=\"String\"", with: "name=\"body\" optional=\"YES\" attributeType=\"Date\"")
+        .replacingOccurrences(of: "attributeType=\"Integer 64\"", with: "attributeType=\"Integer 16\"")
+        .replacingOccurrences(of: "attributeType=\"Binary\" allowsExternalBinaryDataStorage=\"YES\"", with: "attributeType=\"String\"")
+        .replacingOccurrences(
+            of: "<relationship name=\"tags\" optional=\"YES\" toMany=\"YES\"",
+            with: "<relationship name=\"tags\" optional=\"YES\" toMany=\"YES\" ordered=\"YES\"")
+
+    private struct FindingCounts {
+        var codes: Set<String> = []
+        var total = 0
+    }
+
+    /// Decodes a binary file both ways, the merge's reader's (numbered form only) and the
+    /// decoded event's, and compares the summaries and each model's findings; gives the summary,
+    /// nil when the file does not decode.
+    private func compareNumberedOnly(_ bytes: [UInt8], name: String, models: [DataModel], findings: inout FindingCounts) -> SourcedEvent? {
+        guard let whole = try? V2BinaryDecoder().decodeReportingUnknowns(bytes) else {
+            #expect(throws: (any Error).self, "\(name)") { try V2BinaryDecoder().decodeReportingUnknownsNumberedOnly(bytes) }
+            return nil
+        }
+        let numberedOnly: DecodedBinaryEvent
+        do {
+            numberedOnly = try V2BinaryDecoder().decodeReportingUnknownsNumberedOnly(bytes)
+        } catch {
+            Issue.record("\(name): \(error)")
+            return nil
+        }
+        guard let numbered = numberedOnly.numbered else {
+            Issue.record("\(name): no numbered form")
+            return nil
+        }
+        #expect(numberedOnly.event.objectChanges.isEmpty, "\(name)")
+        #expect(numberedOnly.unknownMembers == whole.unknownMembers && numberedOnly.unknownSectionOffsets == whole.unknownSectionOffsets, "\(name)")
+        let expected = SourcedEvent(event: whole.event, file: name).summary()
+        let summary = SourcedEvent(header: numberedOnly.event, changes: numbered, file: name)
+        #expect(summary.isSummary && summary.event == expected.event, "\(name)")
+        #expect(summary.changeCounts == expected.changeCounts, "\(name)")
+        #expect(summary.dataFileReferences == expected.dataFileReferences, "\(name)")
+        for model in models {
+            let fromEvent = ModelValidator(model: model).validate(whole.event.objectChanges)
+            let fromNumbers = ModelValidator(model: model).validate(numbered)
+            #expect(fromNumbers == fromEvent, "\(name)")
+            findings.total += fromEvent.count
+            findings.codes.formUnion(fromEvent.map(\.code.rawValue))
+        }
+        return summary
     }
 
     /// Checks a binary file; false when it does not decode.

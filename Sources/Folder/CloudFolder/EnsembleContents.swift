@@ -319,10 +319,12 @@ package struct EnsembleContents: Sendable {
         chunk: ([(Name, EventEntry, Event?, NumberedEvent?)]) -> Void
     ) {
         var filesRead = 0
-        // Binary files are numbered as they are decoded; others once joined.
+        // Binary files are numbered as they are decoded, and summarized from their numbers
+        // without making their changes; others numbered once joined. (A whole body, or an entry
+        // that keeps its event, needs the changes.)
         let reader = {
             var numbering = reader
-            numbering.numbersChanges = bodies.numbered
+            numbering.numbersChanges = bodies.numbered && summarize && !bodies.whole
             return numbering
         }()
         // In chunks, so that only one chunk of whole events is in memory when summarizing. Small
@@ -445,12 +447,16 @@ package struct EnsembleContents: Sendable {
         built.entry.event = event
         built.entry.digest = EventFileReader.combinedDigest(digests)
         if summarize {
-            var summary = SourcedEvent(event: event, file: built.entry.file, parts: built.entry.partFiles).summary()
+            // A binary file read with `numbersChanges` holds its changes in numbered form only.
+            let numbered = results.count == 1 ? results[0].numbered : nil
+            var summary =
+                numbered.map { SourcedEvent(header: event, changes: $0, file: built.entry.file, parts: built.entry.partFiles) }
+                ?? SourcedEvent(event: event, file: built.entry.file, parts: built.entry.partFiles).summary()
             summary.contentDigest = built.entry.digest
             built.entry.summary = summary
             built.entry.event = summary.event
             if bodies.whole { built.body = event }
-            if bodies.numbered { built.numberedBody = results.count == 1 ? results[0].numbered ?? NumberedEvent(event) : NumberedEvent(event) }
+            if bodies.numbered { built.numberedBody = numbered ?? NumberedEvent(event) }
         }
         return built
     }

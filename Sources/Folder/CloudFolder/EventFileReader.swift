@@ -33,8 +33,10 @@ package struct EventFileReader: Sendable {
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
-    /// Whether a binary file's object changes are also given in numbered form
-    /// (``PartResult/numbered``), built as it is decoded: for a merge's replay.
+    /// Whether a binary file's object changes are given in numbered form only
+    /// (``PartResult/numbered``), built as it is decoded, and checked against the model in that
+    /// form; its part then holds no object changes: for a merge's replay, which summarizes the
+    /// event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``).
     package var numbersChanges = false
     /// Whether ``readPart(at:position:displayName:)`` takes a fingerprint of each file, which
     /// lets a second read of the same bytes skip the checks. Hashing every byte cost about 3%
@@ -195,6 +197,8 @@ package struct EventFileReader: Sendable {
     /// The event of files read again (``readEvent(file:parts:digest:)``).
     private func decodeEvent(_ contents: [[UInt8]], paths: [String], isMultipart: Bool, digest: UInt64?) throws(FormatError) -> Event {
         var reader = self
+        // The whole event, whatever reader was given.
+        reader.numbersChanges = false
         reader.skipsChecks = digest != nil && digest == Self.combinedDigest(contents.map(Self.digest))
         var decoded: [EventPart] = []
         for (index, bytes) in contents.enumerated() {
@@ -370,9 +374,10 @@ package struct EventFileReader: Sendable {
     /// against the model when one is given.
     private func decodeBinary(_ bytes: [UInt8], displayName: String) -> (decoded: DecodedBinaryEvent?, errors: [FormatError]) {
         do throws(FormatError) {
-            let decoded = try numbersChanges ? binaryDecoder.decodeReportingUnknownsNumbered(bytes) : binaryDecoder.decodeReportingUnknowns(bytes)
+            let decoded = try numbersChanges ? binaryDecoder.decodeReportingUnknownsNumberedOnly(bytes) : binaryDecoder.decodeReportingUnknowns(bytes)
             if let model, !skipsChecks {
-                let errors = ModelValidator(model: model).validate(decoded.event.objectChanges)
+                let validator = ModelValidator(model: model)
+                let errors = decoded.numbered.map { validator.validate($0) } ?? validator.validate(decoded.event.objectChanges)
                 if !errors.isEmpty { return (nil, errors.map { $0.inFile(displayName) }) }
             }
             return (decoded, [])

@@ -8,7 +8,8 @@ import JSONDocument
 /// A decoded ``Event`` holds a string (a reference) for every identifier and name and an array
 /// for every change's properties: applying it and freeing it retained, released and freed each
 /// of them (Benchmarks/README.md). This form is a handful of buffers whatever the event's size.
-/// It keeps only what applying reads: no header, no data file lists, no unknown members.
+/// It keeps what applying reads, and what a summary of the event counts (``SourcedEvent``): the
+/// data files its changes list; no header, no unknown members.
 package struct NumberedEvent: Sendable, Equatable {
     /// A change of one object: its entity and identifier (string numbers), its type, and its
     /// property changes, `properties[firstProperty ..< endProperty]`, sorted by name.
@@ -77,6 +78,9 @@ package struct NumberedEvent: Sendable, Equatable {
     package private(set) var identifiers: [Int32] = []
     package private(set) var moves: [Move] = []
     package private(set) var attributes: [AttributeValue] = []
+    /// The string numbers of the data files every change lists (Spec/merge.md 8.4), all changes'
+    /// one after another: only a summary reads them, as a set.
+    package private(set) var dataFiles: [Int32] = []
 
     package init() {}
 
@@ -89,7 +93,7 @@ package struct NumberedEvent: Sendable, Equatable {
         return Int32(truncatingIfNeeded: ends.count - 1)
     }
 
-    /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:)``
+    /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:dataFiles:)``
     /// closes next); properties come sorted by name.
     package mutating func addAttribute(name: Int32, _ value: AttributeValue) {
         attributes.append(value)
@@ -119,8 +123,10 @@ package struct NumberedEvent: Sendable, Equatable {
         properties.append(property)
     }
 
-    /// Closes a change: the properties added since the last change closed are its own.
-    package mutating func addChange(entity: Int32, identifier: Int32, type: ChangeType) {
+    /// Closes a change: the properties added since the last change closed are its own, and
+    /// `dataFiles` the string numbers of the data files it lists.
+    package mutating func addChange(entity: Int32, identifier: Int32, type: ChangeType, dataFiles: [Int32]) {
+        if !dataFiles.isEmpty { self.dataFiles += dataFiles }
         changes.append(
             Change(
                 entity: entity, identifier: identifier, type: type, firstProperty: changes.last?.endProperty ?? 0,
@@ -175,7 +181,8 @@ package struct NumberedEvent: Sendable, Equatable {
             }
             let entity = interned.number(changes[index].entity, in: &self)
             let identifier = interned.number(changes[index].globalIdentifier, in: &self)
-            addChange(entity: entity, identifier: identifier, type: changes[index].type)
+            let files = changes[index].dataFiles.isEmpty ? [] : changes[index].dataFiles.map { interned.number($0, in: &self) }
+            addChange(entity: entity, identifier: identifier, type: changes[index].type, dataFiles: files)
         }
     }
 

@@ -17,6 +17,14 @@ package struct SourcedEvent: Sendable {
         package var total: Int { inserts + updates + deletes }
 
         package init() {}
+
+        mutating func count(_ type: ChangeType) {
+            switch type {
+            case .insert: inserts += 1
+            case .update: updates += 1
+            case .delete: deletes += 1
+            }
+        }
     }
     /// The object changes were dropped to save memory; ``MergeInput/loadBody`` reads them again.
     package private(set) var isSummary = false
@@ -32,11 +40,7 @@ package struct SourcedEvent: Sendable {
         let changes = event.objectChanges
         // By index, reading fields in place: copying each change retains all its parts.
         for index in changes.indices {
-            switch changes[index].type {
-            case .insert: changeCounts.inserts += 1
-            case .update: changeCounts.updates += 1
-            case .delete: changeCounts.deletes += 1
-            }
+            changeCounts.count(changes[index].type)
             // Most changes name no data file; appending an empty list still made a new buffer.
             if !changes[index].dataFiles.isEmpty { referenced += changes[index].dataFiles }
             for property in changes[index].propertyChanges.indices {
@@ -44,6 +48,21 @@ package struct SourcedEvent: Sendable {
             }
         }
         dataFileReferences = sortedUnique(referenced)
+    }
+
+    /// The summary of an event whose object changes are given in numbered form only (`event`
+    /// holds none): the same counts and data file references as ``init(event:file:parts:)``
+    /// then ``summary()`` give, without making the changes.
+    package init(header event: Event, changes: NumberedEvent, file: String, parts: [String] = []) {
+        self.event = event
+        self.event.objectChanges = []
+        self.file = file
+        self.parts = parts
+        for change in changes.changes { changeCounts.count(change.type) }
+        var referenced = changes.dataFiles
+        for property in changes.properties where property.kind == .dataFile { referenced.append(property.value) }
+        dataFileReferences = sortedUnique(referenced.map(changes.string))
+        isSummary = true
     }
 
     /// A summary read back from an event index (the merge engine's `EventStore`).

@@ -90,7 +90,9 @@ struct NumberedChanges: DecodedChanges {
     }
 
     mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int]) {
-        event.addChange(entity: Int32(truncatingIfNeeded: entity), identifier: Int32(truncatingIfNeeded: identifier), type: type)
+        event.addChange(
+            entity: Int32(truncatingIfNeeded: entity), identifier: Int32(truncatingIfNeeded: identifier), type: type,
+            dataFiles: dataFiles.isEmpty ? [] : dataFiles.map { Int32(truncatingIfNeeded: $0) })
     }
 }
 

@@ -33,8 +33,8 @@ package struct DecodedBinaryEvent: Sendable {
     package var unknownMembers: [JSONPointer] = []
     /// The byte offset of every section of unknown type: checked and skipped, so not in `event`.
     package var unknownSectionOffsets: [Int] = []
-    /// The object changes in numbered form too, when they were asked for (unknown members,
-    /// which that form does not keep, make no difference to it).
+    /// The object changes in numbered form, when they were asked for (unknown members, which
+    /// that form does not keep, make no difference to it).
     package var numbered: NumberedEvent?
 }
 
@@ -65,6 +65,23 @@ public struct V2BinaryDecoder: Sendable {
         let read = try read(bytes, as: BothChanges.self)
         var decoded = try finish(read, changes: read.changes?.whole.changes ?? [])
         decoded.numbered = read.changes?.numbered.event ?? NumberedEvent()
+        return decoded
+    }
+
+    /// ``decodeReportingUnknowns(_:)`` with the object changes in numbered form only
+    /// (``DecodedBinaryEvent/numbered``; the event holds none): a merge's reader checks and
+    /// summarizes the event from that form, and hands it on, without making the ``ObjectChange``s.
+    /// A file with an extensions section (whose pointers are checked against the changes) is read
+    /// into both forms, and the event's changes are then dropped.
+    package func decodeReportingUnknownsNumberedOnly(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
+        let read = try read(bytes, as: NumberedChanges.self)
+        guard read.extensions == nil else {
+            var decoded = try decodeReportingUnknownsNumbered(bytes)
+            decoded.event.objectChanges = []
+            return decoded
+        }
+        var decoded = try finish(read, changes: [])
+        decoded.numbered = read.changes?.event ?? NumberedEvent()
         return decoded
     }
 
