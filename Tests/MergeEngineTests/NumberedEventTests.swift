@@ -15,8 +15,24 @@ import TestSupport
 /// applied give the same state.
 @Suite("Numbered events")
 struct NumberedEventTests {
-    @Test("every fixture event file: the numbered form names what the decoded event holds, and the binary decoder's own equals it")
-    func fixtures() throws {
+    /// A new folder (the caller removes it) holding a generated history of 4,000 changes by three
+    /// stores.
+    static func generatedHistory(seed: UInt64, format: GeneratedFormat) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("numbered-\(UUID().uuidString)")
+        var settings = GeneratorSettings()
+        settings.stores = 3
+        settings.objects = 300
+        settings.changes = 4_000
+        settings.seed = seed
+        settings.format = format
+        var generator = HistoryGenerator(settings: settings)
+        _ = try generator.write(to: folder.path)
+        return folder
+    }
+
+    /// Every file under Fixtures/ that may hold an event (JSON, `.cdeevent`, `.bin`; expected
+    /// outputs left out), by relative path, with its bytes, sorted by path.
+    static func fixtureEventFiles() throws -> [(name: String, bytes: [UInt8])] {
         var files: [(name: String, bytes: [UInt8])] = []
         let walker = try #require(FileManager.default.enumerator(atPath: FixtureDocuments.root.path))
         while let relative = walker.nextObject() as? String {
@@ -25,8 +41,14 @@ struct NumberedEventTests {
             else { continue }
             files.append((relative, Array(data)))
         }
+        return files.sorted { $0.name < $1.name }
+    }
+
+    @Test("every fixture event file: the numbered form names what the decoded event holds, and the binary decoder's own equals it")
+    func fixtures() throws {
+        let files = try Self.fixtureEventFiles()
         var binary = 0, json = 0
-        for file in files.sorted(by: { $0.name < $1.name }) {
+        for file in files {
             if V2Binary.isBinary(file.bytes) {
                 guard check(binary: file.bytes, name: file.name) else { continue }
                 binary += 1
@@ -44,16 +66,8 @@ struct NumberedEventTests {
     @Test(
         "a generated history, JSON and binary: the same, event by event, and the same state after all of them", arguments: [GeneratedFormat.v2JSON, .v2Binary])
     func generated(format: GeneratedFormat) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("numbered-\(UUID().uuidString)")
+        let folder = try Self.generatedHistory(seed: 7, format: format)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var settings = GeneratorSettings()
-        settings.stores = 3
-        settings.objects = 300
-        settings.changes = 4_000
-        settings.seed = 7
-        settings.format = format
-        var generator = HistoryGenerator(settings: settings)
-        _ = try generator.write(to: folder.path)
         let model = try ModelXMLReader.parse(Data(HistoryGenerator.modelXML.utf8), displayPath: "generated", versionName: nil)
         let walker = try #require(FileManager.default.enumerator(atPath: folder.path))
         var files: [String] = []
@@ -88,17 +102,10 @@ struct NumberedEventTests {
     @Test("every fixture event as binary: the summary and the model findings made from the numbered form alone equal the decoded event's")
     func summariesAndFindingsOfFixtures() throws {
         let model = try ModelBundle(path: FixtureDocuments.root.appendingPathComponent("models/Inheritance.xcdatamodeld").path).load()
-        var files: [(name: String, bytes: [UInt8])] = []
-        let walker = try #require(FileManager.default.enumerator(atPath: FixtureDocuments.root.path))
-        while let relative = walker.nextObject() as? String {
-            guard [".json", ".cdeevent", ".bin"].contains(where: relative.hasSuffix), !relative.contains("expected"),
-                let data = FileManager.default.contents(atPath: FixtureDocuments.root.appendingPathComponent(relative).path)
-            else { continue }
-            files.append((relative, Array(data)))
-        }
+        let files = try Self.fixtureEventFiles()
         var compared = 0, withDataFiles = 0, listed = 0
         var findings = FindingCounts()
-        for file in files.sorted(by: { $0.name < $1.name }) {
+        for file in files {
             // Binary files as they are; JSON events written as binary (the merge's reader numbers binary files only).
             let bytes: [UInt8]
             if V2Binary.isBinary(file.bytes) {
@@ -134,16 +141,8 @@ struct NumberedEventTests {
 
     @Test("a generated binary history: the summaries and the model findings from the numbered form alone equal the decoded events'")
     func summariesAndFindingsOfGeneratedHistory() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("numbered-only-\(UUID().uuidString)")
+        let folder = try Self.generatedHistory(seed: 11, format: .v2Binary)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var settings = GeneratorSettings()
-        settings.stores = 3
-        settings.objects = 300
-        settings.changes = 4_000
-        settings.seed = 11
-        settings.format = .v2Binary
-        var generator = HistoryGenerator(settings: settings)
-        _ = try generator.write(to: folder.path)
         let model = try ModelXMLReader.parse(Data(HistoryGenerator.modelXML.utf8), displayPath: "generated", versionName: nil)
         let broken = try ModelXMLReader.parse(Data(Self.brokenModelXML.utf8), displayPath: "broken", versionName: nil)
         let walker = try #require(FileManager.default.enumerator(atPath: folder.path))
