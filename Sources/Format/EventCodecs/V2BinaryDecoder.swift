@@ -98,13 +98,9 @@ public struct V2BinaryDecoder: Sendable {
     }
 
     /// The file's object changes in numbered form, its string table numbering them, for a merge's
-    /// replay: read with every check of ``decode(_:)`` by the same reader, without making an
-    /// ``Event``'s strings and lists. A file with an extensions section (whose pointers are
-    /// checked against the changes of the event) is read into both forms.
+    /// replay: ``decodeReportingUnknownsNumberedOnly(_:)``'s, with every check of ``decode(_:)``.
     package func decodeNumbered(_ bytes: [UInt8]) throws(FormatError) -> NumberedEvent {
-        let read = try read(bytes, as: NumberedChanges.self)
-        guard read.extensions == nil else { return try decodeReportingUnknownsNumbered(bytes).numbered ?? NumberedEvent() }
-        return read.changes?.event ?? NumberedEvent()
+        try decodeReportingUnknownsNumberedOnly(bytes).numbered ?? NumberedEvent()
     }
 
     /// What ``read(_:as:)`` gives: the header, the changes as `Changes` built them, and the
