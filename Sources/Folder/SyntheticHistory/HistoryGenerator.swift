@@ -163,15 +163,8 @@ package struct HistoryGenerator {
         var folders = (events: false, data: false)
         if settings.baseline {
             let batch = drawBaseline()
-            if batch.blobs.contains(where: { $0.isNewFile }) {
-                try StagingArea.createFolder(URL(fileURLWithPath: writer.data))
-                folders.data = true
-            }
-            for blob in batch.blobs where blob.isNewFile {
-                if let name = blob.fileName { try StagingArea.writeFile(blob.bytes, atPath: "\(writer.data)/\(name)") }
-                summary.dataFiles += 1
-                summary.bytes += Int64(blob.bytes.count)
-            }
+            // Its data files as an event batch's (it has no events).
+            try write(batch, with: writer, folders: &folders, summary: &summary)
             let (name, bytes) = try baselineFile(batch, modelHash: modelHash)
             try StagingArea.write(bytes, to: ensemble.appendingPathComponent("baselines/\(name)"), durable: false)
             summary.bytes += Int64(bytes.count)
@@ -184,27 +177,34 @@ package struct HistoryGenerator {
                 drawEvent(index: eventIndex, budget: settings.changes - summary.objectChanges, into: &batch, summary: &summary)
                 eventIndex += 1
             }
-            // The folders appear when their first file does, as they did when each write made its folder.
-            if !folders.data && batch.blobs.contains(where: { $0.isNewFile }) {
-                try StagingArea.createFolder(URL(fileURLWithPath: writer.data))
-                folders.data = true
-            }
-            if !folders.events && !batch.events.isEmpty {
-                try StagingArea.createFolder(URL(fileURLWithPath: writer.events))
-                folders.events = true
-            }
-            for blob in batch.blobs where blob.isNewFile {
-                summary.dataFiles += 1
-                summary.bytes += Int64(blob.bytes.count)
-            }
-            summary.bytes += try writer.write(batch)
-            summary.events += batch.events.count
+            try write(batch, with: writer, folders: &folders, summary: &summary)
             ProgressReport.report("object changes written", done: summary.objectChanges, total: settings.changes)
         }
         // One flush for all files instead of one per file: the folder appears only after it.
         sync()
         try staging.commit()
         return summary
+    }
+
+    /// Writes a batch's new data files and its events, counted in `summary`. The folders appear
+    /// when their first file does, as they did when each write made its folder.
+    private func write(
+        _ batch: DrawnBatch, with writer: GeneratedFileWriter, folders: inout (events: Bool, data: Bool), summary: inout GeneratorSummary
+    ) throws(ConversionFailure) {
+        if !folders.data && batch.blobs.contains(where: { $0.isNewFile }) {
+            try StagingArea.createFolder(URL(fileURLWithPath: writer.data))
+            folders.data = true
+        }
+        if !folders.events && !batch.events.isEmpty {
+            try StagingArea.createFolder(URL(fileURLWithPath: writer.events))
+            folders.events = true
+        }
+        for blob in batch.blobs where blob.isNewFile {
+            summary.dataFiles += 1
+            summary.bytes += Int64(blob.bytes.count)
+        }
+        summary.bytes += try writer.write(batch)
+        summary.events += batch.events.count
     }
 
     /// A `stores/` registration (Spec/cloud-layout.md section 5), written by Foundation's
