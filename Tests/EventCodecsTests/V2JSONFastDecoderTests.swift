@@ -38,11 +38,27 @@ struct V2JSONFastDecoderTests {
             let expected = general(bytes, position: position, validator: validator)
             let fast = V2JSONFastDecoder.decodePart(bytes, position: position)
             if expected != nil { counts.general += 1 }
+            if position == .single { compareNumbered(bytes, fast, label()) }
             guard let fast else { continue }
             counts.fast += 1
             #expect(fast == expected, "\(label()) at \(position): \(String(decoding: bytes, as: UTF8.self).prefix(2_000))")
         }
         return counts
+    }
+
+    /// The numbered form of a single file, taken exactly where the part is: the same header, and
+    /// changes that name the same strings and values (``NumberedEvent/resolved``) and make the
+    /// same summary.
+    static func compareNumbered(_ bytes: [UInt8], _ part: EventPart?, _ label: String) {
+        let numbered = V2JSONFastDecoder.decodeNumbered(bytes)
+        #expect((numbered == nil) == (part == nil), "\(label): \(String(decoding: bytes, as: UTF8.self).prefix(2_000))")
+        guard let part, let numbered, let event = try? V2JSONDecoder.join([part]), let header = try? V2JSONDecoder.join([numbered.part]) else { return }
+        #expect(numbered.part.header == part.header && numbered.part.objectChanges.isEmpty, "\(label)")
+        #expect(numbered.changes.resolved == NumberedEvent(event).resolved && numbered.changes.movesAscend, "\(label)")
+        let expected = SourcedEvent(event: event, file: label).summary()
+        let summary = SourcedEvent(header: header, changes: numbered.changes, file: label)
+        #expect(summary.event == expected.event && summary.changeCounts == expected.changeCounts, "\(label)")
+        #expect(summary.dataFileReferences == expected.dataFileReferences, "\(label)")
     }
 
     /// Compares both readers on `rounds` inputs, each a valid one with `edits` random edits (the
@@ -142,6 +158,38 @@ struct V2JSONFastDecoderTests {
                 #"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","#
                 + #""revisionsByStoreIdentifier":\#(revisions),"changesByEntity":{}}"#
             #expect(V2JSONFastDecoder.decodePart(Array(text.utf8), position: .single) == nil, "\(revisions)")
+        }
+    }
+
+    @Test("an entity, a property, an identifier of a set or a data file given twice, however spelled, is left to the general pipeline in both forms")
+    func duplicates() throws {
+        let validator = try BundledSchema.v2Event.validator()
+        func event(_ changes: String) -> [UInt8] {
+            let text =
+                #"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","#
+                + #""revisionsByStoreIdentifier":{"A":1},"changesByEntity":{\#(changes)}}"#
+            return Array(text.utf8)
+        }
+        let title = #"{"name":"title","type":0,"value":"x"}"#, escapedTitle = #"{"propertyName":"t\u0069tle","type":0,"value":"y"}"#
+        let valid = [
+            #""B":[{"type":100,"globalIdentifier":"b"}],"A":[{"type":100,"globalIdentifier":"a","properties":[\#(title)]}]"#,
+            #""A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"tags","type":2,"addedIdentifiers":["y","x"]},\#(title)]}]"#,
+            #""A":[{"type":100,"globalIdentifier":"a","dataFiles":["G","F"]}]"#,
+        ]
+        let twice = [
+            #""A":[{"type":100,"globalIdentifier":"a"}],"B":[],"\u0041":[{"type":100,"globalIdentifier":"b"}]"#,
+            #""A":[{"type":200,"globalIdentifier":"a","properties":[\#(title),{"name":"z","type":1,"relatedIdentifier":null},\#(escapedTitle)]}]"#,
+            #""A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"tags","type":2,"addedIdentifiers":["y","x","\u0079"]}]}]"#,
+            #""A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"tags","type":2,"removedIdentifiers":["x","x"]}]}]"#,
+            #""A":[{"type":100,"globalIdentifier":"a","dataFiles":["F","G","F"]}]"#,
+        ]
+        for changes in valid {
+            let counts = Self.compare(event(changes), changes, validator: validator)
+            #expect(counts.fast == 2 && counts.general == 2, "\(changes)")  // single file and part 1
+        }
+        for changes in twice {
+            #expect(V2JSONFastDecoder.decodePart(event(changes), position: .single) == nil, "\(changes)")
+            #expect(V2JSONFastDecoder.decodeNumbered(event(changes)) == nil, "\(changes)")
         }
     }
 

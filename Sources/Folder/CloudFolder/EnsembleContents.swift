@@ -319,8 +319,9 @@ package struct EnsembleContents: Sendable {
         chunk: ([(Name, EventEntry, Event?, NumberedEvent?)]) -> Void
     ) {
         var filesRead = 0
-        // Binary files are numbered as they are decoded, and summarized from their numbers
-        // without making their changes; others numbered once joined. (A whole body, or an entry
+        // Single files are numbered as they are decoded (binary ones, and JSON the fast decoder
+        // takes), and summarized from their numbers without making their changes; others
+        // numbered once joined. (A whole body, or an entry
         // that keeps its event, needs the changes.)
         let reader = {
             var numbering = reader
@@ -447,7 +448,7 @@ package struct EnsembleContents: Sendable {
         built.entry.event = event
         built.entry.digest = EventFileReader.combinedDigest(digests)
         if summarize {
-            // A binary file read with `numbersChanges` holds its changes in numbered form only.
+            // A single file read with `numbersChanges` may hold its changes in numbered form only.
             let numbered = results.count == 1 ? results[0].numbered : nil
             var summary =
                 numbered.map { SourcedEvent(header: event, changes: $0, file: built.entry.file, parts: built.entry.partFiles) }

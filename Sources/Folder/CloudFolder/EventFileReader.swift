@@ -33,10 +33,12 @@ package struct EventFileReader: Sendable {
     /// Decode only, without the schema and model checks: for bytes this process has already
     /// read and checked (see ``readEvent(file:parts:digest:)``).
     var skipsChecks = false
-    /// Whether a binary file's object changes are given in numbered form only
+    /// Whether a single file's object changes are given in numbered form only
     /// (``PartResult/numbered``), built as it is decoded, and checked against the model in that
     /// form; its part then holds no object changes: for a merge's replay, which summarizes the
-    /// event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``).
+    /// event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``). Binary
+    /// files, and JSON files the fast decoder takes (``V2JSONFastDecoder``); others are decoded
+    /// whole.
     package var numbersChanges = false
     /// Whether ``readPart(at:position:displayName:)`` takes a fingerprint of each file, which
     /// lets a second read of the same bytes skip the checks. Hashing every byte cost about 3%
@@ -164,20 +166,22 @@ package struct EventFileReader: Sendable {
     }
 
     /// ``readEvent(file:parts:digest:)`` with the object changes in numbered form, for a merge's
-    /// replay: a single binary file whose bytes are those already checked is read straight into
-    /// numbers (the binary decoder's own string table numbers them); any other is decoded whole,
-    /// then numbered.
+    /// replay: a single file whose bytes are those already checked is read straight into
+    /// numbers when it is binary (the binary decoder's own string table numbers them) or JSON
+    /// the fast decoder takes; any other is decoded whole, then numbered.
     package func readNumberedEvent(file: FileReference, parts: [FileReference], digest: UInt64?) throws(FormatError) -> NumberedEvent {
         let files = parts.isEmpty ? [file] : parts
         let contents = try readContents(files)
-        if parts.isEmpty, let digest, digest == Self.digest(contents[0]), case .success(let unwrapped) = unwrap(contents[0], displayName: file.path),
-            V2Binary.isBinary(unwrapped.bytes)
-        {
-            do {
-                return try budgeted(storedBytes: contents[0].count).binaryDecoder.decodeNumbered(unwrapped.bytes)
-            } catch {
-                throw error.inFile(file.path)
+        if parts.isEmpty, let digest, digest == Self.digest(contents[0]), case .success(let unwrapped) = unwrap(contents[0], displayName: file.path) {
+            let reader = budgeted(storedBytes: contents[0].count)
+            if V2Binary.isBinary(unwrapped.bytes) {
+                do {
+                    return try reader.binaryDecoder.decodeNumbered(unwrapped.bytes)
+                } catch {
+                    throw error.inFile(file.path)
+                }
             }
+            if let decoded = V2JSONFastDecoder.decodeNumbered(unwrapped.bytes, options: reader.jsonOptions) { return decoded.changes }
         }
         return NumberedEvent(try decodeEvent(contents, paths: files.map(\.path), isMultipart: !parts.isEmpty, digest: digest))
     }
@@ -242,7 +246,7 @@ package struct EventFileReader: Sendable {
         package var layers: [WrapperLayer]? = []
         /// The byte offsets of a binary event's sections of unknown type (Spec/v2-binary.md 5.5).
         package var unknownSectionOffsets: [Int] = []
-        /// With ``EventFileReader/numbersChanges``, a binary event's object changes in numbered form.
+        /// With ``EventFileReader/numbersChanges``, a single file's object changes in numbered form.
         package var numbered: NumberedEvent?
 
         package init(encoding: EventEncoding?, part: EventPart?, errors: [FormatError]) {
@@ -307,7 +311,15 @@ package struct EventFileReader: Sendable {
         }
         // The usual v2 file is decoded straight from its bytes, once; the general pipeline below is
         // for anything that may have a finding, and finds it (Spec/v2-json.md 4).
-        if let part = fastPart(bytes, position: position) { return PartResult(encoding: .v2JSON, part: part, errors: []) }
+        if numbersChanges, position == .single {
+            if let (part, numbered) = fastNumbered(bytes) {
+                var result = PartResult(encoding: .v2JSON, part: part, errors: [])
+                result.numbered = numbered
+                return result
+            }
+        } else if let part = fastPart(bytes, position: position) {
+            return PartResult(encoding: .v2JSON, part: part, errors: [])
+        }
         let parsed = parse(bytes)
         guard let json = parsed.json else {
             return PartResult(encoding: nil, part: nil, errors: parsed.errors.map { $0.inFile(displayName) })
@@ -321,6 +333,13 @@ package struct EventFileReader: Sendable {
         guard let part = V2JSONFastDecoder.decodePart(bytes, position: position, options: jsonOptions) else { return nil }
         if let model, !skipsChecks, !ModelValidator(model: model).validate(part.objectChanges).isEmpty { return nil }
         return part
+    }
+
+    /// ``fastPart(_:position:)`` of a single file, its changes in numbered form only.
+    private func fastNumbered(_ bytes: [UInt8]) -> (EventPart, NumberedEvent)? {
+        guard let decoded = V2JSONFastDecoder.decodeNumbered(bytes, options: jsonOptions) else { return nil }
+        if let model, !skipsChecks, !ModelValidator(model: model).validate(decoded.changes).isEmpty { return nil }
+        return decoded
     }
 
     private func decodePart(_ json: JSONValue, bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {

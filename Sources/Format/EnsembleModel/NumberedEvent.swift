@@ -81,6 +81,8 @@ package struct NumberedEvent: Sendable, Equatable {
     /// The string numbers of the data files every change lists (Spec/merge.md 8.4), all changes'
     /// one after another: only a summary reads them, as a set.
     package private(set) var dataFiles: [Int32] = []
+    /// The properties of the changes closed so far: those after them belong to the change being built.
+    private var closedProperties: Int32 = 0
 
     package init() {}
 
@@ -127,10 +129,29 @@ package struct NumberedEvent: Sendable, Equatable {
     /// `dataFiles` the string numbers of the data files it lists.
     package mutating func addChange(entity: Int32, identifier: Int32, type: ChangeType, dataFiles: [Int32]) {
         if !dataFiles.isEmpty { self.dataFiles += dataFiles }
-        changes.append(
-            Change(
-                entity: entity, identifier: identifier, type: type, firstProperty: changes.last?.endProperty ?? 0,
-                endProperty: Int32(truncatingIfNeeded: properties.count)))
+        let end = Int32(truncatingIfNeeded: properties.count)
+        changes.append(Change(entity: entity, identifier: identifier, type: type, firstProperty: closedProperties, endProperty: end))
+        closedProperties = end
+    }
+
+    /// Sorts the properties of the change being built by name (UTF-8 bytes), for a decoder whose
+    /// input may give them in any order; false when two have the same name.
+    package mutating func sortOpenProperties() -> Bool {
+        let open = Int(closedProperties)..<properties.count
+        guard open.count > 1 else { return true }
+        if !open.dropFirst().allSatisfy({ precedes(properties[$0 - 1].name, properties[$0].name) }) {
+            // The strings only: a copy of the whole event would make sorting copy the properties.
+            var strings = NumberedEvent()
+            (strings.text, strings.ends) = (text, ends)
+            properties[open].sort { strings.precedes($0.name, $1.name) }
+        }
+        return !open.dropFirst().contains { same(properties[$0 - 1].name, properties[$0].name) }
+    }
+
+    /// Puts the changes in the order `order` gives as positions of the current changes (a
+    /// permutation); each keeps its own properties, and changes added later come after them.
+    package mutating func reorderChanges(_ order: [Int]) {
+        changes = order.map { changes[$0] }
     }
 
     /// Calls `body` with the bytes of string `number`.
@@ -147,6 +168,11 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
     package func precedes(_ a: Int32, _ b: Int32) -> Bool {
         withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+    }
+
+    /// Whether strings `a` and `b` have the same bytes.
+    package func same(_ a: Int32, _ b: Int32) -> Bool {
+        withBytes(of: a) { x in withBytes(of: b) { y in x.elementsEqual(y) } }
     }
 
     /// The numbered form of `event`'s object changes. Strings with one representation (a name

@@ -23,10 +23,27 @@ package enum V2JSONFastDecoder {
 
     /// The part these bytes hold, or nil when only the general pipeline can tell.
     package static func decodePart(_ bytes: [UInt8], position: EventPartPosition, options: JSONReadingOptions = .strict) -> EventPart? {
+        read(bytes, position: position, options: options, into: ObjectChanges.self).map { part, changes in
+            var part = part
+            part.objectChanges = changes
+            return part
+        }
+    }
+
+    /// A single-file event with its object changes in numbered form only (the part holds none),
+    /// for a merge's replay; nil exactly where ``decodePart(_:position:options:)`` is nil, and
+    /// otherwise the same header and changes (`Tests/EventCodecsTests` compares them).
+    package static func decodeNumbered(_ bytes: [UInt8], options: JSONReadingOptions = .strict) -> (part: EventPart, changes: NumberedEvent)? {
+        read(bytes, position: .single, options: options, into: NumberedObjectChanges.self)
+    }
+
+    private static func read<Changes: ChangesBuilder>(
+        _ bytes: [UInt8], position: EventPartPosition, options: JSONReadingOptions, into: Changes.Type
+    ) -> (EventPart, Changes.Built)? {
         // The deepest value this decoder accepts is a tagged attribute value: 7 levels.
         guard bytes.count <= options.maximumBytes, options.maximumDepth >= 7 else { return nil }
         return bytes.withUnsafeBufferPointer { buffer in
-            var reader = PartReader(cursor: Cursor(bytes: buffer, options: options))
+            var reader = PartReader<Changes>(cursor: Cursor(bytes: buffer, options: options))
             do throws(Decline) {
                 return try reader.part(position)
             } catch {
@@ -147,7 +164,14 @@ private struct Cursor {
         return isASCII ?? slice.allSatisfy({ $0 < 0x80 }) ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
     }
 
-    mutating func string() throws(Decline) -> String {
+    /// A string's bytes: where they stand in the document when it has no escapes, or decoded.
+    enum StringBytes {
+        case plain(Range<Int>, isASCII: Bool)
+        case unescaped([UInt8])
+    }
+
+    /// A string, its UTF-8 not yet checked.
+    mutating func stringBytes() throws(Decline) -> StringBytes {
         try countValue()
         try expect(quote)
         let start = index
@@ -155,18 +179,28 @@ private struct Cursor {
         var ascii = true
         while index < bytes.count, bytes[index] != quote {
             let byte = bytes[index]
-            if byte == backslash { return try escapedString(from: start) }
+            if byte == backslash { return .unescaped(try unescaped(from: start)) }
             guard byte >= 0x20 else { throw Decline() }
             if byte >= 0x80 { ascii = false }
             index += 1
         }
-        guard index < bytes.count, index - start <= maximumStringBytes, let text = text(start..<index, isASCII: ascii) else { throw Decline() }
+        guard index < bytes.count, index - start <= maximumStringBytes else { throw Decline() }
         index += 1
+        return .plain(start..<(index - 1), isASCII: ascii)
+    }
+
+    mutating func string() throws(Decline) -> String {
+        let text: String?
+        switch try stringBytes() {
+        case .plain(let range, let isASCII): text = self.text(range, isASCII: isASCII)
+        case .unescaped(let output): text = String(validating: output, as: UTF8.self)
+        }
+        guard let text else { throw Decline() }
         return text
     }
 
-    /// A string with escapes, from its first byte; surrogate escapes are left to the parser.
-    private mutating func escapedString(from start: Int) throws(Decline) -> String {
+    /// A string with escapes, from its first byte, decoded; surrogate escapes are left to the parser.
+    private mutating func unescaped(from start: Int) throws(Decline) -> [UInt8] {
         var output = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count, bytes[index] != quote {
             let byte = bytes[index]
@@ -194,9 +228,9 @@ private struct Cursor {
             }
             index += 2
         }
-        guard index < bytes.count, output.count <= maximumStringBytes, let text = String(validating: output, as: UTF8.self) else { throw Decline() }
+        guard index < bytes.count, output.count <= maximumStringBytes else { throw Decline() }
         index += 1
-        return text
+        return output
     }
 
     /// A string or null.
@@ -294,28 +328,81 @@ extension UInt32 {
     }
 }
 
-/// The v2 event structure (Spec/v2-json.md 5) over a ``Cursor``.
-private struct PartReader {
-    var cursor: Cursor
+/// Members of an event, as bits of a mask.
+private enum EventMember: Int, CaseIterable {
+    case uniqueIdentifier, type, globalCount, timestamp, storeIdentifier, modelVersion, revisionsByStoreIdentifier, changesByEntity
 
-    /// Members of an event, as bits of a mask.
-    private enum EventMember: Int, CaseIterable {
-        case uniqueIdentifier, type, globalCount, timestamp, storeIdentifier, modelVersion, revisionsByStoreIdentifier, changesByEntity
+    static let header: UInt16 = 0b0111_1111
+    static let requiredHeader: UInt16 = header & ~(1 << 5)
 
-        static let header: UInt16 = 0b0111_1111
-        static let requiredHeader: UInt16 = header & ~(1 << 5)
+    /// The member a key names, or nil for a key of no member.
+    init?(_ key: Range<Int>, in cursor: Cursor) {
+        let member: Self? =
+            switch key.count {
+            case 4: cursor.isKey(key, "type") ? .type : nil
+            case 9: cursor.isKey(key, "timestamp") ? .timestamp : nil
+            case 11: cursor.isKey(key, "globalCount") ? .globalCount : nil
+            case 12: cursor.isKey(key, "modelVersion") ? .modelVersion : nil
+            case 15: cursor.isKey(key, "changesByEntity") ? .changesByEntity : cursor.isKey(key, "storeIdentifier") ? .storeIdentifier : nil
+            case 16: cursor.isKey(key, "uniqueIdentifier") ? .uniqueIdentifier : nil
+            case 26: cursor.isKey(key, "revisionsByStoreIdentifier") ? .revisionsByStoreIdentifier : nil
+            default: nil
+            }
+        guard let member else { return nil }
+        self = member
+    }
+}
+
+/// Members of a property change, as bits of a mask.
+private enum PropertyMember: Int {
+    case propertyName, name, type, value, filename, relatedIdentifier, addedIdentifiers, removedIdentifiers, movedIdentifiersByIndex
+
+    var bit: UInt16 { 1 << rawValue }
+
+    /// The members a property change of `kind` may have besides its name and type (the
+    /// schema's `allOf`).
+    static func own(_ kind: PropertyKind) -> UInt16 {
+        switch kind {
+        case .attribute: value.bit | filename.bit
+        case .toOne: relatedIdentifier.bit
+        case .toMany: addedIdentifiers.bit | removedIdentifiers.bit
+        case .orderedToMany: addedIdentifiers.bit | removedIdentifiers.bit | movedIdentifiersByIndex.bit
+        }
     }
 
-    mutating func part(_ position: EventPartPosition) throws(Decline) -> EventPart {
+    /// The member a key names, or nil for a key of no member.
+    init?(_ key: Range<Int>, in cursor: Cursor) {
+        let member: Self? =
+            switch key.count {
+            case 4: cursor.isKey(key, "type") ? .type : cursor.isKey(key, "name") ? .name : nil
+            case 5: cursor.isKey(key, "value") ? .value : nil
+            case 8: cursor.isKey(key, "filename") ? .filename : nil
+            case 12: cursor.isKey(key, "propertyName") ? .propertyName : nil
+            case 16: cursor.isKey(key, "addedIdentifiers") ? .addedIdentifiers : nil
+            case 17: cursor.isKey(key, "relatedIdentifier") ? .relatedIdentifier : nil
+            case 18: cursor.isKey(key, "removedIdentifiers") ? .removedIdentifiers : nil
+            case 23: cursor.isKey(key, "movedIdentifiersByIndex") ? .movedIdentifiersByIndex : nil
+            default: nil
+            }
+        guard let member else { return nil }
+        self = member
+    }
+}
+
+/// The v2 event structure (Spec/v2-json.md 5) over a ``Cursor``.
+private struct PartReader<Changes: ChangesBuilder> {
+    var cursor: Cursor
+    var changes = Changes()
+
+    mutating func part(_ position: EventPartPosition) throws(Decline) -> (EventPart, Changes.Built) {
         var seen: UInt16 = 0
         var uniqueIdentifier = "", storeIdentifier = "", modelVersion: String?
         var type = EventType.save, globalCount: Int64 = 0, timestamp = 0.0
         var revisions = RevisionSet()
-        var changes: [ObjectChange] = []
         if !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) {
             repeat {
                 let key = try cursor.key()
-                guard let member = eventMember(key), seen & (1 << member.rawValue) == 0 else { throw Decline() }
+                guard let member = EventMember(key, in: cursor), seen & (1 << member.rawValue) == 0 else { throw Decline() }
                 seen |= 1 << member.rawValue
                 switch member {
                 case .uniqueIdentifier:
@@ -334,7 +421,7 @@ private struct PartReader {
                     guard V2TextPatterns.isStoreIdentifier(storeIdentifier) else { throw Decline() }
                 case .modelVersion: modelVersion = try cursor.optionalString()
                 case .revisionsByStoreIdentifier: revisions = try revisionSet()
-                case .changesByEntity: changes = try changesByEntity()
+                case .changesByEntity: try changesByEntity()
                 }
             } while try cursor.next(UInt8(ascii: "}"))
         }
@@ -350,20 +437,7 @@ private struct PartReader {
             guard seen == 1 << EventMember.changesByEntity.rawValue else { throw Decline() }
             header = nil
         }
-        return EventPart(position: position, header: header, objectChanges: changes, unknownFields: JSONObject(), unknownKeys: [])
-    }
-
-    private func eventMember(_ key: Range<Int>) -> EventMember? {
-        switch key.count {
-        case 4: cursor.isKey(key, "type") ? .type : nil
-        case 9: cursor.isKey(key, "timestamp") ? .timestamp : nil
-        case 11: cursor.isKey(key, "globalCount") ? .globalCount : nil
-        case 12: cursor.isKey(key, "modelVersion") ? .modelVersion : nil
-        case 15: cursor.isKey(key, "changesByEntity") ? .changesByEntity : cursor.isKey(key, "storeIdentifier") ? .storeIdentifier : nil
-        case 16: cursor.isKey(key, "uniqueIdentifier") ? .uniqueIdentifier : nil
-        case 26: cursor.isKey(key, "revisionsByStoreIdentifier") ? .revisionsByStoreIdentifier : nil
-        default: nil
-        }
+        return (EventPart(position: position, header: header, objectChanges: [], unknownFields: JSONObject(), unknownKeys: []), try changes.finish())
     }
 
     mutating func revisionSet() throws(Decline) -> RevisionSet {
@@ -379,27 +453,45 @@ private struct PartReader {
         return revisions
     }
 
-    private mutating func changesByEntity() throws(Decline) -> [ObjectChange] {
-        var groups: [(entity: String, changes: [ObjectChange])] = []
-        var entities = Set<ExactString>()
-        if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return [] }
+    /// Every entity's changes, handed to ``changes``; an entity named twice is declined when they
+    /// are finished.
+    private mutating func changesByEntity() throws(Decline) {
+        if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return }
         repeat {
-            guard let entity = cursor.text(try cursor.key()), !entity.isEmpty, entities.insert(ExactString(entity)).inserted else { throw Decline() }
-            var changes: [ObjectChange] = []
+            let key = try cursor.key()
+            guard !key.isEmpty, let entity = changes.name(UnsafeBufferPointer(rebasing: cursor.bytes[key])) else { throw Decline() }
+            changes.beginEntity(entity)
             if !(try cursor.open(UInt8(ascii: "["), UInt8(ascii: "]"))) {
-                repeat { changes.append(try objectChange(entity: entity)) } while try cursor.next(UInt8(ascii: "]"))
+                repeat { try objectChange() } while try cursor.next(UInt8(ascii: "]"))
             }
-            groups.append((entity, changes))
         } while try cursor.next(UInt8(ascii: "}"))
-        // Entities in UTF-8 order, as V2JSONDecoder joins them.
-        if groups.count == 1 { return groups[0].changes }
-        groups.sort { utf8Precedes($0.entity, $1.entity) }
-        return groups.flatMap(\.changes)
     }
 
-    private mutating func objectChange(entity: String) throws(Decline) -> ObjectChange {
-        var type: ChangeType?, globalIdentifier: String?
-        var properties: [PropertyChange]?, dataFiles: [String]?
+    /// A string of the changes, as ``changes`` keeps it.
+    private mutating func text() throws(Decline) -> Changes.Text {
+        let text: Changes.Text?
+        switch try cursor.stringBytes() {
+        case .plain(let range, let isASCII): text = changes.text(UnsafeBufferPointer(rebasing: cursor.bytes[range]), isASCII: isASCII)
+        case .unescaped(let bytes): text = bytes.withUnsafeBufferPointer { changes.text($0, isASCII: false) }
+        }
+        guard let text else { throw Decline() }
+        return text
+    }
+
+    /// A string or null.
+    private mutating func optionalText() throws(Decline) -> Changes.Text? {
+        cursor.skipWhitespace()
+        if cursor.current == UInt8(ascii: "n") {
+            try cursor.literal("null")
+            return nil
+        }
+        return try text()
+    }
+
+    private mutating func objectChange() throws(Decline) {
+        var type: ChangeType?, globalIdentifier: Changes.Text?
+        var hasProperties = false, dataFiles: [Changes.Text] = []
+        var hasDataFiles = false
         guard !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) else { throw Decline() }
         repeat {
             let key = try cursor.key()
@@ -407,110 +499,80 @@ private struct PartReader {
                 guard let value = ChangeType(rawValue: try cursor.unsignedInteger()) else { throw Decline() }
                 type = value
             } else if cursor.isKey(key, "globalIdentifier"), globalIdentifier == nil {
-                let identifier = try cursor.string()
-                guard !identifier.isEmpty else { throw Decline() }
+                let identifier = try text()
+                guard !changes.isEmpty(identifier) else { throw Decline() }
                 globalIdentifier = identifier
-            } else if cursor.isKey(key, "properties"), properties == nil {
-                var list: [PropertyChange] = []
+            } else if cursor.isKey(key, "properties"), !hasProperties {
+                hasProperties = true
                 if !(try cursor.open(UInt8(ascii: "["), UInt8(ascii: "]"))) {
-                    repeat { list.append(try propertyChange()) } while try cursor.next(UInt8(ascii: "]"))
+                    repeat { try propertyChange() } while try cursor.next(UInt8(ascii: "]"))
                 }
-                properties = list
-            } else if cursor.isKey(key, "dataFiles"), dataFiles == nil {
-                let names = try identifierSet()
-                guard names.allSatisfy(V2TextPatterns.isDataFileName) else { throw Decline() }
-                dataFiles = names
+            } else if cursor.isKey(key, "dataFiles"), !hasDataFiles {
+                hasDataFiles = true
+                dataFiles = try identifierSet()
+                guard dataFiles.allSatisfy(changes.isDataFileName) else { throw Decline() }
             } else {
                 throw Decline()
             }
         } while try cursor.next(UInt8(ascii: "}"))
         guard let type, let globalIdentifier else { throw Decline() }
-        // Sorted here, as the public initializer would sort them: calling it copied (retained and
-        // released) the change's parts once more (measured: Benchmarks/README.md). Sorted, a
-        // name given twice is next to itself, found without a list of the names.
-        let sorted = ObjectChange.sortedByName(properties ?? [])
-        guard !sorted.indices.dropFirst().contains(where: { exactlyEqual(sorted[$0 - 1].name, sorted[$0].name) }) else { throw Decline() }
-        return ObjectChange(
-            entity: entity, globalIdentifier: globalIdentifier, type: type, sortedPropertyChanges: sorted, sortedDataFiles: sortedUnique(dataFiles ?? []))
+        try changes.endChange(identifier: globalIdentifier, type: type, dataFiles: dataFiles)
     }
 
-    /// Members of a property change, as bits of a mask.
-    private enum PropertyMember: Int {
-        case propertyName, name, type, value, filename, relatedIdentifier, addedIdentifiers, removedIdentifiers, movedIdentifiersByIndex
-
-        var bit: UInt16 { 1 << rawValue }
-
-        /// The members a property change of `kind` may have besides its name and type (the
-        /// schema's `allOf`).
-        static func own(_ kind: PropertyKind) -> UInt16 {
-            switch kind {
-            case .attribute: value.bit | filename.bit
-            case .toOne: relatedIdentifier.bit
-            case .toMany: addedIdentifiers.bit | removedIdentifiers.bit
-            case .orderedToMany: addedIdentifiers.bit | removedIdentifiers.bit | movedIdentifiersByIndex.bit
-            }
-        }
-    }
-
-    private func propertyMember(_ key: Range<Int>) -> PropertyMember? {
-        switch key.count {
-        case 4: cursor.isKey(key, "type") ? .type : cursor.isKey(key, "name") ? .name : nil
-        case 5: cursor.isKey(key, "value") ? .value : nil
-        case 8: cursor.isKey(key, "filename") ? .filename : nil
-        case 12: cursor.isKey(key, "propertyName") ? .propertyName : nil
-        case 16: cursor.isKey(key, "addedIdentifiers") ? .addedIdentifiers : nil
-        case 17: cursor.isKey(key, "relatedIdentifier") ? .relatedIdentifier : nil
-        case 18: cursor.isKey(key, "removedIdentifiers") ? .removedIdentifiers : nil
-        case 23: cursor.isKey(key, "movedIdentifiersByIndex") ? .movedIdentifiersByIndex : nil
-        default: nil
-        }
-    }
-
-    private mutating func propertyChange() throws(Decline) -> PropertyChange {
+    private mutating func propertyChange() throws(Decline) {
         var seen: UInt16 = 0
-        var name = "", kind = PropertyKind.attribute
-        var value = AttributeValue.null, filename = "", related: String?
-        var added: [String] = [], removed: [String] = [], moved: [Int: String] = [:]
+        var name: Changes.Text?, kind = PropertyKind.attribute
+        var value = AttributeValue.null, filename: Changes.Text?, related: Changes.Text?
+        var added: [Changes.Text] = [], removed: [Changes.Text] = [], moved: [Int: Changes.Text] = [:]
         guard !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) else { throw Decline() }
         repeat {
-            guard let member = propertyMember(try cursor.key()), seen & member.bit == 0 else { throw Decline() }
+            guard let member = PropertyMember(try cursor.key(), in: cursor), seen & member.bit == 0 else { throw Decline() }
             seen |= member.bit
             switch member {
-            case .propertyName, .name: name = try cursor.string()
+            case .propertyName, .name: name = try propertyName()
             case .type:
                 guard let parsed = PropertyKind(rawValue: try cursor.unsignedInteger()) else { throw Decline() }
                 kind = parsed
             case .value: value = try attributeValue()
             case .filename:
-                filename = try cursor.string()
-                guard V2TextPatterns.isDataFileName(filename) else { throw Decline() }
-            case .relatedIdentifier: related = try cursor.optionalString()
+                let file = try text()
+                guard changes.isDataFileName(file) else { throw Decline() }
+                filename = file
+            case .relatedIdentifier: related = try optionalText()
             case .addedIdentifiers: added = try identifierSet()
             case .removedIdentifiers: removed = try identifierSet()
             case .movedIdentifiersByIndex: moved = try movedIdentifiers()
             }
         } while try cursor.next(UInt8(ascii: "}"))
         let naming = seen & (PropertyMember.propertyName.bit | PropertyMember.name.bit)
-        guard naming == PropertyMember.propertyName.bit || naming == PropertyMember.name.bit, !name.isEmpty,
+        guard naming == PropertyMember.propertyName.bit || naming == PropertyMember.name.bit, let name,
             seen & PropertyMember.type.bit != 0,
             seen & ~(naming | PropertyMember.type.bit | PropertyMember.own(kind)) == 0
         else { throw Decline() }
-        let changeValue: PropertyChange.Value
         switch kind {
         case .attribute:
-            if seen & PropertyMember.filename.bit != 0 {
+            if let filename {
                 // A `value` member beside `filename`, even `null`, is the general pipeline's error (Spec/v2-json.md 9).
                 guard seen & PropertyMember.value.bit == 0 else { throw Decline() }
-                changeValue = .attributeInDataFile(filename: filename)
+                changes.property(name: name, .dataFile(filename))
             } else {
-                changeValue = .attribute(value)
+                changes.property(name: name, .attribute(value))
             }
-        case .toOne: changeValue = .toOne(relatedIdentifier: related)
-        // The identifier sets sorted here, as the public initializer would sort them (see above).
-        case .toMany: changeValue = .toMany(added: sortedUnique(added), removed: sortedUnique(removed))
-        case .orderedToMany: changeValue = .orderedToMany(added: sortedUnique(added), removed: sortedUnique(removed), movedByIndex: moved)
+        case .toOne: changes.property(name: name, .toOne(related))
+        case .toMany: changes.property(name: name, .toMany(added: added, removed: removed))
+        case .orderedToMany: changes.property(name: name, .orderedToMany(added: added, removed: removed, moved: moved))
         }
-        return PropertyChange(name: name, sortedValue: changeValue)
+    }
+
+    /// A property's name, not empty, as ``changes`` keeps names.
+    private mutating func propertyName() throws(Decline) -> Changes.Text {
+        let name: Changes.Text?
+        switch try cursor.stringBytes() {
+        case .plain(let range, _): name = range.isEmpty ? nil : changes.name(UnsafeBufferPointer(rebasing: cursor.bytes[range]))
+        case .unescaped(let bytes): name = bytes.isEmpty ? nil : bytes.withUnsafeBufferPointer { changes.name($0) }
+        }
+        guard let name else { throw Decline() }
+        return name
     }
 
     private mutating func attributeValue() throws(Decline) -> AttributeValue {
@@ -557,33 +619,198 @@ private struct PartReader {
         }
     }
 
-    /// An array of strings, all different by their exact bytes.
-    private mutating func identifierSet() throws(Decline) -> [String] {
-        var identifiers: [String] = []
+    /// An array of strings, all different by their exact bytes, sorted (UTF-8 byte order).
+    private mutating func identifierSet() throws(Decline) -> [Changes.Text] {
+        var identifiers: [Changes.Text] = []
         if try cursor.open(UInt8(ascii: "["), UInt8(ascii: "]")) { return identifiers }
-        repeat { identifiers.append(try cursor.string()) } while try cursor.next(UInt8(ascii: "]"))
-        guard !hasDuplicates(identifiers) else { throw Decline() }
-        return identifiers
+        repeat { identifiers.append(try text()) } while try cursor.next(UInt8(ascii: "]"))
+        guard let set = changes.sortedSet(identifiers) else { throw Decline() }
+        return set
     }
 
-    private mutating func movedIdentifiers() throws(Decline) -> [Int: String] {
-        var moved: [Int: String] = [:]
+    private mutating func movedIdentifiers() throws(Decline) -> [Int: Changes.Text] {
+        var moved: [Int: Changes.Text] = [:]
         if try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}")) { return moved }
         repeat {
             let key = try cursor.key()
             guard let index = V2TextPatterns.orderedIndex(UnsafeBufferPointer(rebasing: cursor.bytes[key])), moved[index] == nil else { throw Decline() }
-            moved[index] = try cursor.string()
+            moved[index] = try text()
         } while try cursor.next(UInt8(ascii: "}"))
         return moved
     }
+}
 
-    /// Whether two strings have the same bytes; a scan for the few of a usual list.
-    private func hasDuplicates(_ strings: [String]) -> Bool {
-        if strings.count <= 8 {
-            for i in strings.indices.dropFirst() where strings[..<i].contains(where: { exactlyEqual($0, strings[i]) }) { return true }
-            return false
+/// A property change's value as the reader hands it to a ``ChangesBuilder``.
+private enum ReadProperty<Text> {
+    case attribute(AttributeValue)
+    case dataFile(Text)
+    case toOne(Text?)
+    /// Each list sorted and unique.
+    case toMany(added: [Text], removed: [Text])
+    case orderedToMany(added: [Text], removed: [Text], moved: [Int: Text])
+}
+
+/// What the reader builds from the object changes it has read: one reader, whose checks are the
+/// same whatever it builds. Calls come entity by entity (``beginEntity(_:)``), and in an entity
+/// change by change: its properties in the file's order, then
+/// ``endChange(identifier:type:dataFiles:)``; ``finish()`` last.
+private protocol ChangesBuilder {
+    /// A string of the changes as this builder keeps it.
+    associatedtype Text
+    associatedtype Built
+    init()
+    /// Text from its bytes, or nil when they are not UTF-8 (`isASCII`: known to be ASCII).
+    mutating func text(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Text?
+    /// An entity or property name, or nil when it is not UTF-8: equal names may share a text.
+    mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> Text?
+    func isEmpty(_ text: Text) -> Bool
+    /// ``V2TextPatterns/isDataFileName(_:)``.
+    func isDataFileName(_ text: Text) -> Bool
+    /// The texts sorted by their UTF-8 bytes, or nil when two have the same bytes.
+    func sortedSet(_ texts: [Text]) -> [Text]?
+    mutating func beginEntity(_ entity: Text)
+    mutating func property(name: Text, _ value: ReadProperty<Text>)
+    /// Closes a change; declines when two of its properties have the same name.
+    mutating func endChange(identifier: Text, type: ChangeType, dataFiles: [Text]) throws(Decline)
+    /// The changes, entities in UTF-8 byte order (each entity's changes in the file's order);
+    /// declines when an entity was named twice.
+    mutating func finish() throws(Decline) -> Built
+}
+
+extension ChangesBuilder {
+    /// Bytes without escapes as a `String`, or nil when they are not UTF-8 (Swift's validation is
+    /// RFC 3629's, as the parser's: no overlong forms, no surrogates).
+    fileprivate static func string(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String? {
+        isASCII ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
+    }
+
+    fileprivate static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+}
+
+/// The changes as an ``Event`` holds them.
+private struct ObjectChanges: ChangesBuilder {
+    private var groups: [(entity: String, changes: [ObjectChange])] = []
+    private var properties: [PropertyChange] = []
+
+    func text(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String? { Self.string(bytes, isASCII: isASCII) }
+    func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String? { Self.string(bytes, isASCII: Self.isASCII(bytes)) }
+    func isEmpty(_ text: String) -> Bool { text.isEmpty }
+    func isDataFileName(_ text: String) -> Bool { V2TextPatterns.isDataFileName(text) }
+
+    func sortedSet(_ texts: [String]) -> [String]? {
+        if texts.count <= 8 {
+            for i in texts.indices.dropFirst() where texts[..<i].contains(where: { exactlyEqual($0, texts[i]) }) { return nil }
+        } else {
+            var seen = Set<ExactString>()
+            guard texts.allSatisfy({ seen.insert(ExactString($0)).inserted }) else { return nil }
         }
-        var seen = Set<ExactString>()
-        return !strings.allSatisfy { seen.insert(ExactString($0)).inserted }
+        return sortedUnique(texts)
+    }
+
+    mutating func beginEntity(_ entity: String) { groups.append((entity, [])) }
+
+    mutating func property(name: String, _ value: ReadProperty<String>) {
+        let changeValue: PropertyChange.Value =
+            switch value {
+            case .attribute(let value): .attribute(value)
+            case .dataFile(let file): .attributeInDataFile(filename: file)
+            case .toOne(let related): .toOne(relatedIdentifier: related)
+            case .toMany(let added, let removed): .toMany(added: added, removed: removed)
+            case .orderedToMany(let added, let removed, let moved): .orderedToMany(added: added, removed: removed, movedByIndex: moved)
+            }
+        properties.append(PropertyChange(name: name, sortedValue: changeValue))
+    }
+
+    mutating func endChange(identifier: String, type: ChangeType, dataFiles: [String]) throws(Decline) {
+        // Sorted here, as the public initializer would sort them: calling it copied (retained and
+        // released) the change's parts once more (measured: Benchmarks/README.md). Sorted, a
+        // name given twice is next to itself, found without a list of the names.
+        let sorted = ObjectChange.sortedByName(properties)
+        properties = []
+        guard !sorted.indices.dropFirst().contains(where: { exactlyEqual(sorted[$0 - 1].name, sorted[$0].name) }), let last = groups.indices.last else {
+            throw Decline()
+        }
+        groups[last].changes.append(
+            ObjectChange(entity: groups[last].entity, globalIdentifier: identifier, type: type, sortedPropertyChanges: sorted, sortedDataFiles: dataFiles))
+    }
+
+    mutating func finish() throws(Decline) -> [ObjectChange] {
+        if groups.count <= 1 { return groups.first?.changes ?? [] }
+        groups.sort { utf8Precedes($0.entity, $1.entity) }
+        guard !groups.indices.dropFirst().contains(where: { exactlyEqual(groups[$0 - 1].entity, groups[$0].entity) }) else { throw Decline() }
+        return groups.flatMap(\.changes)
+    }
+}
+
+/// The changes in numbered form (``NumberedEvent``): strings go from the file's bytes into the
+/// event's table without becoming `String`s; equal names get one number.
+private struct NumberedObjectChanges: ChangesBuilder {
+    private var event = NumberedEvent()
+    /// Each entity's string number and the positions of its changes.
+    private var groups: [(entity: Int32, changes: Range<Int>)] = []
+    /// Recently numbered names by a hash of their bytes: a change's property names are those of
+    /// the change before it, most of the time.
+    private var names = [Int32](repeating: -1, count: 64)
+
+    mutating func text(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Int32? {
+        guard isASCII || Self.string(bytes, isASCII: false) != nil else { return nil }
+        return event.append(bytes)
+    }
+
+    mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let slot = Int(truncatingIfNeeded: hash >> 58)
+        if names[slot] >= 0, event.withBytes(of: names[slot], { $0.elementsEqual(bytes) }) { return names[slot] }
+        guard let number = text(bytes, isASCII: Self.isASCII(bytes)) else { return nil }
+        names[slot] = number
+        return number
+    }
+
+    func isEmpty(_ text: Int32) -> Bool { event.withBytes(of: text) { $0.isEmpty } }
+    func isDataFileName(_ text: Int32) -> Bool { V2TextPatterns.isDataFileName(event.string(text)) }
+
+    func sortedSet(_ texts: [Int32]) -> [Int32]? {
+        // Most sets have one member or none.
+        if texts.count < 2 { return texts }
+        let sorted = texts.indices.dropFirst().allSatisfy { event.precedes(texts[$0 - 1], texts[$0]) } ? texts : texts.sorted(by: event.precedes)
+        // Sorted, equal bytes are next to each other.
+        return sorted.indices.dropFirst().contains { event.same(sorted[$0 - 1], sorted[$0]) } ? nil : sorted
+    }
+
+    mutating func beginEntity(_ entity: Int32) {
+        closeGroup()
+        groups.append((entity, event.changes.count..<event.changes.count))
+    }
+
+    private mutating func closeGroup() {
+        if let last = groups.indices.last { groups[last].changes = groups[last].changes.lowerBound..<event.changes.count }
+    }
+
+    mutating func property(name: Int32, _ value: ReadProperty<Int32>) {
+        switch value {
+        case .attribute(let value): event.addAttribute(name: name, value)
+        case .dataFile(let file): event.addDataFile(name: name, file)
+        case .toOne(let related): event.addToOne(name: name, related)
+        case .toMany(let added, let removed): event.addRelationship(name: name, ordered: false, added: added, removed: removed, moved: [])
+        case .orderedToMany(let added, let removed, let moved):
+            let moves = moved.sorted { $0.key < $1.key }.map { NumberedEvent.Move(position: Int32(truncatingIfNeeded: $0.key), identifier: $0.value) }
+            event.addRelationship(name: name, ordered: true, added: added, removed: removed, moved: moves)
+        }
+    }
+
+    mutating func endChange(identifier: Int32, type: ChangeType, dataFiles: [Int32]) throws(Decline) {
+        guard event.sortOpenProperties(), let entity = groups.last?.entity else { throw Decline() }
+        event.addChange(entity: entity, identifier: identifier, type: type, dataFiles: dataFiles)
+    }
+
+    mutating func finish() throws(Decline) -> NumberedEvent {
+        closeGroup()
+        guard groups.count > 1 else { return event }
+        let event = event
+        let order = groups.indices.sorted { event.precedes(groups[$0].entity, groups[$1].entity) }
+        guard !order.indices.dropFirst().contains(where: { event.same(groups[order[$0 - 1]].entity, groups[order[$0]].entity) }) else { throw Decline() }
+        if order != Array(groups.indices) { self.event.reorderChanges(order.flatMap { Array(groups[$0].changes) }) }
+        return self.event
     }
 }
