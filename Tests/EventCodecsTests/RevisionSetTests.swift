@@ -2,6 +2,7 @@ import Testing
 import EnsembleModel
 import JSONDocument
 import EventCodecs
+import TestSupport
 
 @Suite("Revision sets")
 struct RevisionSetTests {
@@ -39,6 +40,86 @@ struct RevisionSetTests {
         var inPlace = RevisionSet(["A": 3, "B": 1])
         inPlace.merge(with: RevisionSet(["B": 4, "C": 0]))
         #expect(inPlace == merged)
+    }
+
+    /// The reference the sets are checked against: a dictionary keyed by UTF-8 bytes, and the
+    /// rules of Spec/merge.md 4.3-4.4 written out plainly.
+    struct Reference: Equatable {
+        var revisions: [[UInt8]: Int64] = [:]
+
+        var sorted: [(store: [UInt8], revision: Int64)] {
+            revisions.map { ($0.key, $0.value) }.sorted { $0.store.lexicographicallyPrecedes($1.store) }
+        }
+
+        func compare(_ other: Reference) -> RevisionSet.Ordering {
+            let stores = Set(revisions.keys).union(other.revisions.keys)
+            let newer = stores.contains { (revisions[$0] ?? -1) > (other.revisions[$0] ?? -1) }
+            let older = stores.contains { (revisions[$0] ?? -1) < (other.revisions[$0] ?? -1) }
+            return newer ? (older ? .concurrent : .dominates) : (older ? .isDominated : .equal)
+        }
+
+        func listPrecedes(_ other: Reference) -> Bool {
+            let a = sorted, b = other.sorted
+            for (x, y) in zip(a, b) {
+                if x.store != y.store { return x.store.lexicographicallyPrecedes(y.store) }
+                if x.revision != y.revision { return x.revision < y.revision }
+            }
+            return a.count < b.count
+        }
+    }
+
+    /// Checks every reading of `set` against `reference`.
+    static func check(_ set: RevisionSet, _ reference: Reference, _ label: String) {
+        #expect(set.count == reference.revisions.count, "\(label)")
+        #expect(set.revisions.map { Array($0.store.utf8) } == reference.sorted.map(\.store), "\(label)")
+        #expect(set.revisions.map(\.revision) == reference.sorted.map(\.revision), "\(label)")
+        #expect(set.stores.map { Array($0.utf8) } == reference.sorted.map(\.store), "\(label)")
+        var pairs: [[UInt8]: Int64] = [:]
+        set.forEachPair { pairs[Array($0.utf8)] = $1 }
+        #expect(pairs == reference.revisions, "\(label)")
+        for (store, revision) in reference.revisions { #expect(set[String(decoding: store, as: UTF8.self)] == revision, "\(label)") }
+        // Built again from its pairs in another order, it is the same value with the same hash.
+        let rebuilt = RevisionSet(pairs: set.revisions.reversed().map { ($0.store, $0.revision) })
+        #expect(rebuilt == set && rebuilt.hashValue == set.hashValue, "\(label)")
+    }
+
+    @Test("on 500 random sets of up to 150 stores (3,000 in the long run), small and large alike: every operation as the reference gives it")
+    func randomized() {
+        // Stores that sort differently as bytes and as Swift strings, and two spellings of one name.
+        let pool = (0..<150).map { "s\($0 * 7919 % 150)" } + ["caf\u{E9}", "cafe\u{301}", "Z", "é", ""]
+        var random = SplitMix64(seed: 4242)
+        func randomSet() -> (RevisionSet, Reference) {
+            let size = [0, 1, 3, 10, 40, 63, 64, 65, 70, 150][Int.random(in: 0..<10, using: &random)]
+            var pairs: [(String, Int64)] = []
+            for _ in 0..<size { pairs.append((pool[Int.random(in: 0..<pool.count, using: &random)], Int64.random(in: 0...5, using: &random))) }
+            var reference = Reference()
+            for (store, revision) in pairs { reference.revisions[Array(store.utf8)] = revision }
+            let set = RevisionSet(pairs: pairs)
+            // Given each store once, the strict initializer gives the same set; given one twice, none.
+            let unique = RevisionSet(uniquePairs: pairs)
+            #expect(Set(pairs.map { Array($0.0.utf8) }).count == pairs.count ? unique == set : unique == nil)
+            return (set, reference)
+        }
+        for round in 0..<LongRun.count(500, long: 3_000) {
+            var (a, referenceA) = randomSet()
+            let (b, referenceB) = randomSet()
+            Self.check(a, referenceA, "round \(round) a")
+            #expect(a.compare(b) == referenceA.compare(referenceB), "round \(round)")
+            #expect(a.covers(b) == [.dominates, .equal].contains(referenceA.compare(referenceB)), "round \(round)")
+            #expect(a.listPrecedes(b) == referenceA.listPrecedes(referenceB), "round \(round)")
+            #expect((a == b) == (referenceA == referenceB), "round \(round)")
+            var merged = referenceA
+            merged.revisions.merge(referenceB.revisions, uniquingKeysWith: max)
+            Self.check(a.merged(with: b), merged, "round \(round) merged")
+            // Stores set and removed one at a time, across the size where the form changes.
+            for _ in 0..<Int.random(in: 0...90, using: &random) {
+                let store = pool[Int.random(in: 0..<pool.count, using: &random)]
+                let revision: Int64? = Int.random(in: 0..<4, using: &random) == 0 ? nil : Int64.random(in: 0...9, using: &random)
+                a[store] = revision
+                referenceA.revisions[Array(store.utf8)] = revision
+            }
+            Self.check(a, referenceA, "round \(round) edited")
+        }
     }
 
     @Test("identifier sets are sorted by UTF-8 bytes and duplicate-free")
