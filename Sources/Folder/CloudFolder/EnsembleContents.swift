@@ -19,16 +19,37 @@ package struct StoreRegistration: Hashable, Sendable {
 package struct EventEntry: Sendable {
     /// The file of part 1, or the lowest part present when part 1 is missing.
     package var file: String
-    /// Every file of the set, by part index (one entry for a single-file event).
-    package var files: [Int: String]
+    /// The files of a multipart set by part index; nil for a single file, which is ``file``
+    /// (readers keep one entry per event: no table for the usual single file).
+    private var parts: [Int: String]?
     package var bytes: Int64
     /// The part count from the names, nil for a single file.
     package var partCount: Int?
+    /// The whole decoded event, until a ``summary`` replaces it.
+    private var decoded: Event?
+    /// With `summarize`: the event as the merge analysis needs it, object changes dropped. Once
+    /// set, it is also ``event``, which then keeps no copy of its own.
+    package var summary: SourcedEvent? {
+        didSet { if summary != nil { decoded = nil } }
+    }
+
+    package init(file: String, files: [Int: String], bytes: Int64, partCount: Int?, event: Event?) {
+        self.file = file
+        parts = files.count == 1 && files[1].map({ exactlyEqual($0, file) }) == true ? nil : files
+        self.bytes = bytes
+        self.partCount = partCount
+        decoded = event
+    }
+
+    /// Every file of the set, by part index (one entry for a single-file event).
+    package var files: [Int: String] { parts ?? [1: file] }
     /// The decoded event; nil when a file is unreadable or a part is missing. Without its object
-    /// changes when the folder was read with `summarize` (they are in ``summary`` then).
-    package var event: Event?
-    /// With `summarize`: the event as the merge analysis needs it, object changes dropped.
-    package var summary: SourcedEvent?
+    /// changes when the folder was read with `summarize` (it is the ``summary``'s then). Set by
+    /// the reader before any summary is made.
+    package var event: Event? {
+        get { summary?.event ?? decoded }
+        set { decoded = newValue }
+    }
     /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
     package var digest: UInt64?
     /// The wrappers removed from its files (Spec/wrappers.md 5), those of the first file that
@@ -387,7 +408,6 @@ package struct EnsembleContents: Sendable {
                     summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
                     summary.event.revisionSet = RevisionSet(pairs: summary.event.revisionSet.revisions.map { (contents.interned($0.store), $0.revision) })
                     entry.entry.summary = summary
-                    entry.entry.event = summary.event
                     // The whole event takes the same copies: a reader that keeps its header (verify's
                     // objects step) then holds no second revision set of its own.
                     entry.body?.storeIdentifier = summary.event.storeIdentifier
@@ -455,7 +475,6 @@ package struct EnsembleContents: Sendable {
                 ?? SourcedEvent(event: event, file: built.entry.file, parts: built.entry.partFiles).summary()
             summary.contentDigest = built.entry.digest
             built.entry.summary = summary
-            built.entry.event = summary.event
             if bodies.whole { built.body = event }
             if bodies.numbered { built.numberedBody = numbered ?? NumberedEvent(event) }
         }
