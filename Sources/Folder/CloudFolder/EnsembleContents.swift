@@ -186,7 +186,7 @@ package struct EnsembleContents: Sendable {
         contents.problems = listing.problems
         contents.duplicates = listing.duplicates
         // Files grouped by base name (the stem without its part suffix), in listing order.
-        var eventGroups: [ExactString: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
+        var eventGroups: [EventGroupKey: (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         var baselineGroups: [ExactString: (name: BaselineFileName, files: [(part: PartNumber?, entry: ListedEntry)])] = [:]
         func take(_ listed: ListedEntry) {
             switch listed.entry {
@@ -206,7 +206,7 @@ package struct EnsembleContents: Sendable {
                 }
                 contents.stores.append(registration)
             case .event(let name):
-                let key = ExactString("\(name.globalCount)_\(name.storeIdentifier)_\(name.revision)")
+                let key = EventGroupKey(globalCount: name.globalCount, store: ExactString(name.storeIdentifier), revision: name.revision)
                 eventGroups[key, default: (name, [])].files.append((name.part, listed))
             case .baseline(let name):
                 let key = ExactString([String(name.globalCount), name.uniqueIdentifier, name.storePrefix].compactMap { $0 }.joined(separator: "_"))
@@ -275,6 +275,8 @@ package struct EnsembleContents: Sendable {
             }
         } else {
             eventSupply = Self.supply(eventGroups, order: order)
+            // The supply holds the groups now; a folder of a million events kept both.
+            eventGroups = [:]
         }
         readGroups(
             eventSupply, listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, sink != nil), into: &contents,
@@ -313,6 +315,32 @@ package struct EnsembleContents: Sendable {
         return contents
     }
 
+    /// The files of one event share their name but for the part: its global count, store and
+    /// revision (Spec/cloud-layout.md 4.4).
+    private struct EventGroupKey: Hashable {
+        var globalCount: Int64
+        var store: ExactString
+        var revision: Int64
+    }
+
+    /// The groups of `groups`, one per call, in `order` when one is given; each let go once
+    /// given.
+    private static func supply<Key, Name>(
+        _ groups: [Key: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
+        order: ((Name, Name) -> Bool)? = nil
+    ) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
+        var all = Array(groups.values)
+        if let order { all.sort { order($0.name, $1.name) } }
+        var next = 0
+        return {
+            guard next < all.count else { return nil }
+            let group = all[next]
+            all[next].files = []
+            next += 1
+            return group
+        }
+    }
+
     /// Reads every group that forms one event, single-file or multipart, and hands the entries
     /// to `chunk` a chunk at a time.
     ///
@@ -320,17 +348,6 @@ package struct EnsembleContents: Sendable {
     /// that are not `together`. Each entry comes, when it was summarized, with its whole event
     /// if `bodies.whole` and its object changes in numbered form if `bodies.numbered` (made on
     /// the reading cores, for a merge's replay).
-    /// The groups of `groups`, one per call, in `order` when one is given.
-    private static func supply<Name>(
-        _ groups: [ExactString: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
-        order: ((Name, Name) -> Bool)? = nil
-    ) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
-        var all = Array(groups.values)
-        if let order { all.sort { order($0.name, $1.name) } }
-        var iterator = all.makeIterator()
-        return { iterator.next() }
-    }
-
     private static func readGroups<Name>(
         _ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
         listing: EnsembleListing, reader: EventFileReader, summarize: Bool, bodies: (whole: Bool, numbered: Bool),
