@@ -8,6 +8,7 @@ import KeyedArchive
 import RemoteFolder
 import SchemaValidation
 import TICDS
+import TestSupport
 
 /// Fuzz crashers kept as regression tests (swift-protobuf's `FuzzTesting/FailCases`): every file
 /// of `Fuzz/FailCases/` goes through every decoder that the fuzz target `FuzzDecoders` feeds, and
@@ -74,9 +75,14 @@ struct FuzzCrasherTests {
             Self.expectListed(error, "JSON parser", file, bytes: bytes)
         }
         // The fast JSON decoder takes only what the general pipeline takes, and gives its event.
-        if let fast = V2JSONFastDecoder.decodeEvent(bytes) {
+        let fast = V2JSONFastDecoder.decodeEvent(bytes)
+        if let fast {
             #expect(fast == general, "\(file): the fast JSON decoder took an input the general pipeline reads otherwise")
         }
+        // Its numbered form is taken exactly where its event is, and names the same changes.
+        let numbered = V2JSONFastDecoder.decodeNumbered(bytes)
+        #expect((numbered == nil) == (fast == nil), "\(file): the fast JSON decoder's numbered form and its event disagree")
+        if let numbered, let fast { #expect(numbered.changes.resolved == NumberedEvent(fast).resolved, "\(file)") }
         // The whole pipeline, as every command reads an event file: an event or the reasons why not.
         let result = EventFileReader().decodePart(bytes, position: .single, displayName: file)
         #expect((result.part == nil) != result.errors.isEmpty, "\(file): \(result.errors)")

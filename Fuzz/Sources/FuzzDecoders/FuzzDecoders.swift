@@ -109,8 +109,14 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let general = generalEvent(bytes)
     // The fast JSON decoder may only take an input the general pipeline takes, and must then give
     // its event (Spec/v2-json.md 4): anything else stops the fuzzer, which keeps the input.
-    if let fast = V2JSONFastDecoder.decodeEvent(bytes), fast != general {
+    let fast = V2JSONFastDecoder.decodeEvent(bytes)
+    if let fast, fast != general {
         fatalError("the fast JSON decoder gave \(fast), the general pipeline \(general.map { "\($0)" } ?? "nothing")")
+    }
+    // Its numbered form is taken exactly where its event is, with as many changes.
+    let numbered = V2JSONFastDecoder.decodeNumbered(bytes)
+    if numbered?.changes.changes.count != fast?.objectChanges.count {
+        fatalError("the fast JSON decoder's numbered form gave \(numbered.map { "\($0.changes)" } ?? "nothing"), its event \(fast.map { "\($0)" } ?? "nothing")")
     }
     return 0
 }
