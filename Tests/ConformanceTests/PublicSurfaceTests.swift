@@ -19,7 +19,8 @@ struct PublicSurfaceTests {
         "EnsemblesToolkit.RepairPlan", "EnsemblesToolkit.RepairResult", "EnsemblesToolkit.Severity", "EnsemblesToolkit.Store",
         "EnsemblesToolkit.TimelineReport", "EventCodecs.V2BinaryDecoder", "EventCodecs.V2BinaryEncoder", "EventCodecs.V2JSONDecoder",
         "EventCodecs.V2JSONEncoder", "FileWrappers.Credentials", "FileWrappers.PasswordSource", "FileWrappers.RNCryptor",
-        "FileWrappers.Wrapping", "JSONDocument.ByteLanes", "JSONDocument.Code", "JSONDocument.FormatError", "JSONDocument.JSONNumber", "JSONDocument.JSONObject",
+        "FileWrappers.Wrapping", "JSONDocument.ByteLanes", "JSONDocument.Code", "JSONDocument.FormatError", "JSONDocument.JSONNumber",
+        "JSONDocument.JSONObject",
         "JSONDocument.JSONParser", "JSONDocument.JSONPointer", "JSONDocument.JSONReadingOptions", "JSONDocument.JSONValue",
         "JSONDocument.JSONWriter", "JSONDocument.Location", "MergeEngine.IntegrityProblem", "MergeEngine.StoreState",
     ]
