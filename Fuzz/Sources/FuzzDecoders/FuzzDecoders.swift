@@ -116,7 +116,8 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     // Its numbered form is taken exactly where its event is, with as many changes.
     let numbered = V2JSONFastDecoder.decodeNumbered(bytes)
     if numbered?.changes.changes.count != fast?.objectChanges.count {
-        fatalError("the fast JSON decoder's numbered form gave \(numbered.map { "\($0.changes)" } ?? "nothing"), its event \(fast.map { "\($0)" } ?? "nothing")")
+        fatalError(
+            "the fast JSON decoder's numbered form gave \(numbered.map { "\($0.changes)" } ?? "nothing"), its event \(fast.map { "\($0)" } ?? "nothing")")
     }
     return 0
 }
