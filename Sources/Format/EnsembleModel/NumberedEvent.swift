@@ -95,6 +95,22 @@ package struct NumberedEvent: Sendable, Equatable {
         return Int32(truncatingIfNeeded: ends.count - 1)
     }
 
+    /// Adds a string of `count` bytes, which `write` writes in place (a decoder that expands
+    /// what it reads makes no copy of it first); returns its number.
+    package mutating func append(count: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) -> Int32 {
+        let start = text.count
+        text.append(contentsOf: repeatElement(0, count: count))
+        text.withUnsafeMutableBufferPointer { write(UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+        ends.append(text.count)
+        return Int32(truncatingIfNeeded: ends.count - 1)
+    }
+
+    /// Makes room for `count` more strings of `bytes` bytes in all.
+    package mutating func reserveStrings(_ count: Int, bytes: Int) {
+        ends.reserveCapacity(ends.count + count)
+        text.reserveCapacity(text.count + bytes)
+    }
+
     /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:dataFiles:)``
     /// closes next); properties come sorted by name.
     package mutating func addAttribute(name: Int32, _ value: AttributeValue) {

@@ -12,12 +12,84 @@ enum ReadValue {
     case orderedToMany(added: [Int], removed: [Int], moved: [(position: Int, identifier: Int)])
 }
 
+/// The file's string table (Spec/v2-binary.md 6) as the binary reader keeps it: `String`s for an
+/// ``Event``, or bytes in the numbered form's own table, with no `String` made. The reader's
+/// checks read strings through these few calls only, so they are the same for either.
+protocol BinaryStringTable {
+    init()
+    var stringCount: Int { get }
+    /// Makes room for `count` more strings; `stored` is the bytes of the table as stored.
+    mutating func reserve(_ count: Int, stored: Int)
+    /// Adds a checked entry: the uppercase text of the 16 bytes of `uuid` (if any), then `text`,
+    /// valid UTF-8.
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>)
+    /// Calls `body` with the UTF-8 bytes of string `index`.
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    /// String `index` as a `String`, where one is needed: the header's, attribute values, messages.
+    func string(_ index: Int) -> String
+}
+
+extension BinaryStringTable {
+    func isEmpty(_ index: Int) -> Bool { withBytes(of: index) { $0.isEmpty } }
+
+    /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
+    func precedes(_ a: Int, _ b: Int) -> Bool { withBytes(of: a) { x in withBytes(of: b) { y in utf8Precedes(x, y) } } }
+}
+
+/// The table an ``Event`` is made from: each string made once, shared by every reference to it.
+extension [String]: BinaryStringTable {
+    var stringCount: Int { count }
+
+    mutating func reserve(_ count: Int, stored: Int) { reserveCapacity(self.count + count) }
+
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) {
+        guard let uuid else { return append(String(decoding: text, as: UTF8.self)) }
+        append(
+            String(unsafeUninitializedCapacity: UUIDPrefix.textLength + text.count) { buffer in
+                UUIDPrefix.write(uuid, to: buffer)
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
+                return UUIDPrefix.textLength + text.count
+            })
+    }
+
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { ExactString.withUTF8(of: self[index], body) }
+
+    func string(_ index: Int) -> String { self[index] }
+}
+
+/// The numbered form's table: the file's strings as bytes, in the file's order, UUID prefixes
+/// written out as text in place.
+extension NumberedEvent: BinaryStringTable {
+    mutating func reserve(_ count: Int, stored: Int) {
+        // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text, at most
+        // about twice as many; one without is one byte fewer than stored.
+        reserveStrings(count, bytes: 2 * stored)
+    }
+
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) {
+        guard let uuid else {
+            _ = append(text)
+            return
+        }
+        _ = append(count: UUIDPrefix.textLength + text.count) { buffer in
+            UUIDPrefix.write(uuid, to: buffer)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
+        }
+    }
+
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { withBytes(of: Int32(truncatingIfNeeded: index), body) }
+
+    func string(_ index: Int) -> String { string(Int32(truncatingIfNeeded: index)) }
+}
+
 /// What the binary reader builds from the object changes it has checked (Spec/v2-binary.md 8):
 /// one reader, whose checks are the same whatever it builds. Strings are positions in `strings`,
-/// the file's table; calls come change by change: ``beginChange(propertyCount:)``, each property
-/// in order, then ``endChange(entity:identifier:type:dataFiles:)``.
+/// the file's table, kept as the builder needs it; calls come change by change:
+/// ``beginChange(propertyCount:)``, each property in order, then
+/// ``endChange(entity:identifier:type:dataFiles:)``.
 protocol DecodedChanges {
-    init(strings: [String])
+    associatedtype Strings: BinaryStringTable
+    init(strings: Strings)
     mutating func beginChange(propertyCount: Int)
     mutating func property(name: Int, _ value: ReadValue)
     mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int])
@@ -62,11 +134,10 @@ struct EventChanges: DecodedChanges {
 /// The changes in numbered form, numbered as the file's string table is: the table's strings
 /// are the event's, in the same order.
 struct NumberedChanges: DecodedChanges {
-    private(set) var event = NumberedEvent()
+    private(set) var event: NumberedEvent
 
-    init(strings: [String]) {
-        for string in strings { _ = ExactString.withUTF8(of: string) { event.append($0) } }
-    }
+    /// `strings` is the event's table, read into it: the changes are added to it.
+    init(strings: NumberedEvent) { event = strings }
 
     func beginChange(propertyCount: Int) {}
 
@@ -103,7 +174,9 @@ struct BothChanges: DecodedChanges {
 
     init(strings: [String]) {
         whole = EventChanges(strings: strings)
-        numbered = NumberedChanges(strings: strings)
+        var table = NumberedEvent()
+        for string in strings { _ = ExactString.withUTF8(of: string) { table.append($0) } }
+        numbered = NumberedChanges(strings: table)
     }
 
     mutating func beginChange(propertyCount: Int) {
