@@ -86,6 +86,13 @@ package struct NumberedEvent: Sendable, Equatable {
 
     package init() {}
 
+    /// A form without changes whose strings are `text` and `ends`, as ``text`` and ``ends`` hold
+    /// them (a decoder that filled them itself hands them over without a copy).
+    package init(text: [UInt8], ends: [Int]) {
+        self.text = text
+        self.ends = ends
+    }
+
     package var stringCount: Int { ends.count }
 
     /// Adds a string to the table; returns its number.
@@ -93,22 +100,6 @@ package struct NumberedEvent: Sendable, Equatable {
         text.append(contentsOf: bytes)
         ends.append(text.count)
         return Int32(truncatingIfNeeded: ends.count - 1)
-    }
-
-    /// Adds a string of `count` bytes, which `write` writes in place (a decoder that expands
-    /// what it reads makes no copy of it first); returns its number.
-    package mutating func append(count: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) -> Int32 {
-        let start = text.count
-        text.append(contentsOf: repeatElement(0, count: count))
-        text.withUnsafeMutableBufferPointer { write(UnsafeMutableBufferPointer(rebasing: $0[start...])) }
-        ends.append(text.count)
-        return Int32(truncatingIfNeeded: ends.count - 1)
-    }
-
-    /// Makes room for `count` more strings of `bytes` bytes in all.
-    package mutating func reserveStrings(_ count: Int, bytes: Int) {
-        ends.reserveCapacity(ends.count + count)
-        text.reserveCapacity(text.count + bytes)
     }
 
     /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:dataFiles:)``

@@ -13,8 +13,8 @@ enum ReadValue {
 }
 
 /// The file's string table (Spec/v2-binary.md 6) as the binary reader keeps it: `String`s for an
-/// ``Event``, or bytes in the numbered form's own table, with no `String` made. The reader's
-/// checks read strings through these few calls only, so they are the same for either.
+/// ``Event``, or bytes for the numbered form (``NumberedStrings``), with no `String` made. The
+/// reader's checks read strings through these few calls only, so they are the same for either.
 protocol BinaryStringTable {
     init()
     var stringCount: Int { get }
@@ -57,29 +57,40 @@ extension [String]: BinaryStringTable {
     func string(_ index: Int) -> String { self[index] }
 }
 
-/// The numbered form's table: the file's strings as bytes, in the file's order, UUID prefixes
-/// written out as text in place.
-extension NumberedEvent: BinaryStringTable {
+/// The numbered form's table as the reader fills it: the strings' UTF-8 bytes one after another,
+/// a UUID prefix written out as its text in place, and where each string ends; handed over to
+/// ``NumberedEvent/init(text:ends:)``. A type of this module, so that the reader's calls on it
+/// are specialized and inlined here.
+struct NumberedStrings: BinaryStringTable {
+    private(set) var text: [UInt8] = []
+    private(set) var ends: [Int] = []
+
+    var stringCount: Int { ends.count }
+
     mutating func reserve(_ count: Int, stored: Int) {
-        // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text, at most
-        // about twice as many; one without is one byte fewer than stored.
-        reserveStrings(count, bytes: 2 * stored)
+        ends.reserveCapacity(ends.count + count)
+        // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
+        // about twice as many; one without is a byte fewer.
+        text.reserveCapacity(text.count + 2 * stored)
     }
 
-    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) {
-        guard let uuid else {
-            _ = append(text)
-            return
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
+        if let uuid {
+            let start = text.count
+            text.append(contentsOf: repeatElement(0, count: UUIDPrefix.textLength))
+            text.withUnsafeMutableBufferPointer { UUIDPrefix.write(uuid, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
         }
-        _ = append(count: UUIDPrefix.textLength + text.count) { buffer in
-            UUIDPrefix.write(uuid, to: buffer)
-            _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
-        }
+        text.append(contentsOf: bytes)
+        ends.append(text.count)
     }
 
-    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { withBytes(of: Int32(truncatingIfNeeded: index), body) }
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        // String n ends at ends[n] and starts where string n - 1 ends, as in the numbered form.
+        let start = index == 0 ? 0 : ends[index - 1]
+        return text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<ends[index]])) }
+    }
 
-    func string(_ index: Int) -> String { string(Int32(truncatingIfNeeded: index)) }
+    func string(_ index: Int) -> String { withBytes(of: index) { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// What the binary reader builds from the object changes it has checked (Spec/v2-binary.md 8):
@@ -136,8 +147,7 @@ struct EventChanges: DecodedChanges {
 struct NumberedChanges: DecodedChanges {
     private(set) var event: NumberedEvent
 
-    /// `strings` is the event's table, read into it: the changes are added to it.
-    init(strings: NumberedEvent) { event = strings }
+    init(strings: NumberedStrings) { event = NumberedEvent(text: strings.text, ends: strings.ends) }
 
     func beginChange(propertyCount: Int) {}
 
@@ -174,8 +184,8 @@ struct BothChanges: DecodedChanges {
 
     init(strings: [String]) {
         whole = EventChanges(strings: strings)
-        var table = NumberedEvent()
-        for string in strings { _ = ExactString.withUTF8(of: string) { table.append($0) } }
+        var table = NumberedStrings()
+        for string in strings { ExactString.withUTF8(of: string) { table.append(uuid: nil, $0) } }
         numbered = NumberedChanges(strings: table)
     }
 
