@@ -65,6 +65,26 @@ struct BinaryStringTableTests {
         }
     }
 
+    @Test("a string that many values name is one String in the merge's numbered form, as in the event: a reference costs a byte, not the string")
+    func valuesShareTheirString() throws {
+        let long = String(repeating: "a long value ", count: 20)
+        let changes = (0..<3).map { index in
+            ObjectChange(
+                entity: "Item", globalIdentifier: "i\(index)", type: .update,
+                propertyChanges: [PropertyChange(name: "a", value: .attribute(.string(long))), PropertyChange(name: "b", value: .attribute(.url(long)))])
+        }
+        let event = Event(uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 1, timestamp: 1, objectChanges: changes)
+        let numbered = try V2BinaryDecoder().decodeNumbered(try V2BinaryEncoder().encode(event))
+        let values = numbered.attributes.compactMap { value -> String? in
+            switch value {
+            case .string(let string), .url(let string): string
+            default: nil
+            }
+        }
+        #expect(values.count == 6 && values[0] == long)
+        #expect(values.allSatisfy { ExactString.identical($0, values[0]) }, "one String, made once")
+    }
+
     @Test("a string is UUID-prefixed (16 bytes instead of 36) only when all its first 36 characters are those of an uppercase UUID")
     func uuidPrefixOnlyForUppercaseUUIDs() throws {
         let uuid = Array(Self.uuidText(7).utf8)

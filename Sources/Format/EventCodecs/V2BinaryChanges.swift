@@ -64,6 +64,10 @@ extension [String]: BinaryStringTable {
 struct NumberedStrings: BinaryStringTable {
     private(set) var text: [UInt8] = []
     private(set) var ends: [Int] = []
+    /// The `String`s made so far: each string once, shared by every value that names it, as in
+    /// the `String` table. A reference takes a byte or two and a string up to 16 MiB
+    /// (Spec/v2-binary.md 6 and 11): a `String` per reference could make a small file take terabytes.
+    private let made = MadeStrings()
 
     var stringCount: Int { ends.count }
 
@@ -90,7 +94,19 @@ struct NumberedStrings: BinaryStringTable {
         return text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<ends[index]])) }
     }
 
-    func string(_ index: Int) -> String { withBytes(of: index) { String(decoding: $0, as: UTF8.self) } }
+    func string(_ index: Int) -> String {
+        if made.strings.isEmpty { made.strings = Array(repeating: nil, count: ends.count) }
+        if let string = made.strings[index] { return string }
+        let string = withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
+        made.strings[index] = string
+        return string
+    }
+}
+
+/// ``NumberedStrings/string(_:)``'s strings by position, nil where none was made yet; a class, so
+/// that reading a string (a reader's table is read, not changed) can keep what it made.
+private final class MadeStrings {
+    var strings: [String?] = []
 }
 
 /// What the binary reader builds from the object changes it has checked (Spec/v2-binary.md 8):
