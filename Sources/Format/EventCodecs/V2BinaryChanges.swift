@@ -95,7 +95,8 @@ struct NumberedStrings: BinaryStringTable {
     }
 
     func string(_ index: Int) -> String {
-        if made.strings.isEmpty { made.strings = Array(repeating: nil, count: ends.count) }
+        // Sized on first use; grown if strings were added since.
+        if made.strings.count < ends.count { made.strings += repeatElement(nil, count: ends.count - made.strings.count) }
         if let string = made.strings[index] { return string }
         let string = withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
         made.strings[index] = string
