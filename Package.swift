@@ -212,7 +212,7 @@ let package = Package(
             path: "Fuzz/Sources/FuzzDecoders",
             swiftSettings: [.define("FUZZING", .when(traits: ["Fuzzing"])), .unsafeFlags(["-parse-as-library"])]
         ),
-        .target(name: "TestSupport", dependencies: ["JSONDocument", "EnsembleModel", "SyntheticHistory"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["JSONDocument", "EnsembleModel", "EventCodecs", "SyntheticHistory"], path: "Tests/TestSupport"),
         .testTarget(name: "JSONDocumentTests", dependencies: ["JSONDocument", "TestSupport"]),
         .testTarget(name: "DataModelTests", dependencies: ["JSONDocument", "DataModel"]),
         .testTarget(name: "KeyedArchiveTests", dependencies: ["JSONDocument", "KeyedArchive"]),

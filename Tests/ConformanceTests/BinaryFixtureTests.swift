@@ -4,6 +4,7 @@ import JSONDocument
 import EnsembleModel
 import EventCodecs
 import CloudFolder
+import TestSupport
 
 /// The hand-computed examples of Spec/v2-binary.md and its invalid and non-canonical files.
 @Suite("v2 binary fixtures")
@@ -19,6 +20,7 @@ struct BinaryFixtureTests {
         let bytes = try Fixtures.bytes("v2-binary/valid/example-\(number).bin")
         #expect(try V2BinaryEncoder().encode(event) == bytes)
         #expect(try V2BinaryDecoder().decode(bytes) == event)
+        #expect(BinaryNumberedDifferential.mismatch(bytes) == nil)
     }
 
     static let noncanonicalFiles = Fixtures.cases("v2-binary/noncanonical/cases.json").compactMap { $0["file"]?.stringValue }
@@ -29,6 +31,7 @@ struct BinaryFixtureTests {
         let event = try Self.event("v2-binary/noncanonical/\(testCase["json"]?.stringValue ?? "")")
         let bytes = try Fixtures.bytes("v2-binary/noncanonical/\(file)")
         #expect(try V2BinaryDecoder().decode(bytes) == event)
+        #expect(BinaryNumberedDifferential.mismatch(bytes) == nil, "\(file)")
         if let canonical = testCase["canonicalBytes"]?.numberValue?.int64Value {
             #expect(Int64(try V2BinaryEncoder().encode(event).count) == canonical)
         }
@@ -71,6 +74,8 @@ struct BinaryFixtureTests {
             } catch let caught {
                 error = caught
             }
+            // The merge's numbered-only reading refuses it with the same error.
+            #expect(BinaryNumberedDifferential.mismatch(bytes) == nil, "\(file)")
         }
         #expect(error.code.rawValue == testCase["code"]?.stringValue, "\(file): \(error)")
         if let offset = testCase["offset"]?.numberValue?.int64Value {

@@ -50,6 +50,8 @@ struct BinaryMutationTests {
     /// Checks the contract for one input; `what` names it in failure messages.
     @discardableResult
     static func check(_ bytes: [UInt8], _ what: @autoclosure () -> String) -> Outcome {
+        // The merge's numbered-only reading: the same error, or the same header and numbered form.
+        if let mismatch = BinaryNumberedDifferential.mismatch(bytes) { Issue.record("\(what()): \(mismatch)") }
         let event: Event
         do throws(FormatError) {
             event = try V2BinaryDecoder().decode(bytes)

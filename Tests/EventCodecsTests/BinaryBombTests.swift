@@ -3,6 +3,7 @@ import Testing
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import TestSupport
 
 /// A small binary file must not decode into far more object changes than it has bytes
 /// (Spec/v2-binary.md 11): deflate makes millions of identical changes a few kilobytes.
@@ -100,6 +101,10 @@ struct BinaryBombTests {
             ])
         let bytes = try V2BinaryEncoder().encode(event)
         #expect(try V2BinaryDecoder(limits: Self.budget(26)).decode(bytes) == event)
+        // The merge's numbered-only reading spends the budget alike: refused at the same byte.
+        for maximum in 0...26 {
+            #expect(BinaryNumberedDifferential.mismatch(bytes, decoder: V2BinaryDecoder(limits: Self.budget(maximum))) == nil, "\(maximum)")
+        }
         do {
             _ = try V2BinaryDecoder(limits: Self.budget(25)).decode(bytes)
             Issue.record("decoded beyond the budget")

@@ -4,6 +4,7 @@ import Testing
 import JSONDocument
 import EnsembleModel
 import EventCodecs
+import TestSupport
 
 /// The string table of the v2 binary encoding (Spec/v2-binary.md 6 and 10.1): which strings take
 /// the UUID-prefixed form, the order of the table, its limit, and extensions found by entity.
@@ -36,7 +37,52 @@ struct BinaryStringTableTests {
     func uuidStrings() throws {
         let values = (0..<300).map { Self.uuidText($0) + ["", "-7", "-4242-0000A1B2C3D4E5F6", "é", "\u{0}"][$0 % 5] }
         let event = Self.event(values: values, uniqueIdentifier: Self.uuidText(1000))
-        #expect(try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(event)) == event)
+        let bytes = try V2BinaryEncoder().encode(event)
+        #expect(try V2BinaryDecoder().decode(bytes) == event)
+        #expect(BinaryNumberedDifferential.mismatch(bytes) == nil)
+    }
+
+    @Test("the merge's numbered-only reading holds the table byte for byte: UUID-prefixed, non-ASCII and NUL strings as identifiers, names and values")
+    func numberedOnlyStrings() throws {
+        let texts = (0..<40).map { Self.uuidText($0) + ["", "-7", "é", "\u{0}", "/x"][$0 % 5] } + ["é", "日本", "\u{10FFFF}", "a\u{0}b", "Title 12"]
+        let changes = texts.indices.map { index in
+            ObjectChange(
+                entity: index % 2 == 0 ? "Ünit" : "Item", globalIdentifier: texts[index], type: .update,
+                propertyChanges: [
+                    PropertyChange(name: "ñame\(index % 3)", value: .attribute(.string(texts[index]))),
+                    PropertyChange(name: "related", value: .toMany(added: [texts[(index + 1) % texts.count]], removed: [])),
+                ])
+        }
+        let event = Event(
+            uniqueIdentifier: Self.uuidText(99), type: .save, storeIdentifier: Self.uuidText(98), revision: 0, globalCount: 1, timestamp: 1,
+            objectChanges: changes)
+        let bytes = try V2BinaryEncoder().encode(event)
+        #expect(BinaryNumberedDifferential.mismatch(bytes) == nil)
+        let numbered = try V2BinaryDecoder().decodeNumbered(bytes)
+        for text in texts + ["Ünit", "ñame1", Self.uuidText(99)] {
+            let found = (0..<numbered.stringCount).contains { number in numbered.withBytes(of: Int32(number)) { $0.elementsEqual(text.utf8) } }
+            #expect(found, "\(text.debugDescription) is not in the table")
+        }
+    }
+
+    @Test("a string that many values name is one String in the merge's numbered form, as in the event: a reference costs a byte, not the string")
+    func valuesShareTheirString() throws {
+        let long = String(repeating: "a long value ", count: 20)
+        let changes = (0..<3).map { index in
+            ObjectChange(
+                entity: "Item", globalIdentifier: "i\(index)", type: .update,
+                propertyChanges: [PropertyChange(name: "a", value: .attribute(.string(long))), PropertyChange(name: "b", value: .attribute(.url(long)))])
+        }
+        let event = Event(uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 1, timestamp: 1, objectChanges: changes)
+        let numbered = try V2BinaryDecoder().decodeNumbered(try V2BinaryEncoder().encode(event))
+        let values = numbered.attributes.compactMap { value -> String? in
+            switch value {
+            case .string(let string), .url(let string): string
+            default: nil
+            }
+        }
+        #expect(values.count == 6 && values[0] == long)
+        #expect(values.allSatisfy { ExactString.identical($0, values[0]) }, "one String, made once")
     }
 
     @Test("a string is UUID-prefixed (16 bytes instead of 36) only when all its first 36 characters are those of an uppercase UUID")
@@ -55,6 +101,7 @@ struct BinaryStringTableTests {
                 let encoded = try V2BinaryEncoder().encode(event)
                 #expect(encoded.count == prefixed.count + 20 + replacement.count - 1, "\(text) is stored as text")
                 #expect(try V2BinaryDecoder().decode(encoded) == event)
+                #expect(BinaryNumberedDifferential.mismatch(encoded) == nil, "\(text)")
             }
         }
         // Shorter than a UUID text: text as well.
@@ -70,7 +117,9 @@ struct BinaryStringTableTests {
         ]
         let event = Self.event(values: values)
         // The reader refuses a table out of order (section 6, rule 4).
-        #expect(try V2BinaryDecoder().decode(try V2BinaryEncoder().encode(event)) == event)
+        let bytes = try V2BinaryEncoder().encode(event)
+        #expect(try V2BinaryDecoder().decode(bytes) == event)
+        #expect(BinaryNumberedDifferential.mismatch(bytes) == nil)
     }
 
     @Test("a table of more strings than the limit is refused before its strings are read")
@@ -80,6 +129,7 @@ struct BinaryStringTableTests {
         // 1,000 values, 1,000 property names, and "U", "S", "Item", "i".
         var limits = BinaryReadingLimits()
         limits.maximumStrings = 2_003
+        #expect(BinaryNumberedDifferential.mismatch(bytes, decoder: V2BinaryDecoder(limits: limits)) == nil)
         do throws(FormatError) {
             _ = try V2BinaryDecoder(limits: limits).decode(bytes)
             Issue.record("a table over the limit was read")

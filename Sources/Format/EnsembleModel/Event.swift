@@ -101,14 +101,16 @@ public struct Event: Hashable, Sendable {
 /// comparison was a visible share of a million-change merge (measured: Benchmarks/README.md).
 @inlinable
 public func utf8Precedes(_ a: String, _ b: String) -> Bool {
-    ExactString.withUTF8(of: a) { left in
-        ExactString.withUTF8(of: b) { right in
-            let shared = min(left.count, right.count)
-            if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
-                let order = memcmp(l, r, shared)
-                if order != 0 { return order < 0 }
-            }
-            return left.count < right.count
-        }
+    ExactString.withUTF8(of: a) { left in ExactString.withUTF8(of: b) { right in utf8Precedes(left, right) } }
+}
+
+/// ``utf8Precedes(_:_:)`` of strings given as their UTF-8 bytes.
+@inlinable
+package func utf8Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    let shared = min(left.count, right.count)
+    if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
+        let order = memcmp(l, r, shared)
+        if order != 0 { return order < 0 }
     }
+    return left.count < right.count
 }

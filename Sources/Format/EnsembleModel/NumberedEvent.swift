@@ -86,6 +86,13 @@ package struct NumberedEvent: Sendable, Equatable {
 
     package init() {}
 
+    /// A form without changes whose strings are `text` and `ends`, as ``text`` and ``ends`` hold
+    /// them (a decoder that filled them itself hands them over without a copy).
+    package init(text: [UInt8], ends: [Int]) {
+        self.text = text
+        self.ends = ends
+    }
+
     package var stringCount: Int { ends.count }
 
     /// Adds a string to the table; returns its number.

@@ -12,12 +12,112 @@ enum ReadValue {
     case orderedToMany(added: [Int], removed: [Int], moved: [(position: Int, identifier: Int)])
 }
 
+/// The file's string table (Spec/v2-binary.md 6) as the binary reader keeps it: `String`s for an
+/// ``Event``, or bytes for the numbered form (``NumberedStrings``), with no `String` made. The
+/// reader's checks read strings through these few calls only, so they are the same for either.
+protocol BinaryStringTable {
+    init()
+    var stringCount: Int { get }
+    /// Makes room for `count` more strings; `stored` is the bytes of the table as stored.
+    mutating func reserve(_ count: Int, stored: Int)
+    /// Adds a checked entry: the uppercase text of the 16 bytes of `uuid` (if any), then `text`,
+    /// valid UTF-8.
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>)
+    /// Calls `body` with the UTF-8 bytes of string `index`.
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    /// String `index` as a `String`, where one is needed: the header's, attribute values, messages.
+    func string(_ index: Int) -> String
+}
+
+extension BinaryStringTable {
+    func isEmpty(_ index: Int) -> Bool { withBytes(of: index) { $0.isEmpty } }
+
+    /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
+    func precedes(_ a: Int, _ b: Int) -> Bool { withBytes(of: a) { x in withBytes(of: b) { y in utf8Precedes(x, y) } } }
+}
+
+/// The table an ``Event`` is made from: each string made once, shared by every reference to it.
+extension [String]: BinaryStringTable {
+    var stringCount: Int { count }
+
+    mutating func reserve(_ count: Int, stored: Int) { reserveCapacity(self.count + count) }
+
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) {
+        guard let uuid else { return append(String(decoding: text, as: UTF8.self)) }
+        append(
+            String(unsafeUninitializedCapacity: UUIDPrefix.textLength + text.count) { buffer in
+                UUIDPrefix.write(uuid, to: buffer)
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
+                return UUIDPrefix.textLength + text.count
+            })
+    }
+
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { ExactString.withUTF8(of: self[index], body) }
+
+    func string(_ index: Int) -> String { self[index] }
+}
+
+/// The numbered form's table as the reader fills it: the strings' UTF-8 bytes one after another,
+/// a UUID prefix written out as its text in place, and where each string ends; handed over to
+/// ``NumberedEvent/init(text:ends:)``. A type of this module, so that the reader's calls on it
+/// are specialized and inlined here.
+struct NumberedStrings: BinaryStringTable {
+    private(set) var text: [UInt8] = []
+    private(set) var ends: [Int] = []
+    /// The `String`s made so far: each string once, shared by every value that names it, as in
+    /// the `String` table. A reference takes a byte or two and a string up to 16 MiB
+    /// (Spec/v2-binary.md 6 and 11): a `String` per reference could make a small file take terabytes.
+    private let made = MadeStrings()
+
+    var stringCount: Int { ends.count }
+
+    mutating func reserve(_ count: Int, stored: Int) {
+        ends.reserveCapacity(ends.count + count)
+        // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
+        // about twice as many; one without is a byte fewer.
+        text.reserveCapacity(text.count + 2 * stored)
+    }
+
+    mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
+        if let uuid {
+            let start = text.count
+            text.append(contentsOf: repeatElement(0, count: UUIDPrefix.textLength))
+            text.withUnsafeMutableBufferPointer { UUIDPrefix.write(uuid, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+        }
+        text.append(contentsOf: bytes)
+        ends.append(text.count)
+    }
+
+    func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        // String n ends at ends[n] and starts where string n - 1 ends, as in the numbered form.
+        let start = index == 0 ? 0 : ends[index - 1]
+        return text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<ends[index]])) }
+    }
+
+    func string(_ index: Int) -> String {
+        // Sized on first use; grown if strings were added since.
+        if made.strings.count < ends.count { made.strings += repeatElement(nil, count: ends.count - made.strings.count) }
+        if let string = made.strings[index] { return string }
+        let string = withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
+        made.strings[index] = string
+        return string
+    }
+}
+
+/// ``NumberedStrings/string(_:)``'s strings by position, nil where none was made yet; a class, so
+/// that reading a string (a reader's table is read, not changed) can keep what it made.
+private final class MadeStrings {
+    var strings: [String?] = []
+}
+
 /// What the binary reader builds from the object changes it has checked (Spec/v2-binary.md 8):
 /// one reader, whose checks are the same whatever it builds. Strings are positions in `strings`,
-/// the file's table; calls come change by change: ``beginChange(propertyCount:)``, each property
-/// in order, then ``endChange(entity:identifier:type:dataFiles:)``.
+/// the file's table, kept as the builder needs it; calls come change by change:
+/// ``beginChange(propertyCount:)``, each property in order, then
+/// ``endChange(entity:identifier:type:dataFiles:)``.
 protocol DecodedChanges {
-    init(strings: [String])
+    associatedtype Strings: BinaryStringTable
+    init(strings: Strings)
     mutating func beginChange(propertyCount: Int)
     mutating func property(name: Int, _ value: ReadValue)
     mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int])
@@ -62,11 +162,9 @@ struct EventChanges: DecodedChanges {
 /// The changes in numbered form, numbered as the file's string table is: the table's strings
 /// are the event's, in the same order.
 struct NumberedChanges: DecodedChanges {
-    private(set) var event = NumberedEvent()
+    private(set) var event: NumberedEvent
 
-    init(strings: [String]) {
-        for string in strings { _ = ExactString.withUTF8(of: string) { event.append($0) } }
-    }
+    init(strings: NumberedStrings) { event = NumberedEvent(text: strings.text, ends: strings.ends) }
 
     func beginChange(propertyCount: Int) {}
 
@@ -103,7 +201,9 @@ struct BothChanges: DecodedChanges {
 
     init(strings: [String]) {
         whole = EventChanges(strings: strings)
-        numbered = NumberedChanges(strings: strings)
+        var table = NumberedStrings()
+        for string in strings { ExactString.withUTF8(of: string) { table.append(uuid: nil, $0) } }
+        numbered = NumberedChanges(strings: table)
     }
 
     mutating func beginChange(propertyCount: Int) {

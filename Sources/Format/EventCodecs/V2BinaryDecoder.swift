@@ -140,7 +140,7 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(.binaryMissingSection, "the header section (2) is missing", location: .init(offset: bytes.count))
         }
         var valuesLeft = limits.valueBudget?.maximumValues ?? .max
-        let strings = try stringSection.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) in try readStrings(&reader) }
+        let strings = try stringSection.read(limits, valuesLeft: &valuesLeft) { (reader) throws(FormatError) -> Changes.Strings in try readStrings(&reader) }
         let header = try readHeader(headerSection, strings, valuesLeft: &valuesLeft)
         var changes: Changes?
         if let section = payloads[.changes] {
@@ -219,8 +219,8 @@ public struct V2BinaryDecoder: Sendable {
         return payloads
     }
 
-    /// Section 1: each string made once, shared by every reference to it.
-    private func readStrings(_ reader: inout ByteReader) throws(FormatError) -> [String] {
+    /// Section 1, as `Table` keeps it.
+    private func readStrings<Table: BinaryStringTable>(_ reader: inout ByteReader) throws(FormatError) -> Table {
         let countOffset = reader.offset
         let countPosition = reader.position
         let count = try reader.count()
@@ -229,28 +229,25 @@ public struct V2BinaryDecoder: Sendable {
             throw FormatError(.binaryTooLarge, "\(count) strings exceed the limit of \(limits.maximumStrings)", location: .init(offset: countOffset))
         }
         try reader.spend(count, at: countPosition)
-        var strings: [String] = []
-        strings.reserveCapacity(count)
-        var previousKey: UInt64 = 0
+        var strings = Table()
+        strings.reserve(count, stored: reader.remaining)
         for index in 0..<count {
             let start = reader.position
-            let string = try reader.tableString(limit: limits.maximumStringBytes)
-            // Section 6, rule 4: by the first 8 bytes as a number, by all only where those are equal.
-            let key = ExactString.prefixKey(string)
-            if index > 0, key < previousKey || (key == previousKey && !utf8Precedes(strings[index - 1], string)) {
+            let entry = try reader.tableEntry(limit: limits.maximumStringBytes)
+            strings.append(uuid: entry.uuid, entry.text)
+            // Section 6, rule 4: in UTF-8 byte order, each string once.
+            if index > 0, !strings.precedes(index - 1, index) {
                 throw FormatError(.binaryInvalidValue, "the string table is not sorted and unique", location: .init(offset: reader.offset(at: start)))
             }
-            previousKey = key
-            strings.append(string)
         }
         return strings
     }
 
     /// Section 2, as an event without object changes.
-    private func readHeader(_ section: Payload, _ strings: [String], valuesLeft: inout Int) throws(FormatError) -> Event {
+    private func readHeader<Table: BinaryStringTable>(_ section: Payload, _ strings: Table, valuesLeft: inout Int) throws(FormatError) -> Event {
         let event = try section.read(limits, valuesLeft: &valuesLeft) { (header) throws(FormatError) -> Event in
             let uniqueStart = header.position
-            let uniqueIdentifier = strings[try header.reference(strings)]
+            let uniqueIdentifier = strings.string(try header.reference(strings))
             guard !uniqueIdentifier.isEmpty else {
                 throw FormatError(.binaryInvalidValue, "the uniqueIdentifier is empty", location: .init(offset: header.offset(at: uniqueStart)))
             }
@@ -270,13 +267,13 @@ public struct V2BinaryDecoder: Sendable {
                     location: .init(offset: header.offset(at: timestampStart), pointer: JSONPointer(["timestamp"])))
             }
             let storeStart = header.position
-            let store = strings[try header.reference(strings)]
+            let store = strings.string(try header.reference(strings))
             guard V2TextPatterns.isStoreIdentifier(store) else {
                 throw FormatError(
                     .binaryInvalidValue, "\"\(store)\" is not a store identifier (1 to 255 characters, no '_', '/', '\\' or NUL)",
                     location: .init(offset: header.offset(at: storeStart)))
             }
-            let modelVersion = try header.optionalReference(strings).map { strings[$0] }
+            let modelVersion = try header.optionalReference(strings).map(strings.string)
             var pairs: [(String, Int64)] = []
             var previous: Int?
             let pairStart = header.position
@@ -291,10 +288,9 @@ public struct V2BinaryDecoder: Sendable {
                         .binaryInvalidValue, "revision set stores are not sorted and unique", location: .init(offset: header.offset(at: nameStart)))
                 }
                 previous = index
-                let revision = try pointing(JSONPointer(["revisionsByStoreIdentifier", strings[index]])) { () throws(FormatError) in
-                    try header.counter()
-                }
-                pairs.append((strings[index], revision))
+                let name = strings.string(index)
+                let revision = try pointing(JSONPointer(["revisionsByStoreIdentifier", name])) { () throws(FormatError) in try header.counter() }
+                pairs.append((name, revision))
             }
             // Ascending references are distinct strings (Spec/v2-binary.md 6): each store once.
             return Event(
@@ -312,7 +308,7 @@ public struct V2BinaryDecoder: Sendable {
     /// Section 3. Sorted lists are checked by comparing references, which compare like the
     /// strings they name (Spec/v2-binary.md 3.5).
     private func readChanges<Changes: DecodedChanges>(
-        _ reader: inout ByteReader, _ strings: [String], budget: Int, into changes: inout Changes
+        _ reader: inout ByteReader, _ strings: Changes.Strings, budget: Int, into changes: inout Changes
     ) throws(FormatError) {
         var remaining = budget
         var previousEntity: Int?
@@ -322,8 +318,7 @@ public struct V2BinaryDecoder: Sendable {
             if let previousEntity, entityIndex <= previousEntity {
                 throw FormatError(.binaryInvalidValue, "entities are not sorted and unique", location: .init(offset: reader.offset(at: entityStart)))
             }
-            let entity = strings[entityIndex]
-            guard !entity.isEmpty else {
+            guard !strings.isEmpty(entityIndex) else {
                 throw FormatError(.binaryInvalidValue, "an entity name is empty", location: .init(offset: reader.offset(at: entityStart)))
             }
             previousEntity = entityIndex
@@ -339,7 +334,9 @@ public struct V2BinaryDecoder: Sendable {
             }
             for changeIndex in 0..<count {
                 // Built only for an error: most changes never need it.
-                func changePointer(_ rest: String...) -> JSONPointer { JSONPointer(["changesByEntity", entity, String(changeIndex)] + rest) }
+                func changePointer(_ rest: String...) -> JSONPointer {
+                    JSONPointer(["changesByEntity", strings.string(entityIndex), String(changeIndex)] + rest)
+                }
                 let typeStart = reader.position
                 let rawType = try reader.varint()
                 guard let type = ChangeType(rawValue: Int64(clamping: rawType)) else {
@@ -349,7 +346,7 @@ public struct V2BinaryDecoder: Sendable {
                 }
                 let idStart = reader.position
                 let id = try reader.reference(strings)
-                guard !strings[id].isEmpty else {
+                guard !strings.isEmpty(id) else {
                     throw FormatError(.binaryInvalidValue, "a globalIdentifier is empty", location: .init(offset: reader.offset(at: idStart)))
                 }
                 let dataFiles = try reader.sortedReferences(strings, valid: DataFileName.isValid)
@@ -637,9 +634,9 @@ struct ByteReader {
         return try fixed(Int(length))
     }
 
-    /// A string-table entry (Spec/v2-binary.md section 6) as the string it stands for, checked
-    /// in the order of the rules there.
-    mutating func tableString(limit: Int) throws(FormatError) -> String {
+    /// A string-table entry (Spec/v2-binary.md section 6), checked in the order of the rules
+    /// there: the 16 bytes of its UUID prefix, if it has one, and its text, valid UTF-8.
+    mutating func tableEntry(limit: Int) throws(FormatError) -> (uuid: UnsafeBufferPointer<UInt8>?, text: UnsafeBufferPointer<UInt8>) {
         let start = position
         let header = try varint()
         let hasUUID = header & 1 == 1
@@ -655,51 +652,41 @@ struct ByteReader {
         }
         let uuid = hasUUID ? try fixed(16) : nil
         let text = try fixed(Int(stored))
-        guard let string = Self.string(uuid: uuid, text) else {
+        // ASCII, the usual case, by a scan without an early exit, since `String(validating:)`
+        // costs a generic call (and makes a `String`).
+        guard text.reduce(0, |) < 0x80 || String(validating: text, as: UTF8.self) != nil else {
             throw FormatError(.binaryInvalidUTF8, "a string is not valid UTF-8", location: .init(offset: offset(at: start)))
         }
-        return string
-    }
-
-    /// The uppercase text of `uuid` (if any) followed by `text`, or nil when `text` is not UTF-8.
-    private static func string(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>) -> String? {
-        // The initializers below repair bad UTF-8 instead of refusing it, so it is checked first:
-        // ASCII, the usual case, by a scan without an early exit, since `String(validating:)`
-        // costs a generic call.
-        guard text.reduce(0, |) < 0x80 || String(validating: text, as: UTF8.self) != nil else { return nil }
-        guard let uuid else { return String(decoding: text, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: UUIDPrefix.textLength + text.count) { buffer in
-            UUIDPrefix.write(uuid, to: buffer)
-            _ = UnsafeMutableBufferPointer(rebasing: buffer[UUIDPrefix.textLength...]).initialize(fromContentsOf: text)
-            return UUIDPrefix.textLength + text.count
-        }
+        return (uuid, text)
     }
 
     /// A string reference (Spec/v2-binary.md 3.5): a position in `table`.
     @inline(__always)
-    mutating func reference(_ table: [String]) throws(FormatError) -> Int {
+    mutating func reference<Table: BinaryStringTable>(_ table: Table) throws(FormatError) -> Int {
         let start = position
         let index = try varint()
-        guard index < UInt64(table.count) else {
-            throw FormatError(.binaryBadIndex, "string index \(index) is beyond the \(table.count) strings", location: .init(offset: offset(at: start)))
+        guard index < UInt64(table.stringCount) else {
+            throw FormatError(
+                .binaryBadIndex, "string index \(index) is beyond the \(table.stringCount) strings", location: .init(offset: offset(at: start)))
         }
         return Int(index)
     }
 
     /// An optional reference: 0 for none, otherwise the position plus 1.
-    mutating func optionalReference(_ table: [String]) throws(FormatError) -> Int? {
+    mutating func optionalReference<Table: BinaryStringTable>(_ table: Table) throws(FormatError) -> Int? {
         let start = position
         let value = try varint()
         guard value > 0 else { return nil }
-        guard value - 1 < UInt64(table.count) else {
-            throw FormatError(.binaryBadIndex, "string index \(value - 1) is beyond the \(table.count) strings", location: .init(offset: offset(at: start)))
+        guard value - 1 < UInt64(table.stringCount) else {
+            throw FormatError(
+                .binaryBadIndex, "string index \(value - 1) is beyond the \(table.stringCount) strings", location: .init(offset: offset(at: start)))
         }
         return Int(value - 1)
     }
 
     /// A set of strings, written as ascending references (their positions in `table` are
-    /// returned); each must pass `valid`.
-    mutating func sortedReferences(_ table: [String], valid: (String) -> Bool = { _ in true }) throws(FormatError) -> [Int] {
+    /// returned); each must pass `valid`, if given (made a `String` for it only then).
+    mutating func sortedReferences<Table: BinaryStringTable>(_ table: Table, valid: ((String) -> Bool)? = nil) throws(FormatError) -> [Int] {
         let countStart = position
         let count = try count()
         // Most sets are empty (a change's data files): no buffer is asked for them.
@@ -715,8 +702,11 @@ struct ByteReader {
                 throw FormatError(.binaryInvalidValue, "a set of identifiers is not sorted and unique", location: .init(offset: offset(at: start)))
             }
             last = index
-            guard valid(table[index]) else {
-                throw FormatError(.binaryInvalidValue, "\"\(table[index])\" is not allowed here", location: .init(offset: offset(at: start)))
+            if let valid {
+                let string = table.string(index)
+                guard valid(string) else {
+                    throw FormatError(.binaryInvalidValue, "\"\(string)\" is not allowed here", location: .init(offset: offset(at: start)))
+                }
             }
             result.append(index)
         }
@@ -725,7 +715,7 @@ struct ByteReader {
 
     /// A property change's kind and value (Spec/v2-binary.md 8.2, 8.3); `valuePointer` is the
     /// place of an attribute value in the canonical JSON form, for its `v2.*` errors.
-    mutating func propertyValue(_ table: [String], valuePointer: () -> JSONPointer) throws(FormatError) -> ReadValue {
+    mutating func propertyValue<Table: BinaryStringTable>(_ table: Table, valuePointer: () -> JSONPointer) throws(FormatError) -> ReadValue {
         let kindStart = position
         switch try varint() {
         case 0: return try pointing(valuePointer()) { () throws(FormatError) in try attribute(table) }
@@ -754,7 +744,7 @@ struct ByteReader {
         }
     }
 
-    mutating func attribute(_ table: [String]) throws(FormatError) -> ReadValue {
+    mutating func attribute<Table: BinaryStringTable>(_ table: Table) throws(FormatError) -> ReadValue {
         let start = position
         switch try varint() {
         case 0: return .attribute(.null)
@@ -769,7 +759,7 @@ struct ByteReader {
                 throw FormatError(.v2InvalidDecimal, "a decimal is not decimal text", location: .init(offset: offset(at: start)))
             }
             return .attribute(.decimal(text))
-        case 6: return .attribute(.string(table[try reference(table)]))
+        case 6: return .attribute(.string(table.string(try reference(table))))
         case 7:
             let valueStart = position
             let milliseconds = try double()
@@ -783,12 +773,14 @@ struct ByteReader {
             let raw = try fixed(16)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(raw)) }
             return .attribute(.uuid(UUID(uuid: uuid)))
-        case 10: return .attribute(.url(table[try reference(table)]))
+        case 10: return .attribute(.url(table.string(try reference(table))))
         case 11:
             let referenceStart = position
             let name = try reference(table)
-            guard DataFileName.isValid(table[name]) else {
-                throw FormatError(.binaryInvalidValue, "\"\(table[name])\" is not a data file name", location: .init(offset: offset(at: referenceStart)))
+            // A `String` for the check: data files are rare.
+            let file = table.string(name)
+            guard DataFileName.isValid(file) else {
+                throw FormatError(.binaryInvalidValue, "\"\(file)\" is not a data file name", location: .init(offset: offset(at: referenceStart)))
             }
             return .dataFile(name)
         case let tag:
