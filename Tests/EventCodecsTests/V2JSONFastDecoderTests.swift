@@ -178,6 +178,7 @@ struct V2JSONFastDecoderTests {
         ]
         let twice = [
             #""A":[{"type":100,"globalIdentifier":"a"}],"B":[],"\u0041":[{"type":100,"globalIdentifier":"b"}]"#,
+            #""B":[{"type":100,"globalIdentifier":"b"}],"A":[],"B":[{"type":100,"globalIdentifier":"c"}]"#,
             #""A":[{"type":200,"globalIdentifier":"a","properties":[\#(title),{"name":"z","type":1,"relatedIdentifier":null},\#(escapedTitle)]}]"#,
             #""A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"tags","type":2,"addedIdentifiers":["y","x","\u0079"]}]}]"#,
             #""A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"tags","type":2,"removedIdentifiers":["x","x"]}]}]"#,
