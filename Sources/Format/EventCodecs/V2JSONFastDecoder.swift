@@ -124,16 +124,7 @@ private struct Cursor {
     /// quote, a backslash nor a control character. Stops at the first 8 bytes that hold one of
     /// those (or where fewer than 8 are left), for the caller's byte-by-byte loop, which decides.
     /// Scanning every byte was an eighth of decoding (measured: Benchmarks/README.md).
-    mutating func skipPlainText() {
-        guard let base = bytes.baseAddress.map(UnsafeRawPointer.init) else { return }
-        while bytes.count - index >= 8 {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            guard word & 0x8080_8080_8080_8080 == 0,
-                ByteLanes.inRange(word, 0, 0x20) | ByteLanes.inRange(word, quote, quote + 1) | ByteLanes.inRange(word, backslash, backslash + 1) == 0
-            else { return }
-            index += 8
-        }
-    }
+    mutating func skipPlainText() { index = ByteLanes.plainStringEnd(in: bytes, from: index) }
 
     /// An object key without escapes, and the `:` after it: the range of its bytes.
     mutating func key() throws(Decline) -> Range<Int> {

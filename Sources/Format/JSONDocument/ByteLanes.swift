@@ -2,24 +2,43 @@
 /// replace a loop with a branch per byte, which random identifiers mispredict half of the time.
 /// Written once for the readers of UUID text, identifiers and JSON strings.
 ///
-/// Public only so that other modules inline it: `@inlinable` on a `package` declaration left a
-/// call per word (also with `@inline(__always)` or `@_alwaysEmitIntoClient`, Swift 6.3), which
-/// cost a tenth of JSON decoding and part of every identifier's parse (measured:
+/// Other modules call these out of line: `@inlinable`, `@inline(__always)`,
+/// `@_alwaysEmitIntoClient` and `@_transparent` on a `package` declaration all left a call (Swift
+/// 6.3.1), and only what a library user calls is public. A loop over many words therefore stands
+/// here whole (``plainStringEnd(in:from:)``), one call for all its words (measured:
 /// Benchmarks/README.md).
-public enum ByteLanes {
+package enum ByteLanes {
     /// 0x80 in each byte of `word` whose value lies in `first..<end`, 0 in the others. Every
     /// byte of `word` must be below 0x80 (test `word & 0x8080_8080_8080_8080` first), so that
     /// adding up to 0x80 to a byte carries into no other; `first <= end <= 0x80`.
     @inlinable
-    public static func inRange(_ word: UInt64, _ first: UInt8, _ end: UInt8) -> UInt64 {
+    package static func inRange(_ word: UInt64, _ first: UInt8, _ end: UInt8) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         return (word &+ ones &* UInt64(0x80 - first)) & ~(word &+ ones &* UInt64(0x80 - end)) & 0x8080_8080_8080_8080
+    }
+
+    /// Where the bytes of `text` from `start` on stop being, 8 at a time, bytes a JSON string
+    /// holds as they are: ASCII, and neither a quote, a backslash nor a control character. Stops
+    /// at the first 8 bytes that hold another (or where fewer than 8 are left), for the caller's
+    /// byte-by-byte loop, which decides.
+    package static func plainStringEnd(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = text.baseAddress.map(UnsafeRawPointer.init) else { return start }
+        var index = start
+        while text.count - index >= 8 {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            guard word & 0x8080_8080_8080_8080 == 0,
+                inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1)
+                    | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1) == 0
+            else { return index }
+            index += 8
+        }
+        return index
     }
 
     /// The low 4 bits of each byte of `nibbles` (the high 4 must be 0), packed into 32 bits: the
     /// highest byte's in the highest 4 bits.
     @inlinable
-    public static func packNibbles(_ nibbles: UInt64) -> UInt32 {
+    package static func packNibbles(_ nibbles: UInt64) -> UInt32 {
         var packed = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
         packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
         return UInt32(truncatingIfNeeded: packed | packed >> 16)
