@@ -148,8 +148,7 @@ package struct NumberedEvent: Sendable, Equatable {
         guard open.count > 1 else { return true }
         if !open.dropFirst().allSatisfy({ precedes(properties[$0 - 1].name, properties[$0].name) }) {
             // The strings only: a copy of the whole event would make sorting copy the properties.
-            var strings = NumberedEvent()
-            (strings.text, strings.ends) = (text, ends)
+            let strings = NumberedEvent(text: text, ends: ends)
             properties[open].sort { strings.precedes($0.name, $1.name) }
         }
         return !open.dropFirst().contains { same(properties[$0 - 1].name, properties[$0].name) }

@@ -47,7 +47,7 @@ package struct RevisionSet: Hashable, Sendable {
     private init(table: [ExactString: Int64]) {
         storage =
             table.count <= Self.largeCount
-            ? .sorted(table.map { Pair(store: $0.key, revision: $0.value) }.sorted { utf8Precedes($0.store.value, $1.store.value) }) : .table(table)
+            ? .sorted(Self.sortedList(table)) : .table(table)
     }
 
     /// From (store, revision) pairs, keeping stores apart by their exact bytes; a later pair for
@@ -141,8 +141,13 @@ package struct RevisionSet: Hashable, Sendable {
     private var sortedPairs: [Pair] {
         switch storage {
         case .sorted(let list): list
-        case .table(let table): table.map { Pair(store: $0.key, revision: $0.value) }.sorted { utf8Precedes($0.store.value, $1.store.value) }
+        case .table(let table): Self.sortedList(table)
         }
+    }
+
+    /// The pairs of a dictionary, sorted by store (UTF-8 bytes).
+    private static func sortedList(_ table: [ExactString: Int64]) -> [Pair] {
+        table.map { Pair(store: $0.key, revision: $0.value) }.sorted { utf8Precedes($0.store.value, $1.store.value) }
     }
 
     /// Store identifiers in UTF-8 byte order.
