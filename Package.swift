@@ -64,7 +64,9 @@ let package = Package(
         .target(name: "ParallelWork", path: "Sources/Infrastructure/ParallelWork"),
         .target(
             name: "EventCodecs",
-            dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "Deflate", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "JSONDocument", "EnsembleModel", "DataModel", "Deflate", "ParallelWork", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Sources/Format/EventCodecs"
         ),
         // Ensembles 2's wrappers (RNCryptor v3 encryption, one-entry zip archives) and what a

@@ -46,7 +46,7 @@ struct StreamingEncoderTests {
     }
 
     static var events: [(String, Event)] {
-        var events = [("tricky", tricky)]
+        var events = [("tricky", tricky), ("written in pieces", PiecedEvent.make())]
         var withModel = tricky
         withModel.modelVersion = "hash \u{1}"
         events.append(("tricky with a model version", withModel))

@@ -185,15 +185,16 @@ struct StateIndexTests {
         #expect(written?.map { Array(($0.stringValue ?? "-").utf8) } == expected)
     }
 
-    @Test("the state document has the bytes of its values, over several pieces, with names that need escapes")
-    func documentFromValues() throws {
-        let entities = ["", "A\"b", "\u{1}x", "\u{e9}t\u{e9}", "Plain"]
+    static let pieceEntities = ["", "A\"b", "\u{1}x", "\u{e9}t\u{e9}", "Plain"]
+
+    /// A state of more objects than one piece of 2,048 (or 4,096), so that pieces and their
+    /// entity boundaries are written by several threads, with names that need escapes.
+    static func stateInPieces() -> StoreState {
+        let entities = pieceEntities
         let names = ["", "q\"uote", "back\\slash", "\u{7}", "n\u{e9}", "z"]
         var random = SplitMix64(seed: 3)
         var ids: [String] = []
         var changes: [ObjectChange] = []
-        // More objects than one piece of 2,048, so that pieces and their entity boundaries are
-        // written by several threads.
         for number in 0..<5_000 {
             let id = "id-\(random.next() % 100)-\(number)"
             let earlier = (0..<4).compactMap { _ in ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
@@ -209,6 +210,13 @@ struct StateIndexTests {
         }
         var state = StoreState(model: nil)
         state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        return state
+    }
+
+    @Test("the state document has the bytes of its values, over several pieces, with names that need escapes")
+    func documentFromValues() throws {
+        let entities = Self.pieceEntities
+        let state = Self.stateInPieces()
         // The expected document goes through each object's values as JSON (their own sort of
         // identifiers) and the general writer, not through the state's document writer.
         var byEntity: [String: [(String, JSONValue)]] = [:]
@@ -219,5 +227,23 @@ struct StateIndexTests {
         let expected = JSONValue.object(JSONObject([("entities", .object(JSONObject(byEntity.map { ($0.key, .object(JSONObject($0.value))) })))]))
         #expect(byEntity.count == entities.count && state.liveObjectCount == 5_000)
         #expect(try state.documentBytes() == JSONWriter().bytes(expected))
+    }
+
+    @Test("a baseline made in pieces on several threads has an insert per live object in document order, and rebuilds the state")
+    func baselineInPieces() throws {
+        let state = Self.stateInPieces()
+        let baseline = state.baseline(
+            uniqueIdentifier: "B", storeIdentifier: "S", globalCount: 1, timestamp: 0, modelVersion: nil, revisionSet: RevisionSet(["S": 0]))
+        // Listed one object at a time by `objectsInOrder`, not in pieces.
+        let objects = state.objectsInOrder
+        #expect(baseline.objectChanges.count == objects.count && objects.count == 5_000)
+        for (change, object) in zip(baseline.objectChanges, objects) {
+            #expect(
+                exactlyEqual(change.entity, object.entity) && exactlyEqual(change.globalIdentifier, object.id) && change.type == .insert
+                    && exactlyEqual(change.propertyChanges.map(\.name), object.properties.map(\.name)), "\(change.entity) \(change.globalIdentifier)")
+        }
+        var rebuilt = StoreState(model: nil)
+        rebuilt.apply(baseline)
+        #expect(try rebuilt.documentBytes() == state.documentBytes())
     }
 }

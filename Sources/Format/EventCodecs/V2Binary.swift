@@ -1,5 +1,6 @@
 import Deflate
 import Foundation
+import ParallelWork
 import JSONDocument
 import EnsembleModel
 
@@ -127,48 +128,34 @@ public struct V2BinaryEncoder: Sendable {
         return output.bytes
     }
 
-    /// `changesOf`: the positions of each entity's changes in `event.objectChanges`.
+    /// `changesOf`: the positions of each entity's changes in `event.objectChanges`. Written in
+    /// pieces on every core, joined in order: a large event's changes on one thread were a third
+    /// of a rebase's encoding (measured: Benchmarks/README.md).
     private func changes(_ event: Event, _ changesOf: [ExactString: [Int]], _ strings: StringTable) throws(FormatError) -> [UInt8] {
+        let groups = event.entities.map { (entity: $0, changes: changesOf[ExactString($0)] ?? []) }
+        // The section after its count: each group's entity and change count (item `-1 - g` for
+        // group g), then its changes (items their positions in `event.objectChanges`).
+        var items: [Int] = []
+        items.reserveCapacity(event.objectChanges.count + groups.count)
+        for (group, members) in groups.enumerated() {
+            items.append(-1 - group)
+            items += members.changes
+        }
         var writer = ByteWriter()
-        let entities = event.entities
-        writer.varint(UInt64(entities.count))
-        for entity in entities {
-            let list = changesOf[ExactString(entity)] ?? []
-            writer.varint(strings.index(entity))
-            writer.varint(UInt64(list.count))
-            for change in list.lazy.map({ event.objectChanges[$0] }) {
-                writer.varint(UInt64(change.type.rawValue))
-                writer.varint(strings.index(change.globalIdentifier))
-                writer.indexes(sortedUnique(change.dataFiles), strings)
-                let properties = ObjectChange.sortedByName(change.propertyChanges)
-                writer.varint(UInt64(properties.count))
-                for property in properties {
-                    writer.varint(strings.index(property.name))
-                    writer.varint(UInt64(property.kind.rawValue))
-                    switch property.value {
-                    case .attribute(let value): try writer.attribute(value, strings)
-                    case .attributeInDataFile(let name):
-                        writer.varint(11)
-                        writer.varint(strings.index(name))
-                    case .toOne(let related): writer.varint(related.map { strings.index($0) + 1 } ?? 0)
-                    case .toMany(let added, let removed):
-                        writer.indexes(sortedUnique(added), strings)
-                        writer.indexes(sortedUnique(removed), strings)
-                    case .orderedToMany(let added, let removed, let moved):
-                        writer.indexes(sortedUnique(added), strings)
-                        writer.indexes(sortedUnique(removed), strings)
-                        writer.varint(UInt64(moved.count))
-                        for position in moved.keys.sorted() {
-                            guard position >= 0 && position <= 999_999_999, let id = moved[position] else {
-                                throw FormatError(.v2UnencodableValue, "ordered position \(position) is outside 0...999999999")
-                            }
-                            writer.varint(UInt64(position))
-                            writer.varint(strings.index(id))
-                        }
-                    }
+        writer.varint(UInt64(groups.count))
+        let pieces = try Pieces.map(count: items.count, size: 4_096) { [items] (range) throws(FormatError) -> [UInt8] in
+            var piece = ByteWriter()
+            for item in items[range] {
+                if item < 0 {
+                    piece.varint(strings.index(groups[-1 - item].entity))
+                    piece.varint(UInt64(groups[-1 - item].changes.count))
+                } else {
+                    try piece.change(event.objectChanges[item], strings)
                 }
             }
+            return piece.bytes
         }
+        for piece in pieces { writer.bytes += piece }
         return writer.bytes
     }
 
@@ -201,23 +188,85 @@ public struct V2BinaryEncoder: Sendable {
 }
 
 /// The interned strings of one event (Spec/v2-binary.md 10.1 rule 3): each once, sorted by
-/// UTF-8 bytes. Collected into a set first, so that only the distinct strings are sorted rather
-/// than every reference.
-struct StringTable {
+/// UTF-8 bytes. Each piece of the changes collects its distinct strings into a set and sorts
+/// them, on every core; the sorted lists are then merged, dropping repeats, so that only
+/// distinct strings are sorted rather than every reference (one thread collecting and sorting a
+/// large baseline's strings was half of its encoding: Benchmarks/README.md).
+struct StringTable: Sendable {
     private var positions: [ExactString: UInt64] = [:]
     private var sorted: [String] = []
 
+    /// Strings sorted by UTF-8 bytes, with their ``ExactString/prefixKey(_:)``s.
+    private typealias SortedList = (strings: [String], keys: [UInt64])
+
     init(_ event: Event) {
+        let changes = event.objectChanges
+        var lists = Pieces.map(count: changes.count, size: 8_192) { Self.sortedList(Self.strings(of: changes[$0])) }
+        var header = Set([event.uniqueIdentifier, event.storeIdentifier].map(ExactString.init))
+        for store in event.revisionSet.stores { header.insert(ExactString(store)) }
+        if let model = event.modelVersion { header.insert(ExactString(model)) }
+        lists.append(Self.sortedList(header))
+        sorted = Self.merged(lists)
+        positions.reserveCapacity(sorted.count)
+        for (position, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(position) }
+    }
+
+    /// Sorted by the first bytes of the strings as a number, and by all bytes only where those
+    /// are equal: comparing the strings alone was most of encoding.
+    private static func sortedList(_ distinct: Set<ExactString>) -> SortedList {
+        let strings = distinct.map(\.value)
+        let keys = strings.map(ExactString.prefixKey)
+        let order = strings.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : utf8Precedes(strings[$0], strings[$1]) }
+        return (order.map { strings[$0] }, order.map { keys[$0] })
+    }
+
+    /// The strings of every list, sorted, each once: the lists end to end in two arrays, read
+    /// through their buffers (reading each list's arrays through the list of lists retained and
+    /// released them for every comparison).
+    private static func merged(_ lists: [SortedList]) -> [String] {
+        var strings: [String] = [], keys: [UInt64] = [], next: [Int] = [], ends: [Int] = []
+        for list in lists {
+            next.append(strings.count)
+            strings += list.strings
+            keys += list.keys
+            ends.append(strings.count)
+        }
+        var merged: [String] = []
+        merged.reserveCapacity(lists.map(\.strings.count).max() ?? 0)
+        strings.withUnsafeBufferPointer { strings in
+            keys.withUnsafeBufferPointer { keys in
+                var last = -1
+                while true {
+                    var least = -1
+                    for list in next.indices where next[list] < ends[list] {
+                        let candidate = next[list]
+                        if least < 0 { least = list; continue }
+                        let other = next[least]
+                        if keys[candidate] < keys[other] || (keys[candidate] == keys[other] && utf8Precedes(strings[candidate], strings[other])) {
+                            least = list
+                        }
+                    }
+                    guard least >= 0 else { return }
+                    let position = next[least]
+                    // A repeat comes right after the string it repeats.
+                    if last < 0 || keys[position] != keys[last] || !exactlyEqual(strings[position], strings[last]) {
+                        merged.append(strings[position])
+                        last = position
+                    }
+                    next[least] += 1
+                }
+            }
+        }
+        return merged
+    }
+
+    /// The strings `changes` name.
+    private static func strings(of changes: ArraySlice<ObjectChange>) -> Set<ExactString> {
         // At least the global identifiers, nearly one per change: fewer rehashes as it grows.
-        var distinct = Set<ExactString>(minimumCapacity: event.objectChanges.count)
+        var distinct = Set<ExactString>(minimumCapacity: changes.count)
         func add(_ string: String) { distinct.insert(ExactString(string)) }
         func add(_ strings: [String]) { for string in strings { add(string) } }
-        add(event.uniqueIdentifier)
-        add(event.storeIdentifier)
-        add(event.revisionSet.stores)
-        if let model = event.modelVersion { add(model) }
         // By index, reading fields in place: copying each change and property retained all its parts.
-        let changes = event.objectChanges
         for change in changes.indices {
             add(changes[change].entity)
             add(changes[change].globalIdentifier)
@@ -240,14 +289,7 @@ struct StringTable {
                 }
             }
         }
-        // Positions sorted by the first bytes of their strings as a number, and by all bytes
-        // only where those are equal: comparing the strings alone was most of encoding.
-        let strings = distinct.map(\.value)
-        let keys = strings.map(ExactString.prefixKey)
-        let order = strings.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : utf8Precedes(strings[$0], strings[$1]) }
-        sorted = order.map { strings[$0] }
-        positions.reserveCapacity(sorted.count)
-        for (position, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(position) }
+        return distinct
     }
 
     func index(_ string: String) -> UInt64 { positions[ExactString(string)] ?? 0 }
@@ -375,6 +417,40 @@ struct ByteWriter {
             } else {
                 varint(UInt64(text.count) * 2)
                 bytes.append(contentsOf: text)
+            }
+        }
+    }
+
+    /// One object change of the changes section (Spec/v2-binary.md 8).
+    mutating func change(_ change: ObjectChange, _ strings: StringTable) throws(FormatError) {
+        varint(UInt64(change.type.rawValue))
+        varint(strings.index(change.globalIdentifier))
+        indexes(sortedUnique(change.dataFiles), strings)
+        let properties = ObjectChange.sortedByName(change.propertyChanges)
+        varint(UInt64(properties.count))
+        for property in properties {
+            varint(strings.index(property.name))
+            varint(UInt64(property.kind.rawValue))
+            switch property.value {
+            case .attribute(let value): try attribute(value, strings)
+            case .attributeInDataFile(let name):
+                varint(11)
+                varint(strings.index(name))
+            case .toOne(let related): varint(related.map { strings.index($0) + 1 } ?? 0)
+            case .toMany(let added, let removed):
+                indexes(sortedUnique(added), strings)
+                indexes(sortedUnique(removed), strings)
+            case .orderedToMany(let added, let removed, let moved):
+                indexes(sortedUnique(added), strings)
+                indexes(sortedUnique(removed), strings)
+                varint(UInt64(moved.count))
+                for position in moved.keys.sorted() {
+                    guard position >= 0 && position <= 999_999_999, let id = moved[position] else {
+                        throw FormatError(.v2UnencodableValue, "ordered position \(position) is outside 0...999999999")
+                    }
+                    varint(UInt64(position))
+                    varint(strings.index(id))
+                }
             }
         }
     }

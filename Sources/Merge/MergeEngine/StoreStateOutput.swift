@@ -83,33 +83,44 @@ extension StoreState {
         uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
         modelVersion: String?, revisionSet: RevisionSet
     ) -> Event {
-        let changes = objectsInOrder.map { object in
-            var dataFiles: [String] = []
-            let properties = object.properties.map { name, value -> PropertyChange in
-                switch value {
-                case .attribute(let attribute):
-                    return PropertyChange(name: name, value: .attribute(attribute))
-                case .dataFile(let file):
-                    dataFiles.append(file)
-                    return PropertyChange(name: name, value: .attributeInDataFile(filename: file))
-                case .toOne(let target):
-                    return PropertyChange(name: name, value: .toOne(relatedIdentifier: target?.id.value))
-                case .toMany(let members):
-                    return PropertyChange(name: name, value: .toMany(added: sortedUnique(members.map(\.id.value)), removed: []))
-                case .ordered(let order):
-                    let ids = order.map(\.id.value)
-                    return PropertyChange(
-                        name: name,
-                        value: .orderedToMany(
-                            added: sortedUnique(ids), removed: [],
-                            movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
-                }
-            }
-            return ObjectChange(entity: object.entity, globalIdentifier: object.id, type: .insert, propertyChanges: properties, dataFiles: dataFiles)
-        }
+        // Made in pieces on every core, joined in order: one thread making every change was
+        // most of a rebase's time after its fold (measured: Benchmarks/README.md).
+        let objects = liveObjectsInOrder
+        var changes: [ObjectChange] = []
+        changes.reserveCapacity(objects.count)
+        for piece in Pieces.map(count: objects.count, size: 4_096, { objects[$0].map(insert(of:)) }) { changes += piece }
         return Event(
             uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
             timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
+    }
+
+    /// The insert of a live object in its baseline: one property change per set property, by
+    /// name in UTF-8 order (Spec/merge.md 13.4).
+    private func insert(of object: Int32) -> ObjectChange {
+        var dataFiles: [String] = []
+        let properties = sortedProperties(of: object).map { name, value -> PropertyChange in
+            switch value {
+            case .attribute(let attribute):
+                return PropertyChange(name: name, value: .attribute(attribute))
+            case .dataFile(let file):
+                dataFiles.append(file)
+                return PropertyChange(name: name, value: .attributeInDataFile(filename: file))
+            case .toOne(let target):
+                return PropertyChange(name: name, value: .toOne(relatedIdentifier: target?.id.value))
+            case .toMany(let members):
+                return PropertyChange(name: name, value: .toMany(added: sortedUnique(members.map(\.id.value)), removed: []))
+            case .ordered(let order):
+                let ids = order.map(\.id.value)
+                return PropertyChange(
+                    name: name,
+                    value: .orderedToMany(
+                        added: sortedUnique(ids), removed: [],
+                        movedByIndex: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, $0.element) })))
+            }
+        }
+        return ObjectChange(
+            entity: entities[slots[Int(object)].entity], globalIdentifier: slots[Int(object)].id, type: .insert, propertyChanges: properties,
+            dataFiles: dataFiles)
     }
 
     /// The number of live objects.
@@ -149,15 +160,12 @@ extension StoreState {
         let piece = 2_048, batch = 8 * piece
         for batchStart in stride(from: 0, to: objects.count, by: batch) {
             let batchEnd = min(objects.count, batchStart + batch)
-            let starts = Array(stride(from: batchStart, to: batchEnd, by: piece))
-            let written = ResultSlots<Result<[UInt8], FormatError>>(count: starts.count)
-            DispatchQueue.concurrentPerform(iterations: starts.count) { index in
-                let lower = starts[index], upper = min(batchEnd, lower + piece)
+            let written = try Pieces.map(count: batchEnd - batchStart, size: piece) { (range) throws(FormatError) -> [UInt8] in
+                let lower = batchStart + range.lowerBound
                 let previous = lower > 0 ? slots[Int(objects[lower - 1])].entity : nil
-                written.set(index, Result { () throws(FormatError) in try write(objects[lower..<upper], after: previous, rank: rank, names: names) })
+                return try write(objects[lower..<batchStart + range.upperBound], after: previous, rank: rank, names: names)
             }
-            // Every piece is set once concurrentPerform returns.
-            for case let result? in written.values { emit(try result.get()) }
+            for bytes in written { emit(bytes) }
         }
         emit(Array((objects.isEmpty ? "}}" : "}}}").utf8))
     }
