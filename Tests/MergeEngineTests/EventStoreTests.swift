@@ -134,5 +134,12 @@ struct EventStoreTests {
         let bounded = EarlyReplay(baselines: [], input: input, mode: .folding, maximumWaiting: 1)
         for sourced in events { bounded.offer([sourced], bodies: [nil]) }
         #expect(bounded.foldedState(for: analysis, plan: plan) == nil)
+
+        // As many events folded, but one from another file than the plan's: not the plan's state.
+        var renamed = events
+        renamed[1].file += ".other"
+        let other = EarlyReplay(baselines: [], input: input, mode: .folding)
+        for sourced in renamed { other.offer([sourced], bodies: [nil]) }
+        #expect(other.foldedState(for: analysis, plan: plan) == nil)
     }
 }

@@ -188,22 +188,17 @@ package final class EarlyReplay: @unchecked Sendable {
         let handover = Handover()
         release(through: plan.cutoff, into: handover)
         apply(handover)
-        guard let folded = replayedState(), count == plan.foldedCount, baselineFiles == analysis.baselines.map(\.file) else { return nil }
-        var expected = SHA256()
-        do throws(FormatError) {
-            let order = try analysis.replayOrder()
-            while let sourced = try order.next(), sourced.event.globalCount <= plan.cutoff { Self.record(sourced.file, in: &expected) }
-        } catch {
-            return nil
-        }
-        guard Array(expected.finalize()) == Array(replayed.finalize()) else { return nil }
+        guard let folded = replayedState(), count == plan.foldedCount, baselineFiles == analysis.baselines.map(\.file),
+            plan.foldedFiles == Array(replayed.finalize())
+        else { return nil }
         // Handed over, not shared: the caller goes on changing it (the kept events), which would
         // copy the whole state while this one still held it.
         queue.sync { state = StoreState(model: folded.dataModel) }
         return folded
     }
 
-    private static func record(_ file: String, in hash: inout SHA256) {
+    /// Adds the name of a replayed file to `hash` (its bytes, then a NUL).
+    static func record(_ file: String, in hash: inout SHA256) {
         var file = file
         file.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }

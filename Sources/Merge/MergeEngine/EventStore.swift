@@ -138,6 +138,16 @@ package final class EventStore: @unchecked Sendable {
         package func next() throws(FormatError) -> SourcedEvent? { try row()?.sourced }
     }
 
+    /// The greatest global count of each store among the events that `condition` selects.
+    func greatestGlobalCounts(where condition: String) throws(FormatError) -> [Int64] {
+        lock.lock()
+        defer { lock.unlock() }
+        let query = try database.prepare("SELECT max(global_count) FROM event WHERE \(condition) GROUP BY store")
+        var counts: [Int64] = []
+        while try query.step() { counts.append(query.int64(0)) }
+        return counts
+    }
+
     /// How many events name a model version, and the first such version in store order.
     package func modelVersions() throws(FormatError) -> (count: Int, example: String?) {
         lock.lock()

@@ -240,6 +240,13 @@ package struct MergeAnalysis: Sendable {
         return try store.cursor(where: Self.replayedRows, orderBy: Self.replayOrdering)
     }
 
+    /// The greatest global count of each store's events to replay (in no particular order),
+    /// without reading the events.
+    package func greatestReplayedGlobalCounts() throws(FormatError) -> [Int64] {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        return try store.greatestGlobalCounts(where: Self.replayedRows)
+    }
+
     /// The file of each event to replay, in replay order, without reading the events.
     package func forEachReplayedFile(_ body: (String) -> Void) throws(FormatError) {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }

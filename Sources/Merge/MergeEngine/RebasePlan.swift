@@ -1,3 +1,4 @@
+import Crypto
 import JSONDocument
 import EnsembleModel
 import ProgressReporting
@@ -29,28 +30,28 @@ package struct RebasePlan: Sendable {
     /// The new baseline's revision set: per store, the greater of the baselines' revision and
     /// the highest folded revision.
     package var revisionSet: RevisionSet
+    /// The SHA-256 of the folded events' file names in replay order, as ``EarlyReplay`` records
+    /// the files it replays: whether its folded state is the one of this plan.
+    package var foldedFiles: [UInt8] = []
     private let analysis: MergeAnalysis
 
     /// nil when no store has moved (nothing to fold); throws `rebase.unsafe-cutoff` when a
     /// store's kept event does not come after its folded ones.
     package init?(_ analysis: MergeAnalysis) throws(FormatError) {
         self.analysis = analysis
-        var greatest: [ExactString: Int64] = [:]
-        let all = try analysis.replayOrder()
-        while let sourced = try all.next() {
-            let store = ExactString(sourced.event.storeIdentifier)
-            greatest[store] = max(greatest[store] ?? .min, sourced.event.globalCount)
-        }
-        guard let cutoff = greatest.values.min() else { return nil }
+        // The cutoff from the index alone (one pass over the events, not two).
+        guard let cutoff = try analysis.greatestReplayedGlobalCounts().min() else { return nil }
         self.cutoff = cutoff
         var highestFolded = RevisionSet()
-        let again = try analysis.replayOrder()
-        while let sourced = try again.next() {
+        var files = SHA256()
+        let order = try analysis.replayOrder()
+        while let sourced = try order.next() {
             let event = sourced.event
             guard event.globalCount <= cutoff else {
                 kept.append(sourced)
                 continue
             }
+            EarlyReplay.record(sourced.file, in: &files)
             foldedCount += 1
             lastFoldedStore = event.storeIdentifier
             foldedTimestamp = max(foldedTimestamp ?? event.timestamp, event.timestamp)
@@ -68,6 +69,7 @@ package struct RebasePlan: Sendable {
         var revisions = analysis.baselineRevisions ?? RevisionSet()
         for (store, revision) in highestFolded.revisions where revision > (revisions[store] ?? -1) { revisions[store] = revision }
         revisionSet = revisions
+        foldedFiles = Array(files.finalize())
     }
 
     /// Calls `body` with the folded events in replay order, a page at a time.

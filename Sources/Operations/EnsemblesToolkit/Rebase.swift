@@ -115,7 +115,10 @@ extension Ensemble {
         } catch {
             throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.rebaseWriteFailed, "\(error)"))
         }
-        state = StoreState(model: input.model)
+        // Freed on another thread while this one writes the baseline: freeing a large state
+        // here held the writing up (measured: Benchmarks/README.md).
+        let folded = consume state
+        DispatchQueue.global().async { withExtendedLifetime(folded) {} }
         // Handed to the writer, which lets it go once it is written.
         var pending: Event? = consume baseline
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
