@@ -88,18 +88,32 @@ extension StoreState {
         let objects = liveObjectsInOrder
         var changes: [ObjectChange] = []
         changes.reserveCapacity(objects.count)
-        for piece in Pieces.map(count: objects.count, size: 4_096, { objects[$0].map(insert(of:)) }) { changes += piece }
+        let rank = propertyRanks
+        let pieces = Pieces.map(count: objects.count, size: 4_096) { range in
+            var positions: [Int64] = []
+            return objects[range].map { insert(of: $0, rank: rank, positions: &positions) }
+        }
+        for piece in pieces { changes += piece }
         return Event(
             uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
             timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
     }
 
+    /// Each property number's place among the property names in UTF-8 order: an object's few
+    /// properties are put in name order by these numbers, without comparing the names.
+    private var propertyRanks: [Int32] {
+        let order = (0..<Int32(propertyNames.count)).sorted { utf8Precedes(propertyNames[$0], propertyNames[$1]) }
+        return order.indices.reduce(into: [Int32](repeating: 0, count: order.count)) { $0[Int(order[$1])] = Int32($1) }
+    }
+
     /// The insert of a live object in its baseline: one property change per set property, by
-    /// name in UTF-8 order (Spec/merge.md 13.4).
-    private func insert(of object: Int32) -> ObjectChange {
+    /// name in UTF-8 order (Spec/merge.md 13.4). `positions` is room for the properties' order.
+    private func insert(of object: Int32, rank: [Int32], positions: inout [Int64]) -> ObjectChange {
         var dataFiles: [String] = []
-        let properties = sortedProperties(of: object).map { name, value -> PropertyChange in
-            switch value {
+        slots[Int(object)].properties.positions(byRank: rank, into: &positions)
+        let properties = positions.map { position -> PropertyChange in
+            let name = propertyNames[slots[Int(object)].properties.key(at: Int(position))]
+            switch value(slots[Int(object)].properties.value(at: Int(position))) {
             case .attribute(let attribute):
                 return PropertyChange(name: name, value: .attribute(attribute))
             case .dataFile(let file):
@@ -151,8 +165,7 @@ extension StoreState {
     /// order (measured: Benchmarks/README.md).
     public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
         // Property numbers ranked by name once, so that each object sorts its few numbers.
-        let order = (0..<Int32(propertyNames.count)).sorted { utf8Precedes(propertyNames[$0], propertyNames[$1]) }
-        let rank = order.indices.reduce(into: [Int32](repeating: 0, count: order.count)) { $0[Int(order[$1])] = Int32($1) }
+        let rank = propertyRanks
         let names = WrittenNames(entities: entities, properties: propertyNames)
         defer { names.deallocate() }
         let objects = liveObjectsInOrder
