@@ -337,12 +337,8 @@ enum UUIDPrefix {
     /// nil if one is not such a digit. Without a branch per digit, which random identifiers
     /// mispredict half of the time.
     private static func value(ofDigits characters: UInt64) -> UInt32? {
-        let letters = ByteLanes.inRange(characters, UInt8(ascii: "A"), UInt8(ascii: "F") + 1)
-        guard characters & 0x8080_8080_8080_8080 == 0,
-            ByteLanes.inRange(characters, UInt8(ascii: "0"), UInt8(ascii: "9") + 1) | letters == 0x8080_8080_8080_8080
-        else { return nil }
-        // One digit's value per byte ("A" is 0x41: 1 + 9).
-        return ByteLanes.packNibbles((characters & 0x0F0F_0F0F_0F0F_0F0F) &+ (letters >> 7) &* 9)
+        let digits = ByteLanes.hexDigits(characters)
+        return digits.cases & 1 != 0 ? digits.value : nil
     }
 
     /// Writes the 36 characters of the uppercase text of the 16 bytes of `uuid` to the start of

@@ -35,10 +35,25 @@ package enum ByteLanes {
         return index
     }
 
+    /// The eight ASCII characters of `word`, one a byte, read as hexadecimal digits: the number
+    /// they write (the highest byte's digit in the highest 4 bits), and the letter cases they
+    /// fit, bit 0 set when each is a digit or an upper case letter, bit 1 when each is a digit
+    /// or a lower case letter; `cases` is 0 when they are not all hexadecimal digits of one
+    /// case. A whole word in one call, for the readers of UUID text (see the note above: four
+    /// calls a word were a tenth of the applying thread's UUID keys, Benchmarks/README.md).
+    package static func hexDigits(_ word: UInt64) -> (value: UInt32, cases: UInt32) {
+        let ones: UInt64 = 0x0101_0101_0101_0101, all: UInt64 = 0x8080_8080_8080_8080
+        guard word & all == 0 else { return (0, 0) }
+        let digit = inRange(word, 0x30, 0x3A)
+        let upper: UInt32 = (digit | inRange(word, 0x41, 0x47)) == all ? 1 : 0
+        let lower: UInt32 = (digit | inRange(word, 0x61, 0x67)) == all ? 2 : 0
+        // A digit's value is its low four bits; a letter's is those plus 9 (bit 6 set).
+        return (packNibbles((word & (ones &* 0x0F)) &+ ((word >> 6) & ones) &* 9), upper | lower)
+    }
+
     /// The low 4 bits of each byte of `nibbles` (the high 4 must be 0), packed into 32 bits: the
     /// highest byte's in the highest 4 bits.
-    @inlinable
-    package static func packNibbles(_ nibbles: UInt64) -> UInt32 {
+    private static func packNibbles(_ nibbles: UInt64) -> UInt32 {
         var packed = (nibbles | nibbles >> 4) & 0x00FF_00FF_00FF_00FF
         packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
         return UInt32(truncatingIfNeeded: packed | packed >> 16)

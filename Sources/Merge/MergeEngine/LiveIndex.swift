@@ -262,13 +262,8 @@ struct PackedIdentifier: Hashable, Sendable {
     /// ``init(uuid:)``); `cases` is 0 when they are not all hex digits of one case.
     @inline(__always)
     private static func digits(_ x: UInt64) -> (value: UInt64, cases: UInt32) {
-        let ones: UInt64 = 0x0101_0101_0101_0101, all: UInt64 = 0x8080_8080_8080_8080
-        guard x & all == 0 else { return (0, 0) }
-        let digit = ByteLanes.inRange(x, 0x30, 0x3A)
-        let upper: UInt32 = (digit | ByteLanes.inRange(x, 0x41, 0x47)) == all ? 1 : 0
-        let lower: UInt32 = (digit | ByteLanes.inRange(x, 0x61, 0x67)) == all ? 2 : 0
-        // A digit's value is its low four bits; a letter's is those plus 9 (bit 6 set).
-        return (UInt64(ByteLanes.packNibbles((x & (ones &* 0x0F)) &+ ((x >> 6) & ones) &* 9)), upper | lower)
+        let digits = ByteLanes.hexDigits(x)
+        return (UInt64(digits.value), digits.cases)
     }
 
     /// Whether a bucket holds an identifier.
