@@ -48,8 +48,8 @@ Table 2, sizes, rebase and verify (same rows):
   MB folder    bytes of all files of the generated cloud/ folder, in 1e6
   size/loro    with --loro: MB folder / the size of Loro's snapshot of the merged document
   state MB     size of the state document the merge prints
-  rebase s     one `logtool rebase CLOUD --out R --model MODEL --encoding ENC` (it also merges the
-               old and the new folder to check them); rebase MB: its peak memory
+  rebase s     one `logtool rebase CLOUD --out R --model MODEL --encoding ENC` (it reads the new
+               baseline back and checks it, Spec/merge.md 13.7); rebase MB: its peak memory
   MB after     bytes of the rebased folder (deleted once measured)
   verify s     one `logtool verify CLOUD --model MODEL`; verify MB: its peak memory
 

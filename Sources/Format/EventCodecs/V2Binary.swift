@@ -220,43 +220,55 @@ struct StringTable: Sendable {
         return (order.map { strings[$0] }, order.map { keys[$0] })
     }
 
-    /// The strings of every list, sorted, each once: the lists end to end in two arrays, read
-    /// through their buffers (reading each list's arrays through the list of lists retained and
-    /// released them for every comparison).
+    /// A sorted list as positions in the lists' strings end to end, with their prefix keys.
+    private typealias Run = (keys: [UInt64], positions: [Int])
+
+    /// The strings of every list, sorted, each once. Merged two lists at a time, in rounds that
+    /// halve the lists, each round's pairs on every core, so that many lists cost N log L and
+    /// not N L; the runs hold positions and keys only, so a merge copies no string (retaining
+    /// each string for every copy was most of a merge).
     private static func merged(_ lists: [SortedList]) -> [String] {
-        var strings: [String] = [], keys: [UInt64] = [], next: [Int] = [], ends: [Int] = []
+        var strings: [String] = []
+        var runs: [Run] = []
         for list in lists {
-            next.append(strings.count)
+            runs.append((list.keys, Array(strings.count..<strings.count + list.strings.count)))
             strings += list.strings
-            keys += list.keys
-            ends.append(strings.count)
         }
-        var merged: [String] = []
-        merged.reserveCapacity(lists.map(\.strings.count).max() ?? 0)
+        while runs.count > 1 {
+            var next = Pieces.map(count: runs.count / 2, size: 1) { [runs, strings] pairs in
+                Self.merge(runs[2 * pairs.lowerBound], runs[2 * pairs.lowerBound + 1], strings)
+            }
+            if runs.count % 2 == 1 { next.append(runs[runs.count - 1]) }
+            runs = next
+        }
+        return (runs.first?.positions ?? []).map { strings[$0] }
+    }
+
+    /// Two runs, each sorted and without repeats, as one: a string in both is taken once.
+    private static func merge(_ a: Run, _ b: Run, _ strings: [String]) -> Run {
+        var merged: Run = ([], [])
+        merged.keys.reserveCapacity(a.keys.count + b.keys.count)
+        merged.positions.reserveCapacity(a.keys.count + b.keys.count)
+        var i = 0, j = 0
         strings.withUnsafeBufferPointer { strings in
-            keys.withUnsafeBufferPointer { keys in
-                var last = -1
-                while true {
-                    var least = -1
-                    for list in next.indices where next[list] < ends[list] {
-                        let candidate = next[list]
-                        if least < 0 { least = list; continue }
-                        let other = next[least]
-                        if keys[candidate] < keys[other] || (keys[candidate] == keys[other] && utf8Precedes(strings[candidate], strings[other])) {
-                            least = list
-                        }
-                    }
-                    guard least >= 0 else { return }
-                    let position = next[least]
-                    // A repeat comes right after the string it repeats.
-                    if last < 0 || keys[position] != keys[last] || !exactlyEqual(strings[position], strings[last]) {
-                        merged.append(strings[position])
-                        last = position
-                    }
-                    next[least] += 1
+            while i < a.keys.count && j < b.keys.count {
+                let x = a.positions[i], y = b.positions[j]
+                if a.keys[i] != b.keys[j] ? a.keys[i] < b.keys[j] : utf8Precedes(strings[x], strings[y]) {
+                    merged.keys.append(a.keys[i])
+                    merged.positions.append(x)
+                    i += 1
+                } else {
+                    if a.keys[i] == b.keys[j] && exactlyEqual(strings[x], strings[y]) { i += 1 }
+                    merged.keys.append(b.keys[j])
+                    merged.positions.append(y)
+                    j += 1
                 }
             }
         }
+        merged.keys += a.keys[i...]
+        merged.positions += a.positions[i...]
+        merged.keys += b.keys[j...]
+        merged.positions += b.positions[j...]
         return merged
     }
 

@@ -18,8 +18,9 @@ public struct V2JSONEncoder: Sendable {
         JSONWriter().bytes(try jsonValue(event, changes: event.objectChanges[...], withHeader: true))
     }
 
-    /// The bytes of ``encode(_:)``, handed to `emit` in pieces of about `pieceBytes` as they are
-    /// written: a rebase's baseline (Spec/merge.md 13.7) is written as it is produced, without the
+    /// The bytes of ``encode(_:)``, handed to `emit` in pieces of about `pieceBytes` (or of the
+    /// 2,048 object changes written together, when those are more) as they are written: a
+    /// rebase's baseline (Spec/merge.md 13.7) is written as it is produced, without the
     /// JSON value of the whole event and its bytes held at once. An event with unknown members
     /// (which a baseline never has) takes the path of ``encode(_:)``. Tested against it.
     package func encode(_ event: Event, pieceBytes: Int = 1 << 20, emit: ([UInt8]) throws(FormatError) -> Void) throws(FormatError) {
@@ -53,8 +54,9 @@ public struct V2JSONEncoder: Sendable {
                 items += lists[ExactString(entity)] ?? []
             }
             output.append(UInt8(ascii: "{"))
-            // Written in pieces on every core, eight at a time, emitted in order: a large
-            // baseline's changes on one thread were most of its encoding (Benchmarks/README.md).
+            // Written in pieces on every core, two at a time (as many as this machine's cores,
+            // and few bytes held), emitted in order: a large baseline's changes on one thread
+            // were most of its encoding (Benchmarks/README.md).
             let piece = 2_048, batch = 2 * piece
             for batchStart in stride(from: 0, to: items.count, by: batch) {
                 let batchEnd = min(items.count, batchStart + batch)
