@@ -105,20 +105,19 @@ extension Ensemble {
         // rest of the input's replay, so the input is not merged again from the start). Only
         // their digests are kept, and not the states: the check builds its own from the
         // baseline read back.
-        let expected: RebaseWriter.Expected
-        do {
-            let folded = try RebaseWriter.documentDigest(state)
-            try Self.replay(plan.kept, into: &state, input)
-            expected = RebaseWriter.Expected(folded: folded, merged: try RebaseWriter.documentDigest(state))
-        } catch let error as EnsembleError {
-            throw error
-        } catch {
-            throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.rebaseWriteFailed, "\(error)"))
+        // Worked out on another thread while this one encodes and writes the baseline (only the
+        // check needs them), which lets the state go once done (measured: Benchmarks/README.md).
+        let expected = RebaseWriter.Pending(consume state) { (state) throws(EnsembleError) -> RebaseWriter.Expected in
+            do {
+                let folded = try RebaseWriter.documentDigest(state)
+                try Self.replay(plan.kept, into: &state, input)
+                return RebaseWriter.Expected(folded: folded, merged: try RebaseWriter.documentDigest(state))
+            } catch let error as EnsembleError {
+                throw error
+            } catch {
+                throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.rebaseWriteFailed, "\(error)"))
+            }
         }
-        // Freed on another thread while this one writes the baseline: freeing a large state
-        // here held the writing up (measured: Benchmarks/README.md).
-        let folded = consume state
-        DispatchQueue.global().async { withExtendedLifetime(folded) {} }
         // Handed to the writer, which lets it go once it is written.
         var pending: Event? = consume baseline
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
@@ -203,6 +202,30 @@ private struct RebaseWriter {
         var merged: [UInt8]
     }
 
+    /// The ``Expected`` digests of a state, worked out on another thread, which then frees
+    /// the state; ``get()`` waits for them.
+    final class Pending: @unchecked Sendable {
+        private let done = DispatchGroup()
+        /// Taken out (so that changing it copies nothing) by the other thread alone.
+        private var state: StoreState?
+        /// Set once, before `done` is left; read only after waiting for it.
+        private var result: Result<Expected, EnsembleError> = .failure(EnsembleError(.failure, FormatError(.rebaseWriteFailed, "no digests")))
+
+        init(_ state: consuming StoreState, _ work: @escaping @Sendable (inout StoreState) throws(EnsembleError) -> Expected) {
+            self.state = state
+            done.enter()
+            DispatchQueue.global().async { [self] in
+                if var state = self.state.take() { result = Result { () throws(EnsembleError) in try work(&state) } }
+                done.leave()
+            }
+        }
+
+        func get() throws(EnsembleError) -> Expected {
+            done.wait()
+            return try result.get()
+        }
+    }
+
     /// The SHA-256 of the state document of `state`, written in pieces.
     static func documentDigest(_ state: StoreState) throws(FormatError) -> [UInt8] {
         var hasher = SHA256()
@@ -216,7 +239,7 @@ private struct RebaseWriter {
     var reader: EventFileReader
 
     func write(
-        _ pending: inout Event?, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, expected: Expected,
+        _ pending: inout Event?, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, expected: Pending,
         folderLayers: [WrapperLayer], to outURL: URL
     ) throws {
         guard var baseline = pending else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
@@ -290,7 +313,7 @@ private struct RebaseWriter {
     /// replayed on top, in the order they have in both folders, the input's merged state.
     private func check(
         _ baselineURL: URL, digest: [UInt8], header: EventHeader, inserts: Int, dataFiles: Set<String>, plan: RebasePlan, input: MergeInput,
-        expected: Expected
+        expected: Pending
     ) throws {
         func failed(_ message: String) -> ConversionFailure { ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, message)]) }
         // Read once: its bytes are hashed, then decoded as a merge decodes them, the changes
@@ -326,7 +349,7 @@ private struct RebaseWriter {
         var state = StoreState(model: input.model)
         state.apply(consume changes)
         do {
-            guard try Self.documentDigest(state) == expected.folded else {
+            guard try Self.documentDigest(state) == expected.get().folded else {
                 throw failed("the new baseline applied to an empty state does not give the state it was written from; nothing was written")
             }
             do {
@@ -334,7 +357,7 @@ private struct RebaseWriter {
             } catch {
                 throw failed("a merge for the verification failed: \(error.problems.map(\.message).joined(separator: "; "))")
             }
-            guard try Self.documentDigest(state) == expected.merged else {
+            guard try Self.documentDigest(state) == expected.get().merged else {
                 throw failed("the new folder merges to another state than \(path); nothing was written")
             }
         } catch let error as FormatError {
