@@ -39,8 +39,8 @@ package enum ByteLanes {
     /// they write (the highest byte's digit in the highest 4 bits), and the letter cases they
     /// fit, bit 0 set when each is a digit or an upper case letter, bit 1 when each is a digit
     /// or a lower case letter; `cases` is 0 when they are not all hexadecimal digits of one
-    /// case. A whole word in one call, for the readers of UUID text (see the note above: four
-    /// calls a word were a tenth of the applying thread's UUID keys, Benchmarks/README.md).
+    /// case. A whole word in one call, for the readers of UUID text (see the note above; they
+    /// called four functions a word).
     package static func hexDigits(_ word: UInt64) -> (value: UInt32, cases: UInt32) {
         let ones: UInt64 = 0x0101_0101_0101_0101, all: UInt64 = 0x8080_8080_8080_8080
         guard word & all == 0 else { return (0, 0) }

@@ -104,9 +104,9 @@ extension Ensemble {
         // S_C, and the input's merged state, which is the kept events replayed on top of S_C (the
         // rest of the input's replay, so the input is not merged again from the start). Only
         // their digests are kept, and not the states: the check builds its own from the
-        // baseline read back.
-        // Worked out on another thread while this one encodes and writes the baseline (only the
-        // check needs them), which lets the state go once done (measured: Benchmarks/README.md).
+        // baseline read back. They are worked out on another thread while this one encodes and
+        // writes the baseline (only the check needs them), and that thread then lets the state
+        // go (measured: Benchmarks/README.md).
         let expected = RebaseWriter.Pending(consume state) { (state) throws(EnsembleError) -> RebaseWriter.Expected in
             do {
                 let folded = try RebaseWriter.documentDigest(state)
