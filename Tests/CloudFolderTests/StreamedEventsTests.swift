@@ -6,6 +6,7 @@ import CloudFolder
 /// Collects what a streaming read hands over.
 private final class Collector: EnsembleReadingSink {
     var baselines: [String] = []
+    var baselineBodies: [NumberedEvent?] = []
     var chunks: [[EventFileEntry]] = []
     var bodies: [NumberedEvent?] = []
     /// Whether the sink says it is busy (nil: it never says).
@@ -18,7 +19,10 @@ private final class Collector: EnsembleReadingSink {
         return { answer }
     }
 
-    func read(baselines: [BaselineFileEntry]) { self.baselines = baselines.map(\.entry.file) }
+    func read(baselines: [BaselineFileEntry], bodies: [NumberedEvent?]) {
+        self.baselines = baselines.map(\.entry.file)
+        baselineBodies = bodies
+    }
     func read(events: [EventFileEntry], bodies: [NumberedEvent?]) {
         chunks.append(events)
         self.bodies += bodies
@@ -78,5 +82,33 @@ struct StreamedEventsTests {
         #expect(handed[0].flatMap { $0 }.count == 200)
         #expect(handed[1] == handed[0] && handed[2] == handed[0])
         #expect(bodies[1] == bodies[0] && bodies[2] == bodies[0])
+    }
+
+    @Test("a sink is handed each baseline's changes in numbered form: the changes a whole read of it gives")
+    func baselineBodies() throws {
+        let folder = try ScratchFolder()
+        try folder.write("stores/A", registration)
+        func baseline(_ name: String, ids: [String]) -> String {
+            let changes = ids.map { #"{"globalIdentifier":"\#($0)","type":100,"properties":[{"propertyName":"n","type":0,"value":"\#($0)!"}]}"# }
+            let header = #""uniqueIdentifier":"\#(name)","type":100,"globalCount":3,"timestamp":"1","storeIdentifier":"A","revisionsByStoreIdentifier":{"A":2}"#
+            return #"{\#(header),"changesByEntity":{"Item":[\#(changes.joined(separator: ","))]}}"#
+        }
+        try folder.write("baselines/3_B1.cdeevent", baseline("B1", ids: ["x", "y"]))
+        try folder.write("baselines/3_B2.cdeevent", baseline("B2", ids: ["z"]))
+        try folder.write("events/4_A_3.cdeevent", event(store: "A", revision: 3, globalCount: 4))
+        let listing = try #require(try CloudFolderScanner().scan(folder.url.path).first)
+        let whole = EnsembleContents.read(listing, summarize: false)
+        let collector = Collector()
+        _ = EnsembleContents.read(listing, summarize: true, sink: collector)
+        // Handed in directory order, as read; matched by file.
+        #expect(collector.baselines.sorted() == whole.baselines.map(\.entry.file).sorted() && collector.baselineBodies.count == 2)
+        let bodies = Dictionary(uniqueKeysWithValues: zip(collector.baselines, collector.baselineBodies))
+        for entry in whole.baselines {
+            let numbered = try #require(bodies[entry.entry.file] ?? nil)
+            let changes = try #require(entry.entry.event?.objectChanges)
+            #expect(numbered.changes.map { numbered.string($0.identifier) } == changes.map(\.globalIdentifier))
+            let attributes = changes.flatMap { $0.propertyChanges.compactMap { if case .attribute(let value) = $0.value { value } else { nil } } }
+            #expect(numbered.attributes == attributes)
+        }
     }
 }

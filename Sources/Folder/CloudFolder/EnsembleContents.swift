@@ -117,8 +117,9 @@ package struct UnknownKey: Hashable, Sendable {
 
 /// Receives what ``EnsembleContents/read(_:reader:summarize:sink:)`` reads, as it reads it.
 package protocol EnsembleReadingSink: AnyObject {
-    /// Every baseline of `baselines/` (readable or not), before any event.
-    func read(baselines: [BaselineFileEntry])
+    /// Every baseline of `baselines/` (readable or not), before any event; `bodies[i]` is the
+    /// object changes of `baselines[i]` in numbered form when it was summarized.
+    func read(baselines: [BaselineFileEntry], bodies: [NumberedEvent?])
     /// Readable events of `events/`, a chunk at a time, in the order their names give (global
     /// count, store, revision), the files of one global count always in one chunk. `bodies[i]`
     /// is the object changes of `events[i]` in numbered form when it was summarized.
@@ -243,8 +244,12 @@ package struct EnsembleContents: Sendable {
             }
         }
         var baselines: [BaselineFileEntry] = []
+        // A sink is handed the baselines' numbered bodies too: read again, a large baseline
+        // was decoded twice and checked twice before any event was read (Benchmarks/README.md).
+        var baselineBodies: [NumberedEvent?] = []
         readGroups(
-            Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, false), into: &contents
+            Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, sink != nil),
+            into: &contents
         ) { chunk in
             if let observe {
                 for (_, entry, body, _) in chunk { if let event = body ?? entry.event { observe(entry.file, event) } }
@@ -254,9 +259,10 @@ package struct EnsembleContents: Sendable {
                 name.part = nil
                 return BaselineFileEntry(name: name, entry: entry)
             }
+            baselineBodies += chunk.map(\.3)
         }
         contents.baselines = baselines
-        sink?.read(baselines: baselines)
+        sink?.read(baselines: baselines, bodies: baselineBodies)
         var events: [EventFileEntry] = []
         // For a sink, in the order the names give, a global count never split between chunks.
         let order =

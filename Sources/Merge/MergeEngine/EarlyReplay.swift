@@ -51,9 +51,12 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Folding: more waiting events than this abandons the bet (memory stays bounded).
     private let maximumWaiting: Int
 
-    /// Applies the baselines the analysis would choose among `baselines` (read again through
-    /// `input`); abandons at once when they cannot be chosen or read.
-    package init(baselines: [SourcedEvent], input: MergeInput, mode: Mode = .everything, maximumWaiting: Int = 16_384) {
+    /// Applies the baselines the analysis would choose among `baselines`: `bodies[i]`, when
+    /// given, holds the object changes of `baselines[i]` in numbered form; the others are read
+    /// again through `input`. Abandons at once when they cannot be chosen or read.
+    package init(
+        baselines: [SourcedEvent], bodies: [NumberedEvent?] = [], input: MergeInput, mode: Mode = .everything, maximumWaiting: Int = 16_384
+    ) {
         self.mode = mode
         self.maximumWaiting = maximumWaiting
         state = StoreState(model: input.model)
@@ -66,8 +69,14 @@ package final class EarlyReplay: @unchecked Sendable {
             abandoned = true
             return
         }
+        // By file: the analysis chooses among the baselines as given, so each chosen one is one
+        // of them, its file named once.
+        var given: [ExactString: NumberedEvent] = [:]
+        for (baseline, body) in zip(baselines, bodies) { if let body, baseline.isSummary { given[ExactString(baseline.file)] = body } }
         do throws(FormatError) {
-            for baseline in chosen.baselines { state.apply(try input.numberedBody(of: baseline)) }
+            for baseline in chosen.baselines {
+                if let body = given[ExactString(baseline.file)] { state.apply(body) } else { state.apply(try input.numberedBody(of: baseline)) }
+            }
         } catch {
             abandoned = true
         }

@@ -203,9 +203,15 @@ enum MergeInputs {
             self.replayEarly = replayEarly
         }
 
-        func read(baselines entries: [BaselineFileEntry]) {
+        func read(baselines entries: [BaselineFileEntry], bodies: [NumberedEvent?]) {
             guard let replayEarly else { return }
-            early = EarlyReplay(baselines: entries.compactMap { MergeInputs.sourced($0.entry, base: base) }, input: input, mode: replayEarly)
+            var baselines: [SourcedEvent] = [], baselineBodies: [NumberedEvent?] = []
+            for (entry, body) in zip(entries, bodies) {
+                guard let sourced = MergeInputs.sourced(entry.entry, base: base) else { continue }
+                baselines.append(sourced)
+                baselineBodies.append(body)
+            }
+            early = EarlyReplay(baselines: baselines, bodies: baselineBodies, input: input, mode: replayEarly)
         }
 
         var busy: (@Sendable () -> Bool)? {
