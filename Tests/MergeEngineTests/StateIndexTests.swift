@@ -229,6 +229,31 @@ struct StateIndexTests {
         #expect(try state.documentBytes() == JSONWriter().bytes(expected))
     }
 
+    @Test("the state document resumes where its writer stopped, at the end of a batch of 16,384 objects")
+    func documentResumed() throws {
+        let changes = (0..<40_000).map { number in
+            ObjectChange(
+                entity: number % 3 == 0 ? "A" : "B", globalIdentifier: "o\(number)", type: .insert,
+                propertyChanges: [PropertyChange(name: "n", value: .attribute(.integer(Int64(number))))])
+        }
+        var state = StoreState(model: nil)
+        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        // Asked to stop at every piece: the writer stops after each batch, and each resumption
+        // goes on from the next object, without writing the document's opening again.
+        var parts: [UInt8] = []
+        var stops: [Int] = []
+        var next: Int? = 0
+        while let start = next {
+            next = try state.writeDocument(resumingAt: start) { bytes in
+                parts += bytes
+                return false
+            }
+            if let next { stops.append(next) }
+        }
+        #expect(stops == [16_384, 32_768])
+        #expect(parts == (try state.documentBytes()))
+    }
+
     @Test("a baseline made in pieces on several threads has an insert per live object in document order, and rebuilds the state")
     func baselineInPieces() throws {
         let state = Self.stateInPieces()

@@ -97,6 +97,14 @@ extension SmallMap where Key == Int32 {
 
     func key(at position: Int) -> Int32 { members[position].key }
 
+    /// Calls `body` with the members in place, where ``value(at:)`` copies a member out (a
+    /// retain, then a release, of memory no other step touches).
+    func withMembers<Result, Failure: Error>(
+        _ body: (UnsafeBufferPointer<(key: Key, value: Value)>) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try members.withUnsafeBufferPointer(body)
+    }
+
     func value(at position: Int) -> Value { members[position].value }
 }
 

@@ -69,10 +69,12 @@ extension StoreState {
         for (position, entity) in ranking.enumerated() { rank[Int(entity)] = Int32(position) }
         var keys: [(rank: Int32, object: Int32, prefix: UInt64)] = []
         keys.reserveCapacity(liveCount)
-        for index in slots.indices where slots[index].isLive {
-            keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
+        slots.withUnsafeBufferPointer { slots in
+            for index in slots.indices where slots[index].isLive {
+                keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
+            }
+            keys.sort { a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
         }
-        keys.sort { [slots] a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
         return keys.map(\.object)
     }
 
@@ -164,23 +166,38 @@ extension StoreState {
     /// building a document per object, and eight pieces at a time on every core, emitted in
     /// order (measured: Benchmarks/README.md).
     public func writeDocument(_ emit: ([UInt8]) -> Void) throws(FormatError) {
+        _ = try writeDocument(resumingAt: 0) { bytes in
+            emit(bytes)
+            return true
+        }
+    }
+
+    /// ``writeDocument(_:)`` from the object at `start` in document order (0: from the
+    /// document's opening), stopping once `emit` has returned false, at the end of the batch of
+    /// 16,384 objects it was given part of. Returns the object to resume at, or nil when the
+    /// document is complete: a caller that holds the first part back while something else runs
+    /// (the merge command, during the integrity checks) bounds what it holds.
+    package func writeDocument(resumingAt start: Int, _ emit: ([UInt8]) -> Bool) throws(FormatError) -> Int? {
         // Property numbers ranked by name once, so that each object sorts its few numbers.
         let rank = propertyRanks
         let names = WrittenNames(entities: entities, properties: propertyNames)
         defer { names.deallocate() }
         let objects = liveObjectsInOrder
-        emit(Array(#"{"entities":{"#.utf8))
+        var going = true
+        if start == 0 { _ = emit(Array(#"{"entities":{"#.utf8)) }
         let piece = 2_048, batch = 8 * piece
-        for batchStart in stride(from: 0, to: objects.count, by: batch) {
+        for batchStart in stride(from: start, to: objects.count, by: batch) {
+            if !going { return batchStart }
             let batchEnd = min(objects.count, batchStart + batch)
             let written = try Pieces.map(count: batchEnd - batchStart, size: piece) { (range) throws(FormatError) -> [UInt8] in
                 let lower = batchStart + range.lowerBound
                 let previous = lower > 0 ? slots[Int(objects[lower - 1])].entity : nil
                 return try write(objects[lower..<batchStart + range.upperBound], after: previous, rank: rank, names: names)
             }
-            for bytes in written { emit(bytes) }
+            for bytes in written where !emit(bytes) { going = false }
         }
-        emit(Array((objects.isEmpty ? "}}" : "}}}").utf8))
+        _ = emit(Array((objects.isEmpty ? "}}" : "}}}").utf8))
+        return nil
     }
 
     /// Entity and property names as the document writes them (quoted and escaped), end to end
@@ -226,38 +243,45 @@ extension StoreState {
         var buffer: [UInt8] = []
         var entity = previous
         var positions: [Int64] = []
-        // The slots' fields are read in place, and the properties put in name order by position,
-        // with no closure that captures the state: copying each slot, or the state into a
-        // closure, retained and released everything they hold.
-        for index in objects.indices {
-            // A slot asked for 16 objects ahead, what it points at 8 ahead (measured:
-            // Benchmarks/README.md).
-            prefetch(slot: index + 16 < objects.endIndex ? objects[index + 16] : nil, contentsOf: index + 8 < objects.endIndex ? objects[index + 8] : nil)
-            let object = Int(objects[index])
-            if entity != slots[object].entity {
-                if entity != nil { buffer.append(contentsOf: "},".utf8) }
-                names.append(entity: slots[object].entity, to: &buffer)
+        // The slots and their property lists are read in place, through buffer pointers, and
+        // the properties put in name order by position, with no closure that captures the
+        // state: reading a slot's identifier or a stored value out of an array copies it (a
+        // retain and a release, on memory no other step touches), and copying a slot, or the
+        // state into a closure, retained and released everything they hold (measured:
+        // Benchmarks/README.md).
+        try slots.withUnsafeBufferPointer { (slots) throws(FormatError) in
+            for index in objects.indices {
+                // A slot asked for 16 objects ahead, what it points at 8 ahead (measured:
+                // Benchmarks/README.md).
+                prefetch(slot: index + 16 < objects.endIndex ? objects[index + 16] : nil, contentsOf: index + 8 < objects.endIndex ? objects[index + 8] : nil)
+                let object = Int(objects[index])
+                if entity != slots[object].entity {
+                    if entity != nil { buffer.append(contentsOf: "},".utf8) }
+                    names.append(entity: slots[object].entity, to: &buffer)
+                    buffer.append(contentsOf: ":{".utf8)
+                    entity = slots[object].entity
+                } else {
+                    buffer.append(UInt8(ascii: ","))
+                }
+                JSONWriter.writeString(slots[object].id, into: &buffer)
                 buffer.append(contentsOf: ":{".utf8)
-                entity = slots[object].entity
-            } else {
-                buffer.append(UInt8(ascii: ","))
+                slots[object].properties.positions(byRank: rank, into: &positions)
+                try slots[object].properties.withMembers { (members) throws(FormatError) in
+                    for (index, position) in positions.enumerated() {
+                        if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                        names.append(property: members[Int(position)].key, to: &buffer)
+                        buffer.append(UInt8(ascii: ":"))
+                        try Self.write(members[Int(position)].value, into: &buffer, slots: slots)
+                    }
+                }
+                buffer.append(UInt8(ascii: "}"))
             }
-            JSONWriter.writeString(slots[object].id, into: &buffer)
-            buffer.append(contentsOf: ":{".utf8)
-            slots[object].properties.positions(byRank: rank, into: &positions)
-            for (index, position) in positions.enumerated() {
-                if index > 0 { buffer.append(UInt8(ascii: ",")) }
-                names.append(property: slots[object].properties.key(at: Int(position)), to: &buffer)
-                buffer.append(UInt8(ascii: ":"))
-                try write(slots[object].properties.value(at: Int(position)), into: &buffer)
-            }
-            buffer.append(UInt8(ascii: "}"))
         }
         return buffer
     }
 
     /// One value as the state document gives it (Spec/merge.md 9).
-    private func write(_ value: Stored, into buffer: inout [UInt8]) throws(FormatError) {
+    private static func write(_ value: Stored, into buffer: inout [UInt8], slots: UnsafeBufferPointer<Slot>) throws(FormatError) {
         switch value {
         case .attribute(let attribute): try V2JSONEncoder.writeAttribute(attribute, into: &buffer)
         case .dataFile(let name):
@@ -266,12 +290,12 @@ extension StoreState {
             buffer.append(UInt8(ascii: "]"))
         case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)
-        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members), into: &buffer)
-        case .ordered(let order): writeIdentifiers(of: order, into: &buffer)
+        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members, slots: slots), into: &buffer, slots: slots)
+        case .ordered(let order): writeIdentifiers(of: order, into: &buffer, slots: slots)
         }
     }
 
-    private func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8]) {
+    private static func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8], slots: UnsafeBufferPointer<Slot>) {
         buffer.append(UInt8(ascii: "["))
         for index in objects.indices {
             if index > 0 { buffer.append(UInt8(ascii: ",")) }
@@ -283,18 +307,20 @@ extension StoreState {
     /// A to-many's members in the order the document lists them: by global identifier in UTF-8
     /// byte order (Spec/merge.md 9.2). Sorted by number keys, as ``liveObjectsInOrder``: sorting
     /// the identifier strings themselves retained and released each of them.
-    private func inIdentifierOrder(_ objects: Set<Int32>) -> [Int32] {
+    private static func inIdentifierOrder(_ objects: Set<Int32>, slots: UnsafeBufferPointer<Slot>) -> [Int32] {
         var keys: [(prefix: UInt64, object: Int32)] = []
         keys.reserveCapacity(objects.count)
         for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
-        keys.sort { [slots] a, b in Self.identifierPrecedes(a, b, in: slots) }
+        keys.sort { a, b in identifierPrecedes(a, b, in: slots) }
         return keys.map(\.object)
     }
 
     /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
     /// ``ExactString/prefixKey(_:)`` of its identifier: the keys settle most comparisons without
     /// reading either slot.
-    private static func identifierPrecedes(_ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: [Slot]) -> Bool {
+    private static func identifierPrecedes(
+        _ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: UnsafeBufferPointer<Slot>
+    ) -> Bool {
         if a.prefix != b.prefix { return a.prefix < b.prefix }
         return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
     }
