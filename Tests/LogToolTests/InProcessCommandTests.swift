@@ -22,6 +22,33 @@ struct InProcessCommandTests {
                 + "\n")
     }
 
+    @Test("merge to standard output writes the document held during the checks whole, and what follows the part held")
+    func heldDocument() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("held-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let generated = LogTool.runCapturing(arguments: [
+            "generate", scratch.path, "--no-progress", "--stores", "2", "--objects", "30000", "--changes", "30000", "--seed", "5",
+        ])
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let arguments = ["merge", scratch.appendingPathComponent("cloud").path, "--model", scratch.appendingPathComponent("Model.xcdatamodeld").path]
+        // With --sqlite the document is written once the checks are done, nothing held: the
+        // reference for the two held ones, whole (the default budget) and resumed after its
+        // first batch of objects (a budget of one byte).
+        let direct = LogTool.runCapturingBytes(arguments: arguments + ["--sqlite", scratch.appendingPathComponent("state.db").path])
+        let held = LogTool.runCapturingBytes(arguments: arguments)
+        let resumed = HeldDocument.$budget.withValue(1) { LogTool.runCapturingBytes(arguments: arguments) }
+        #expect(direct.status == 0 && held.status == 0 && resumed.status == 0)
+        // Compared as one answer each: a failed comparison of two documents element by element
+        // takes minutes to describe.
+        let heldSame = held.stdout == direct.stdout, resumedSame = resumed.stdout == direct.stdout
+        #expect(heldSame, "held: \(held.stdout.count) bytes, direct: \(direct.stdout.count)")
+        #expect(resumedSame, "resumed: \(resumed.stdout.count) bytes, direct: \(direct.stdout.count)")
+        // More objects than one batch (16,384), so that the resumed one was resumed.
+        let entities = try #require(try JSONParser.parse([UInt8](direct.stdout.dropLast()))[JSONPointer(["entities"])]?.objectValue)
+        let objects = entities.keys.reduce(0) { count, entity in count + (entities[entity]?.objectValue?.count ?? 0) }
+        #expect(objects > 16_384)
+    }
+
     @Test("an integrity failure prints one finding line each on standard error, nothing on standard output")
     func mergeFindings() throws {
         let events = "\(Self.root)/Fixtures/merge/revision-gap-200/cloud/E/events"

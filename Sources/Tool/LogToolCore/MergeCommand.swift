@@ -104,25 +104,37 @@ struct Merge: ParsableCommand, HasOutputOptions {
         }
         if let asStore { return try runAsDevice(ensemble, store: asStore) }
         var warnings: [FormatError] = []
-        // With --out alone, the state replayed while the folder was read is written beside it
-        // while the integrity checks run (they use one core), and kept only if they take it.
+        // Without --sqlite, the state replayed while the folder was read is written while the
+        // integrity checks run (they use one core), and kept only if they take it: beside
+        // --out, or held back for standard output (its first HeldDocument.budget bytes).
         var staged: StagedState?
+        var held: HeldDocument?
         var overlap: ((StoreState) -> Void)?
-        if let out, sqlite == nil { overlap = { staged = StagedState($0, out: out, replacing: force, inBackground: true) } }
+        if sqlite == nil {
+            if let out {
+                overlap = { staged = StagedState($0, out: out, replacing: force, inBackground: true) }
+            } else {
+                overlap = { held = HeldDocument($0) }
+            }
+        }
         let state: StoreState
         let isStaged: Bool
         do {
             (state, isStaged) = try ensemble.merge(warnings: &warnings, whileChecking: overlap)
         } catch {
             staged?.discard()
+            held?.discard()
             for warning in warnings { writeWarning(warning) }
             throw reportAndExit(error, json: json)
         }
         for warning in warnings { writeWarning(warning) }
         if isStaged, let staged {
             try staged.commit()
+        } else if isStaged, let held {
+            try writeToStandardOutput { () throws(FormatError) in try held.commit() }
         } else {
             staged?.discard()
+            held?.discard()
             try output(state)
         }
         keepUntilExit(state)
@@ -189,16 +201,74 @@ struct Merge: ParsableCommand, HasOutputOptions {
     /// failed write into exit 1), or to `--out` through a temporary file beside it that replaces
     /// the destination only once it is complete.
     private func write(_ state: StoreState) throws {
-        guard let out else {
-            do {
-                try state.writeDocument { Console.out(Data($0)) }
-            } catch {
-                writeErrors([error], json: json)
-                throw ToolExit(status: .problemsFound)
-            }
-            return Console.out(Data([UInt8(ascii: "\n")]))
-        }
+        guard let out else { return try writeToStandardOutput { () throws(FormatError) in try state.writeDocument { Console.out(Data($0)) } } }
         try StagedState(state, out: out, replacing: force, inBackground: false).commit()
+    }
+
+    /// Runs `write`, which puts the state document on standard output, then ends it with one LF;
+    /// a document that cannot be written (Spec/merge.md 9) is reported, exit 1.
+    private func writeToStandardOutput(_ write: () throws(FormatError) -> Void) throws {
+        do {
+            try write()
+        } catch {
+            writeErrors([error], json: json)
+            throw ToolExit(status: .problemsFound)
+        }
+        Console.out(Data([UInt8(ascii: "\n")]))
+    }
+}
+
+/// The state document made on another thread while the integrity checks run, for standard
+/// output: its first `budget` bytes (at least one batch of objects) are held in memory, and on
+/// ``commit()`` written out, then the rest written after them. Nothing reaches standard output
+/// before the checks take the state.
+final class HeldDocument: @unchecked Sendable {
+    /// How much of the document is held: 32 MiB (a state of about 130,000 objects like the
+    /// benchmarks'); a test sets less, to write the rest after the part held.
+    @TaskLocal static var budget = 32 << 20
+
+    private let state: StoreState
+    private let written = DispatchGroup()
+    // Set by the writing thread, read after `written` is waited for.
+    private var pieces: [[UInt8]] = []
+    private var resumeAt: Int?
+    private var failure: FormatError?
+
+    init(_ state: StoreState) {
+        self.state = state
+        let budget = Self.budget
+        DispatchQueue.global().async(group: written) { [self] in
+            var held = 0
+            do throws(FormatError) {
+                resumeAt = try state.writeDocument(resumingAt: 0) { bytes in
+                    pieces.append(bytes)
+                    held += bytes.count
+                    return held < budget
+                }
+            } catch {
+                failure = error
+            }
+        }
+    }
+
+    /// Waits for the part held, writes it to standard output, then the rest of the document.
+    func commit() throws(FormatError) {
+        written.wait()
+        if let failure { throw failure }
+        for piece in pieces { Console.out(Data(piece)) }
+        pieces = []
+        if let resumeAt {
+            _ = try state.writeDocument(resumingAt: resumeAt) { bytes in
+                Console.out(Data(bytes))
+                return true
+            }
+        }
+    }
+
+    /// Waits for the writing thread and drops what it made.
+    func discard() {
+        written.wait()
+        pieces = []
     }
 }
 
