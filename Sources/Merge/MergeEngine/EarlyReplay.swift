@@ -135,7 +135,9 @@ package final class EarlyReplay: @unchecked Sendable {
                 pending.signal()
             }
             if !abandoned {
-                for index in handover.batch.indices { state.apply(handover.batch[index].body) }
+                // In place: a copy of each body retained and released all its buffers, and
+                // applying moves its values out.
+                for index in handover.batch.indices { state.apply(&handover.batch[index].body) }
             }
             // Freeing the batch is left to another thread: this one is the slower side of the
             // pipeline. Only the handover holds the batch, so the last reference is dropped

@@ -53,7 +53,9 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sequence, Sendable {
         guard let position = position(of: key) else { return nil }
         let last = members.count - 1
         if position != last {
-            members.swapAt(position, last)
+            // Through the buffer: the collection's swapAt copied both members (a retain and a
+            // release of each value).
+            members.withUnsafeMutableBufferPointer { $0.swapAt(position, last) }
             index?[members[position].key] = position
         }
         index?[key] = nil

@@ -199,7 +199,17 @@ public struct StoreState: Sendable {
     /// ``apply(_:)`` of an event in numbered form, the form a merge's readers hand over: the
     /// changes are read as numbers, each of the event's names is numbered here once, and freeing
     /// the event frees a few buffers (measured: Benchmarks/README.md).
-    package mutating func apply(_ event: NumberedEvent) {
+    package mutating func apply(_ event: consuming NumberedEvent) { apply(&event) }
+
+    /// ``apply(_:)`` that moves the event's attribute values into the state instead of copying
+    /// them: the event is left without them (its other parts unchanged), for the caller to free.
+    package mutating func apply(_ event: inout NumberedEvent) {
+        var attributes = event.takeAttributes()
+        apply(event, attributes: &attributes)
+        event.putBack(attributes: attributes)
+    }
+
+    private mutating func apply(_ event: NumberedEvent, attributes: inout [AttributeValue]) {
         var numbers = EventNumbers(count: event.stringCount)
         let changes = event.changes
         var entityNumbers: [Int32] = []
@@ -259,7 +269,7 @@ public struct StoreState: Sendable {
             nextTarget += 1
             guard number >= 0 else { continue }
             for property in Int(change.firstProperty)..<Int(change.endProperty) {
-                set(property, of: event, &numbers, on: number, isInsert: change.type == .insert)
+                set(property, of: event, &numbers, on: number, isInsert: change.type == .insert, attributes: &attributes)
             }
         }
         // The same for the deletes. Found before any is deleted: deleting one object changes no
@@ -363,8 +373,11 @@ public struct StoreState: Sendable {
         orderedRemovals = [:]
     }
 
-    /// Applies property change `index` of `event` to `object`.
-    private mutating func set(_ index: Int, of event: NumberedEvent, _ numbers: inout EventNumbers, on object: Int32, isInsert: Bool) {
+    /// Applies property change `index` of `event` to `object`. An attribute value is moved out
+    /// of `attributes` (the event's, taken from it), each being set once.
+    private mutating func set(
+        _ index: Int, of event: NumberedEvent, _ numbers: inout EventNumbers, on object: Int32, isInsert: Bool, attributes: inout [AttributeValue]
+    ) {
         let change = event.properties[index]
         let property = propertyNumber(change.name, of: event, &numbers)
         let first = Int(change.first)
@@ -400,7 +413,9 @@ public struct StoreState: Sendable {
         let value: Stored
         switch change.kind {
         case .attribute:
-            value = .attribute(event.attributes[Int(change.value)])
+            var taken = AttributeValue.null
+            swap(&taken, &attributes[Int(change.value)])
+            value = .attribute(taken)
         case .dataFile:
             value = .dataFile(event.string(change.value))
         case .toOne:
@@ -590,15 +605,15 @@ public struct StoreState: Sendable {
             store(.toOne(object), as: inverse, of: target)
         } else if inverseDefinition.isOrdered {
             modify(inverse, of: target, adding: object) { value in
-                guard case .ordered(var order)? = value else { return .ordered([object]) }
-                value = nil
+                // Taken out of `value`, not copied (a retain, then a release): the only reference
+                // left, the collection is changed in place. The same in the closures below.
+                guard case .ordered(var order)? = value.take() else { return .ordered([object]) }
                 if !order.contains(object) { order.append(object) }
                 return .ordered(order)
             }
         } else {
             modify(inverse, of: target, adding: object) { value in
-                guard case .toMany(var members)? = value else { return .toMany([object]) }
-                value = nil
+                guard case .toMany(var members)? = value.take() else { return .toMany([object]) }
                 members.insert(object)
                 return .toMany(members)
             }
@@ -675,15 +690,13 @@ public struct StoreState: Sendable {
             store(.toOne(nil), as: relationship, of: object)
         case .toMany:
             modify(relationship, of: object, removing: member) { value in
-                guard case .toMany(var members)? = value else { return .toMany([]) }
-                value = nil
+                guard case .toMany(var members)? = value.take() else { return .toMany([]) }
                 members.remove(member)
                 return .toMany(members)
             }
         case .ordered:
             modify(relationship, of: object, removing: member) { value in
-                guard case .ordered(var order)? = value else { return .ordered([]) }
-                value = nil
+                guard case .ordered(var order)? = value.take() else { return .ordered([]) }
                 order.removeAll { $0 == member }
                 return .ordered(order)
             }
@@ -697,16 +710,26 @@ public struct StoreState: Sendable {
     /// Detaches the object from every relationship that holds it, then removes it.
     private mutating func delete(_ object: Int32) {
         guard slots[Int(object)].isLive else { return }
-        for (property, value) in slots[Int(object)].properties where value.isRelationship {
-            for target in value.targets { slots[Int(target)].referrers.remove(Self.pair(object, property)) }
+        // The object's properties and referrers are moved out of its slot, not copied (a copy
+        // retained them and what they hold); its relationships are read without building sets.
+        var properties = SmallMap<Int32, Stored>()
+        swap(&properties, &slots[Int(object)].properties)
+        for (property, value) in properties {
+            let referrer = Self.pair(object, property)
+            switch value {
+            case .toOne(let target?): slots[Int(target)].referrers.remove(referrer)
+            case .toMany(let members): for target in members { slots[Int(target)].referrers.remove(referrer) }
+            case .ordered(let order): for target in order { slots[Int(target)].referrers.remove(referrer) }
+            case .toOne(nil), .attribute, .dataFile: break
+            }
         }
         if let key = watchedKey(object) { provenanceByObject[key] = [:] }
         live.remove(slots[Int(object)].id, object: object)
         liveCount -= 1
-        let referrers = slots[Int(object)].referrers
+        // Taken after the loop above, which drops the object's references to itself.
+        var referrers = SmallMap<Int64, Void>()
+        swap(&referrers, &slots[Int(object)].referrers)
         slots[Int(object)].isLive = false
-        slots[Int(object)].properties = SmallMap()
-        slots[Int(object)].referrers = SmallMap()
         for (referrer, _) in referrers {
             let holder = Int32(truncatingIfNeeded: referrer >> 32), relationship = Int32(truncatingIfNeeded: referrer)
             if case .ordered? = slots[Int(holder)].properties[relationship] {
