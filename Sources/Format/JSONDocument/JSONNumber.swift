@@ -18,7 +18,7 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     public var description: String { text }
 
     /// True when the text has no fraction and no exponent: the v2 dialect's integer form.
-    public var isIntegerLiteral: Bool { !text.contains { $0 == "." || $0 == "e" || $0 == "E" } }
+    public var isIntegerLiteral: Bool { !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") } }
 
     /// The exact int64 value of an integer literal, or nil when the text has a fraction or
     /// exponent or does not fit in int64.
