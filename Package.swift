@@ -158,7 +158,7 @@ let package = Package(
             name: "EnsemblesToolkit",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "MergeEngine", "CloudFolder", "CoreDataStore",
-                "SQLiteConnection", "DeviceState", "TICDS",
+                "SQLiteConnection", "DeviceState", "TICDS", "ParallelWork",
             ],
             path: "Sources/Operations/EnsemblesToolkit"
         ),

@@ -1,10 +1,17 @@
+import Dispatch
 import JSONDocument
 import EnsembleModel
+import ParallelWork
 
 /// The inserts and deletes of every readable event, object by object, for verify's objects step
 /// (Spec/diagnostics.md 4.19a-c): kept while the folder is read, so that the events themselves can
 /// be dropped; memory grows with the inserts and deletes, not with the updates or values.
-package final class ObjectIndex {
+///
+/// Events are recorded on a queue of the index's own while the caller goes on reading: recorded
+/// on the reading thread, they were a sixth of the work of the thread verify waited on (measured:
+/// Benchmarks/README.md). Unchecked `Sendable`: what the queue records is read only after
+/// waiting for it.
+package final class ObjectIndex: @unchecked Sendable {
     private struct EventFacts {
         var file: String
         var store: String
@@ -22,10 +29,16 @@ package final class ObjectIndex {
     /// Keys compared by their bytes, as the merge compares identifiers.
     private var touches: [ExactString: [ExactString: [Touch]]] = [:]
 
+    private let queue = DispatchQueue(label: "ObjectIndex")
+
     package init() {}
 
     /// Records `event`, read from `file`: its inserts and deletes (updates say nothing here).
     package func add(file: String, event: Event) {
+        queue.async { [self] in record(file: file, event: event) }
+    }
+
+    private func record(file: String, event: Event) {
         // An event of updates only is named by no touch: its facts are not kept (a folder of
         // a million such events kept a million headers here).
         guard event.type == .save || event.type == .merge, event.objectChanges.contains(where: { $0.type != .update }) else { return }
@@ -46,11 +59,14 @@ package final class ObjectIndex {
     /// The findings about the objects of the events whose files are in `replayed` (the events the
     /// merge replays: neither covered nor dropped as duplicates).
     func diagnostics(replayed: Set<String>) -> [Diagnostic] {
-        var found: [Diagnostic] = []
+        queue.sync {}
         // Each event's file looked up once, not once for every object it inserts or deletes.
         let isReplayed = events.map { replayed.contains($0.file) }
-        for (entityKey, objects) in touches {
-            for (identifierKey, all) in objects {
+        // Objects in pieces on every core (the caller sorts the findings).
+        let objects = touches.flatMap { entity, objects in objects.map { (entity: entity, identifier: $0.key, all: $0.value) } }
+        return Pieces.map(count: objects.count, size: 4_096) { range in
+            var found: [Diagnostic] = []
+            for (entityKey, identifierKey, all) in objects[range] {
                 let entity = entityKey.value, identifier = identifierKey.value
                 let touched = all.filter { isReplayed[$0.event] }
                 let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
@@ -66,8 +82,8 @@ package final class ObjectIndex {
                             details: JSONObject(object)))
                 }
             }
-        }
-        return found
+            return found
+        }.flatMap { $0 }
     }
 
     /// 4.19a: inserting events of different stores that do not know each other.
