@@ -280,12 +280,15 @@ package struct DeviceIntegration: Sendable {
     /// order. Nil when it integrates nothing. When the folder was replayed as it was read
     /// (``EarlyReplay``) and that replay applied exactly these, its state is taken instead of
     /// reading every event again.
-    package func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? {
+    package func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? { try stateReplayed(input)?.state }
+
+    /// ``state(_:)``, and whether it is the state replayed while the folder was read.
+    package func stateReplayed(_ input: MergeInput) throws(MergeFailure) -> (state: StoreState, isReplayedState: Bool)? {
         guard outcome == .integrates else { return nil }
-        if let early = input.earlyReplay?.state(baselines: baselines, events: integrable) { return early }
+        if let early = input.earlyReplay?.state(baselines: baselines, events: integrable) { return (early, true) }
         var state = StoreState(model: input.model)
         try MergeEngine.replay(baselines, into: &state, input)
         try MergeEngine.replay(integrable, into: &state, input)
-        return state
+        return (state, false)
     }
 }

@@ -121,7 +121,7 @@ extension Ensemble {
                 FormatError(.mergeSeveralEnsembles, "diff compares one ensemble folder with another; give the ensemble folder", location: .init(file: path)))
         }
         if let view {
-            let (input, integration, device) = try deviceIntegration(as: view, warnings: &warnings)
+            let (input, integration, device, _) = try deviceIntegration(as: view, warnings: &warnings)
             var side = DiffSide(
                 path: path, view: view, identifier: listing.identifier, outcome: device.outcome,
                 stop: device.stop == nil ? nil : device.report[JSONPointer(["stop"])], listing: listing,

@@ -126,11 +126,21 @@ public struct Ensemble: Sendable {
         try deviceIntegration(as: store, warnings: &warnings).view
     }
 
+    /// ``integrate(as:warnings:)``. With `whileChecking`, as for ``merge(warnings:whileChecking:)``:
+    /// the state replayed as the folder was read is handed over before the device's checks decide
+    /// whether it is the device's; `isReplayedState` says whether the view's state is that one.
+    public func integrate(
+        as store: String, warnings: inout [FormatError], whileChecking: ((StoreState) -> Void)?
+    ) throws(EnsembleError) -> (view: DeviceView, isReplayedState: Bool) {
+        let integrated = try deviceIntegration(as: store, warnings: &warnings, whileChecking: whileChecking)
+        return (integrated.view, integrated.isReplayedState)
+    }
+
     /// ``integrate(as:warnings:)`` with the input and the integration it was made from, for
     /// operations that replay them again (diff's watched objects).
     func deviceIntegration(
-        as store: String, warnings: inout [FormatError]
-    ) throws(EnsembleError) -> (input: MergeInput, integration: DeviceIntegration, view: DeviceView) {
+        as store: String, warnings: inout [FormatError], whileChecking: ((StoreState) -> Void)? = nil
+    ) throws(EnsembleError) -> (input: MergeInput, integration: DeviceIntegration, view: DeviceView, isReplayedState: Bool) {
         var evidence: DeliveryEvidence?
         // Replayed as read, as a merge is: a device that integrates everything a merge replays
         // (the usual case) reaches the merge's state without reading the events twice.
@@ -138,10 +148,16 @@ public struct Ensemble: Sendable {
             inputs, reader: try reader(), summarize: true, replayEarly: .everything, modelVersions: options.modelVersions, warnings: &warnings,
             contentsRead: { evidence = DeliveryEvidence($1, highestComplete: $2) })
         warnings += Self.modelWarning(input)
+        var handedOver = false
+        if let whileChecking, let replayed = input.earlyReplay?.replayedState() {
+            whileChecking(replayed)
+            handedOver = true
+        }
         let integration = DeviceIntegration.integrate(input, as: store)
         guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
         do {
-            return (input, integration, DeviceView(integration, state: try integration.state(input), evidence: evidence))
+            let state = try integration.stateReplayed(input)
+            return (input, integration, DeviceView(integration, state: state?.state, evidence: evidence), handedOver && state?.isReplayedState == true)
         } catch {
             throw EnsembleError(kind: .integrity, problems: error.problems)
         }
