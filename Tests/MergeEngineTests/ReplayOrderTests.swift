@@ -76,7 +76,7 @@ struct ReplayOrderTests {
         let input = Self.input(earlier, later)
         let device = DeviceIntegration.integrate(input, as: "D")
         #expect(device.heldBack.isEmpty)
-        let state = try #require(try device.state(input))
+        let state = try #require(try device.state(input)?.state)
         #expect(Self.title(try state.document()) == later.description, "tie-break by \(key)")
     }
 }

@@ -279,11 +279,8 @@ package struct DeviceIntegration: Sendable {
     /// The state the device reaches: the baselines, then the integrable events in replay
     /// order. Nil when it integrates nothing. When the folder was replayed as it was read
     /// (``EarlyReplay``) and that replay applied exactly these, its state is taken instead of
-    /// reading every event again.
-    package func state(_ input: MergeInput) throws(MergeFailure) -> StoreState? { try stateReplayed(input)?.state }
-
-    /// ``state(_:)``, and whether it is the state replayed while the folder was read.
-    package func stateReplayed(_ input: MergeInput) throws(MergeFailure) -> (state: StoreState, isReplayedState: Bool)? {
+    /// reading every event again, and `isReplayedState` says so.
+    package func state(_ input: MergeInput) throws(MergeFailure) -> (state: StoreState, isReplayedState: Bool)? {
         guard outcome == .integrates else { return nil }
         if let early = input.earlyReplay?.state(baselines: baselines, events: integrable) { return (early, true) }
         var state = StoreState(model: input.model)

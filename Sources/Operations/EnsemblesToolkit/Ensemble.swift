@@ -156,7 +156,7 @@ public struct Ensemble: Sendable {
         let integration = DeviceIntegration.integrate(input, as: store)
         guard integration.problems.isEmpty else { throw EnsembleError(kind: .integrity, problems: integration.problems) }
         do {
-            let state = try integration.stateReplayed(input)
+            let state = try integration.state(input)
             return (input, integration, DeviceView(integration, state: state?.state, evidence: evidence), handedOver && state?.isReplayedState == true)
         } catch {
             throw EnsembleError(kind: .integrity, problems: error.problems)
