@@ -110,10 +110,8 @@ extension Ensemble {
         let expected = RebaseWriter.Pending(consume state) { (state) throws(EnsembleError) -> RebaseWriter.Expected in
             do {
                 let folded = try RebaseWriter.documentDigest(state)
-                // Without kept events the merged state is S_C: its document is not written twice.
-                guard !plan.kept.isEmpty else { return RebaseWriter.Expected(folded: folded, merged: folded) }
-                try Self.replay(plan.kept, into: &state, input)
-                return RebaseWriter.Expected(folded: folded, merged: try RebaseWriter.documentDigest(state))
+                let merged = try RebaseWriter.mergedDigest(&state, folded: folded, kept: plan.kept) { try Self.replay(plan.kept, into: &$0, input) }
+                return RebaseWriter.Expected(folded: folded, merged: merged)
             } catch let error as EnsembleError {
                 throw error
             } catch {
@@ -226,6 +224,17 @@ private struct RebaseWriter {
             done.wait()
             return try result.get()
         }
+    }
+
+    /// The digest of the state document once `replay` has replayed the `kept` events on `state`,
+    /// whose document's digest is `folded`. Without kept events that state is `state` itself
+    /// (Spec/merge.md 13.7 step 5), and its document is not written a second time.
+    static func mergedDigest(
+        _ state: inout StoreState, folded: [UInt8], kept: [SourcedEvent], replay: (inout StoreState) throws -> Void
+    ) throws -> [UInt8] {
+        guard !kept.isEmpty else { return folded }
+        try replay(&state)
+        return try documentDigest(state)
     }
 
     /// The SHA-256 of the state document of `state`, written in pieces.
@@ -355,16 +364,12 @@ private struct RebaseWriter {
             guard try folded == expected.get().folded else {
                 throw failed("the new baseline applied to an empty state does not give the state it was written from; nothing was written")
             }
-            // Without kept events, merging the new folder gives this very state (13.7 step 5):
-            // its document is not written again.
-            var merged = folded
-            if !plan.kept.isEmpty {
-                do {
+            let merged = try Self.mergedDigest(&state, folded: folded, kept: plan.kept) { state in
+                do throws(MergeFailure) {
                     try MergeEngine.replay(plan.kept, into: &state, input)
                 } catch {
                     throw failed("a merge for the verification failed: \(error.problems.map(\.message).joined(separator: "; "))")
                 }
-                merged = try Self.documentDigest(state)
             }
             guard try merged == expected.get().merged else {
                 throw failed("the new folder merges to another state than \(path); nothing was written")
