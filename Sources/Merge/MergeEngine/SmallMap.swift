@@ -29,16 +29,17 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sequence, Sendable {
         }
     }
 
-    /// Sets `value`; returns the value it replaced.
+    /// Sets `value`, moved in (a copy was a retain here and a release by the caller, on memory
+    /// the applying thread touches nowhere else); returns the value it replaced.
     @discardableResult
-    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+    mutating func updateValue(_ value: consuming Value, forKey key: Key) -> Value? {
         if let position = position(of: key) {
             // Swapped in place: a copy of the old value was retained, then released by the store.
-            var old = value
+            var old = consume value
             swap(&old, &members[position].value)
             return old
         }
-        members.append((key, value))
+        members.append((key, consume value))
         if index != nil {
             index?[key] = members.count - 1
         } else if members.count > 16 {

@@ -49,14 +49,35 @@ public struct StoreState: Sendable {
             }
         }
 
-        /// For a value that holds at most one object (a to-one, an attribute, or no value at
-        /// all): that object, if any. Not `isSingle` for a to-many or ordered value.
-        static func single(_ value: Stored?) -> (isSingle: Bool, target: Int32?) {
-            switch value {
-            case .toOne(let target)?: (true, target)
-            case .toMany?, .ordered?: (false, nil)
-            case .attribute?, .dataFile?, nil: (true, nil)
+        /// For a value that holds at most one object (a to-one or an attribute): that object, if
+        /// any. Not `isSingle` for a to-many or ordered value.
+        var single: (isSingle: Bool, target: Int32?) {
+            switch self {
+            case .toOne(let target): (true, target)
+            case .toMany, .ordered: (false, nil)
+            case .attribute, .dataFile: (true, nil)
             }
+        }
+
+        /// ``single`` of a value, or of no value at all (which holds no object).
+        static func single(_ value: Stored?) -> (isSingle: Bool, target: Int32?) { value?.single ?? (true, nil) }
+
+        /// What keeping the referrer records needs of a new value, read before the value is
+        /// moved into its object (a copy kept to read it later was a retain and a release).
+        struct Summary {
+            var isRelationship: Bool
+            var single: (isSingle: Bool, target: Int32?)
+            /// The objects of a to-many or ordered value; nil for the others, whose object
+            /// ``single`` gives.
+            fileprivate var many: Set<Int32>?
+
+            /// ``Stored/targets`` of the value.
+            var targets: Set<Int32> { many ?? single.target.map { [$0] } ?? [] }
+        }
+
+        var summary: Summary {
+            let single = self.single
+            return Summary(isRelationship: isRelationship, single: single, many: single.isSingle ? nil : targets)
         }
 
         /// The objects a relationship value holds.
@@ -238,12 +259,13 @@ public struct StoreState: Sendable {
             var slot = Slot(entity: entity, id: event.string(changes[index].identifier))
             slot.properties.reserveCapacity(Int(changes[index].endProperty - changes[index].firstProperty))
             let number: Int32
+            // Moved in, not copied (a copy retained its three lists).
             if let free = freeSlots.popLast() {
                 number = free
-                slots[Int(free)] = slot
+                slots[Int(free)] = consume slot
             } else {
                 number = Int32(slots.count)
-                slots.append(slot)
+                slots.append(consume slot)
             }
             live.add(probes[index], (entity, number))
             liveCount += 1
@@ -415,7 +437,7 @@ public struct StoreState: Sendable {
         case .attribute:
             var taken = AttributeValue.null
             swap(&taken, &attributes[Int(change.value)])
-            value = .attribute(taken)
+            value = .attribute(consume taken)
         case .dataFile:
             value = .dataFile(event.string(change.value))
         case .toOne:
@@ -436,21 +458,22 @@ public struct StoreState: Sendable {
         case .orderedToMany:
             var order: [Int32] = []
             var members: Set<Int32> = []
-            for id in event.identifiers[added].sorted(by: event.precedes) {
+            for id in event.inStringOrder(event.identifiers[added]) {
                 guard let target = resolve(Self.probe(id, of: event), from: entity, relationship: property), members.insert(target).inserted else { continue }
                 order.append(target)
             }
             value = .ordered(moving(order, by: moved, in: event) { members.contains($0) })
         }
-        let current = store(value, as: property, of: object)
+        let new = value.summary
+        let current = store(consume value, as: property, of: object)
         if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
-        if current?.isRelationship == true || value.isRelationship {
-            let was = Stored.single(current), now = Stored.single(value)
+        if current?.isRelationship == true || new.isRelationship {
+            let was = Stored.single(current), now = new.single
             if was.isSingle && now.isSingle {
                 // Most relationship changes are to-ones: no sets are built for them.
                 if was.target != now.target { maintainInverse(of: property, on: object, lost: was.target, gained: now.target) }
             } else {
-                let before = current?.targets ?? [], after = value.targets
+                let before = current?.targets ?? [], after = new.targets
                 maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))
             }
         }
@@ -500,7 +523,7 @@ public struct StoreState: Sendable {
         if !lost.isEmpty { order.removeAll { lost.contains($0) } }
         var gained: [Int32] = []
         var joined: Set<Int32> = []
-        for id in event.identifiers[added].sorted(by: event.precedes) {
+        for id in event.inStringOrder(event.identifiers[added]) {
             guard let candidates = live[Self.probe(id, of: event)] else { continue }
             let isMember = candidates.contains {
                 joined.contains($0.object) || (slots[Int($0.object)].referrers.contains(referrer) && !lost.contains($0.object))
@@ -638,13 +661,14 @@ public struct StoreState: Sendable {
     /// Sets one property of a live object and keeps the referrer records in step; returns the
     /// value it replaced.
     @discardableResult
-    private mutating func store(_ value: Stored, as property: Int32, of object: Int32) -> Stored? {
+    private mutating func store(_ value: consuming Stored, as property: Int32, of object: Int32) -> Stored? {
         guard slots[Int(object)].isLive else { return nil }
+        let new = value.summary
         let old = slots[Int(object)].properties.updateValue(value, forKey: property)
         // Attributes hold no objects: only relationships change who refers to whom.
-        guard old?.isRelationship == true || value.isRelationship else { return old }
+        guard old?.isRelationship == true || new.isRelationship else { return old }
         let referrer = Self.pair(object, property)
-        let was = Stored.single(old), now = Stored.single(value)
+        let was = Stored.single(old), now = new.single
         if was.isSingle && now.isSingle {
             // To-ones: no sets are built.
             if was.target != now.target {
@@ -653,7 +677,7 @@ public struct StoreState: Sendable {
             }
             return old
         }
-        let before = old?.targets ?? [], after = value.targets
+        let before = old?.targets ?? [], after = new.targets
         for target in before where !after.contains(target) { slots[Int(target)].referrers.remove(referrer) }
         for target in after where !before.contains(target) { slots[Int(target)].referrers.insert(referrer) }
         return old
@@ -714,17 +738,24 @@ public struct StoreState: Sendable {
         // retained them and what they hold); its relationships are read without building sets.
         var properties = SmallMap<Int32, Stored>()
         swap(&properties, &slots[Int(object)].properties)
-        for (property, value) in properties {
-            let referrer = Self.pair(object, property)
-            switch value {
-            case .toOne(let target?): slots[Int(target)].referrers.remove(referrer)
-            case .toMany(let members): for target in members { slots[Int(target)].referrers.remove(referrer) }
-            case .ordered(let order): for target in order { slots[Int(target)].referrers.remove(referrer) }
-            case .toOne(nil), .attribute, .dataFile: break
+        properties.withMembers { members in
+            // In place: iterating the map copied each value (a retain and a release).
+            for index in members.indices {
+                let referrer = Self.pair(object, members[index].key)
+                switch members[index].value {
+                case .toOne(let target?): slots[Int(target)].referrers.remove(referrer)
+                case .toMany(let members): for target in members { slots[Int(target)].referrers.remove(referrer) }
+                case .ordered(let order): for target in order { slots[Int(target)].referrers.remove(referrer) }
+                case .toOne(nil), .attribute, .dataFile: break
+                }
             }
         }
         if let key = watchedKey(object) { provenanceByObject[key] = [:] }
-        live.remove(slots[Int(object)].id, object: object)
+        // Moved out of the slot, not copied, as its collections are: nothing reads the
+        // identifier of a deleted object (deletes are the event's last phase).
+        var id = ""
+        swap(&id, &slots[Int(object)].id)
+        live.remove(id, object: object)
         liveCount -= 1
         // Taken after the loop above, which drops the object's references to itself.
         var referrers = SmallMap<Int64, Void>()
@@ -738,8 +769,6 @@ public struct StoreState: Sendable {
                 detach(object, from: relationship, of: holder)
             }
         }
-        // Freed only after the event's last phase could still look at it (deletes come last).
-        slots[Int(object)].id = ""
         freeSlots.append(object)
     }
 }
