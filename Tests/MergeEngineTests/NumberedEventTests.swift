@@ -44,6 +44,16 @@ struct NumberedEventTests {
         return files.sorted { $0.name < $1.name }
     }
 
+    @Test("string numbers sorted by their strings' UTF-8 bytes, whatever order they come in")
+    func stringOrder() {
+        // "b", "a", "B", "ab", "": by UTF-8 bytes "" < "B" (0x42) < "a" < "ab" < "b".
+        let event = NumberedEvent(text: Array("baBab".utf8), ends: [1, 2, 3, 5, 5])
+        #expect(event.inStringOrder([0, 1, 2, 3, 4]) == [4, 2, 1, 3, 0])
+        #expect(event.inStringOrder([3, 0, 1]) == [1, 3, 0])
+        #expect(event.inStringOrder([3]) == [3])
+        #expect(event.inStringOrder([]) == [])
+    }
+
     @Test("every fixture event file: the numbered form names what the decoded event holds, and the binary decoder's own equals it")
     func fixtures() throws {
         let files = try Self.fixtureEventFiles()

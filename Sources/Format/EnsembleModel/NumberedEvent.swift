@@ -95,6 +95,20 @@ package struct NumberedEvent: Sendable, Equatable {
 
     package var stringCount: Int { ends.count }
 
+    /// Makes room for about this many changes, properties (attribute values as many) and, for
+    /// a decoder that adds its strings one by one, strings and bytes of their text: a decoder
+    /// that knows its input's size asks for what it will most likely hold, where appending
+    /// from empty reallocated each list about eight times per event (measured:
+    /// Benchmarks/README.md). Estimates, so that a wrong guess costs memory or a reallocation,
+    /// never a wrong event; a decoder keeps them within a small multiple of its input.
+    package mutating func reserve(changes: Int, properties: Int, strings: Int = 0, textBytes: Int = 0) {
+        self.changes.reserveCapacity(changes)
+        self.properties.reserveCapacity(properties)
+        attributes.reserveCapacity(properties)
+        ends.reserveCapacity(strings)
+        text.reserveCapacity(textBytes)
+    }
+
     /// Hands the attribute values over, leaving none: applying an event moves each value into
     /// the state instead of copying it (a retain, on memory the decoding thread wrote, and a
     /// release when the event is freed; measured: Benchmarks/README.md). What is left of them
@@ -188,6 +202,22 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
     package func precedes(_ a: Int32, _ b: Int32) -> Bool {
         withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+    }
+
+    /// String numbers sorted by their strings in UTF-8 byte order, as ``precedes(_:_:)`` orders
+    /// them. The table is read through buffer pointers: a sort that called ``precedes(_:_:)``
+    /// from its closure copied the whole event at every comparison (a retain and a release of
+    /// each of its lists; measured: Benchmarks/README.md).
+    package func inStringOrder(_ numbers: ArraySlice<Int32>) -> [Int32] {
+        guard numbers.count > 1 else { return Array(numbers) }
+        return text.withUnsafeBufferPointer { text in
+            ends.withUnsafeBufferPointer { ends in
+                func bytes(_ number: Int32) -> UnsafeBufferPointer<UInt8> {
+                    UnsafeBufferPointer(rebasing: text[(number == 0 ? 0 : ends[Int(number) - 1])..<ends[Int(number)]])
+                }
+                return numbers.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }
+            }
+        }
     }
 
     /// Whether strings `a` and `b` have the same bytes.

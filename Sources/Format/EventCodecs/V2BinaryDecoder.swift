@@ -312,6 +312,7 @@ public struct V2BinaryDecoder: Sendable {
     ) throws(FormatError) {
         var remaining = budget
         var previousEntity: Int?
+        changes.reserve(sectionBytes: reader.remaining)
         for _ in 0..<(try reader.nonEmptyCount("the changes section holds no entity; it is omitted instead")) {
             let entityStart = reader.position
             let entityIndex = try reader.reference(strings)
