@@ -79,4 +79,32 @@ struct ReplayOrderTests {
         let state = try #require(try device.state(input)?.state)
         #expect(Self.title(try state.document()) == later.description, "tie-break by \(key)")
     }
+
+    /// All eight writers of ``levels`` in the replay order worked out by hand from merge.md 6:
+    /// global count 5 before 6; among count 5, timestamp 10, then 20, then 90; among those at
+    /// 10, store "B" < "S" < "a" < "z" in UTF-8 bytes, and "S" revision 8 before 9.
+    static let handOrder = [
+        "B/9 count 5 at 10.0", "S/8 count 5 at 10.0", "S/9 count 5 at 10.0", "a/1 count 5 at 10.0",
+        "z/9 count 5 at 10.0", "A/1 count 5 at 20.0", "z/9 count 5 at 90.0", "A/1 count 6 at 10.0",
+    ]
+
+    @Test("sorting into replay order gives the order worked out by hand, and keeps items that tie in the order given")
+    func sorting() {
+        func event(_ writer: Writer) -> Event {
+            Event(
+                uniqueIdentifier: writer.description, type: .save, storeIdentifier: writer.store, revision: writer.revision,
+                globalCount: writer.globalCount, timestamp: writer.timestamp, otherStoreRevisions: [:], objectChanges: [])
+        }
+        let writers = Self.levels.flatMap { [$0.later, $0.earlier] }
+        #expect(Set(writers.map(\.description)) == Set(Self.handOrder))
+        // Given in reverse, so that the order given never matches; then two more copies of the
+        // writer given first, which tie with it on every key: the three stay in the order given.
+        var items = writers.reversed().map { (event: event($0), tag: "") }
+        items.insert((event(Self.levels[3].earlier), "second copy"), at: 2)
+        items.append((event(Self.levels[3].earlier), "third copy"))
+        MergeAnalysis.sortInReplayOrder(&items) { $0.event }
+        let expected = Self.handOrder.flatMap { $0 == Self.levels[3].earlier.description ? [($0, ""), ($0, "second copy"), ($0, "third copy")] : [($0, "")] }
+        #expect(items.map(\.event.uniqueIdentifier) == expected.map(\.0))
+        #expect(items.map(\.tag) == expected.map(\.1))
+    }
 }

@@ -267,7 +267,7 @@ package struct DeviceIntegration: Sendable {
             }
         }
         heldBack.sort { utf8Precedes($0.sourced.file, $1.sourced.file) }
-        integrable.sort { MergeAnalysis.replayPrecedes($0.event, $1.event) }
+        MergeAnalysis.sortInReplayOrder(&integrable) { $0.event }
     }
 
     /// The original's basic checks of one event or baseline: its model version (204) and its

@@ -95,7 +95,7 @@ package final class EarlyReplay: @unchecked Sendable {
             }
             handover.batch.append((sourced, body))
         }
-        handover.batch.sort { MergeAnalysis.replayPrecedes($0.sourced.event, $1.sourced.event) }
+        MergeAnalysis.sortInReplayOrder(&handover.batch) { $0.sourced.event }
         if mode == .folding {
             for (sourced, _) in handover.batch {
                 let store = ExactString(sourced.event.storeIdentifier)
@@ -125,7 +125,9 @@ package final class EarlyReplay: @unchecked Sendable {
     private func apply(_ handover: Handover) {
         // Recorded in the order they are applied in: the queue applies every batch whole, in
         // the order offered, unless it abandons (and then no state is given).
-        for (sourced, _) in handover.batch { Self.record(sourced.file, in: &replayed) }
+        // By index: iterating the batch copied each event (a retain and a release of each of
+        // its strings and lists) to read its file name.
+        for index in handover.batch.indices { Self.record(handover.batch[index].sourced.file, in: &replayed) }
         count += handover.batch.count
         pending.wait()
         queued.add(1)

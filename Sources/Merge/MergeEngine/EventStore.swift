@@ -164,13 +164,16 @@ package final class EventStore: @unchecked Sendable {
     func forEachRevision(_ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
         let candidates = try cursor(where: Self.savesAndMerges, orderBy: "store, revision, file, id")
         var copies: [(id: Int64, sourced: SourcedEvent)] = []
+        // The revision the copies claim, kept apart: reading it from the first copy copied that
+        // event for every row (a retain and a release of each of its strings and lists).
+        var claimed: (store: String, revision: Int64)?
         while let row = try candidates.row() {
-            if let first = copies.first?.sourced.event,
-                !(ExactString(first.storeIdentifier) == ExactString(row.sourced.event.storeIdentifier) && first.revision == row.sourced.event.revision)
-            {
+            let store = row.sourced.event.storeIdentifier, revision = row.sourced.event.revision
+            if let claimed, !(ExactString(claimed.store) == ExactString(store) && claimed.revision == revision) {
                 try body(copies)
                 copies = []
             }
+            claimed = (store, revision)
             copies.append(row)
         }
         if !copies.isEmpty { try body(copies) }
