@@ -97,6 +97,10 @@ public struct StoreState: Sendable {
     struct Slot: Sendable {
         var entity: Int32
         var id: String
+        /// ``ExactString/prefixKey(_:)`` of `id`, kept beside it: the writer sorts objects by
+        /// identifier, and reading the identifier itself there was a cache miss and a retain
+        /// per object (measured: Benchmarks/README.md).
+        var idPrefix: UInt64
         var isLive = true
         /// Set properties by property number.
         var properties = SmallMap<Int32, Stored>()
@@ -256,7 +260,8 @@ public struct StoreState: Sendable {
             }
             // Room for the properties the insert sets: grown one at a time, the list was
             // reallocated about three times per object.
-            var slot = Slot(entity: entity, id: event.string(changes[index].identifier))
+            let id = event.string(changes[index].identifier)
+            var slot = Slot(entity: entity, id: id, idPrefix: ExactString.prefixKey(id))
             slot.properties.reserveCapacity(Int(changes[index].endProperty - changes[index].firstProperty))
             let number: Int32
             // Moved in, not copied (a copy retained its three lists).

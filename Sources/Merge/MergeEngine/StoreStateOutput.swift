@@ -71,7 +71,7 @@ extension StoreState {
         keys.reserveCapacity(liveCount)
         slots.withUnsafeBufferPointer { slots in
             for index in slots.indices where slots[index].isLive {
-                keys.append((rank[Int(slots[index].entity)], Int32(index), ExactString.prefixKey(slots[index].id)))
+                keys.append((rank[Int(slots[index].entity)], Int32(index), slots[index].idPrefix))
             }
             keys.sort { a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
         }
@@ -310,7 +310,7 @@ extension StoreState {
     private static func inIdentifierOrder(_ objects: Set<Int32>, slots: UnsafeBufferPointer<Slot>) -> [Int32] {
         var keys: [(prefix: UInt64, object: Int32)] = []
         keys.reserveCapacity(objects.count)
-        for object in objects { keys.append((ExactString.prefixKey(slots[Int(object)].id), object)) }
+        for object in objects { keys.append((slots[Int(object)].idPrefix, object)) }
         keys.sort { a, b in identifierPrecedes(a, b, in: slots) }
         return keys.map(\.object)
     }
