@@ -40,6 +40,14 @@ struct RevisionSetTests {
         var inPlace = RevisionSet(["A": 3, "B": 1])
         inPlace.merge(with: RevisionSet(["B": 4, "C": 0]))
         #expect(inPlace == merged)
+        // The same stores on both sides, each side higher for one of them; then as many stores
+        // but not the same ones.
+        var same = RevisionSet(["A": 3, "B": 5])
+        same.merge(with: RevisionSet(["A": 4, "B": 1]))
+        #expect(same == RevisionSet(["A": 4, "B": 5]))
+        var sameCount = RevisionSet(["A": 1, "B": 2])
+        sameCount.merge(with: RevisionSet(["A": 2, "C": 3]))
+        #expect(sameCount == RevisionSet(["A": 2, "B": 2, "C": 3]))
     }
 
     /// The reference the sets are checked against: a dictionary keyed by UTF-8 bytes, and the

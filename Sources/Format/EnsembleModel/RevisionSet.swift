@@ -226,6 +226,17 @@ package struct RevisionSet: Hashable, Sendable {
     /// ``merged(with:)`` in place: folding many sets with `merged` copied the growing result
     /// once per set, quadratic in the number of concurrent baselines (Benchmarks/README.md).
     package mutating func merge(with other: RevisionSet) {
+        if case .sorted(let theirs) = other.storage, case .sorted(var mine) = storage, mine.count == theirs.count,
+            mine.indices.allSatisfy({ mine[$0].store == theirs[$0].store })
+        {
+            // The same stores, as the sets of one folder's events mostly are: revisions raised
+            // in place, with no new list (made per event, it was most of the integrity checks'
+            // time after the replay).
+            storage = .sorted([])
+            for index in mine.indices where theirs[index].revision > mine[index].revision { mine[index].revision = theirs[index].revision }
+            storage = .sorted(mine)
+            return
+        }
         switch (storage, other.storage) {
         case (.sorted(let mine), .sorted(let theirs)):
             // Both lists walked once, side by side.
