@@ -85,7 +85,7 @@ package final class DirectoryHandle: Sendable {
                 let range = names.count * stripe / stripes..<names.count * (stripe + 1) / stripes
                 made.set(stripe, names[range].map { transform($0, info(of: $0.bytes)) })
             }
-            for case let stripe? in made.values { stripe.forEach(body) }
+            for case let stripe? in made.takeValues() { stripe.forEach(body) }
         }
         do {
             try forEachName(displayPath: displayPath) { name in

@@ -418,8 +418,11 @@ package struct EnsembleContents: Sendable {
                 }
             }
             var result: [(Name, EventEntry, Event?, NumberedEvent?)] = []
-            for (set, entry) in zip(sets, built.values) {
-                guard var entry else { continue }
+            // Each entry moved out of the slots, not copied: a copy of an entry retains and
+            // releases every string and list of its event, and there is one per file.
+            var entries = built.takeValues()
+            for (set, index) in zip(sets, entries.indices) {
+                guard var entry = entries[index].take() else { continue }
                 contents.problems += entry.problems
                 for (file, layers) in entry.layerFiles { contents.countWrapping(layers, file: file) }
                 contents.unknownKeys += entry.unknownKeys
@@ -460,8 +463,11 @@ package struct EnsembleContents: Sendable {
 
     /// Builds one event's entry from its decoded files (in part order), summarized when asked.
     private static func buildEntry(
-        _ files: [Int: ListedEntry], count: Int?, results: [EventFileReader.PartResult], summarize: Bool, bodies: (whole: Bool, numbered: Bool)
+        _ files: [Int: ListedEntry], count: Int?, results: consuming [EventFileReader.PartResult], summarize: Bool, bodies: (whole: Bool, numbered: Bool)
     ) -> BuiltEntry {
+        // The results are read in place and their parts moved out: a copy of a result retains
+        // and releases every string and list of its event, once per file.
+        var results = results
         let indices = files.keys.sorted()
         let first = files[indices.first ?? 1]
         var parts: [EventPart] = []
@@ -471,18 +477,18 @@ package struct EnsembleContents: Sendable {
             entry: EventEntry(
                 file: first?.path ?? "", files: files.mapValues(\.path),
                 bytes: files.values.reduce(0) { $0 + ($1.size ?? 0) }, partCount: count, event: nil))
-        for (index, result) in zip(indices, results) {
+        for (index, position) in zip(indices, results.indices) {
             guard let listed = files[index] else { continue }
-            built.problems += result.errors
-            if let layers = result.layers {
+            built.problems += results[position].errors
+            if let layers = results[position].layers {
                 if built.layerFiles.isEmpty { built.entry.layers = layers }
                 built.layerFiles.append((listed.path, layers))
             }
-            if let digest = result.digest { digests.append(digest) }
-            if let part = result.part {
-                parts.append(part)
+            if let digest = results[position].digest { digests.append(digest) }
+            if let part = results[position].part.take() {
                 built.unknownKeys += part.unknownKeys.map { UnknownKey(file: listed.path, pointer: $0) }
-                if !result.unknownSectionOffsets.isEmpty { built.filesWithUnknownSections.append(listed.path) }
+                if !results[position].unknownSectionOffsets.isEmpty { built.filesWithUnknownSections.append(listed.path) }
+                parts.append(part)
             } else {
                 readable = false
             }
@@ -492,7 +498,7 @@ package struct EnsembleContents: Sendable {
         built.entry.digest = EventFileReader.combinedDigest(digests)
         if summarize {
             // A single file read with `numbersChanges` may hold its changes in numbered form only.
-            let numbered = results.count == 1 ? results[0].numbered : nil
+            let numbered = results.count == 1 ? results[0].numbered.take() : nil
             var summary =
                 numbered.map { SourcedEvent(header: event, changes: $0, file: built.entry.file, parts: built.entry.partFiles) }
                 ?? SourcedEvent(event: event, file: built.entry.file, parts: built.entry.partFiles).summary()

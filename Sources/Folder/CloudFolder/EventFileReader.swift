@@ -292,21 +292,22 @@ package struct EventFileReader: Sendable {
 
     private func decodeUnwrappedPart(_ bytes: [UInt8], position: EventPartPosition, displayName: String) -> PartResult {
         if V2Binary.isBinary(bytes) {
-            let result = decodeBinary(bytes, displayName: displayName)
-            guard let decoded = result.decoded else { return PartResult(encoding: .v2Binary, part: nil, errors: result.errors) }
+            // The decoded event is taken apart in place, not copied: a copy retains and releases
+            // every string and list of the event, once per file.
+            var result = decodeBinary(bytes, displayName: displayName)
+            guard var decoded = result.decoded.take() else { return PartResult(encoding: .v2Binary, part: nil, errors: result.errors) }
             guard position == .single else {
                 return PartResult(
                     encoding: .v2Binary, part: nil,
                     errors: [FormatError(.binaryInvalidValue, "a binary event is never split into parts", location: .init(file: displayName, offset: 0))])
             }
-            let event = decoded.event
             var part = PartResult(
                 encoding: .v2Binary,
                 part: EventPart(
-                    position: .single, header: EventHeader(of: event), objectChanges: event.objectChanges,
-                    unknownFields: event.unknownFields, unknownKeys: decoded.unknownMembers), errors: [])
+                    position: .single, header: EventHeader(of: decoded.event), objectChanges: decoded.event.objectChanges,
+                    unknownFields: decoded.event.unknownFields, unknownKeys: decoded.unknownMembers), errors: [])
             part.unknownSectionOffsets = decoded.unknownSectionOffsets
-            part.numbered = decoded.numbered
+            part.numbered = decoded.numbered.take()
             return part
         }
         // The usual v2 file is decoded straight from its bytes, once; the general pipeline below is

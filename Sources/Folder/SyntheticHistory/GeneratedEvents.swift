@@ -455,7 +455,7 @@ struct GeneratedFileWriter: Sendable {
         }
         var total: Int64 = 0
         // Every slot is set once concurrentPerform returns.
-        for case let result? in results.values { total += try result.get() }
+        for case let result? in results.takeValues() { total += try result.get() }
         return total
     }
 }

@@ -74,14 +74,16 @@ public struct V2BinaryDecoder: Sendable {
     /// A file with an extensions section (whose pointers are checked against the changes) is read
     /// into both forms, and the event's changes are then dropped.
     package func decodeReportingUnknownsNumberedOnly(_ bytes: [UInt8]) throws(FormatError) -> DecodedBinaryEvent {
-        let read = try read(bytes, as: NumberedChanges.self)
+        var read = try read(bytes, as: NumberedChanges.self)
         guard read.extensions == nil else {
             var decoded = try decodeReportingUnknownsNumbered(bytes)
             decoded.event.objectChanges = []
             return decoded
         }
+        // Moved out, not copied (a retain and a release of each of the event's lists).
+        let numbered = read.changes.take()?.event ?? NumberedEvent()
         var decoded = try finish(read, changes: [])
-        decoded.numbered = read.changes?.event ?? NumberedEvent()
+        decoded.numbered = consume numbered
         return decoded
     }
 

@@ -21,7 +21,7 @@ package enum Pieces {
         var values: [T] = []
         values.reserveCapacity(pieces)
         // Every slot is set once concurrentPerform returns.
-        for case let result? in results.values { values.append(try result.get()) }
+        for case let result? in results.takeValues() { values.append(try result.get()) }
         return values
     }
 }

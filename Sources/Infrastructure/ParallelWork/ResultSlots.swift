@@ -13,9 +13,13 @@ package final class ResultSlots<Value: Sendable>: @unchecked Sendable {
         lock.unlock()
     }
 
-    package var values: [Value?] {
+    /// The values, moved out (the slots are left empty): a copy of the list left every value
+    /// shared, so that taking one out of it copied it again.
+    package func takeValues() -> [Value?] {
         lock.lock()
         defer { lock.unlock() }
-        return slots
+        var taken: [Value?] = []
+        swap(&taken, &slots)
+        return taken
     }
 }
