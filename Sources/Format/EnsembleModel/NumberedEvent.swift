@@ -132,8 +132,8 @@ package struct NumberedEvent: Sendable, Equatable {
 
     /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:dataFiles:)``
     /// closes next); properties come sorted by name.
-    package mutating func addAttribute(name: Int32, _ value: AttributeValue) {
-        attributes.append(value)
+    package mutating func addAttribute(name: Int32, _ value: consuming AttributeValue) {
+        attributes.append(consume value)
         properties.append(Property(name: name, kind: .attribute, value: Int32(truncatingIfNeeded: attributes.count - 1)))
     }
 
@@ -146,14 +146,18 @@ package struct NumberedEvent: Sendable, Equatable {
 
     /// Adds a to-many (`ordered` false, `moved` empty) or ordered to-many relationship to the
     /// change being built: identifiers added and removed as string numbers, each list sorted
-    /// and unique, and the moved members by ascending position.
-    package mutating func addRelationship(name: Int32, ordered: Bool, added: [Int32], removed: [Int32], moved: [Move]) {
+    /// and unique, and the moved members by ascending position. The numbers are taken as a
+    /// decoder has them: converting them into lists of their own first cost an allocation per
+    /// list (measured: Benchmarks/README.md).
+    package mutating func addRelationship<Added: Collection, Removed: Collection>(
+        name: Int32, ordered: Bool, added: Added, removed: Removed, moved: [Move]
+    ) where Added.Element: BinaryInteger, Removed.Element: BinaryInteger {
         var property = Property(name: name, kind: ordered ? .orderedToMany : .toMany)
         property.first = Int32(truncatingIfNeeded: identifiers.count)
         property.added = Int32(truncatingIfNeeded: added.count)
         property.removed = Int32(truncatingIfNeeded: removed.count)
-        identifiers += added
-        identifiers += removed
+        for number in added { identifiers.append(Int32(truncatingIfNeeded: number)) }
+        for number in removed { identifiers.append(Int32(truncatingIfNeeded: number)) }
         property.firstMove = Int32(truncatingIfNeeded: moves.count)
         property.moved = Int32(truncatingIfNeeded: moved.count)
         moves += moved

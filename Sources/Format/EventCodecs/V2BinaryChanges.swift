@@ -125,7 +125,7 @@ protocol DecodedChanges {
     mutating func beginChange(propertyCount: Int)
     /// Makes room for what a changes section of `sectionBytes` most likely holds.
     mutating func reserve(sectionBytes: Int)
-    mutating func property(name: Int, _ value: ReadValue)
+    mutating func property(name: Int, _ value: consuming ReadValue)
     mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int])
 }
 
@@ -141,7 +141,7 @@ struct EventChanges: DecodedChanges {
 
     func reserve(sectionBytes: Int) {}
 
-    mutating func property(name: Int, _ value: ReadValue) {
+    mutating func property(name: Int, _ value: consuming ReadValue) {
         let strings = strings
         func named(_ positions: [Int]) -> [String] { positions.map { strings[$0] } }
         let resolved: PropertyChange.Value =
@@ -180,10 +180,11 @@ struct NumberedChanges: DecodedChanges {
 
     func beginChange(propertyCount: Int) {}
 
-    mutating func property(name: Int, _ value: ReadValue) {
+    mutating func property(name: Int, _ value: consuming ReadValue) {
         let name = Int32(truncatingIfNeeded: name)
-        func numbers(_ positions: [Int]) -> [Int32] { positions.map { Int32(truncatingIfNeeded: $0) } }
-        switch value {
+        // Consumed, so that an attribute value moves into the event (a copy was a retain here
+        // and a release when the reader's value was freed).
+        switch consume value {
         case .attribute(let attribute):
             event.addAttribute(name: name, attribute)
         case .dataFile(let file):
@@ -191,10 +192,10 @@ struct NumberedChanges: DecodedChanges {
         case .toOne(let related):
             event.addToOne(name: name, related.map { Int32(truncatingIfNeeded: $0) })
         case .toMany(let added, let removed):
-            event.addRelationship(name: name, ordered: false, added: numbers(added), removed: numbers(removed), moved: [])
+            event.addRelationship(name: name, ordered: false, added: added, removed: removed, moved: [])
         case .orderedToMany(let added, let removed, let moved):
             event.addRelationship(
-                name: name, ordered: true, added: numbers(added), removed: numbers(removed),
+                name: name, ordered: true, added: added, removed: removed,
                 moved: moved.map { NumberedEvent.Move(position: Int32(truncatingIfNeeded: $0.position), identifier: Int32(truncatingIfNeeded: $0.identifier)) })
         }
     }
@@ -225,8 +226,8 @@ struct BothChanges: DecodedChanges {
         numbered.beginChange(propertyCount: propertyCount)
     }
 
-    mutating func property(name: Int, _ value: ReadValue) {
-        whole.property(name: name, value)
+    mutating func property(name: Int, _ value: consuming ReadValue) {
+        whole.property(name: name, copy value)
         numbered.property(name: name, value)
     }
 

@@ -547,7 +547,7 @@ private struct PartReader<Changes: ChangesBuilder> {
                 guard seen & PropertyMember.value.bit == 0 else { throw Decline() }
                 changes.property(name: name, .dataFile(filename))
             } else {
-                changes.property(name: name, .attribute(value))
+                changes.property(name: name, .attribute(consume value))
             }
         case .toOne: changes.property(name: name, .toOne(related))
         case .toMany: changes.property(name: name, .toMany(added: added, removed: removed))
@@ -661,7 +661,7 @@ private protocol ChangesBuilder {
     /// The texts sorted by their UTF-8 bytes, or nil when two have the same bytes.
     func sortedSet(_ texts: [Text]) -> [Text]?
     mutating func beginEntity(_ entity: Text)
-    mutating func property(name: Text, _ value: ReadProperty<Text>)
+    mutating func property(name: Text, _ value: consuming ReadProperty<Text>)
     /// Closes a change; declines when two of its properties have the same name.
     mutating func endChange(identifier: Text, type: ChangeType, dataFiles: [Text]) throws(Decline)
     /// The changes, entities in UTF-8 byte order (each entity's changes in the file's order);
@@ -703,7 +703,7 @@ private struct ObjectChanges: ChangesBuilder {
 
     mutating func beginEntity(_ entity: String) { groups.append((entity, [])) }
 
-    mutating func property(name: String, _ value: ReadProperty<String>) {
+    mutating func property(name: String, _ value: consuming ReadProperty<String>) {
         let changeValue: PropertyChange.Value =
             switch value {
             case .attribute(let value): .attribute(value)
@@ -788,8 +788,10 @@ private struct NumberedObjectChanges: ChangesBuilder {
         if let last = groups.indices.last { groups[last].changes = groups[last].changes.lowerBound..<event.changes.count }
     }
 
-    mutating func property(name: Int32, _ value: ReadProperty<Int32>) {
-        switch value {
+    mutating func property(name: Int32, _ value: consuming ReadProperty<Int32>) {
+        // Consumed, so that an attribute value moves into the event (a copy was a retain here
+        // and a release when the reader's value was freed).
+        switch consume value {
         case .attribute(let value): event.addAttribute(name: name, value)
         case .dataFile(let file): event.addDataFile(name: name, file)
         case .toOne(let related): event.addToOne(name: name, related)
