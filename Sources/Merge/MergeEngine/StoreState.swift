@@ -204,8 +204,8 @@ public struct StoreState: Sendable {
     }
 
     func key(of object: Int32) -> ObjectKey {
-        let slot = slots[Int(object)]
-        return ObjectKey(entity: ExactString(entities[slot.entity]), id: ExactString(slot.id))
+        // The two fields read in place: a copy of the slot retained and released its lists.
+        ObjectKey(entity: ExactString(entities[slots[Int(object)].entity]), id: ExactString(slots[Int(object)].id))
     }
 
     /// The key of `object` when it is watched. Nothing is hashed when nothing is watched: every

@@ -13,9 +13,11 @@ extension StoreState {
         switch stored {
         case .attribute(let attribute): .attribute(attribute)
         case .dataFile(let name): .dataFile(name)
-        case .toOne(let target): .toOne(target.map(key(of:)))
-        case .toMany(let members): .toMany(Set(members.map(key(of:))))
-        case .ordered(let order): .ordered(order.map(key(of:)))
+        // Closures, not the method itself: `map(key(of:))` copied the whole state (a retain and a
+        // release of each of its lists) for every relationship a baseline writes.
+        case .toOne(let target): .toOne(target.map { key(of: $0) })
+        case .toMany(let members): .toMany(Set(members.map { key(of: $0) }))
+        case .ordered(let order): .ordered(order.map { key(of: $0) })
         }
     }
 
