@@ -148,7 +148,7 @@ package struct NumberedEvent: Sendable, Equatable {
     /// change being built: identifiers added and removed as string numbers, each list sorted
     /// and unique, and the moved members by ascending position. The numbers are taken as a
     /// decoder has them: converting them into lists of their own first cost an allocation per
-    /// list (measured: Benchmarks/README.md).
+    /// list.
     package mutating func addRelationship<Added: Collection, Removed: Collection>(
         name: Int32, ordered: Bool, added: Added, removed: Removed, moved: [Move]
     ) where Added.Element: BinaryInteger, Removed.Element: BinaryInteger {
