@@ -129,6 +129,11 @@ protocol DecodedChanges {
     mutating func endChange(entity: Int, identifier: Int, type: ChangeType, dataFiles: [Int])
 }
 
+extension DecodedChanges {
+    /// Nothing reserved: only the numbered form knows what to ask for.
+    func reserve(sectionBytes: Int) {}
+}
+
 /// The changes as an ``Event`` holds them.
 struct EventChanges: DecodedChanges {
     private let strings: [String]
@@ -138,8 +143,6 @@ struct EventChanges: DecodedChanges {
     init(strings: [String]) { self.strings = strings }
 
     mutating func beginChange(propertyCount: Int) { properties.reserveCapacity(propertyCount) }
-
-    func reserve(sectionBytes: Int) {}
 
     mutating func property(name: Int, _ value: consuming ReadValue) {
         let strings = strings
@@ -218,8 +221,6 @@ struct BothChanges: DecodedChanges {
         for string in strings { ExactString.withUTF8(of: string) { table.append(uuid: nil, $0) } }
         numbered = NumberedChanges(strings: table)
     }
-
-    func reserve(sectionBytes: Int) {}
 
     mutating func beginChange(propertyCount: Int) {
         whole.beginChange(propertyCount: propertyCount)

@@ -110,7 +110,7 @@ package struct DeviceIntegration: Sendable {
         // Step 4: one event per (store, revision).
         var events: [SourcedEvent] = []
         try index.forEachRevision { (copies) throws(FormatError) in
-            if let conflict = MergeAnalysis.conflict(among: copies.map(\.sourced), input) { problems.append(conflict) }
+            if let conflict = MergeAnalysis.conflict(among: copies, input) { problems.append(conflict) }
             if let first = copies.first { events.append(first.sourced) }
         }
         guard problems.isEmpty else { return }

@@ -345,8 +345,7 @@ package struct MergeAnalysis: Sendable {
         try store.transaction { () throws(FormatError) in
             try store.forEachRevision { (copies) throws(FormatError) in
                 guard let first = copies.first else { return }
-                // Most revisions have one copy: nothing to compare, nothing to copy.
-                let conflict = copies.count > 1 ? Self.conflict(among: copies.map(\.sourced), input) : nil
+                let conflict = Self.conflict(among: copies, input)
                 let conflicting = conflict != nil
                 if let conflict { problems.append(conflict) }
                 if let known = baselineRevisions?[first.sourced.event.storeIdentifier], first.sourced.event.revision <= known {
@@ -373,8 +372,11 @@ package struct MergeAnalysis: Sendable {
 
     /// `merge.conflicting-revision` when the events read for one (store, revision) are not all
     /// the same event (Spec/merge.md 4.2); `copies` come in file order.
-    static func conflict(among copies: [SourcedEvent], _ input: MergeInput) -> IntegrityProblem? {
-        guard let first = copies.first, copies.count > 1, copies.contains(where: { !same($0, first, input) }) else { return nil }
+    static func conflict(among rows: [(id: Int64, sourced: SourcedEvent)], _ input: MergeInput) -> IntegrityProblem? {
+        // Most revisions have one copy: nothing to compare, and no list of events made.
+        guard rows.count > 1 else { return nil }
+        let copies = rows.map(\.sourced)
+        guard let first = copies.first, copies.contains(where: { !same($0, first, input) }) else { return nil }
         let event = first.event
         return IntegrityProblem(
             code: .mergeConflictingRevision, number: nil, files: sortedUnique(copies.map(\.file)),

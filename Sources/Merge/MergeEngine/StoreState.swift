@@ -470,7 +470,7 @@ public struct StoreState: Sendable {
             value = .ordered(moving(order, by: moved, in: event) { members.contains($0) })
         }
         let new = value.summary
-        let current = store(consume value, as: property, of: object)
+        let current = store(consume value, summarized: new, as: property, of: object)
         if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
         if current?.isRelationship == true || new.isRelationship {
             let was = Stored.single(current), now = new.single
@@ -663,12 +663,17 @@ public struct StoreState: Sendable {
         return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
     }
 
-    /// Sets one property of a live object and keeps the referrer records in step; returns the
-    /// value it replaced.
-    @discardableResult
-    private mutating func store(_ value: consuming Stored, as property: Int32, of object: Int32) -> Stored? {
-        guard slots[Int(object)].isLive else { return nil }
+    /// Sets one property of a live object and keeps the referrer records in step.
+    private mutating func store(_ value: consuming Stored, as property: Int32, of object: Int32) {
         let new = value.summary
+        store(value, summarized: new, as: property, of: object)
+    }
+
+    /// ``store(_:as:of:)`` of a value whose ``Stored/summary`` the caller already has; returns
+    /// the value it replaced.
+    @discardableResult
+    private mutating func store(_ value: consuming Stored, summarized new: Stored.Summary, as property: Int32, of object: Int32) -> Stored? {
+        guard slots[Int(object)].isLive else { return nil }
         let old = slots[Int(object)].properties.updateValue(value, forKey: property)
         // Attributes hold no objects: only relationships change who refers to whom.
         guard old?.isRelationship == true || new.isRelationship else { return old }
