@@ -118,10 +118,18 @@ package final class DirectoryHandle: Sendable {
                 if errno != 0 { throw Self.unreadable(displayPath, errno) }
                 return
             }
-            let bytes = withUnsafeBytes(of: item.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            let bytes = Self.name(of: item)
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
             body(EntryName(bytes: bytes))
         }
+    }
+
+    /// The name of a directory entry, read in place up to its terminating NUL: an entry's record
+    /// is only as long as its name, so copying the record (`pointee`) read past its end.
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
+        guard let offset = MemoryLayout<dirent>.offset(of: \.d_name) else { return [] }
+        let name = UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self)
+        return Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
     }
 
     /// Every entry, sorted by the bytes of their names.
