@@ -149,9 +149,21 @@ package struct NumberedEvent: Sendable, Equatable {
     /// and unique, and the moved members by ascending position. The numbers are taken as a
     /// decoder has them: converting them into lists of their own first cost an allocation per
     /// list.
-    package mutating func addRelationship<Added: Collection, Removed: Collection>(
-        name: Int32, ordered: Bool, added: Added, removed: Removed, moved: [Move]
-    ) where Added.Element: BinaryInteger, Removed.Element: BinaryInteger {
+    package mutating func addRelationship(name: Int32, ordered: Bool, added: [Int32], removed: [Int32], moved: [Move]) {
+        appendRelationship(name: name, ordered: ordered, added: added, removed: removed, moved: moved)
+    }
+
+    /// ``addRelationship(name:ordered:added:removed:moved:)`` for a decoder that numbers
+    /// strings with `Int`s.
+    package mutating func addRelationship(name: Int32, ordered: Bool, added: [Int], removed: [Int], moved: [Move]) {
+        appendRelationship(name: name, ordered: ordered, added: added, removed: removed, moved: moved)
+    }
+
+    /// Both of the above, specialized here: a decoder in another module called the generic
+    /// function through its type's metadata, element by element.
+    private mutating func appendRelationship<Number: BinaryInteger>(
+        name: Int32, ordered: Bool, added: [Number], removed: [Number], moved: [Move]
+    ) {
         var property = Property(name: name, kind: ordered ? .orderedToMany : .toMany)
         property.first = Int32(truncatingIfNeeded: identifiers.count)
         property.added = Int32(truncatingIfNeeded: added.count)

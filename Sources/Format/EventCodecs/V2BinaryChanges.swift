@@ -109,9 +109,12 @@ struct NumberedStrings: BinaryStringTable {
 /// of the table is among them (-1: none made yet); a class, so that reading a string (a
 /// reader's table is read, not changed) can keep what it made. Positions, not a `String?` per
 /// entry: filling those with nil retained and released nothing, a call per entry of every file.
+/// Its lists are not checked for exclusive access as they run: a table is one file's, read by
+/// one thread, and `string(_:)` touches them in one call at a time (the checks took a third of
+/// its time: Benchmarks/README.md).
 private final class MadeStrings {
-    var strings: [String] = []
-    var positions: [Int32] = []
+    @exclusivity(unchecked) var strings: [String] = []
+    @exclusivity(unchecked) var positions: [Int32] = []
 }
 
 /// What the binary reader builds from the object changes it has checked (Spec/v2-binary.md 8):
