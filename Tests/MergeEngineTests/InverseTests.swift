@@ -16,9 +16,11 @@ struct InverseTests {
         return try ModelBundle(path: path.path).load()
     }
 
-    static func merge(_ changes: [[ObjectChange]]) throws -> String {
+    /// The merged document of one event per list of changes, with `model` (the framework's
+    /// test model when nil).
+    static func merge(_ changes: [[ObjectChange]], model: DataModel? = nil) throws -> String {
         var input = MergeInput()
-        input.model = try model()
+        input.model = try model ?? Self.model()
         input.events = changes.enumerated().map { index, list in
             SourcedEvent(
                 event: Event(
@@ -65,5 +67,29 @@ struct InverseTests {
             [Self.change(.update, "Parent", "p", [PropertyChange(name: "friends", value: .toMany(added: [], removed: ["c1"]))])],
         ])
         #expect(result == #"{"entities":{"Child":{"c1":{"testFriends":[]},"c2":{"testFriends":["p"]}},"Parent":{"p":{"friends":["c2"]}}}}"#)
+    }
+
+    @Test("a member removed and added back in one change leaves the inverse as it was (only what the change lost or gained reaches it)")
+    func removedAndAddedBack() throws {
+        // An ordered inverse shows it: a member detached, then attached, would move to the end.
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Item" representedClassName="Item" syncable="YES">
+                    <relationship name="tags" optional="YES" toMany="YES" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/>
+                </entity>
+                <entity name="Tag" representedClassName="Tag" syncable="YES">
+                    <relationship name="items" optional="YES" toMany="YES" ordered="YES" destinationEntity="Item" inverseName="tags" inverseEntity="Item"/>
+                </entity>
+            </model>
+            """
+        let model = try ModelXMLReader.parse(Data(xml.utf8), displayPath: "contents", versionName: nil)
+        let tagged = PropertyChange(name: "tags", value: .toMany(added: ["t"], removed: []))
+        let result = try Self.merge(
+            [
+                [Self.change(.insert, "Tag", "t"), Self.change(.insert, "Item", "a", [tagged]), Self.change(.insert, "Item", "b", [tagged])],
+                [Self.change(.update, "Item", "a", [PropertyChange(name: "tags", value: .toMany(added: ["t"], removed: ["t"]))])],
+            ], model: model)
+        #expect(result == #"{"entities":{"Item":{"a":{"tags":["t"]},"b":{"tags":["t"]}},"Tag":{"t":{"items":["a","b"]}}}}"#)
     }
 }

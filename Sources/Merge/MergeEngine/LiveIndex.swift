@@ -111,6 +111,9 @@ struct LiveIndex: Sendable {
         }
     }
 
+    /// The object that became live first with `probe`'s identifier, if any.
+    func firstObject(_ probe: Probe) -> Int32? { self[probe]?.first.object }
+
     mutating func add(_ probe: Probe, _ candidate: Candidate) {
         switch probe.key {
         case .unpacked(let text):

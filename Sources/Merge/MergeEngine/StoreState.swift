@@ -94,14 +94,17 @@ public struct StoreState: Sendable {
     /// One live object, or a free slot. A delete detaches the object from everything that held
     /// it, so nothing names its number any more and a later insert may take the slot: the slots
     /// then grow with the live objects, not with the inserts of the whole history.
+    /// The fields are in this order so that a slot takes 64 bytes: a flag after the 32-bit
+    /// entity number takes no word of its own (one after the identifier's prefix took 8 bytes,
+    /// and a slot 72, most of them then spanning two cache lines more than they need).
     struct Slot: Sendable {
         var entity: Int32
+        var isLive = true
         var id: String
         /// ``ExactString/prefixKey(_:)`` of `id`, kept beside it: the writer sorts objects by
         /// identifier, and reading the identifier itself there was a cache miss and a retain
         /// per object (measured: Benchmarks/README.md).
         var idPrefix: UInt64
-        var isLive = true
         /// Set properties by property number.
         var properties = SmallMap<Int32, Stored>()
         /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
@@ -245,10 +248,15 @@ public struct StoreState: Sendable {
         // loops that use it, which would otherwise wait for them one by one: the buckets where
         // the identifiers' lookups start, then the objects found and their property lists
         // (measured: Benchmarks/README.md).
+        Self.prefetchText(of: event)
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(changes.count)
         for change in changes { probes.append(Self.probe(change.identifier, of: event)) }
         for probe in probes { live.prefetch(probe) }
+        // The same for the objects the relationship values name, whose inverses and referrer
+        // records the set phase changes: their buckets now, their slots once found.
+        let related = Self.relatedProbes(of: event)
+        for probe in related { live.prefetch(probe) }
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
         var inserted: [Int32] = []
@@ -290,6 +298,7 @@ public struct StoreState: Sendable {
             }
         }
         prefetchSlots(targets)
+        prefetchSlots(related.compactMap { live.firstObject($0) }, referrers: true)
         var nextTarget = 0
         for change in changes where change.type != .delete {
             let number = targets[nextTarget]
@@ -332,9 +341,29 @@ public struct StoreState: Sendable {
         return numbers.properties[Int(string)]
     }
 
+    /// Probes of the identifiers that `event`'s relationship values name (to-ones, then the
+    /// members added, removed or moved), for prefetching. Made again as each value is set:
+    /// keeping them by string number for that took longer than hashing twice.
+    private static func relatedProbes(of event: NumberedEvent) -> [LiveIndex.Probe] {
+        var probes: [LiveIndex.Probe] = []
+        probes.reserveCapacity(event.identifiers.count)
+        for property in event.properties where property.kind == .toOne && property.value >= 0 { probes.append(probe(property.value, of: event)) }
+        for identifier in event.identifiers { probes.append(probe(identifier, of: event)) }
+        return probes
+    }
+
     /// The live index's probe of an identifier of `event`, read from the event's bytes.
     private static func probe(_ string: Int32, of event: NumberedEvent) -> LiveIndex.Probe {
         event.withBytes(of: string) { LiveIndex.probe($0) }
+    }
+
+    /// Asks for the event's strings, which the decoding thread wrote and the probes read next:
+    /// each identifier's first read was a cache miss, waited for one by one.
+    private static func prefetchText(of event: NumberedEvent) {
+        event.text.withUnsafeBufferPointer { text in
+            guard let base = text.baseAddress else { return }
+            for offset in stride(from: 0, to: text.count, by: 64) { cpf_prefetch(base + offset) }
+        }
     }
 
     /// Asks for the storage of the string stored at `string`, and the text that follows it. The
@@ -350,15 +379,16 @@ public struct StoreState: Sendable {
         cpf_prefetch(UnsafeRawPointer(bitPattern: storage &+ 64))
     }
 
-    /// Asks for the slots of `objects` (negative numbers skipped) and for their property lists;
-    /// reading a slot's list pointer is the only wait.
-    private func prefetchSlots(_ objects: [Int32]) {
-        guard let field = MemoryLayout<Slot>.offset(of: \.properties) else { return }
+    /// Asks for the slots of `objects` (negative numbers skipped) and for their property lists,
+    /// and their referrer records if `referrers`; reading a slot's list pointers is the only wait.
+    private func prefetchSlots(_ objects: [Int32], referrers: Bool = false) {
+        guard let field = MemoryLayout<Slot>.offset(of: \.properties), let referrerField = MemoryLayout<Slot>.offset(of: \.referrers) else { return }
         slots.withUnsafeBufferPointer { buffer in
             guard let first = buffer.baseAddress else { return }
             for number in objects where number >= 0 && Int(number) < buffer.count {
                 cpf_prefetch(first + Int(number))
                 SmallMap<Int32, Stored>.prefetch(at: UnsafeRawPointer(first + Int(number)) + field)
+                if referrers { SmallMap<Int64, Void>.prefetch(at: UnsafeRawPointer(first + Int(number)) + referrerField) }
             }
         }
     }
@@ -421,7 +451,7 @@ public struct StoreState: Sendable {
                 case .ordered?: .ordered
                 default: .other
                 }
-            let edited: (lost: Set<Int32>, gained: Set<Int32>)?
+            let edited: (lost: [Int32], gained: [Int32])?
             switch (change.kind, holding) {
             case (.toMany, .toMany):
                 edited = editToMany(property, of: object, adding: added, removing: removed, in: event)
@@ -479,7 +509,7 @@ public struct StoreState: Sendable {
                 if was.target != now.target { maintainInverse(of: property, on: object, lost: was.target, gained: now.target) }
             } else {
                 let before = current?.targets ?? [], after = new.targets
-                maintainInverse(of: property, on: object, lost: before.subtracting(after), gained: after.subtracting(before))
+                maintainInverse(of: property, on: object, lost: Array(before.subtracting(after)), gained: Array(after.subtracting(before)))
             }
         }
     }
@@ -489,7 +519,7 @@ public struct StoreState: Sendable {
     /// and `removed` are positions in `event.identifiers`.
     private mutating func editToMany(
         _ property: Int32, of object: Int32, adding added: Range<Int>, removing removed: Range<Int>, in event: NumberedEvent
-    ) -> (lost: Set<Int32>, gained: Set<Int32>) {
+    ) -> (lost: [Int32], gained: [Int32]) {
         guard case .toMany(var members)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
         let entity = slots[Int(object)].entity
         var lost: [Int32] = [], gained: [Int32] = []
@@ -515,7 +545,7 @@ public struct StoreState: Sendable {
     /// Whether an object is a member is read from its referrers, not by searching the order.
     private mutating func editOrdered(
         _ property: Int32, of object: Int32, adding added: Range<Int>, removing removed: Range<Int>, moving moved: Range<Int>, in event: NumberedEvent
-    ) -> (lost: Set<Int32>, gained: Set<Int32>) {
+    ) -> (lost: [Int32], gained: [Int32]) {
         guard case .ordered(var order)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
         let entity = slots[Int(object)].entity
         let referrer = Self.pair(object, property)
@@ -548,13 +578,15 @@ public struct StoreState: Sendable {
     }
 
     /// Records who refers to whom after an in-place edit; returns the members that left and
-    /// those that joined, for the inverses (an object can leave and join in one change).
-    private mutating func finishEdit(_ property: Int32, of object: Int32, lost: [Int32], gained: [Int32]) -> (lost: Set<Int32>, gained: Set<Int32>) {
+    /// those that joined, for the inverses (an object can leave and join in one change). Each
+    /// list names an object once. Most edits only add or only remove: no sets are built for them.
+    private mutating func finishEdit(_ property: Int32, of object: Int32, lost: [Int32], gained: [Int32]) -> (lost: [Int32], gained: [Int32]) {
         let referrer = Self.pair(object, property)
         for target in lost { slots[Int(target)].referrers.remove(referrer) }
         for target in gained { slots[Int(target)].referrers.insert(referrer) }
+        guard !lost.isEmpty, !gained.isEmpty else { return (lost, gained) }
         let left = Set(lost), joined = Set(gained)
-        return (left.subtracting(joined), joined.subtracting(left))
+        return (lost.filter { !joined.contains($0) }, gained.filter { !left.contains($0) })
     }
 
     /// The members named by `event.moves[moved]`, by position, then the others in their order
@@ -606,8 +638,9 @@ public struct StoreState: Sendable {
 
     /// With a model, keeps the other side of a relationship consistent, as Core Data does
     /// (Spec/merge.md 8.8).
-    /// `lost` are the objects the relationship no longer holds, `gained` those it now holds.
-    private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: Set<Int32>, gained: Set<Int32>) {
+    /// `lost` are the objects the relationship no longer holds, `gained` those it now holds,
+    /// each named once.
+    private mutating func maintainInverse(of relationship: Int32, on object: Int32, lost: [Int32], gained: [Int32]) {
         guard let inverse = self.relationship(relationship, of: slots[Int(object)].entity)?.inverse else { return }
         for target in inObjectOrder(lost) where slots[Int(target)].isLive { detach(object, from: inverse, of: target) }
         for target in inObjectOrder(gained) { attach(object, to: inverse, of: target, from: relationship) }
@@ -651,8 +684,8 @@ public struct StoreState: Sendable {
 
     /// The objects sorted by ``objectOrder(_:_:)``. (A closure, not the method itself: passing
     /// the method copies the whole state for every sort.)
-    private func inObjectOrder(_ objects: Set<Int32>) -> [Int32] {
-        objects.count < 2 ? Array(objects) : objects.sorted { objectOrder($0, $1) }
+    private func inObjectOrder(_ objects: [Int32]) -> [Int32] {
+        objects.count < 2 ? objects : objects.sorted { objectOrder($0, $1) }
     }
 
     /// Objects by entity name, then global identifier, in UTF-8 byte order. (Fields are read in
