@@ -238,7 +238,7 @@ package struct NumberedEvent: Sendable, Equatable {
 
     /// Whether strings `a` and `b` have the same bytes.
     package func same(_ a: Int32, _ b: Int32) -> Bool {
-        withBytes(of: a) { x in withBytes(of: b) { y in x.elementsEqual(y) } }
+        withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
     }
 
     /// The numbered form of `event`'s object changes. Strings with one representation (a name

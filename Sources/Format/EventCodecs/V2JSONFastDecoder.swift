@@ -762,7 +762,7 @@ private struct NumberedObjectChanges: ChangesBuilder {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         let slot = Int(truncatingIfNeeded: hash >> 58)
-        if names[slot] >= 0, event.withBytes(of: names[slot], { $0.elementsEqual(bytes) }) { return names[slot] }
+        if names[slot] >= 0, event.withBytes(of: names[slot], { ExactString.sameBytes($0, bytes) }) { return names[slot] }
         guard let number = text(bytes, isASCII: Self.isASCII(bytes)) else { return nil }
         names[slot] = number
         return number

@@ -180,12 +180,15 @@ package struct ExactString: Hashable, Sendable {
     @usableFromInline
     package static func == (lhs: ExactString, rhs: ExactString) -> Bool {
         if identical(lhs.value, rhs.value) { return true }
-        return withUTF8(of: lhs.value) { left in
-            withUTF8(of: rhs.value) { right in
-                guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
-                return memcmp(l, r, left.count) == 0
-            }
-        }
+        return withUTF8(of: lhs.value) { left in withUTF8(of: rhs.value) { right in sameBytes(left, right) } }
+    }
+
+    /// Whether two byte runs are equal, compared with `memcmp` (the generic `elementsEqual`
+    /// compares a byte at a time).
+    @usableFromInline
+    package static func sameBytes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard left.count == right.count, let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
+        return memcmp(l, r, left.count) == 0
     }
 
     /// The first 8 UTF-8 bytes of `string` as a big-endian number, padded with zero bytes: a
