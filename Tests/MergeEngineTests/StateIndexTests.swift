@@ -57,6 +57,23 @@ struct StateIndexTests {
         churn(identifiers, steps: 3_000, using: &random)
     }
 
+    @Test("LiveIndex: a UUID probed by its 16 bytes (a binary table's) finds the object added by its upper-case text, and no other")
+    func uuidHalves() {
+        var random = SplitMix64(seed: 13)
+        let fixed = ["00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "0123ABCD-4567-89EF-FEDC-BA9876543210"]
+        let texts = fixed + (0..<200).map { _ in Self.randomUUID(using: &random).uppercased() }
+        var index = LiveIndex()
+        for (number, text) in texts.enumerated() { index.add(LiveIndex.probe(text), (0, Int32(number))) }
+        // The lower-case text of a UUID with letters is another identifier (Spec/merge.md 7).
+        index.add(LiveIndex.probe(fixed[2].lowercased()), (0, -2))
+        for (number, text) in texts.enumerated() {
+            // The halves as the binary reader takes them: the UUID's bytes, big-endian.
+            let hex = text.filter { $0 != "-" }
+            let high = UInt64(hex.prefix(16), radix: 16) ?? 0, low = UInt64(hex.suffix(16), radix: 16) ?? 0
+            #expect(index.firstObject(LiveIndex.probe(upperCaseUUID: (high, low))) == Int32(number), "\(text)")
+        }
+    }
+
     @Test("LiveIndex: a small table under churn keeps apart identifiers that differ by case, length or a NUL byte")
     func liveIndexSmallTables() {
         // A table of 16 or 32 buckets, about three quarters used: runs of neighbouring buckets

@@ -83,14 +83,42 @@ package struct NumberedEvent: Sendable, Equatable {
     package private(set) var dataFiles: [Int32] = []
     /// The properties of the changes closed so far: those after them belong to the change being built.
     private var closedProperties: Int32 = 0
+    /// The strings a decoder read as a UUID's 16 bytes, kept beside their text.
+    private var uuids = UUIDHints()
+
+    /// The 16 bytes of the strings a decoder read as a UUID and wrote out as its canonical
+    /// upper-case text (a binary table's UUID entries, Spec/v2-binary.md 6), as two big-endian
+    /// halves: the applying thread looks identifiers up by these bytes, and reading them here
+    /// spares it parsing the text back. What the hints say follows from the text, so they take
+    /// no part in comparing events (a decoder that gives none makes an equal event).
+    package struct UUIDHints: Sendable, Equatable {
+        /// Two halves per UUID string.
+        package var halves: [UInt64] = []
+        /// For each string, where its halves start in `halves`, or -1; empty when no string is one.
+        package var positions: [Int32] = []
+
+        package init() {}
+
+        package static func == (lhs: UUIDHints, rhs: UUIDHints) -> Bool { true }
+    }
 
     package init() {}
 
     /// A form without changes whose strings are `text` and `ends`, as ``text`` and ``ends`` hold
-    /// them (a decoder that filled them itself hands them over without a copy).
-    package init(text: [UInt8], ends: [Int]) {
+    /// them (a decoder that filled them itself hands them over without a copy), with the UUID
+    /// strings among them that `uuids` gives.
+    package init(text: [UInt8], ends: [Int], uuids: UUIDHints = UUIDHints()) {
         self.text = text
         self.ends = ends
+        self.uuids = uuids
+    }
+
+    /// The big-endian halves of the UUID whose canonical upper-case text string `number` is,
+    /// when the decoder read it as such; nil for any other string, or when it gave no hints.
+    package func uuidHalves(of number: Int32) -> (high: UInt64, low: UInt64)? {
+        guard Int(number) < uuids.positions.count else { return nil }
+        let position = Int(uuids.positions[Int(number)])
+        return position < 0 ? nil : (uuids.halves[position], uuids.halves[position + 1])
     }
 
     package var stringCount: Int { ends.count }
@@ -127,6 +155,7 @@ package struct NumberedEvent: Sendable, Equatable {
     package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         text.append(contentsOf: bytes)
         ends.append(text.count)
+        if !uuids.positions.isEmpty { uuids.positions.append(-1) }
         return Int32(truncatingIfNeeded: ends.count - 1)
     }
 

@@ -64,6 +64,8 @@ extension [String]: BinaryStringTable {
 struct NumberedStrings: BinaryStringTable {
     private(set) var text: [UInt8] = []
     private(set) var ends: [Int] = []
+    /// The entries that are a UUID and nothing after it, as their 16 bytes.
+    private(set) var uuids = NumberedEvent.UUIDHints()
     /// The `String`s made so far: each string once, shared by every value that names it, as in
     /// the `String` table. A reference takes a byte or two and a string up to 16 MiB
     /// (Spec/v2-binary.md 6 and 11): a `String` per reference could make a small file take terabytes.
@@ -83,6 +85,16 @@ struct NumberedStrings: BinaryStringTable {
             let start = text.count
             text.append(contentsOf: repeatElement(0, count: UUIDPrefix.textLength))
             text.withUnsafeMutableBufferPointer { UUIDPrefix.write(uuid, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+        }
+        // This string's place among the hints: the UUID's halves when nothing follows it.
+        if let uuid, bytes.isEmpty {
+            if uuids.positions.isEmpty { uuids.positions = Array(repeating: -1, count: ends.count) }
+            uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
+            let raw = UnsafeRawBufferPointer(uuid)
+            uuids.halves.append(UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)))
+            uuids.halves.append(UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        } else if !uuids.positions.isEmpty {
+            uuids.positions.append(-1)
         }
         text.append(contentsOf: bytes)
         ends.append(text.count)
@@ -178,7 +190,7 @@ struct EventChanges: DecodedChanges {
 struct NumberedChanges: DecodedChanges {
     private(set) var event: NumberedEvent
 
-    init(strings: NumberedStrings) { event = NumberedEvent(text: strings.text, ends: strings.ends) }
+    init(strings: NumberedStrings) { event = NumberedEvent(text: strings.text, ends: strings.ends, uuids: strings.uuids) }
 
     /// In the generated 1M-change folder a change takes 19 bytes of the section and a property
     /// 9 (Benchmarks/README.md); each takes 3 at least (Spec/v2-binary.md 8).

@@ -87,9 +87,16 @@ struct LiveIndex: Sendable {
     static func probe(_ id: UnsafeBufferPointer<UInt8>) -> Probe {
         let key = IdentifierKey(id)
         guard case .packed(let packed) = key else { return Probe(key: key, hash: 0) }
+        return probe(packed)
+    }
+
+    /// ``probe(_:)`` of the canonical upper-case text of the UUID with these big-endian halves.
+    static func probe(upperCaseUUID halves: (high: UInt64, low: UInt64)) -> Probe { probe(PackedIdentifier(upperCaseUUID: halves)) }
+
+    private static func probe(_ packed: PackedIdentifier) -> Probe {
         var hasher = Hasher()
         hasher.combine(packed)
-        return Probe(key: key, hash: UInt32(truncatingIfNeeded: hasher.finalize()))
+        return Probe(key: .packed(packed), hash: UInt32(truncatingIfNeeded: hasher.finalize()))
     }
 
     /// Asks for the bucket where the lookup of `probe` starts: a hint that does not wait for the
@@ -259,6 +266,20 @@ struct PackedIdentifier: Hashable, Sendable {
         // The four words hold the 32 digits once each (the last group is split 4 + 8).
         (high, low) = (a.value << 32 | b.value, c.value << 32 | d.value)
         form = cases & 1 != 0 ? Self.upperUUID : Self.lowerUUID
+    }
+
+    /// The key ``init(uuid:)`` makes of the canonical upper-case text of the UUID whose 16 bytes
+    /// are these two big-endian halves. That reads each group of 8 digits (4 bytes) as
+    /// ``ByteLanes/hexDigits(_:)`` does, the last digit highest: the group's bytes in little-endian
+    /// order, the two digits of each byte swapped.
+    fileprivate init(upperCaseUUID halves: (high: UInt64, low: UInt64)) {
+        func group(_ bigEndian: UInt32) -> UInt64 {
+            let x = bigEndian.byteSwapped
+            return UInt64((x & 0x0F0F_0F0F) << 4 | (x >> 4) & 0x0F0F_0F0F)
+        }
+        func half(_ bytes: UInt64) -> UInt64 { group(UInt32(truncatingIfNeeded: bytes >> 32)) << 32 | group(UInt32(truncatingIfNeeded: bytes)) }
+        (high, low) = (half(halves.high), half(halves.low))
+        form = Self.upperUUID
     }
 
     /// Eight hex digit characters as 32 bits, and which letter cases they fit (see

@@ -354,7 +354,9 @@ public struct StoreState: Sendable {
 
     /// The live index's probe of an identifier of `event`, read from the event's bytes.
     private static func probe(_ string: Int32, of event: NumberedEvent) -> LiveIndex.Probe {
-        event.withBytes(of: string) { LiveIndex.probe($0) }
+        // A UUID the decoder read as bytes is probed by them, without reading its text.
+        if let uuid = event.uuidHalves(of: string) { return LiveIndex.probe(upperCaseUUID: uuid) }
+        return event.withBytes(of: string) { LiveIndex.probe($0) }
     }
 
     /// Asks for the event's strings, which the decoding thread wrote and the probes read next:
