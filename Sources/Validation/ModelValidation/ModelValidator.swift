@@ -260,6 +260,6 @@ private struct NumberedEventChanges: CheckedChanges {
         }
     }
     func string(_ name: Int32) -> String { event.string(name) }
-    func same(_ a: Int32, _ b: Int32) -> Bool { a == b || event.withBytes(of: a) { x in event.withBytes(of: b) { y in x.elementsEqual(y) } } }
+    func same(_ a: Int32, _ b: Int32) -> Bool { a == b || event.same(a, b) }
     func identical(_ a: Int32, _ b: Int32) -> Bool { a == b }
 }
