@@ -24,10 +24,11 @@ enum TaggedValue {
             guard case .number(let number) = payload else {
                 throw FormatError(.v2InvalidValue, "a date is a number of milliseconds since 1970, found \(payload.typeName)", at: pointer)
             }
-            guard number.doubleValue.isFinite else {
+            let milliseconds = number.doubleValue
+            guard milliseconds.isFinite else {
                 throw FormatError(.v2NumberOutOfRange, "date \(number.text) is beyond the range of a double", at: pointer)
             }
-            return .date(millisecondsSince1970: number.doubleValue)
+            return .date(millisecondsSince1970: milliseconds)
         case V2ValueTag.data:
             let base64 = try text()
             guard let data = Data(base64Encoded: base64), data.base64EncodedString() == base64 else {

@@ -582,6 +582,9 @@ private struct PartReader<Changes: ChangesBuilder> {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let token = try cursor.number()
             if token.isIntegerLiteral, let value = cursor.smallInteger(token.range) { return .integer(value) }
+            if !token.isIntegerLiteral, let value = JSONNumber.exactDouble(UnsafeBufferPointer(rebasing: cursor.bytes[token.range])) {
+                return .double(value)
+            }
             do throws(FormatError) {
                 return try V2JSONDecoder.attributeNumber(cursor.numberText(token.range), at: .root)
             } catch {

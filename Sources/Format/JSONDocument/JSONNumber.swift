@@ -40,7 +40,80 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The nearest double (correctly rounded); may be infinite for huge exponents.
-    public var doubleValue: Double { Double(text) ?? .nan }
+    public var doubleValue: Double {
+        text.utf8.withContiguousStorageIfAvailable(Self.exactDouble).flatMap { $0 } ?? Double(text) ?? .nan
+    }
+
+    /// The double that the number text `bytes` (valid by the JSON grammar) writes, when one IEEE
+    /// operation computes it exactly rounded: its significant digits make an integer of at most
+    /// 2^53, and its scale is a power of ten up to 10^22, both doubles exactly, so the one product
+    /// or quotient is the correctly rounded value that ``doubleValue`` gives (Clinger's fast
+    /// path). Nil otherwise. A decoder reads most numbers so, without making text or calling
+    /// `strtod` (Benchmarks/README.md).
+    package static func exactDouble(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var index = 0
+        let negative = !bytes.isEmpty && bytes[0] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var significand: UInt64 = 0, digits = 0, scale = 0
+        func digit(_ position: Int) -> UInt64? {
+            position < bytes.count && bytes[position] >= UInt8(ascii: "0") && bytes[position] <= UInt8(ascii: "9")
+                ? UInt64(bytes[position] - UInt8(ascii: "0")) : nil
+        }
+        // Leading zeros count for nothing; more than 19 digits might not fit.
+        func add(_ value: UInt64) -> Bool {
+            guard significand != 0 || value != 0 else { return true }
+            guard digits < 19 else { return false }
+            significand = significand * 10 + value
+            digits += 1
+            return true
+        }
+        let start = index
+        while let value = digit(index) {
+            guard add(value) else { return nil }
+            index += 1
+        }
+        // Text that is not a number (no digit before the point) is left to the full conversion.
+        guard index > start else { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while let value = digit(index) {
+                guard add(value) else { return nil }
+                scale -= 1
+                index += 1
+            }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            let negativeExponent = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            var exponent = 0
+            guard digit(index) != nil else { return nil }
+            while let value = digit(index) {
+                // Far beyond the fast path's range already: left to the full conversion.
+                guard exponent < 1_000 else { return nil }
+                exponent = exponent * 10 + Int(value)
+                index += 1
+            }
+            scale += negativeExponent ? -exponent : exponent
+        }
+        guard index == bytes.count, significand <= 1 << 53 else { return nil }
+        let magnitude: Double
+        if significand == 0 {
+            magnitude = 0
+        } else if scale >= 0, scale < powersOfTen.count {
+            magnitude = Double(significand) * powersOfTen[scale]
+        } else if scale < 0, -scale < powersOfTen.count {
+            magnitude = Double(significand) / powersOfTen[-scale]
+        } else {
+            return nil
+        }
+        return negative ? -magnitude : magnitude
+    }
+
+    /// 10^0 through 10^22: the powers of ten a double holds exactly.
+    private static let powersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
 
     /// Whether the value is mathematically an integer (JSON Schema's `integer`), e.g. `1.0`, `1e2`.
     public var isMathematicalInteger: Bool { ExactDecimal(text).isInteger }
