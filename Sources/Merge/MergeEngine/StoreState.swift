@@ -684,18 +684,20 @@ public struct StoreState: Sendable {
         if let key = watchedKey(target) { provenanceByObject[key, default: [:]][propertyNames[inverse]] = .some(nil) }
     }
 
-    /// The objects sorted by ``objectOrder(_:_:)``. (A closure, not the method itself: passing
-    /// the method copies the whole state for every sort.)
+    /// The objects by entity name, then global identifier, in UTF-8 byte order. Compared through
+    /// the slots' buffer and the entity names alone: a closure that called a method of the state
+    /// captured a copy of the whole state for every sort (a retain and a release of each of its
+    /// lists), and copying two slots per comparison retained and released all their collections.
     private func inObjectOrder(_ objects: [Int32]) -> [Int32] {
-        objects.count < 2 ? objects : objects.sorted { objectOrder($0, $1) }
-    }
-
-    /// Objects by entity name, then global identifier, in UTF-8 byte order. (Fields are read in
-    /// place: copying two slots per comparison retained and released all their collections.)
-    private func objectOrder(_ a: Int32, _ b: Int32) -> Bool {
-        let x = slots[Int(a)].entity, y = slots[Int(b)].entity
-        if x != y { return utf8Precedes(entities[x], entities[y]) }
-        return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
+        guard objects.count >= 2 else { return objects }
+        let entities = self.entities
+        return slots.withUnsafeBufferPointer { slots in
+            objects.sorted { a, b in
+                let x = slots[Int(a)].entity, y = slots[Int(b)].entity
+                if x != y { return utf8Precedes(entities[x], entities[y]) }
+                return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
+            }
+        }
     }
 
     /// Sets one property of a live object and keeps the referrer records in step.

@@ -10,14 +10,23 @@ import EventCodecs
 /// storage both read, are in StoreState.swift.
 extension StoreState {
     private func value(_ stored: Stored) -> Value {
+        // Loops, not `map`: a closure calling `key(of:)` captured a copy of the whole state (a
+        // retain and a release of each of its lists) for every relationship a baseline writes,
+        // as `map(key(of:))` did.
         switch stored {
-        case .attribute(let attribute): .attribute(attribute)
-        case .dataFile(let name): .dataFile(name)
-        // Closures, not the method itself: `map(key(of:))` copied the whole state (a retain and a
-        // release of each of its lists) for every relationship a baseline writes.
-        case .toOne(let target): .toOne(target.map { key(of: $0) })
-        case .toMany(let members): .toMany(Set(members.map { key(of: $0) }))
-        case .ordered(let order): .ordered(order.map { key(of: $0) })
+        case .attribute(let attribute): return .attribute(attribute)
+        case .dataFile(let name): return .dataFile(name)
+        case .toOne(let target?): return .toOne(key(of: target))
+        case .toOne(nil): return .toOne(nil)
+        case .toMany(let members):
+            var keys = Set<ObjectKey>(minimumCapacity: members.count)
+            for member in members { keys.insert(key(of: member)) }
+            return .toMany(keys)
+        case .ordered(let order):
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(order.count)
+            for member in order { keys.append(key(of: member)) }
+            return .ordered(keys)
         }
     }
 
@@ -61,10 +70,10 @@ extension StoreState {
         return (entities[slot.entity], slot.id, properties)
     }
 
-    /// The live objects in ``objectOrder(_:_:)``. Sorted by keys laid out side by side (the
-    /// entity's rank by name, then the identifier's first 8 bytes as a big-endian number) so
-    /// that comparing two objects reads neither slot unless both keys tie: the sort of a large
-    /// state no longer waits on a cache miss per comparison.
+    /// The live objects by entity name, then global identifier (UTF-8 bytes). Sorted by keys laid
+    /// out side by side (the entity's rank by name, then the identifier's first 8 bytes as a
+    /// big-endian number) so that comparing two objects reads neither slot unless both keys tie:
+    /// the sort of a large state no longer waits on a cache miss per comparison.
     private var liveObjectsInOrder: [Int32] {
         let ranking = (0..<Int32(entities.count)).sorted { utf8Precedes(entities[$0], entities[$1]) }
         var rank = [Int32](repeating: 0, count: entities.count)
