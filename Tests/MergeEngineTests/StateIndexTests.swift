@@ -57,6 +57,12 @@ struct StateIndexTests {
         churn(identifiers, steps: 3_000, using: &random)
     }
 
+    @Test("a slot takes 64 bytes on a 64-bit platform (the live flag shares the entity number's word)")
+    func slotSize() {
+        guard MemoryLayout<Int>.size == 8 else { return }
+        #expect(MemoryLayout<StoreState.Slot>.stride == 64)
+    }
+
     @Test("LiveIndex: a UUID probed by its 16 bytes (a binary table's) finds the object added by its upper-case text, and no other")
     func uuidHalves() {
         var random = SplitMix64(seed: 13)

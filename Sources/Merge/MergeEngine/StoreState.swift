@@ -94,9 +94,9 @@ public struct StoreState: Sendable {
     /// One live object, or a free slot. A delete detaches the object from everything that held
     /// it, so nothing names its number any more and a later insert may take the slot: the slots
     /// then grow with the live objects, not with the inserts of the whole history.
-    /// The fields are in this order so that a slot takes 64 bytes: a flag after the 32-bit
-    /// entity number takes no word of its own (one after the identifier's prefix took 8 bytes,
-    /// and a slot 72, most of them then spanning two cache lines more than they need).
+    /// The fields are in this order so that a slot takes 64 bytes: the live flag shares the word
+    /// of the 32-bit entity number (after the identifier's prefix it took a word of its own, and
+    /// a slot 72 bytes).
     struct Slot: Sendable {
         var entity: Int32
         var isLive = true
