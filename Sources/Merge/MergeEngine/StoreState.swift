@@ -684,10 +684,11 @@ public struct StoreState: Sendable {
         if let key = watchedKey(target) { provenanceByObject[key, default: [:]][propertyNames[inverse]] = .some(nil) }
     }
 
-    /// The objects by entity name, then global identifier, in UTF-8 byte order. Compared through
-    /// the slots' buffer and the entity names alone: a closure that called a method of the state
-    /// captured a copy of the whole state for every sort (a retain and a release of each of its
-    /// lists), and copying two slots per comparison retained and released all their collections.
+    /// The objects by entity name, then global identifier, in UTF-8 byte order (identifiers as the
+    /// writer compares them, by their kept prefix keys first). Compared through the slots' buffer
+    /// and the entity names alone: a closure that called a method of the state captured a copy of
+    /// the whole state for every sort (a retain and a release of each of its lists), and copying
+    /// two slots per comparison retained and released all their collections.
     private func inObjectOrder(_ objects: [Int32]) -> [Int32] {
         guard objects.count >= 2 else { return objects }
         let entities = self.entities
@@ -695,7 +696,7 @@ public struct StoreState: Sendable {
             objects.sorted { a, b in
                 let x = slots[Int(a)].entity, y = slots[Int(b)].entity
                 if x != y { return utf8Precedes(entities[x], entities[y]) }
-                return utf8Precedes(slots[Int(a)].id, slots[Int(b)].id)
+                return Self.identifierPrecedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b), in: slots)
             }
         }
     }

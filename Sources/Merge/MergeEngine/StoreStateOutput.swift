@@ -329,7 +329,7 @@ extension StoreState {
     /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
     /// ``ExactString/prefixKey(_:)`` of its identifier: the keys settle most comparisons without
     /// reading either slot.
-    private static func identifierPrecedes(
+    static func identifierPrecedes(
         _ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: UnsafeBufferPointer<Slot>
     ) -> Bool {
         if a.prefix != b.prefix { return a.prefix < b.prefix }
