@@ -109,7 +109,7 @@ struct RebaseTests {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("OUT")
-        RebaseFaults.set(RebaseFaults.Fault(baseline: { _ in }, staged: { _ in }), for: out)
+        RebaseFaults.set(RebaseFaults.Fault(header: { _ in }, changes: { _ in }, staged: { _ in }), for: out)
         defer { RebaseFaults.set(nil, for: out) }
         #expect(try Ensemble(at: Self.root.appendingPathComponent("fold-two-stores/cloud")).rebase(to: out).written)
         #expect(Self.tree(out) == Self.tree(Self.root.appendingPathComponent("fold-two-stores/expected/out")))
@@ -133,7 +133,7 @@ struct RebaseTests {
 
     @Test("a baseline written with another header is refused (Spec/merge.md 13.7 step 4)")
     func baselineWithAnotherHeader() throws {
-        let problems = try Self.refusal(RebaseFaults.Fault(baseline: { $0.globalCount += 1 }))
+        let problems = try Self.refusal(RebaseFaults.Fault(header: { $0.globalCount += 1 }))
         #expect(problems.map(\.code) == ["rebase.verification-failed"])
         #expect(problems.first?.message.contains("the event written") == true, "\(problems)")
     }
@@ -142,9 +142,9 @@ struct RebaseTests {
     func baselineWithAnotherState() throws {
         // The file holds exactly the bytes written, the header is right: only its content is not S_C.
         let problems = try Self.refusal(
-            RebaseFaults.Fault(baseline: { event in
-                guard let index = event.objectChanges.firstIndex(where: { !$0.propertyChanges.isEmpty }) else { return }
-                event.objectChanges[index].propertyChanges.removeLast()
+            RebaseFaults.Fault(changes: { changes in
+                guard let index = changes.firstIndex(where: { !$0.propertyChanges.isEmpty }) else { return }
+                changes[index].propertyChanges.removeLast()
             }))
         #expect(problems.map(\.code) == ["rebase.verification-failed"])
         #expect(problems.first?.message.contains("state it was written from") == true, "\(problems)")

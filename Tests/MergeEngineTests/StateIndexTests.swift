@@ -2,6 +2,7 @@ import Testing
 import TestSupport
 import EnsembleModel
 import JSONDocument
+import EventCodecs
 @testable import MergeEngine
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
@@ -277,21 +278,33 @@ struct StateIndexTests {
         #expect(parts == (try state.documentBytes()))
     }
 
-    @Test("a baseline made in pieces on several threads has an insert per live object in document order, and rebuilds the state")
+    @Test("a baseline's changes made in pieces on several threads: an insert per live object in document order, entity runs, and they rebuild the state")
     func baselineInPieces() throws {
         let state = Self.stateInPieces()
-        let baseline = state.baseline(
-            uniqueIdentifier: "B", storeIdentifier: "S", globalCount: 1, timestamp: 0, modelVersion: nil, revisionSet: RevisionSet(["S": 0]))
+        let runs = state.baselineChanges()
+        let changes = runs.all()
         // Listed one object at a time by `objectsInOrder`, not in pieces.
         let objects = state.objectsInOrder
-        #expect(baseline.objectChanges.count == objects.count && objects.count == 5_000)
-        for (change, object) in zip(baseline.objectChanges, objects) {
+        #expect(changes.count == objects.count && objects.count == 5_000 && runs.count == 5_000)
+        for (change, object) in zip(changes, objects) {
             #expect(
                 exactlyEqual(change.entity, object.entity) && exactlyEqual(change.globalIdentifier, object.id) && change.type == .insert
                     && exactlyEqual(change.propertyChanges.map(\.name), object.properties.map(\.name)), "\(change.entity) \(change.globalIdentifier)")
         }
+        // One run per entity, in the objects' order, each as long as its objects.
+        var expectedRuns: [(name: String, count: Int)] = []
+        for object in objects {
+            if expectedRuns.last?.name == object.entity { expectedRuns[expectedRuns.count - 1].count += 1 } else { expectedRuns.append((object.entity, 1)) }
+        }
+        #expect(expectedRuns.count > 1)
+        #expect(runs.entities.map(\.name) == expectedRuns.map(\.name) && runs.entities.map(\.count) == expectedRuns.map(\.count))
+        // Any range is the same changes, wherever it starts.
+        #expect(runs.changes(1_234..<2_345).map(\.globalIdentifier) == changes[1_234..<2_345].map(\.globalIdentifier))
         var rebuilt = StoreState(model: nil)
-        rebuilt.apply(baseline)
+        rebuilt.apply(
+            Event(
+                uniqueIdentifier: "B", type: .baseline, storeIdentifier: "S", globalCount: 1, timestamp: 0, modelVersion: nil,
+                revisionSet: RevisionSet(["S": 0]), objectChanges: changes))
         #expect(try rebuilt.documentBytes() == state.documentBytes())
     }
 }

@@ -18,15 +18,20 @@ public struct V2JSONEncoder: Sendable {
         JSONWriter().bytes(try jsonValue(event, changes: event.objectChanges[...], withHeader: true))
     }
 
-    /// The bytes of ``encode(_:)``, handed to `emit` in pieces of about `pieceBytes` (or of the
-    /// 2,048 object changes written together, when those are more) as they are written: a
-    /// rebase's baseline (Spec/merge.md 13.7) is written as it is produced, without the
-    /// JSON value of the whole event and its bytes held at once. An event with unknown members
-    /// (which a baseline never has) takes the path of ``encode(_:)``. Tested against it.
-    package func encode(_ event: Event, pieceBytes: Int = 1 << 20, emit: ([UInt8]) throws(FormatError) -> Void) throws(FormatError) {
-        guard Self.hasNoUnknownMembers(event), event.timestamp.isFinite else {
-            try emit(try encode(event))
-            return
+    /// The bytes of ``encode(_:)`` for the event `header` with the object changes `changes` (its
+    /// own are not read), handed to `emit` in pieces of about `pieceBytes` (or of the 2,048 object
+    /// changes written together, when those are more) as they are written: a rebase's baseline
+    /// (Spec/merge.md 13.7) is written as its changes are made, without the whole event, its
+    /// JSON value or its bytes held at once. Neither the header nor a change may have unknown
+    /// members (a baseline has none). Tested against ``encode(_:)``.
+    package func encode(
+        header event: Event, changes runs: ChangeRuns, pieceBytes: Int = 1 << 20, emit: ([UInt8]) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        guard event.unknownFields.isEmpty else {
+            throw FormatError(.v2UnencodableValue, "an event with unknown members is not written in pieces")
+        }
+        guard event.timestamp.isFinite else {
+            throw FormatError(.v2UnencodableValue, "the event's timestamp is not finite", at: JSONPointer.root / V2Key.timestamp)
         }
         var output: [UInt8] = []
         output.reserveCapacity(pieceBytes + 65_536)
@@ -37,41 +42,43 @@ public struct V2JSONEncoder: Sendable {
         }
         // Members in UTF-8 byte order, as JSONWriter sorts them (Spec/v2-json.md 6).
         output.append(UInt8(ascii: "{"))
-        if !event.objectChanges.isEmpty {
+        let entities = runs.entities.filter { $0.count > 0 }
+        if !entities.isEmpty {
             Self.key(V2Key.changesByEntity, true, &output)
-            var lists: [ExactString: [Int]] = [:]
-            var entities: [String] = []
-            for (index, change) in event.objectChanges.enumerated() {
-                if lists[ExactString(change.entity)] == nil { entities.append(change.entity) }
-                lists[ExactString(change.entity), default: []].append(index)
-            }
-            entities.sort(by: utf8Precedes)
-            // The changes in the file's order, each entity's after item `-1 - e` for entity `e`.
-            var items: [Int] = []
-            items.reserveCapacity(event.objectChanges.count + entities.count)
-            for (e, entity) in entities.enumerated() {
-                items.append(-1 - e)
-                items += lists[ExactString(entity)] ?? []
-            }
+            // Where each entity's changes start, and last where they all end.
+            var starts = [0]
+            for entity in entities { starts.append(starts[starts.count - 1] + entity.count) }
+            let count = starts[starts.count - 1]
             output.append(UInt8(ascii: "{"))
-            // Written in pieces on every core, two at a time (as many as this machine's cores,
-            // and few bytes held), emitted in order: a large baseline's changes on one thread
-            // were most of its encoding (Benchmarks/README.md).
+            // Made and written in pieces on every core, two at a time (as many as this machine's
+            // cores, and few bytes held), emitted in order: a large baseline's changes on one
+            // thread were most of its encoding (Benchmarks/README.md).
             let piece = 2_048, batch = 2 * piece
-            for batchStart in stride(from: 0, to: items.count, by: batch) {
-                let batchEnd = min(items.count, batchStart + batch)
-                let written = try Pieces.map(count: batchEnd - batchStart, size: piece) { [items, entities] (range) throws(FormatError) -> [UInt8] in
+            for batchStart in stride(from: 0, to: count, by: batch) {
+                let batchEnd = min(count, batchStart + batch)
+                let written = try Pieces.map(count: batchEnd - batchStart, size: piece) { [starts] (range) throws(FormatError) -> [UInt8] in
+                    let positions = batchStart + range.lowerBound..<batchStart + range.upperBound
+                    let changes = runs.changes(positions)
+                    guard changes.count == positions.count else {
+                        throw FormatError(.v2UnencodableValue, "\(changes.count) object changes were made for \(positions.count) places")
+                    }
+                    // The entity of the piece's first change: the last whose start is not after it.
+                    var entity = 0
+                    while starts[entity + 1] <= positions.lowerBound { entity += 1 }
                     var bytes: [UInt8] = []
-                    for position in batchStart + range.lowerBound..<batchStart + range.upperBound {
-                        let item = items[position]
-                        if item < 0 {
-                            if item < -1 { bytes.append(UInt8(ascii: "]")) }
-                            Self.key(entities[-1 - item], item == -1, &bytes)
+                    for (position, change) in zip(positions, changes) {
+                        if position == starts[entity + 1] { entity += 1 }
+                        if position == starts[entity] {
+                            if entity > 0 { bytes.append(UInt8(ascii: "]")) }
+                            Self.key(entities[entity].name, entity == 0, &bytes)
                             bytes.append(UInt8(ascii: "["))
                         } else {
-                            if items[position - 1] >= 0 { bytes.append(UInt8(ascii: ",")) }
-                            try Self.writeChange(event.objectChanges[item], into: &bytes)
+                            bytes.append(UInt8(ascii: ","))
                         }
+                        guard change.unknownFields.isEmpty, change.propertyChanges.allSatisfy(\.unknownFields.isEmpty) else {
+                            throw FormatError(.v2UnencodableValue, "an object change with unknown members is not written in pieces")
+                        }
+                        try Self.writeChange(change, into: &bytes)
                     }
                     return bytes
                 }
@@ -82,7 +89,7 @@ public struct V2JSONEncoder: Sendable {
             }
             output.append(contentsOf: "]}".utf8)
         }
-        Self.key(V2Key.globalCount, event.objectChanges.isEmpty, &output)
+        Self.key(V2Key.globalCount, entities.isEmpty, &output)
         output.append(contentsOf: String(event.globalCount).utf8)
         if let modelVersion = event.modelVersion {
             Self.key(V2Key.modelVersion, false, &output)
@@ -130,13 +137,6 @@ public struct V2JSONEncoder: Sendable {
         key(V2Key.type, false, &output)
         output.append(contentsOf: String(change.type.rawValue).utf8)
         output.append(UInt8(ascii: "}"))
-    }
-
-    private static func hasNoUnknownMembers(_ event: Event) -> Bool {
-        event.unknownFields.isEmpty
-            && event.objectChanges.allSatisfy { change in
-                change.unknownFields.isEmpty && change.propertyChanges.allSatisfy { $0.unknownFields.isEmpty }
-            }
     }
 
     /// One property change, keys in UTF-8 byte order: addedIdentifiers, filename,

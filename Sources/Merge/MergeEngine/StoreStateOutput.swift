@@ -89,27 +89,29 @@ extension StoreState {
         return keys.map(\.object)
     }
 
-    /// The state as one baseline event (Spec/merge.md 13.4): an insert per live object, in
-    /// entity then identifier order, with one property change per set property. Applied to an
-    /// empty state as a baseline, it rebuilds this state.
-    package func baseline(
-        uniqueIdentifier: String, storeIdentifier: String, globalCount: Int64, timestamp: Double,
-        modelVersion: String?, revisionSet: RevisionSet
-    ) -> Event {
-        // Made in pieces on every core, joined in order: one thread making every change was
-        // most of a rebase's time after its fold (measured: Benchmarks/README.md).
+    /// The changes of the state as one baseline event (Spec/merge.md 13.4): an insert per live
+    /// object, in entity then identifier order, with one property change per set property,
+    /// made as they are asked for. Applied to an empty state as a baseline, they rebuild this
+    /// state. (The runs hold a copy of the state: changing the state while they are kept
+    /// copies its storage.)
+    package func baselineChanges() -> ChangeRuns {
         let objects = liveObjectsInOrder
-        var changes: [ObjectChange] = []
-        changes.reserveCapacity(objects.count)
         let rank = propertyRanks
-        let pieces = Pieces.map(count: objects.count, size: 4_096) { range in
-            var positions: [Int64] = []
-            return objects[range].map { insert(of: $0, rank: rank, positions: &positions) }
+        // Objects of one entity are side by side in that order: each entity is one run.
+        var runs: [(name: String, count: Int)] = []
+        var entity: Int32 = -1
+        for object in objects {
+            if slots[Int(object)].entity != entity {
+                entity = slots[Int(object)].entity
+                runs.append((entities[entity], 0))
+            }
+            runs[runs.count - 1].count += 1
         }
-        for piece in pieces { changes += piece }
-        return Event(
-            uniqueIdentifier: uniqueIdentifier, type: .baseline, storeIdentifier: storeIdentifier, globalCount: globalCount,
-            timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes)
+        let state = self
+        return ChangeRuns(entities: runs) { range in
+            var positions: [Int64] = []
+            return objects[range].map { state.insert(of: $0, rank: rank, positions: &positions) }
+        }
     }
 
     /// Each property number's place among the property names in UTF-8 order: an object's few

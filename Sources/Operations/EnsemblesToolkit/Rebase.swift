@@ -93,20 +93,24 @@ extension Ensemble {
                 throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.mergeEventStore, "\(error)"))
             }
         }
-        let baseline = state.baseline(
-            uniqueIdentifier: BaselineNaming.uniqueIdentifier(for: plan.revisionSet), storeIdentifier: owner, globalCount: plan.cutoff,
+        let header = Event(
+            uniqueIdentifier: BaselineNaming.uniqueIdentifier(for: plan.revisionSet), type: .baseline, storeIdentifier: owner, globalCount: plan.cutoff,
             timestamp: (analysis.baselines.map(\.event.timestamp) + [plan.foldedTimestamp].compactMap { $0 }).max() ?? 0,
             modelVersion: input.modelHash ?? plan.foldedModelVersion ?? analysis.baselines.last(where: { $0.event.modelVersion != nil })?.event.modelVersion,
-            revisionSet: plan.revisionSet)
-        let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: baseline.uniqueIdentifier, store: owner)
+            revisionSet: plan.revisionSet, objectChanges: [])
+        let name = BaselineNaming.fileName(globalCount: plan.cutoff, uniqueIdentifier: header.uniqueIdentifier, store: owner)
         let liveObjects = state.liveObjectCount
+        // The baseline's changes (13.4), made from S_C as they are written: handed to the
+        // writer, which lets them go once the baseline is written.
+        var changes: ChangeRuns? = state.baselineChanges()
         // What the check of the new folder compares with (merge.md 13.7): the state document of
         // S_C, and the input's merged state, which is the kept events replayed on top of S_C (the
         // rest of the input's replay, so the input is not merged again from the start). Only
         // their digests are kept, and not the states: the check builds its own from the
-        // baseline read back. They are worked out on another thread while this one encodes and
-        // writes the baseline (only the check needs them), and that thread then lets the state
-        // go (measured: Benchmarks/README.md).
+        // baseline read back. They are worked out on another thread, started once the baseline
+        // is written (until then its changes are made from S_C, which that thread's replay would
+        // copy), while this one copies the kept files and reads the baseline back; that thread
+        // then lets the state go (measured: Benchmarks/README.md).
         let expected = RebaseWriter.Pending(consume state) { (state) throws(EnsembleError) -> RebaseWriter.Expected in
             do {
                 let folded = try RebaseWriter.documentDigest(state)
@@ -118,12 +122,12 @@ extension Ensemble {
                 throw EnsembleError(.failure, (error as? FormatError) ?? FormatError(.rebaseWriteFailed, "\(error)"))
             }
         }
-        // Handed to the writer, which lets it go once it is written.
-        var pending: Event? = consume baseline
         let inside = listing.displayPath == "." ? "" : listing.displayPath + "/"
         do {
             try RebaseWriter(path: path, binary: binary, replacing: replacing, reader: reader)
-                .write(&pending, named: name, plan: plan, listing: listing, input: input, expected: expected, folderLayers: folderLayers, to: outURL)
+                .write(
+                    header, changes: &changes, named: name, plan: plan, listing: listing, input: input, expected: expected, folderLayers: folderLayers,
+                    to: outURL)
         } catch let failure as ConversionFailure {
             let problems = failure.errors.map { problem in
                 let code: FormatError.Code =
@@ -155,15 +159,21 @@ extension Ensemble {
 }
 
 /// Faults a test injects into the rebase that writes a given folder, to see the checks of
-/// Spec/merge.md 13.7 catch them: a change to the baseline event before it is written, and a
-/// change to the staged ensemble folder once it is written, before it is checked.
+/// Spec/merge.md 13.7 catch them: a change to the baseline's header and to each piece of its
+/// object changes before they are written, and a change to the staged ensemble folder once it
+/// is written, before it is checked.
 package enum RebaseFaults {
     package struct Fault: Sendable {
-        package var baseline: (@Sendable (inout Event) -> Void)?
+        package var header: (@Sendable (inout Event) -> Void)?
+        package var changes: (@Sendable (inout [ObjectChange]) -> Void)?
         package var staged: (@Sendable (URL) -> Void)?
 
-        package init(baseline: (@Sendable (inout Event) -> Void)? = nil, staged: (@Sendable (URL) -> Void)? = nil) {
-            self.baseline = baseline
+        package init(
+            header: (@Sendable (inout Event) -> Void)? = nil, changes: (@Sendable (inout [ObjectChange]) -> Void)? = nil,
+            staged: (@Sendable (URL) -> Void)? = nil
+        ) {
+            self.header = header
+            self.changes = changes
             self.staged = staged
         }
     }
@@ -211,8 +221,14 @@ private struct RebaseWriter {
         /// Set once, before `done` is left; read only after waiting for it.
         private var result: Result<Expected, EnsembleError> = .failure(EnsembleError(.failure, FormatError(.rebaseWriteFailed, "no digests")))
 
+        private let work: @Sendable (inout StoreState) throws(EnsembleError) -> Expected
+
         init(_ state: consuming StoreState, _ work: @escaping @Sendable (inout StoreState) throws(EnsembleError) -> Expected) {
             self.state = state
+            self.work = work
+        }
+
+        func start() {
             done.enter()
             DispatchQueue.global().async { [self] in
                 if var state = self.state.take() { result = Result { () throws(EnsembleError) in try work(&state) } }
@@ -250,33 +266,20 @@ private struct RebaseWriter {
     var reader: EventFileReader
 
     func write(
-        _ pending: inout Event?, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput, expected: Pending,
-        folderLayers: [WrapperLayer], to outURL: URL
+        _ header: Event, changes: inout ChangeRuns?, named name: String, plan: RebasePlan, listing: EnsembleListing, input: MergeInput,
+        expected: Pending, folderLayers: [WrapperLayer], to outURL: URL
     ) throws {
-        guard var baseline = pending else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
-        pending = nil
         let fault = RebaseFaults.fault(for: outURL)
         var staging = try StagingArea(for: outURL)
         staging.replacing = replacing
         defer { staging.discard() }
         let ensemble = listing.displayPath == "." ? staging.url : staging.url.appendingPathComponent(listing.displayPath)
         for folder in EnsembleSubfolder.allCases { try StagingArea.createFolder(ensemble.appendingPathComponent(folder.rawValue)) }
-        let header = EventHeader(of: baseline)
-        let inserts = baseline.objectChanges.count
-        var dataFiles = Set(SourcedEvent(event: baseline, file: name).dataFileReferences)
-        let baselineFiles = dataFiles
-        if let change = fault?.baseline { change(&baseline) }
         let baselineURL = ensemble.appendingPathComponent("baselines/\(name)")
-        // Written as it is encoded; only its digest is kept (merge.md 13.7 step 3).
-        let digest: [UInt8]
-        if binary {
-            let bytes = try V2BinaryEncoder().encode(baseline)
-            _ = consume baseline
-            digest = try StagingArea.write(to: baselineURL) { (emit) throws(FormatError) in try emit(bytes) }
-        } else {
-            digest = try StagingArea.write(to: baselineURL) { (emit) throws(FormatError) in try V2JSONEncoder().encode(baseline, emit: emit) }
-            _ = consume baseline
-        }
+        let baseline = try writeBaseline(header, changes: &changes, to: baselineURL, fault: fault)
+        // The changes are gone: the state they were made from is the expected digests' alone.
+        expected.start()
+        var dataFiles = baseline.dataFiles
         // Every copy of a kept event (an event delivered twice has two files), and its data files.
         let keptRevisions = Set(plan.kept.map { ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)") })
         let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
@@ -314,8 +317,61 @@ private struct RebaseWriter {
             }
         }
         fault?.staged?(ensemble)
-        try check(baselineURL, digest: digest, header: header, inserts: inserts, dataFiles: baselineFiles, plan: plan, input: input, expected: expected)
+        try check(
+            baselineURL, digest: baseline.digest, header: EventHeader(of: header), inserts: baseline.inserts, dataFiles: baseline.dataFiles, plan: plan,
+            input: input, expected: expected)
         try staging.commit()
+    }
+
+    /// Writes the baseline `header` with the changes `made` as they are made (and lets them go),
+    /// and returns the SHA-256 of its bytes (merge.md 13.7 step 3), its number of inserts and the
+    /// data files it names: those of the changes as made, before a test's fault changes them.
+    private func writeBaseline(
+        _ header: Event, changes made: inout ChangeRuns?, to url: URL, fault: RebaseFaults.Fault?
+    ) throws -> (digest: [UInt8], inserts: Int, dataFiles: Set<String>) {
+        guard var changes = made.take() else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
+        var written = header
+        fault?.header?(&written)
+        let referenced = DataFileNames()
+        changes.changes = { [make = changes.changes] positions in
+            var changes = make(positions)
+            referenced.insert(SourcedEvent.dataFileReferences(of: changes))
+            fault?.changes?(&changes)
+            return changes
+        }
+        let digest: [UInt8]
+        if binary {
+            let bytes: [UInt8]
+            do {
+                // The binary encoder's string table needs every change before the first is written.
+                var event = written
+                event.objectChanges = changes.all()
+                bytes = try V2BinaryEncoder().encode(event)
+            }
+            digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try emit(bytes) }
+        } else {
+            digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try V2JSONEncoder().encode(header: written, changes: changes, emit: emit) }
+        }
+        return (digest, changes.count, referenced.names)
+    }
+
+    /// The data files that the changes made so far name; the threads making them add to it.
+    private final class DataFileNames: @unchecked Sendable {
+        private let lock = NSLock()
+        private var set: Set<String> = []
+
+        func insert(_ names: [String]) {
+            guard !names.isEmpty else { return }
+            lock.lock()
+            set.formUnion(names)
+            lock.unlock()
+        }
+
+        var names: Set<String> {
+            lock.lock()
+            defer { lock.unlock() }
+            return set
+        }
     }
 
     /// Steps 4 and 5 of Spec/merge.md 13.7 for the baseline: its bytes are the ones written, and
