@@ -36,23 +36,29 @@ package struct SourcedEvent: Sendable {
         self.event = event
         self.file = file
         self.parts = parts
-        // By index, reading the type in place: copying each change retains all its parts.
-        for index in event.objectChanges.indices { changeCounts.count(event.objectChanges[index].type) }
-        dataFileReferences = Self.dataFileReferences(of: event.objectChanges)
+        var referenced: [String] = []
+        let changes = event.objectChanges
+        // By index, reading fields in place: copying each change retains all its parts.
+        for index in changes.indices {
+            changeCounts.count(changes[index].type)
+            Self.appendDataFiles(of: changes, at: index, to: &referenced)
+        }
+        dataFileReferences = sortedUnique(referenced)
     }
 
     /// The data files `changes` refer to (as ``dataFileReferences``), sorted, each once.
     package static func dataFileReferences(of changes: [ObjectChange]) -> [String] {
         var referenced: [String] = []
-        // By index, reading fields in place: copying each change retains all its parts.
-        for index in changes.indices {
-            // Most changes name no data file; appending an empty list still made a new buffer.
-            if !changes[index].dataFiles.isEmpty { referenced += changes[index].dataFiles }
-            for property in changes[index].propertyChanges.indices {
-                if case .attributeInDataFile(let name) = changes[index].propertyChanges[property].value { referenced.append(name) }
-            }
-        }
+        for index in changes.indices { appendDataFiles(of: changes, at: index, to: &referenced) }
         return sortedUnique(referenced)
+    }
+
+    private static func appendDataFiles(of changes: [ObjectChange], at index: Int, to referenced: inout [String]) {
+        // Most changes name no data file; appending an empty list still made a new buffer.
+        if !changes[index].dataFiles.isEmpty { referenced += changes[index].dataFiles }
+        for property in changes[index].propertyChanges.indices {
+            if case .attributeInDataFile(let name) = changes[index].propertyChanges[property].value { referenced.append(name) }
+        }
     }
 
     /// The summary of an event whose object changes are given in numbered form only (`event`
