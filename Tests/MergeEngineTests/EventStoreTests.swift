@@ -76,6 +76,8 @@ struct EventStoreTests {
         for sourced in events { inOrder.offer([sourced], bodies: [nil]) }
         let early = try #require(inOrder.state(for: analysis))
         #expect(JSONWriter().string(try early.document()) == expected)
+        // Whoever takes the state changes it further without taking what it replaces.
+        #expect(!early.keepsReplaced)
 
         // Applied backwards, the object is inserted last and keeps "one": the merge must not use it.
         let backwards = EarlyReplay(baselines: [], input: input)

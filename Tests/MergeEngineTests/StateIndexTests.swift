@@ -278,6 +278,32 @@ struct StateIndexTests {
         #expect(parts == (try state.documentBytes()))
     }
 
+    @Test("a state that keeps the values changes replace hands each over once, and applies as one that does not")
+    func replacedValues() throws {
+        func update(_ value: AttributeValue, _ count: Int64, type: ChangeType = .update) -> Event {
+            let change = ObjectChange(
+                entity: "E", globalIdentifier: "x", type: type,
+                propertyChanges: [PropertyChange(name: "a", value: .attribute(value)), PropertyChange(name: "b", value: .attribute(.integer(count)))])
+            return Event(uniqueIdentifier: "u\(count)", type: .save, storeIdentifier: "S", revision: count, globalCount: count, timestamp: 0, objectChanges: [change])
+        }
+        let events = [update(.string("one"), 0, type: .insert), update(.string("two"), 1), update(.string("three"), 2)]
+        var keeping = StoreState(model: nil), releasing = StoreState(model: nil)
+        keeping.keepsReplaced = true
+        for event in events {
+            keeping.apply(event)
+            releasing.apply(event)
+        }
+        #expect(keeping.keepsReplaced && !releasing.keepsReplaced)
+        // Two updates replaced two values each (the insert replaced none).
+        #expect(keeping.takeReplaced().count == 4)
+        #expect(keeping.takeReplaced().count == 0)
+        #expect(releasing.takeReplaced().count == 0)
+        #expect(try keeping.documentBytes() == releasing.documentBytes())
+        keeping.keepsReplaced = false
+        keeping.apply(update(.string("four"), 3))
+        #expect(keeping.takeReplaced().count == 0)
+    }
+
     @Test("a baseline's changes made in pieces on several threads: an insert per live object in document order, entity runs, and they rebuild the state")
     func baselineInPieces() throws {
         let state = Self.stateInPieces()

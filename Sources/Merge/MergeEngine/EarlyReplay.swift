@@ -60,6 +60,7 @@ package final class EarlyReplay: @unchecked Sendable {
         self.mode = mode
         self.maximumWaiting = maximumWaiting
         state = StoreState(model: input.model)
+        state.keepsReplaced = true
         let chosen = MergeAnalysis.chooseBaselines(baselines.filter { $0.event.type == .baseline }, input)
         baselineFiles = chosen.baselines.map(\.file)
         known =
@@ -140,11 +141,16 @@ package final class EarlyReplay: @unchecked Sendable {
                 // In place: a copy of each body retained and released all its buffers, and
                 // applying moves its values out.
                 for index in handover.batch.indices { state.apply(&handover.batch[index].body) }
+                handover.replaced = state.takeReplaced()
             }
-            // Freeing the batch is left to another thread: this one is the slower side of the
-            // pipeline. Only the handover holds the batch, so the last reference is dropped
-            // there (a copy held here was often the last, and freed here).
-            DispatchQueue.global().async { handover.batch = [] }
+            // Freeing the batch, and releasing the values its changes replaced, is left to
+            // another thread: this one is the slower side of the pipeline. Only the handover
+            // holds them, so the last reference is dropped there (a copy held here was often the
+            // last, and freed here).
+            DispatchQueue.global().async {
+                handover.batch = []
+                handover.replaced = nil
+            }
         }
     }
 
@@ -157,6 +163,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// is read in place and emptied only by the freeing thread.
     private final class Handover: @unchecked Sendable {
         var batch: [(sourced: SourcedEvent, body: NumberedEvent)] = []
+        var replaced: StoreState.ReplacedValues?
     }
 
     /// Stops applying: the bet is already lost (another input joined, say).
@@ -168,7 +175,11 @@ package final class EarlyReplay: @unchecked Sendable {
     /// when the replay was abandoned. ``state(for:)`` decides whether it is the merge's.
     package func replayedState() -> StoreState? {
         queue.sync {}
-        return abandoned ? nil : state
+        guard !abandoned else { return nil }
+        // Whoever takes it changes it without taking the values it replaces.
+        var given = state
+        given.keepsReplaced = false
+        return given
     }
 
     /// The state, when the analysis replays exactly what was applied; nil otherwise.

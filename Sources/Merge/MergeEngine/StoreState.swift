@@ -122,6 +122,11 @@ public struct StoreState: Sendable {
     private var orderedRemovals: [Int64: [Int32]] = [:]
     private(set) var entities = Numbering()
     private(set) var propertyNames = Numbering()
+    /// Values that changes replaced, kept for ``takeReplaced()`` when ``keepsReplaced``; nil
+    /// otherwise. Releasing one is a write to its storage, which many objects may share (a
+    /// decoded string used by many values) and which is rarely in this thread's cache: the
+    /// applying thread hands them to a thread that releases them (measured: Benchmarks/README.md).
+    private var replaced: [Stored]?
     /// Model answers by (entity, property) and by (entity, ancestor), asked once each. A
     /// relationship's answer is kept as numbers: every relationship change reads it, and a
     /// `Property` copy retains all its strings.
@@ -143,6 +148,29 @@ public struct StoreState: Sendable {
 
     /// An empty store; with a model, inverse relationships are kept consistent.
     public init(model: DataModel?) { self.model = model }
+
+    /// Whether the values changes replace are kept for ``takeReplaced()`` instead of released
+    /// as they are replaced. Whoever sets it takes them after every few events.
+    package var keepsReplaced: Bool {
+        get { replaced != nil }
+        set { replaced = newValue ? (replaced ?? []) : nil }
+    }
+
+    /// The replaced values kept since the last call, for the caller to release on another
+    /// thread. (Opaque to the caller: it only lets them go.)
+    package mutating func takeReplaced() -> ReplacedValues {
+        guard replaced != nil else { return ReplacedValues(values: []) }
+        var taken: [Stored] = []
+        swap(&taken, &replaced!)
+        return ReplacedValues(values: taken)
+    }
+
+    /// Values ``takeReplaced()`` gave, for releasing elsewhere.
+    package struct ReplacedValues: Sendable {
+        fileprivate var values: [Stored]
+
+        package var count: Int { values.count }
+    }
 
     /// Records, for one object, who set each property (Spec/verify.md, history).
     public mutating func watch(entity: String, id: String) {
@@ -514,6 +542,7 @@ public struct StoreState: Sendable {
                 maintainInverse(of: property, on: object, lost: Array(before.subtracting(after)), gained: Array(after.subtracting(before)))
             }
         }
+        if let current, replaced != nil { replaced?.append(consume current) }
     }
 
     /// Removes, then adds members of a to-many set in place (Spec/merge.md 8.3.4): members are
