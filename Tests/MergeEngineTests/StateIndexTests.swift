@@ -284,7 +284,8 @@ struct StateIndexTests {
             let change = ObjectChange(
                 entity: "E", globalIdentifier: "x", type: type,
                 propertyChanges: [PropertyChange(name: "a", value: .attribute(value)), PropertyChange(name: "b", value: .attribute(.integer(count)))])
-            return Event(uniqueIdentifier: "u\(count)", type: .save, storeIdentifier: "S", revision: count, globalCount: count, timestamp: 0, objectChanges: [change])
+            return Event(
+                uniqueIdentifier: "u\(count)", type: .save, storeIdentifier: "S", revision: count, globalCount: count, timestamp: 0, objectChanges: [change])
         }
         let events = [update(.string("one"), 0, type: .insert), update(.string("two"), 1), update(.string("three"), 2)]
         var keeping = StoreState(model: nil), releasing = StoreState(model: nil)
