@@ -542,7 +542,7 @@ public struct StoreState: Sendable {
                 maintainInverse(of: property, on: object, lost: Array(before.subtracting(after)), gained: Array(after.subtracting(before)))
             }
         }
-        if let current, replaced != nil { replaced?.append(consume current) }
+        if replaced != nil, let current { replaced?.append(consume current) }
     }
 
     /// Removes, then adds members of a to-many set in place (Spec/merge.md 8.3.4): members are

@@ -212,8 +212,8 @@ private struct RebaseWriter {
         var merged: [UInt8]
     }
 
-    /// The ``Expected`` digests of a state, worked out on another thread, which then frees
-    /// the state; ``get()`` waits for them.
+    /// The ``Expected`` digests of a state, worked out on another thread from ``start()`` on,
+    /// which then frees the state; ``get()`` waits for them (and fails at once without a start).
     final class Pending: @unchecked Sendable {
         private let done = DispatchGroup()
         /// Taken out (so that changing it copies nothing) by the other thread alone.
