@@ -149,7 +149,7 @@ package final class EarlyReplay: @unchecked Sendable {
             // last, and freed here).
             DispatchQueue.global().async {
                 handover.batch = []
-                handover.replaced = nil
+                handover.replaced = []
             }
         }
     }
@@ -163,7 +163,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// is read in place and emptied only by the freeing thread.
     private final class Handover: @unchecked Sendable {
         var batch: [(sourced: SourcedEvent, body: NumberedEvent)] = []
-        var replaced: StoreState.ReplacedValues?
+        var replaced: [StoreState.Stored] = []
     }
 
     /// Stops applying: the bet is already lost (another input joined, say).

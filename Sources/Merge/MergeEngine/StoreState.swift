@@ -156,20 +156,12 @@ public struct StoreState: Sendable {
         set { replaced = newValue ? (replaced ?? []) : nil }
     }
 
-    /// The replaced values kept since the last call, for the caller to release on another
-    /// thread. (Opaque to the caller: it only lets them go.)
-    package mutating func takeReplaced() -> ReplacedValues {
-        guard replaced != nil else { return ReplacedValues(values: []) }
+    /// The replaced values kept since the last call, for the caller to release on another thread.
+    mutating func takeReplaced() -> [Stored] {
+        guard replaced != nil else { return [] }
         var taken: [Stored] = []
         swap(&taken, &replaced!)
-        return ReplacedValues(values: taken)
-    }
-
-    /// Values ``takeReplaced()`` gave, for releasing elsewhere.
-    package struct ReplacedValues: Sendable {
-        fileprivate var values: [Stored]
-
-        package var count: Int { values.count }
+        return taken
     }
 
     /// Records, for one object, who set each property (Spec/verify.md, history).
