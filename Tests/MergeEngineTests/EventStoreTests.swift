@@ -64,6 +64,44 @@ struct EventStoreTests {
         #expect(MergeEngine.analyze(stored).replayCount == 3)
     }
 
+    @Test("roles given by one analysis of a store are forgotten by the next, which may give others")
+    func rolesForgotten() throws {
+        let events = [event("A", 0, 0, "one", insert: true), event("A", 1, 1, "two")]
+        var covered = MergeInput()
+        covered.eventStore = try EventStore()
+        try covered.eventStore?.add(events)
+        covered.baselines = [
+            SourcedEvent(
+                event: Event(
+                    uniqueIdentifier: "base", type: .baseline, storeIdentifier: "A", revision: 0, globalCount: 0, timestamp: 0,
+                    objectChanges: [ObjectChange(entity: "P", globalIdentifier: "p", type: .insert)]),
+                file: "baselines/0_base_0.cdeevent")
+        ]
+        let first = MergeEngine.analyze(covered)
+        #expect(try first.coveredEvents().map(\.file) == ["0_A_0.cdeevent"])
+        #expect(try first.replayedEvents().map(\.file) == ["1_A_1.cdeevent"])
+        // The same store without the baseline: A/0 is replayed again, not left covered.
+        var uncovered = covered
+        uncovered.baselines = []
+        let second = MergeEngine.analyze(uncovered)
+        #expect(try second.coveredEvents().isEmpty)
+        #expect(try second.replayedEvents().map(\.file) == ["0_A_0.cdeevent", "1_A_1.cdeevent"])
+    }
+
+    @Test("an incomplete event is never replayed, so it is never checked for dependencies (Spec/merge.md 4.1)")
+    func incompleteNotReplayed() throws {
+        var incomplete = event("B", 0, 1, "two", others: ["C": 5])
+        incomplete.event.type = .incomplete
+        var input = MergeInput()
+        input.eventStore = try EventStore()
+        // A/1 misses a revision of C, so that the replayed events are checked for dependencies.
+        try input.eventStore?.add([event("A", 0, 0, "one", insert: true), incomplete, event("A", 1, 2, "three", others: ["C": 3])])
+        let analysis = MergeEngine.analyze(input)
+        #expect(analysis.problems.map(\.number) == [203, 201])
+        #expect(analysis.problems.filter { $0.number == 201 }.map(\.files) == [["2_A_1.cdeevent"]])
+        #expect(try analysis.replayedEvents().map(\.file) == ["0_A_0.cdeevent", "2_A_1.cdeevent"])
+    }
+
     @Test("an early replay counts only when the analysis replays the same files in the same order")
     func earlyReplay() throws {
         let events = [event("A", 0, 0, "one", insert: true), event("B", 0, 1, "two", others: ["A": 0]), event("A", 1, 2, "three", others: ["B": 0])]

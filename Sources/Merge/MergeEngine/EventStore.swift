@@ -21,9 +21,18 @@ extension FormatError.Code {
 package final class EventStore: @unchecked Sendable {
     /// What the analysis decided for an event (Spec/merge.md 4 and 5).
     enum Role: Int64 {
-        /// `copy`: another file of an event that takes part; `conflictingCopy`: another, different
-        /// event with the same (store, revision), checked in step 6 but never replayed.
-        case undecided = 0, replayed = 1, covered = 2, copy = 3, conflictingCopy = 4
+        /// `replayed`, what every row starts with: a save or merge event the analysis gives no
+        /// other role is replayed, so that no statement rewrites every row to say so (it was a
+        /// tenth of a merge's analysis: Benchmarks/README.md). `copy`: another file of an event
+        /// that takes part; `conflictingCopy`: another, different event with the same (store,
+        /// revision), checked in step 6 but never replayed.
+        case replayed = 0, covered = 1, copy = 2, conflictingCopy = 3
+
+        /// The SQL condition selecting the rows of this role: a replayed row is also a save or
+        /// a merge event (incomplete events keep the role they start with, and take no part).
+        var rows: String {
+            self == .replayed ? "role = \(rawValue) AND \(EventStore.savesAndMerges)" : "role = \(rawValue)"
+        }
     }
 
     // Recursive: a query's row handler may record roles while the query runs.
@@ -32,6 +41,10 @@ package final class EventStore: @unchecked Sendable {
     private let insert: Connection.Statement
     private var held: [SourcedEvent] = []
     package private(set) var count = 0
+    /// How many incomplete events (type 0) were added: none, usually, and then no query looks.
+    private var incompleteCount = 0
+    /// Whether a row has a role other than the one it started with.
+    private var hasRoles = false
     /// Store identifiers by number, for the revision column: a set is kept as (number, revision)
     /// pairs of native 64-bit integers, not as JSON naming every store in full. The JSON was most
     /// of a row, and reading it back most of the analysis of a long history.
@@ -71,6 +84,7 @@ package final class EventStore: @unchecked Sendable {
     private func add(_ sourced: SourcedEvent) throws(FormatError) {
         count += 1
         let event = sourced.event
+        if event.type == .incomplete { incompleteCount += 1 }
         try insert.bind(1, .integer(Int64(count)))
         try insert.bind(2, .text(sourced.file))
         if sourced.isSummary {
@@ -179,6 +193,11 @@ package final class EventStore: @unchecked Sendable {
         if !copies.isEmpty { try body(copies) }
     }
 
+    /// The incomplete events (type 0), in the order they were added.
+    func incompleteEvents() throws(FormatError) -> [SourcedEvent] {
+        incompleteCount == 0 ? [] : try all(where: "type = \(EventType.incomplete.rawValue)", orderBy: "id")
+    }
+
     /// Every event, in the order they were added.
     package func allEvents() throws(FormatError) -> [SourcedEvent] { try all(where: "1", orderBy: "id") }
 
@@ -197,18 +216,11 @@ package final class EventStore: @unchecked Sendable {
 
     private static let savesAndMerges = "type IN (\(EventType.save.rawValue), \(EventType.merge.rawValue))"
 
-    /// Gives `role` to every save and merge event without one yet: one statement where a role
-    /// per row cost an update per event of the folder.
-    func setRoleOfUndecided(_ role: Role) throws(FormatError) {
-        lock.lock()
-        defer { lock.unlock() }
-        try database.execute("UPDATE event SET role = \(role.rawValue) WHERE role = \(Role.undecided.rawValue) AND \(Self.savesAndMerges)")
-    }
-
     /// Records the role of event `id`.
     func setRole(_ role: Role, of id: Int64) throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
+        hasRoles = true
         if setRoleStatement == nil { setRoleStatement = try database.prepare("UPDATE event SET role = ? WHERE id = ?") }
         guard let statement = setRoleStatement else { return }
         try statement.bind(1, .integer(role.rawValue))
@@ -239,9 +251,11 @@ package final class EventStore: @unchecked Sendable {
     func resetRoles() throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
-        // Only the rows that have one: rewriting every row cost a pass of page writes over a
-        // fresh store, where no row has a role yet.
-        try database.execute("UPDATE event SET role = 0 WHERE role != 0")
+        // Only the rows that have one, and no pass at all over a store whose rows never had one:
+        // rewriting every row cost a pass of page writes, and finding none a pass of reads.
+        guard hasRoles else { return }
+        try database.execute("UPDATE event SET role = \(Role.replayed.rawValue) WHERE role != \(Role.replayed.rawValue)")
+        hasRoles = false
     }
 
     /// The revision column of `revisions`: (store number, revision) pairs.

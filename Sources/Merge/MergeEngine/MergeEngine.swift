@@ -290,7 +290,7 @@ package struct MergeAnalysis: Sendable {
         try store.forEachFile(where: Self.replayedRows, orderBy: Self.replayOrdering, body)
     }
 
-    private static let replayedRows = "role = \(EventStore.Role.replayed.rawValue)"
+    private static let replayedRows = EventStore.Role.replayed.rows
     private static let replayOrdering = ReplayKey.allCases.map(\.column).joined(separator: ", ")
 
     /// Calls `body` with the events to replay in replay order, a page at a time (so that the
@@ -318,7 +318,7 @@ package struct MergeAnalysis: Sendable {
 
     /// The events the baselines cover (not replayed), by file name.
     package func coveredEvents() throws(FormatError) -> [SourcedEvent] {
-        try store?.all(where: "role = \(EventStore.Role.covered.rawValue)", orderBy: "file, id") ?? []
+        try store?.all(where: EventStore.Role.covered.rows, orderBy: "file, id") ?? []
     }
 
     private mutating func analyze(_ input: MergeInput) throws(FormatError) {
@@ -326,8 +326,7 @@ package struct MergeAnalysis: Sendable {
         let store = try input.eventIndex()
         self.store = store
         // Type 0 events never take part, covered or not (Spec/merge.md 4.1).
-        let incomplete = try store.cursor(where: "type = \(EventType.incomplete.rawValue)", orderBy: "id")
-        while let sourced = try incomplete.next() {
+        for sourced in try store.incompleteEvents() {
             problems.append(
                 IntegrityProblem(code: .mergeIncompleteData, number: 203, files: [sourced.file], message: "an incomplete event (type 0) is in the input"))
         }
@@ -353,7 +352,7 @@ package struct MergeAnalysis: Sendable {
                     try store.setRole(.covered, of: first.id)
                     coveredCount += 1
                 } else {
-                    // Its role is given below, with every other replayed event's.
+                    // Replayed: the role it has until given another.
                     replayCount += 1
                     integrity.add(first.sourced)
                     // Every copy of a conflicting revision is checked as an event of its own
@@ -364,7 +363,6 @@ package struct MergeAnalysis: Sendable {
                     }
                 }
             }
-            try store.setRoleOfUndecided(.replayed)
         }
         problems += integrity.finish()
         problems += try integrity.dependencies(store, baselines: baselines)
@@ -613,26 +611,27 @@ private struct IntegrityCheck {
     /// A replayed event (the first file of its revision).
     mutating func add(_ sourced: SourcedEvent) {
         check(sourced)
-        let event = sourced.event
+        // The revision read once: each read searches the event's revision set.
+        let event = sourced.event, revision = event.revision
         if store.map({ ExactString($0.identifier) != ExactString(event.storeIdentifier) }) ?? true {
             finishStore()
             let unregistered = input.registeredStores.map { !$0.contains(ExactString(event.storeIdentifier)) } ?? false
-            store = (event.storeIdentifier, unregistered ? [] : nil, known?[event.storeIdentifier].map { $0 + 1 } ?? event.revision)
+            store = (event.storeIdentifier, unregistered ? [] : nil, known?[event.storeIdentifier].map { $0 + 1 } ?? revision)
         }
         guard var current = store else { return }
         current.files?.append(sourced.file)
-        if event.revision > current.expected {
+        if revision > current.expected {
             problems.append(
                 IntegrityProblem(
                     code: .mergeRevisionGap, number: 200, files: [sourced.file],
-                    message: "store \(current.identifier) misses \(IntegrityProblem.revisions(current.expected, event.revision - 1))",
+                    message: "store \(current.identifier) misses \(IntegrityProblem.revisions(current.expected, revision - 1))",
                     details: JSONObject([
-                        ("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(event.revision - 1)),
+                        ("store", .string(current.identifier)), ("first", JSONValue(current.expected)), ("last", JSONValue(revision - 1)),
                     ])))
         }
-        current.expected = max(current.expected, event.revision + 1)
+        current.expected = max(current.expected, revision + 1)
         store = current
-        latestByStore[event.storeIdentifier] = max(latestByStore[event.storeIdentifier] ?? -1, event.revision)
+        latestByStore[event.storeIdentifier] = max(latestByStore[event.storeIdentifier] ?? -1, revision)
     }
 
     /// Another copy of the revision just added (a conflicting one): it counts for 205 only here;
@@ -678,7 +677,7 @@ private struct IntegrityCheck {
         let anyMissing = highestNeeded.revisions.contains { other, needed in needed > max(latestByStore[other] ?? -1, known?[other] ?? -1) }
         guard anyMissing else { return problems }
         let replayed = try store.cursor(
-            where: "role IN (\(EventStore.Role.replayed.rawValue), \(EventStore.Role.conflictingCopy.rawValue))", orderBy: "file, id")
+            where: "(\(EventStore.Role.replayed.rows)) OR \(EventStore.Role.conflictingCopy.rows)", orderBy: "file, id")
         while let sourced = try replayed.next() {
             let missing = sourced.event.revisionSet.stores.compactMap { other -> (store: String, needed: Int64)? in
                 guard other != sourced.event.storeIdentifier, let needed = sourced.event.revisionSet[other] else { return nil }
