@@ -26,20 +26,23 @@ struct EventStoreTests {
         let whole = SourcedEvent(
             event: Event(
                 uniqueIdentifier: "u1", type: .merge, storeIdentifier: "Store\u{0}é", revision: 3, globalCount: 9,
-                timestamp: 1.5, modelVersion: "sha256:ab", otherStoreRevisions: ["B": 2, "C": .max],
+                timestamp: 1.5, modelVersion: "sha256:ab", otherStoreRevisions: ["B": 2, "C": .max, "D": .min, "E": -1],
                 objectChanges: [ObjectChange(entity: "P", globalIdentifier: "p", type: .insert, dataFiles: ["F1"])],
                 unknownFields: unknown),
             file: "dir/9_S_3.cdeevent", parts: ["dir/a_1of2.cdeevent", "dir/a_2of2.cdeevent"])
         var summary = whole.summary()
         summary.contentDigest = .max
+        // Other stores at the same places of the set: each is numbered as itself.
+        let other = event("B", 4, 10, "x", others: ["Z": 1]).summary()
         let store = try EventStore()
-        try store.add([whole, summary])
+        try store.add([whole, summary, other])
         let back = try store.allEvents()
-        try #require(back.count == 2)
+        try #require(back.count == 3)
+        #expect(back[2].event.revisionSet == RevisionSet(["B": 4, "Z": 1]))
         #expect(back[0].event == whole.event && !back[0].isSummary)
         #expect(back[1].isSummary)
         #expect(back[1].event == summary.event)
-        #expect(back[1].event.revisionSet == RevisionSet(["Store\u{0}é": 3, "B": 2, "C": .max]))
+        #expect(back[1].event.revisionSet == RevisionSet(["Store\u{0}é": 3, "B": 2, "C": .max, "D": .min, "E": -1]))
         #expect(back[1].file == summary.file && back[1].parts == summary.parts)
         #expect(back[1].dataFileReferences == ["F1"] && back[1].changeCounts == summary.changeCounts)
         #expect(back[1].contentDigest == .max)

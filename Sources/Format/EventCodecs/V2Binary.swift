@@ -386,10 +386,14 @@ enum UUIDPrefix {
     }
 }
 
-struct ByteWriter {
-    var bytes: [UInt8] = []
+/// Bytes as Spec/v2-binary.md 3 lays them out; also the event index's compact columns.
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func varint(_ value: UInt64) {
+    package init() {}
+
+    /// Unsigned LEB128 in its shortest form.
+    package mutating func varint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
             bytes.append(UInt8(rest & 0x7F) | 0x80)
@@ -398,7 +402,8 @@ struct ByteWriter {
         bytes.append(UInt8(rest))
     }
 
-    mutating func zigzag(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    /// A signed integer zigzag-encoded, then as ``varint(_:)``.
+    package mutating func zigzag(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
     mutating func double(_ value: Double) {
         let bits = value.isNaN ? 0x7FF8_0000_0000_0000 : value.bitPattern

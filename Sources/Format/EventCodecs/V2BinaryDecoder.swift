@@ -497,7 +497,9 @@ struct Payload {
 /// A cursor over bytes in memory, valid only inside the `withUnsafeBufferPointer` call that made
 /// it (it never outlives ``Payload/read(_:_:)`` or the framing). Every read checks the bytes left
 /// first, so hostile input never reads beyond them; offsets in errors are file offsets.
-struct ByteReader {
+/// Reads bytes as Spec/v2-binary.md 3 lays them out, every check made; also the event index's
+/// compact columns.
+package struct ByteReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     let limits: BinaryReadingLimits
     /// The file offset of `bytes[0]`.
@@ -510,7 +512,7 @@ struct ByteReader {
     /// What is left of the file's value budget (``BinaryReadingLimits/valueBudget``).
     var valuesLeft = Int.max
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int, pinned: Bool = false, limits: BinaryReadingLimits) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int, pinned: Bool = false, limits: BinaryReadingLimits) {
         self.bytes = bytes
         self.limits = limits
         base = offset
@@ -520,7 +522,7 @@ struct ByteReader {
     /// The file offset of a position, for errors.
     func offset(at position: Int) -> Int { pinned ? base : base + position }
     var offset: Int { offset(at: position) }
-    var remaining: Int { bytes.count - position }
+    package var remaining: Int { bytes.count - position }
 
     /// A field that runs past the end of the input, reported at that end (Spec/v2-binary.md 3.6).
     private var truncated: FormatError {
@@ -537,7 +539,7 @@ struct ByteReader {
 
     /// Unsigned LEB128 in its shortest form.
     @inline(__always)
-    mutating func varint() throws(FormatError) -> UInt64 {
+    package mutating func varint() throws(FormatError) -> UInt64 {
         // One or two bytes (a reference into a table of up to 16,384 strings), the usual cases,
         // without the loop.
         if remaining >= 2 {
@@ -552,6 +554,12 @@ struct ByteReader {
             }
         }
         return try longVarint()
+    }
+
+    /// A zigzag-encoded signed integer (``ByteWriter/zigzag(_:)``).
+    package mutating func zigzag() throws(FormatError) -> Int64 {
+        let raw = try varint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
     /// ``varint()`` byte by byte, with every check of Spec/v2-binary.md 3.2.
@@ -753,9 +761,7 @@ struct ByteReader {
         case 0: return .attribute(.null)
         case 1: return .attribute(.bool(false))
         case 2: return .attribute(.bool(true))
-        case 3:
-            let raw = try varint()
-            return .attribute(.integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)))
+        case 3: return .attribute(.integer(try zigzag()))
         case 4: return .attribute(.double(try double()))
         case 5:
             guard let text = String(validating: try blob(limit: limits.maximumStringBytes), as: UTF8.self), isDecimalText(text) else {

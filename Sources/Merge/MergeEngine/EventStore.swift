@@ -2,6 +2,7 @@ import Foundation
 import JSONDocument
 import EnsembleModel
 import SQLiteConnection
+import EventCodecs
 
 extension FormatError.Code {
     public static let mergeEventStore = Self("merge.event-store")
@@ -46,9 +47,13 @@ package final class EventStore: @unchecked Sendable {
     /// Whether a row has a role other than the one it started with.
     private var hasRoles = false
     /// Store identifiers by number, for the revision column: a set is kept as (number, revision)
-    /// pairs of native 64-bit integers, not as JSON naming every store in full. The JSON was most
-    /// of a row, and reading it back most of the analysis of a long history.
+    /// pairs of varints, not as JSON naming every store in full. The JSON was most of a row, and
+    /// reading it back most of the analysis of a long history; pairs of 64-bit integers were
+    /// still half of a row, and a bigger table to write, scan and sort (Benchmarks/README.md).
     private var stores = Numbering()
+    /// The stores of the last revision set written, and their numbers: a folder's events name
+    /// the same stores in the same order, found again without hashing them.
+    private var lastStores: [(store: String, number: Int32)] = []
 
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
@@ -258,30 +263,44 @@ package final class EventStore: @unchecked Sendable {
         hasRoles = false
     }
 
-    /// The revision column of `revisions`: (store number, revision) pairs.
+    /// The revision column of `revisions`: each (store number, revision) pair as a varint and a
+    /// zigzag varint (Spec/v2-binary.md 3.2's encodings).
     private func revisionColumn(_ revisions: RevisionSet) -> [UInt8] {
-        var pairs: [Int64] = []
-        pairs.reserveCapacity(2 * revisions.count)
+        var column = ByteWriter()
+        column.bytes.reserveCapacity(4 * revisions.count)
+        var index = 0
         revisions.forEachPair { store, revision in
-            pairs.append(Int64(stores.number(store)))
-            pairs.append(revision)
+            let number: Int32
+            if index < lastStores.count && ExactString.identical(lastStores[index].store, store) {
+                number = lastStores[index].number
+            } else {
+                number = stores.number(store)
+                if index < lastStores.count { lastStores[index] = (store, number) } else { lastStores.append((store, number)) }
+            }
+            column.varint(UInt64(number))
+            column.zigzag(revision)
+            index += 1
         }
-        return pairs.withUnsafeBytes { Array($0) }
+        return column.bytes
     }
 
     /// The revision set of a revision column.
     private func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
-        let pairCount = column.count / 16
-        var pairs: [(String, Int64)] = []
-        pairs.reserveCapacity(pairCount)
-        column.withUnsafeBytes { raw in
-            for offset in stride(from: 0, to: 16 * pairCount, by: 16) {
-                let number = raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)
-                guard number >= 0, number < stores.count else { return }
-                pairs.append((stores[Int32(number)], raw.loadUnaligned(fromByteOffset: offset + 8, as: Int64.self)))
+        let pairs = column.withUnsafeBufferPointer { (bytes) -> [(String, Int64)]? in
+            var reader = ByteReader(bytes, offset: 0, limits: BinaryReadingLimits())
+            var pairs: [(String, Int64)] = []
+            do throws(FormatError) {
+                while reader.remaining > 0 {
+                    let number = try reader.varint()
+                    guard number < stores.count else { return nil }
+                    pairs.append((stores[Int32(number)], try reader.zigzag()))
+                }
+            } catch {
+                return nil
             }
+            return pairs
         }
-        guard column.count % 16 == 0, pairs.count == pairCount, let revisions = RevisionSet(uniquePairs: pairs) else {
+        guard let pairs, let revisions = RevisionSet(uniquePairs: pairs) else {
             throw FormatError(.mergeEventStore, "the event store holds a revision set it cannot read")
         }
         return revisions
