@@ -182,8 +182,9 @@ enum MergeInputs {
     }
 
     /// Puts a folder's events into the event store as they are read, and replays them early
-    /// when asked.
-    private final class FolderSink: EnsembleReadingSink {
+    /// when asked. Unchecked `Sendable`: what the inserting queue uses (`store`, `insertFailure`)
+    /// is used nowhere else until it drained.
+    private final class FolderSink: EnsembleReadingSink, @unchecked Sendable {
         let store: EventStore
         let base: String
         let input: MergeInput
@@ -191,7 +192,12 @@ enum MergeInputs {
         private(set) var early: EarlyReplay?
         /// Events of type baseline found in `events/` (the type decides the role, Spec/merge.md 4.1).
         private(set) var baselines: [SourcedEvent] = []
-        private(set) var failure: FormatError?
+        /// Events go into the store on a thread of their own, in the order read, so that the
+        /// reading thread goes on to the next files meanwhile instead of leaving a core idle
+        /// (Benchmarks/README.md); at most 8 batches wait, so memory stays bounded.
+        private let inserting = DispatchQueue(label: "ensembles.event-store-insert")
+        private let waiting = DispatchSemaphore(value: 8)
+        private var insertFailure: FormatError?
         /// By store, the highest revision of the complete events handed over that are not of type
         /// 0: what ``EnsembleContents/events`` no longer holds (Spec/diagnostics.md 2.4, last row).
         private(set) var highestComplete: [String: Int64] = [:]
@@ -236,13 +242,20 @@ enum MergeInputs {
                 }
             }
             early?.offer(events, bodies: eventBodies)
-            guard failure == nil else { return }
-            do throws(FormatError) {
-                try store.add(events)
-            } catch {
-                failure = error
+            waiting.wait()
+            inserting.async { [self, events] in
+                defer { waiting.signal() }
+                guard insertFailure == nil else { return }
+                do throws(FormatError) {
+                    try store.add(events)
+                } catch {
+                    insertFailure = error
+                }
             }
         }
+
+        /// The event store's first failure, once every batch read is in it.
+        var failure: FormatError? { inserting.sync { insertFailure } }
     }
 
     /// The folders a merge read, held open until it ends, with the path their events' paths start
