@@ -208,13 +208,19 @@ package struct DeviceIntegration: Sendable {
         }
 
         // Step 7: dependencies, until nothing changes. A held-back event holds back the events
-        // that depend on it, so each is visited again through the events depending on it.
-        var dependents: [Key: [Key]] = [:]
-        for key in order {
-            guard let sourced = candidatesByKey[key] else { continue }
-            for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
-                dependents[Key(store: ExactString(other), revision: revision), default: []].append(key)
+        // that depend on it, so each is visited again through the events depending on it: who
+        // depends on what is listed only once an event is held back (usually none is, and
+        // listing every pair of every event was a fifth of this step's time).
+        var dependents: [Key: [Key]]?
+        func listDependents() -> [Key: [Key]] {
+            var listed: [Key: [Key]] = [:]
+            for key in order {
+                guard let sourced = candidatesByKey[key] else { continue }
+                for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
+                    listed[Key(store: ExactString(other), revision: revision), default: []].append(key)
+                }
             }
+            return listed
         }
         func dependencyProblem(_ key: Key) -> IntegrityProblem? {
             guard let sourced = candidatesByKey[key] else { return nil }
@@ -249,7 +255,9 @@ package struct DeviceIntegration: Sendable {
                 }
             }
             guard !failed.isEmpty else { break }
-            work = failed.flatMap { dependents[$0] ?? [] }
+            let listed = dependents ?? listDependents()
+            dependents = listed
+            work = failed.flatMap { listed[$0] ?? [] }
             failed = []
         }
         // The reason is the first dependency that fails once nothing changes, so that it does

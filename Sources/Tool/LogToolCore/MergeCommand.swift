@@ -195,6 +195,7 @@ struct Merge: ParsableCommand, HasOutputOptions {
         } else {
             held?.discard()
         }
+        keepUntilExit(view)
         if !view.integratesEverything { throw ToolExit(status: .problemsFound) }
     }
 
