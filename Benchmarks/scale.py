@@ -48,23 +48,27 @@ Table 2, sizes, rebase and verify (same rows):
   MB folder    bytes of all files of the generated cloud/ folder, in 1e6
   size/loro    with --loro: MB folder / the size of Loro's snapshot of the merged document
   state MB     size of the state document the merge prints
-  rebase s     one `logtool rebase CLOUD --out R --model MODEL --encoding ENC` (it reads the new
-               baseline back and checks it, Spec/merge.md 13.7); rebase MB: its peak memory
+  rebase s     best of --repeat runs of `logtool rebase CLOUD --out R --model MODEL --encoding ENC`
+               (it reads the new baseline back and checks it, Spec/merge.md 13.7); rebase MB: the
+               highest peak memory of those runs. Each command below is run --repeat times too, so
+               that its ratio to the merge compares a best with a best (one run against the best
+               of three merges put a machine's slow second on one side only)
   MB after     bytes of the rebased folder (deleted once measured)
-  verify s     one `logtool verify CLOUD --model MODEL`; verify MB: its peak memory
+  verify s     best of --repeat runs of `logtool verify CLOUD --model MODEL`; verify MB: the
+               highest peak memory
 
 Table 2b, timeline and the ratios issue 42 sets targets for (same rows). Device mode (`merge
 --as-store`, Spec/merge.md 15) is measured only with --baseline: a device integrates nothing
 without a baseline that names every store, which `generate --baseline` writes (those folders are
 named with `-baseline`, and hold other events than the folders without it).
-  timeline s   one `logtool timeline CLOUD --model MODEL -o PAGE --force` (Spec/timeline.md);
-               timeline MB: its peak memory
+  timeline s   best of --repeat runs of `logtool timeline CLOUD --model MODEL -o PAGE --force`
+               (Spec/timeline.md); timeline MB: the highest peak memory
   page MB      bytes of the page it wrote, in 1e6 (deleted once measured)
   tl/merge     timeline s / best merge time
   verify/merge, rebase/merge, rebase MB/merge MB: the ratios issue 42 sets targets for
-  device s     with --baseline: one `logtool merge --as-store STORE CLOUD --model MODEL` for the first
-               store in stores/ (the script checks that it prints the merge's state); device MB
-               its peak memory; device/merge: device s / best merge time
+  device s     with --baseline: best of --repeat runs of `logtool merge --as-store STORE CLOUD --model
+               MODEL` for the first store in stores/ (the script checks that each prints the merge's
+               state); device MB the highest peak memory; device/merge: device s / best merge time
 
 Table 3, with --loro (one row per size where Loro ran: up to --loro-max, as 1M took 3 GB):
   loro s       as in table 1
@@ -98,6 +102,19 @@ def timed(cmd, **kw):
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()[-2000:]}")
     return seconds, int(rss.group(1)) / 1024 if rss else float("nan"), proc
+
+def best_of(repeat, cmd, before=None, check=None):
+    """Runs cmd `repeat` times (calling `before` ahead of each, `check` with each completed
+    process); returns (best seconds, highest peak RSS in MB, every run's seconds)."""
+    runs = []
+    for _ in range(repeat):
+        if before:
+            before()
+        seconds, rss, proc = timed(cmd)
+        if check:
+            check(proc)
+        runs.append((seconds, rss))
+    return min(r[0] for r in runs), max(r[1] for r in runs), [r[0] for r in runs]
 
 def folder_bytes(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
@@ -145,20 +162,21 @@ def measure(tool, args, size, encoding, folder):
     if any(r[2].stdout != merge.stdout for r in runs):
         sys.exit(f"merges of {cloud} printed different states")
     rebased = os.path.join(args.work, f"rebased-{os.path.basename(folder)}")
-    shutil.rmtree(rebased, ignore_errors=True)
-    rebase_s, rebase_mb, _ = timed([tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", encoding])
+    rebase_s, rebase_mb, rebase_all = best_of(args.repeat, [tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", encoding],
+                                              before=lambda: shutil.rmtree(rebased, ignore_errors=True))
     bytes_after = folder_bytes(rebased)
     shutil.rmtree(rebased, ignore_errors=True)
-    verify_s, verify_mb, _ = timed([tool, "verify", cloud, "--model", model])
+    verify_s, verify_mb, verify_all = best_of(args.repeat, [tool, "verify", cloud, "--model", model])
     device = {}
     if args.baseline:
         store = sorted(os.listdir(os.path.join(cloud, "Generated", "stores")))[0]
-        device_s, device_mb, seen = timed([tool, "merge", "--as-store", store, cloud, "--model", model])
-        if seen.stdout != merge.stdout:
-            sys.exit(f"device {store} of {cloud} printed another state than the merge")
-        device = {"device_s": device_s, "device_peak_mb": device_mb}
+        def same_state(seen):
+            if seen.stdout != merge.stdout:
+                sys.exit(f"device {store} of {cloud} printed another state than the merge")
+        device_s, device_mb, device_all = best_of(args.repeat, [tool, "merge", "--as-store", store, cloud, "--model", model], check=same_state)
+        device = {"device_s": device_s, "device_peak_mb": device_mb, "device_all_s": device_all}
     page = os.path.join(args.work, "timeline.html")
-    timeline_s, timeline_mb, _ = timed([tool, "timeline", cloud, "--model", model, "-o", page, "--force"])
+    timeline_s, timeline_mb, timeline_all = best_of(args.repeat, [tool, "timeline", cloud, "--model", model, "-o", page, "--force"])
     page_bytes = os.path.getsize(page)
     os.remove(page)
     best = min(r[0] for r in runs)
@@ -166,6 +184,7 @@ def measure(tool, args, size, encoding, folder):
            "merge_s": best, "merge_median_s": statistics.median(r[0] for r in runs),
            "merge_all_s": [r[0] for r in runs], "changes_per_s": size / best, "merge_peak_mb": max(r[1] for r in runs),
            "state_bytes": len(merge.stdout), "floor_s": floor, "cat_floor_s": cat, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
+           "rebase_all_s": rebase_all, "verify_all_s": verify_all, "timeline_all_s": timeline_all,
            "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb,
            "timeline_s": timeline_s, "timeline_peak_mb": timeline_mb,
            "page_bytes": page_bytes, **device}
