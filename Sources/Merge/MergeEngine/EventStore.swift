@@ -51,9 +51,6 @@ package final class EventStore: @unchecked Sendable {
     /// reading it back most of the analysis of a long history; pairs of 64-bit integers were
     /// still half of a row, and a bigger table to write, scan and sort (Benchmarks/README.md).
     private var stores = Numbering()
-    /// The stores of the last revision set written, and their numbers: a folder's events name
-    /// the same stores in the same order, found again without hashing them.
-    private var lastStores: [(store: String, number: Int32)] = []
 
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
@@ -268,18 +265,9 @@ package final class EventStore: @unchecked Sendable {
     private func revisionColumn(_ revisions: RevisionSet) -> [UInt8] {
         var column = ByteWriter()
         column.bytes.reserveCapacity(4 * revisions.count)
-        var index = 0
         revisions.forEachPair { store, revision in
-            let number: Int32
-            if index < lastStores.count && ExactString.identical(lastStores[index].store, store) {
-                number = lastStores[index].number
-            } else {
-                number = stores.number(store)
-                if index < lastStores.count { lastStores[index] = (store, number) } else { lastStores.append((store, number)) }
-            }
-            column.varint(UInt64(number))
+            column.varint(UInt64(stores.number(store)))
             column.zigzag(revision)
-            index += 1
         }
         return column.bytes
     }
