@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 import TestSupport
 import EnsembleModel
 import JSONDocument
@@ -142,7 +143,7 @@ struct StateIndexTests {
                 index.add(LiveIndex.probe(id), candidate)
                 expected[key, default: []].append(candidate)
             } else if let victim = expected[key]?.randomElement(using: &random) {
-                index.remove(id, object: victim.object)
+                index.remove(LiveIndex.probe(id), object: victim.object)
                 expected[key]?.removeAll { $0.object == victim.object }
             }
             check(id, "step \(step)")
@@ -151,7 +152,7 @@ struct StateIndexTests {
         for id in identifiers { check(id, "end") }
         guard emptying else { return }
         for id in identifiers {
-            for candidate in expected[Array(id.utf8)] ?? [] { index.remove(id, object: candidate.object) }
+            for candidate in expected[Array(id.utf8)] ?? [] { index.remove(LiveIndex.probe(id), object: candidate.object) }
             expected[Array(id.utf8)] = nil
         }
         for id in identifiers { check(id, "emptied") }
@@ -159,10 +160,11 @@ struct StateIndexTests {
 
     @Test("live objects come out by entity name, then identifier, in byte order, whatever their prefixes")
     func objectOrder() {
-        let identifiers = [
-            "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z", "zzzzzzzzzzzz",
-            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
-        ]
+        let identifiers =
+            [
+                "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z", "zzzzzzzzzzzz",
+                "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
+            ] + Self.besideUUIDs
         let entities = ["Note", "Tag", "N\u{e9}", "Ne"]
         var random = SplitMix64(seed: 5)
         var changes: [ObjectChange] = []
@@ -185,14 +187,62 @@ struct StateIndexTests {
         }
     }
 
+    /// Identifiers with the first 8 bytes of one UUID: upper-case UUIDs that differ in either
+    /// half (kept as their 16 bytes, compared by them), and texts that are not one (kept as
+    /// text: lower or mixed case, a suffix, a character short, a character that is no digit).
+    static let besideUUIDs = [
+        "E621E1F8-C36C-495A-93FD-0C247A3E6E5F", "E621E1F8-C36D-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E60",
+        "E621E1F8-0000-0000-0000-000000000000", "E621E1F8-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+        "E621E1F8-C36C-495A-93FC-0C247A3E6E5f", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F-1", "E621E1F8-C36C-495A-93FC-0C247A3E6E5",
+        "E621E1F8zC36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5G",
+    ]
+
+    @Test("a deleted object's slot is taken by the next insert with either kind of identifier, and its identifier is forgotten")
+    func slotReuse() throws {
+        let uuids = ["E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "F621E1F8-C36C-495A-93FC-0C247A3E6E5F"]
+        var state = StoreState(model: nil)
+        func apply(_ revision: Int64, _ changes: [ObjectChange]) {
+            state.apply(
+                Event(
+                    uniqueIdentifier: "u\(revision)", type: .save, storeIdentifier: "S", revision: revision, globalCount: revision, timestamp: 0,
+                    objectChanges: changes))
+        }
+        apply(
+            0, [ObjectChange(entity: "Note", globalIdentifier: uuids[0], type: .insert), ObjectChange(entity: "Note", globalIdentifier: "n-1", type: .insert)])
+        apply(
+            1, [ObjectChange(entity: "Note", globalIdentifier: uuids[0], type: .delete), ObjectChange(entity: "Note", globalIdentifier: "n-1", type: .delete)])
+        // The text identifier takes the UUID's slot, and the UUID the text's.
+        apply(
+            2,
+            [
+                ObjectChange(entity: "Note", globalIdentifier: "n-2", type: .insert), ObjectChange(entity: "Note", globalIdentifier: uuids[1], type: .insert),
+                ObjectChange(
+                    entity: "Tag", globalIdentifier: "t", type: .insert,
+                    propertyChanges: [PropertyChange(name: "notes", value: .toMany(added: ["n-2", uuids[1], uuids[0], "n-1"], removed: []))]),
+            ])
+        #expect(state.slots.count == 3)
+        #expect(state.objectsInOrder.map { "\($0.entity) \($0.id)" } == ["Note \(uuids[1])", "Note n-2", "Tag t"])
+        #expect(!state.isLive(entity: "Note", id: uuids[0]) && !state.isLive(entity: "Note", id: "n-1"))
+        #expect(state.isLive(entity: "Note", id: uuids[1]) && state.isLive(entity: "Note", id: "n-2"))
+        #expect(state.textIdentifiers.values.sorted() == ["n-2", "t"])
+        let document = try JSONParser.parse(try state.documentBytes())
+        #expect(
+            document.objectValue?["entities"]?.objectValue?["Tag"]?.objectValue?["t"]?.objectValue?["notes"] == .array([.string(uuids[1]), .string("n-2")]))
+    }
+
     @Test("a to-many's members come out in identifier byte order, including many that share their first 8 bytes")
     func toManyMemberOrder() throws {
         var random = SplitMix64(seed: 11)
-        var identifiers = [
-            "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z",
-            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
-        ]
-        // A run longer than any small-sort threshold, all with one 8-byte prefix.
+        var identifiers =
+            [
+                "", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgg", "abcdefgi", "\u{e9}", "e\u{301}", "Z",
+                "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5E", "E621E1F7",
+            ] + Self.besideUUIDs
+        // A run longer than any small-sort threshold, all with one 8-byte prefix, and as many
+        // UUIDs with another.
+        for _ in 0..<100 {
+            identifiers.append(String(format: "E621E1F8-%04X-%04X-%04X-%012llX", random.next() % 3, random.next() % 3, random.next() % 3, random.next() % 5))
+        }
         for _ in 0..<100 { identifiers.append("abcdefgh" + String(random.next() % 1_000_000)) }
         identifiers = Array(Set(identifiers.map(ExactString.init))).map(\.value)
         var changes = identifiers.shuffled(using: &random).map { ObjectChange(entity: "Tag", globalIdentifier: $0, type: .insert) }

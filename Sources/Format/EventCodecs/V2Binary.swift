@@ -317,8 +317,8 @@ struct StringTable: Sendable {
 /// Strings that start with an uppercase UUID (Apple's `UUID().uuidString` and
 /// `ProcessInfo.globallyUniqueString`, the usual global and store identifiers) are stored in the
 /// string table as 16 bytes plus the rest of the text (Spec/v2-binary.md section 6).
-enum UUIDPrefix {
-    static let textLength = 36
+package enum UUIDPrefix {
+    package static let textLength = 36
 
     private static func isHyphen(at position: Int) -> Bool { position == 8 || position == 13 || position == 18 || position == 23 }
 
@@ -354,22 +354,39 @@ enum UUIDPrefix {
     }
 
     /// Writes the 36 characters of the uppercase text of the 16 bytes of `uuid` to the start of
-    /// `text`, eight digits at a time: a loop over the digits was a tenth of decoding.
+    /// `text`.
     static func write(_ uuid: UnsafeBufferPointer<UInt8>, to text: UnsafeMutableBufferPointer<UInt8>) {
-        let bytes = UnsafeRawBufferPointer(uuid), output = UnsafeMutableRawBufferPointer(text)
-        /// Digits 8 × group to 8 × group + 7, as the bytes of a big-endian integer.
-        @inline(__always) func digits(_ group: Int) -> UInt64 { hex(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 4 * group, as: UInt32.self))) }
+        let bytes = UnsafeRawBufferPointer(uuid)
+        write(
+            high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+            low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), to: text)
+    }
+
+    /// Writes the 36 characters of the uppercase text of the UUID with these big-endian halves
+    /// to the start of `text`, eight digits at a time: a loop over the digits was a tenth of
+    /// decoding.
+    package static func write(high: UInt64, low: UInt64, to text: UnsafeMutableBufferPointer<UInt8>) {
+        let output = UnsafeMutableRawBufferPointer(text)
         func store<Digits: FixedWidthInteger>(_ digits: Digits, at offset: Int) {
             output.storeBytes(of: digits.bigEndian, toByteOffset: offset, as: Digits.self)
         }
-        let second = digits(1), third = digits(2)
-        store(digits(0), at: 0)
+        let second = hex(UInt32(truncatingIfNeeded: high)), third = hex(UInt32(truncatingIfNeeded: low >> 32))
+        store(hex(UInt32(truncatingIfNeeded: high >> 32)), at: 0)
         store(UInt32(truncatingIfNeeded: second >> 32), at: 9)
         store(UInt32(truncatingIfNeeded: second), at: 14)
         store(UInt32(truncatingIfNeeded: third >> 32), at: 19)
         store(UInt32(truncatingIfNeeded: third), at: 24)
-        store(digits(3), at: 28)
+        store(hex(UInt32(truncatingIfNeeded: low)), at: 28)
         for position in 8...23 where isHyphen(at: position) { output[position] = UInt8(ascii: "-") }
+    }
+
+    /// The big-endian halves of the UUID whose canonical uppercase text is exactly `text`; nil
+    /// for any other text.
+    package static func halves(ofText text: UnsafeBufferPointer<UInt8>) -> (high: UInt64, low: UInt64)? {
+        guard text.count == textLength, let uuid = uuid(text) else { return nil }
+        return withUnsafeBytes(of: uuid) {
+            (UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)), UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
     }
 
     /// The 8 uppercase hexadecimal digits of `value`, most significant first, as the bytes of a

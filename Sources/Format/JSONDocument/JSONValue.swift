@@ -194,12 +194,12 @@ package struct ExactString: Hashable, Sendable {
     /// The first 8 UTF-8 bytes of `string` as a big-endian number, padded with zero bytes: a
     /// string with a smaller key comes first in UTF-8 byte order, and strings with different keys
     /// differ (equal keys say nothing). Comparing keys first spares most byte comparisons.
-    package static func prefixKey(_ string: String) -> UInt64 {
-        func key(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
-            return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
-        }
-        return withUTF8(of: string, key)
+    package static func prefixKey(_ string: String) -> UInt64 { withUTF8(of: string, prefixKey) }
+
+    /// ``prefixKey(_:)`` of the string with these UTF-8 bytes.
+    package static func prefixKey(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard bytes.count < 8 else { return UInt64(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(as: UInt64.self)) }
+        return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (56 - 8 * UInt64($1.offset)) }
     }
 
     /// Calls `body` with the UTF-8 bytes of `string`: a native string's in place, as in `==`,

@@ -139,8 +139,7 @@ struct LiveIndex: Sendable {
         }
     }
 
-    mutating func remove(_ id: String, object: Int32) {
-        let probe = Self.probe(id)
+    mutating func remove(_ probe: Probe, object: Int32) {
         switch probe.key {
         case .unpacked(let text):
             guard var entry = unpacked.removeValue(forKey: text), entry.remove(object: object) else { return }

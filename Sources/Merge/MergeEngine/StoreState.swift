@@ -97,21 +97,43 @@ public struct StoreState: Sendable {
     /// The fields are in this order so that a slot takes 64 bytes: the live flag shares the word
     /// of the 32-bit entity number (after the identifier's prefix it took a word of its own, and
     /// a slot 72 bytes).
+    ///
+    /// The global identifier is kept as the 16 bytes of a UUID when it is a UUID's canonical
+    /// upper-case text, as devices write them, and otherwise in ``textIdentifiers``: a `String`
+    /// per object was an allocation for every insert and a free for every delete on the
+    /// applying thread, and a cache miss for every identifier the writer wrote (measured:
+    /// Benchmarks/README.md).
     struct Slot: Sendable {
         var entity: Int32
         var isLive = true
-        var id: String
-        /// ``ExactString/prefixKey(_:)`` of `id`, kept beside it: the writer sorts objects by
-        /// identifier, and reading the identifier itself there was a cache miss and a retain
-        /// per object (measured: Benchmarks/README.md).
+        /// Whether `uuid` holds the identifier.
+        var isUUID: Bool
+        /// ``ExactString/prefixKey(_:)`` of the identifier: objects are sorted by identifier,
+        /// and most comparisons end with these keys.
         var idPrefix: UInt64
+        /// The identifier's UUID as big-endian halves, when `isUUID`.
+        var uuid: (high: UInt64, low: UInt64)
         /// Set properties by property number.
         var properties = SmallMap<Int32, Stored>()
         /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
         var referrers = SmallMap<Int64, Void>()
+
+        /// A live slot for the identifier with these UTF-8 bytes; `uuid`: its UUID's halves, when
+        /// the caller knows it is one (and in upper case). Returns the text to keep aside when
+        /// the identifier is not a UUID.
+        static func make(entity: Int32, id: UnsafeBufferPointer<UInt8>, uuid known: (high: UInt64, low: UInt64)?) -> (Slot, text: String?) {
+            let prefix = ExactString.prefixKey(id)
+            if let uuid = known ?? UUIDPrefix.halves(ofText: id) {
+                return (Slot(entity: entity, isUUID: true, idPrefix: prefix, uuid: uuid), nil)
+            }
+            return (Slot(entity: entity, isUUID: false, idPrefix: prefix, uuid: (0, 0)), String(decoding: id, as: UTF8.self))
+        }
     }
 
     private(set) var slots: [Slot] = []
+    /// The identifiers of the live objects whose identifier is not an upper-case UUID, by
+    /// object number (see ``Slot``).
+    private(set) var textIdentifiers: [Int32: String] = [:]
     /// Slots of deleted objects, free for the next insert.
     private var freeSlots: [Int32] = []
     private var live = LiveIndex()
@@ -228,7 +250,55 @@ public struct StoreState: Sendable {
 
     func key(of object: Int32) -> ObjectKey {
         // The two fields read in place: a copy of the slot retained and released its lists.
-        ObjectKey(entity: ExactString(entities[slots[Int(object)].entity]), id: ExactString(slots[Int(object)].id))
+        ObjectKey(entity: ExactString(entities[slots[Int(object)].entity]), id: ExactString(identifier(of: object)))
+    }
+
+    /// The global identifier of `object`.
+    func identifier(of object: Int32) -> String {
+        withIdentifier(of: object) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of the global identifier of `object`.
+    func withIdentifier<R>(of object: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        slots.withUnsafeBufferPointer { Identifiers(slots: $0, texts: textIdentifiers).with(object, body) }
+    }
+
+    /// The objects' global identifiers, read through the slots' buffer (a closure that called a
+    /// method of the state captured a copy of it for every call).
+    struct Identifiers {
+        let slots: UnsafeBufferPointer<Slot>
+        let texts: [Int32: String]
+
+        /// Calls `body` with the UTF-8 bytes of the global identifier of `object`.
+        func with<R>(_ object: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            guard slots[Int(object)].isUUID else { return ExactString.withUTF8(of: texts[object] ?? "", body) }
+            let uuid = slots[Int(object)].uuid
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUIDPrefix.textLength) { text in
+                UUIDPrefix.write(high: uuid.high, low: uuid.low, to: text)
+                return body(UnsafeBufferPointer(text))
+            }
+        }
+
+        /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
+        /// the ``Slot/idPrefix`` of its identifier: the keys settle most comparisons, and two
+        /// UUIDs' halves the others (their upper-case digits sort as the numbers they write).
+        func precedes(_ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32)) -> Bool {
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            if slots[Int(a.object)].isUUID && slots[Int(b.object)].isUUID {
+                let x = slots[Int(a.object)].uuid, y = slots[Int(b.object)].uuid
+                return x.high != y.high ? x.high < y.high : x.low < y.low
+            }
+            return with(a.object) { x in with(b.object) { y in utf8Precedes(x, y) } }
+        }
+
+        /// Writes the global identifier of `object` as a JSON string.
+        func write(_ object: Int32, into buffer: inout [UInt8]) {
+            guard slots[Int(object)].isUUID else { return JSONWriter.writeString(texts[object] ?? "", into: &buffer) }
+            // Hex digits and hyphens: nothing to escape.
+            let uuid = slots[Int(object)].uuid, start = buffer.count + 1
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: UUIDPrefix.textLength + 2))
+            buffer.withUnsafeMutableBufferPointer { UUIDPrefix.write(high: uuid.high, low: uuid.low, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+        }
     }
 
     /// The key of `object` when it is watched. Nothing is hashed when nothing is watched: every
@@ -288,11 +358,11 @@ public struct StoreState: Sendable {
             }
             // Room for the properties the insert sets: grown one at a time, the list was
             // reallocated about three times per object.
-            let id = event.string(changes[index].identifier)
-            var slot = Slot(entity: entity, id: id, idPrefix: ExactString.prefixKey(id))
+            let identifier = changes[index].identifier
+            var (slot, text) = event.withBytes(of: identifier) { Slot.make(entity: entity, id: $0, uuid: event.uuidHalves(of: identifier)) }
             slot.properties.reserveCapacity(Int(changes[index].endProperty - changes[index].firstProperty))
             let number: Int32
-            // Moved in, not copied (a copy retained its three lists).
+            // Moved in, not copied (a copy retained its two lists).
             if let free = freeSlots.popLast() {
                 number = free
                 slots[Int(free)] = consume slot
@@ -300,6 +370,7 @@ public struct StoreState: Sendable {
                 number = Int32(slots.count)
                 slots.append(consume slot)
             }
+            if let text { textIdentifiers[number] = text }
             live.add(probes[index], (entity, number))
             liveCount += 1
             inserted.append(number)
@@ -388,19 +459,6 @@ public struct StoreState: Sendable {
         }
     }
 
-    /// Asks for the storage of the string stored at `string`, and the text that follows it. The
-    /// string's bits are read, not the string: a copy is a retain, an atomic write that waits for
-    /// the very line the hint is for. On a 64-bit platform a string's second word holds the
-    /// address of its storage below 4 bits of flags; a wrong guess, or a small string with no
-    /// storage, costs a useless hint, never a wrong answer.
-    private static func prefetchText(ofStringAt string: UnsafeRawPointer?) {
-        guard MemoryLayout<String>.size == 16, let string else { return }
-        let storage = UInt(truncatingIfNeeded: string.load(fromByteOffset: 8, as: UInt64.self) & 0x0FFF_FFFF_FFFF_FFFF)
-        // The header and the text of a UUID span at most two lines.
-        cpf_prefetch(UnsafeRawPointer(bitPattern: storage))
-        cpf_prefetch(UnsafeRawPointer(bitPattern: storage &+ 64))
-    }
-
     /// Asks for the slots of `objects` (negative numbers skipped) and for their property lists,
     /// and their referrer records if `referrers`; reading a slot's list pointers is the only wait.
     private func prefetchSlots(_ objects: [Int32], referrers: Bool = false) {
@@ -416,10 +474,10 @@ public struct StoreState: Sendable {
     }
 
     /// For the writer, which visits objects in name order, not in memory order: asks for the
-    /// slot of `ahead`, and for the identifier and property list of `nearer`, whose slot was
-    /// asked for earlier (both nil past the end of a piece).
+    /// slot of `ahead`, and for the property list of `nearer`, whose slot was asked for earlier
+    /// (both nil past the end of a piece).
     func prefetch(slot ahead: Int32?, contentsOf nearer: Int32?) {
-        guard let id = MemoryLayout<Slot>.offset(of: \.id), let properties = MemoryLayout<Slot>.offset(of: \.properties) else { return }
+        guard let properties = MemoryLayout<Slot>.offset(of: \.properties) else { return }
         slots.withUnsafeBufferPointer { buffer in
             guard let first = buffer.baseAddress else { return }
             if let ahead, Int(ahead) < buffer.count {
@@ -428,9 +486,7 @@ public struct StoreState: Sendable {
                 cpf_prefetch(UnsafeRawPointer(first + Int(ahead)) + MemoryLayout<Slot>.size - 1)
             }
             if let nearer, Int(nearer) < buffer.count {
-                let slot = UnsafeRawPointer(first + Int(nearer))
-                Self.prefetchText(ofStringAt: slot + id)
-                SmallMap<Int32, Stored>.prefetch(at: slot + properties)
+                SmallMap<Int32, Stored>.prefetch(at: UnsafeRawPointer(first + Int(nearer)) + properties)
             }
         }
     }
@@ -625,7 +681,7 @@ public struct StoreState: Sendable {
                 if found == nil { found = candidate.object } else { several = true }
             }
             guard several else { return found }
-            return event.withBytes(of: id) { bytes in order.first { slots[Int($0)].id.utf8.elementsEqual(bytes) } }
+            return event.withBytes(of: id) { bytes in order.first { withIdentifier(of: $0) { ExactString.sameBytes($0, bytes) } } }
         }
         var front: [Int32] = []
         var inFront: Set<Int32> = []
@@ -712,12 +768,12 @@ public struct StoreState: Sendable {
     /// two slots per comparison retained and released all their collections.
     private func inObjectOrder(_ objects: [Int32]) -> [Int32] {
         guard objects.count >= 2 else { return objects }
-        let entities = self.entities
+        let entities = self.entities, texts = textIdentifiers
         return slots.withUnsafeBufferPointer { slots in
             objects.sorted { a, b in
                 let x = slots[Int(a)].entity, y = slots[Int(b)].entity
                 if x != y { return utf8Precedes(entities[x], entities[y]) }
-                return Self.identifierPrecedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b), in: slots)
+                return Identifiers(slots: slots, texts: texts).precedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b))
             }
         }
     }
@@ -820,11 +876,11 @@ public struct StoreState: Sendable {
             }
         }
         if let key = watchedKey(object) { provenanceByObject[key] = [:] }
-        // Moved out of the slot, not copied, as its collections are: nothing reads the
-        // identifier of a deleted object (deletes are the event's last phase).
-        var id = ""
-        swap(&id, &slots[Int(object)].id)
-        live.remove(id, object: object)
+        // The slot's fields read in place: a copy retained its lists.
+        let probe =
+            slots[Int(object)].isUUID
+            ? LiveIndex.probe(upperCaseUUID: slots[Int(object)].uuid) : LiveIndex.probe(textIdentifiers.removeValue(forKey: object) ?? "")
+        live.remove(probe, object: object)
         liveCount -= 1
         // Taken after the loop above, which drops the object's references to itself.
         var referrers = SmallMap<Int64, Void>()

@@ -53,7 +53,7 @@ extension StoreState {
     /// Every live object: entity name, global identifier and its set properties by name, all
     /// in UTF-8 byte order.
     package var objectsInOrder: [(entity: String, id: String, properties: [(name: String, value: Value)])] {
-        liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], slots[Int(object)].id, sortedProperties(of: object)) }
+        liveObjectsInOrder.map { object in (entities[slots[Int(object)].entity], identifier(of: object), sortedProperties(of: object)) }
     }
 
     /// The live objects in the state document's order (entity, then global identifier, each in
@@ -64,10 +64,9 @@ extension StoreState {
     /// One object of ``objectOrder()``: its entity, global identifier and set properties as the
     /// state document gives them, by name in UTF-8 byte order.
     package func orderedObject(_ object: Int32) throws(FormatError) -> (entity: String, id: String, properties: [(name: String, value: JSONValue)]) {
-        let slot = slots[Int(object)]
         var properties: [(name: String, value: JSONValue)] = []
         for property in sortedProperties(of: object) { properties.append((property.name, try Self.json(property.value))) }
-        return (entities[slot.entity], slot.id, properties)
+        return (entities[slots[Int(object)].entity], identifier(of: object), properties)
     }
 
     /// The live objects by entity name, then global identifier (UTF-8 bytes). Sorted by keys laid
@@ -80,11 +79,13 @@ extension StoreState {
         for (position, entity) in ranking.enumerated() { rank[Int(entity)] = Int32(position) }
         var keys: [(rank: Int32, object: Int32, prefix: UInt64)] = []
         keys.reserveCapacity(liveCount)
+        let texts = textIdentifiers
         slots.withUnsafeBufferPointer { slots in
             for index in slots.indices where slots[index].isLive {
                 keys.append((rank[Int(slots[index].entity)], Int32(index), slots[index].idPrefix))
             }
-            keys.sort { a, b in a.rank != b.rank ? a.rank < b.rank : Self.identifierPrecedes((a.prefix, a.object), (b.prefix, b.object), in: slots) }
+            let identifiers = Identifiers(slots: slots, texts: texts)
+            keys.sort { a, b in a.rank != b.rank ? a.rank < b.rank : identifiers.precedes((a.prefix, a.object), (b.prefix, b.object)) }
         }
         return keys.map(\.object)
     }
@@ -148,7 +149,7 @@ extension StoreState {
             }
         }
         return ObjectChange(
-            entity: entities[slots[Int(object)].entity], globalIdentifier: slots[Int(object)].id, type: .insert, propertyChanges: properties,
+            entity: entities[slots[Int(object)].entity], globalIdentifier: identifier(of: object), type: .insert, propertyChanges: properties,
             dataFiles: dataFiles)
     }
 
@@ -262,7 +263,9 @@ extension StoreState {
         // retain and a release, on memory no other step touches), and copying a slot, or the
         // state into a closure, retained and released everything they hold (measured:
         // Benchmarks/README.md).
+        let texts = textIdentifiers
         try slots.withUnsafeBufferPointer { (slots) throws(FormatError) in
+            let identifiers = Identifiers(slots: slots, texts: texts)
             for index in objects.indices {
                 // A slot asked for 16 objects ahead, what it points at 8 ahead (measured:
                 // Benchmarks/README.md).
@@ -276,7 +279,7 @@ extension StoreState {
                 } else {
                     buffer.append(UInt8(ascii: ","))
                 }
-                JSONWriter.writeString(slots[object].id, into: &buffer)
+                identifiers.write(Int32(object), into: &buffer)
                 buffer.append(contentsOf: ":{".utf8)
                 slots[object].properties.positions(byRank: rank, into: &positions)
                 try slots[object].properties.withMembers { (members) throws(FormatError) in
@@ -284,7 +287,7 @@ extension StoreState {
                         if index > 0 { buffer.append(UInt8(ascii: ",")) }
                         names.append(property: members[Int(position)].key, to: &buffer)
                         buffer.append(UInt8(ascii: ":"))
-                        try Self.write(members[Int(position)].value, into: &buffer, slots: slots)
+                        try Self.write(members[Int(position)].value, into: &buffer, identifiers: identifiers)
                     }
                 }
                 buffer.append(UInt8(ascii: "}"))
@@ -294,25 +297,25 @@ extension StoreState {
     }
 
     /// One value as the state document gives it (Spec/merge.md 9).
-    private static func write(_ value: Stored, into buffer: inout [UInt8], slots: UnsafeBufferPointer<Slot>) throws(FormatError) {
+    private static func write(_ value: Stored, into buffer: inout [UInt8], identifiers: Identifiers) throws(FormatError) {
         switch value {
         case .attribute(let attribute): try V2JSONEncoder.writeAttribute(attribute, into: &buffer)
         case .dataFile(let name):
             buffer.append(contentsOf: #"["dataFile","#.utf8)
             JSONWriter.writeString(name, into: &buffer)
             buffer.append(UInt8(ascii: "]"))
-        case .toOne(let target?): JSONWriter.writeString(slots[Int(target)].id, into: &buffer)
+        case .toOne(let target?): identifiers.write(target, into: &buffer)
         case .toOne(nil): buffer.append(contentsOf: "null".utf8)
-        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members, slots: slots), into: &buffer, slots: slots)
-        case .ordered(let order): writeIdentifiers(of: order, into: &buffer, slots: slots)
+        case .toMany(let members): writeIdentifiers(of: inIdentifierOrder(members, identifiers: identifiers), into: &buffer, identifiers: identifiers)
+        case .ordered(let order): writeIdentifiers(of: order, into: &buffer, identifiers: identifiers)
         }
     }
 
-    private static func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8], slots: UnsafeBufferPointer<Slot>) {
+    private static func writeIdentifiers(of objects: [Int32], into buffer: inout [UInt8], identifiers: Identifiers) {
         buffer.append(UInt8(ascii: "["))
         for index in objects.indices {
             if index > 0 { buffer.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(slots[Int(objects[index])].id, into: &buffer)
+            identifiers.write(objects[index], into: &buffer)
         }
         buffer.append(UInt8(ascii: "]"))
     }
@@ -320,22 +323,12 @@ extension StoreState {
     /// A to-many's members in the order the document lists them: by global identifier in UTF-8
     /// byte order (Spec/merge.md 9.2). Sorted by number keys, as ``liveObjectsInOrder``: sorting
     /// the identifier strings themselves retained and released each of them.
-    private static func inIdentifierOrder(_ objects: Set<Int32>, slots: UnsafeBufferPointer<Slot>) -> [Int32] {
+    private static func inIdentifierOrder(_ objects: Set<Int32>, identifiers: Identifiers) -> [Int32] {
         var keys: [(prefix: UInt64, object: Int32)] = []
         keys.reserveCapacity(objects.count)
-        for object in objects { keys.append((slots[Int(object)].idPrefix, object)) }
-        keys.sort { a, b in identifierPrecedes(a, b, in: slots) }
+        for object in objects { keys.append((identifiers.slots[Int(object)].idPrefix, object)) }
+        keys.sort { a, b in identifiers.precedes(a, b) }
         return keys.map(\.object)
-    }
-
-    /// Whether object `a` comes before `b` by global identifier (UTF-8 bytes), given each with
-    /// ``ExactString/prefixKey(_:)`` of its identifier: the keys settle most comparisons without
-    /// reading either slot.
-    static func identifierPrecedes(
-        _ a: (prefix: UInt64, object: Int32), _ b: (prefix: UInt64, object: Int32), in slots: UnsafeBufferPointer<Slot>
-    ) -> Bool {
-        if a.prefix != b.prefix { return a.prefix < b.prefix }
-        return utf8Precedes(slots[Int(a.object)].id, slots[Int(b.object)].id)
     }
 
     private static func json(_ value: Value) throws(FormatError) -> JSONValue {
