@@ -211,11 +211,12 @@ struct StateIndexTests {
             0, [ObjectChange(entity: "Note", globalIdentifier: uuids[0], type: .insert), ObjectChange(entity: "Note", globalIdentifier: "n-1", type: .insert)])
         apply(
             1, [ObjectChange(entity: "Note", globalIdentifier: uuids[0], type: .delete), ObjectChange(entity: "Note", globalIdentifier: "n-1", type: .delete)])
-        // The text identifier takes the UUID's slot, and the UUID the text's.
+        // Free slots are taken last freed first: the UUID takes the text's slot, and the text
+        // identifier the UUID's.
         apply(
             2,
             [
-                ObjectChange(entity: "Note", globalIdentifier: "n-2", type: .insert), ObjectChange(entity: "Note", globalIdentifier: uuids[1], type: .insert),
+                ObjectChange(entity: "Note", globalIdentifier: uuids[1], type: .insert), ObjectChange(entity: "Note", globalIdentifier: "n-2", type: .insert),
                 ObjectChange(
                     entity: "Tag", globalIdentifier: "t", type: .insert,
                     propertyChanges: [PropertyChange(name: "notes", value: .toMany(added: ["n-2", uuids[1], uuids[0], "n-1"], removed: []))]),
