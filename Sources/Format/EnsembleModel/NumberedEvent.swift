@@ -123,6 +123,20 @@ package struct NumberedEvent: Sendable, Equatable {
 
     package var stringCount: Int { ends.count }
 
+    /// Calls `body` with the memory of each of the event's lists that applying it reads, for a
+    /// thread about to apply it to ask for them ahead (they were written on another core).
+    package func forEachBuffer(_ body: (UnsafeRawBufferPointer) -> Void) {
+        changes.withUnsafeBytes(body)
+        properties.withUnsafeBytes(body)
+        identifiers.withUnsafeBytes(body)
+        text.withUnsafeBytes(body)
+        ends.withUnsafeBytes(body)
+        uuids.positions.withUnsafeBytes(body)
+        uuids.halves.withUnsafeBytes(body)
+        attributes.withUnsafeBytes(body)
+        moves.withUnsafeBytes(body)
+    }
+
     /// Makes room for about this many changes, properties (attribute values as many) and, for
     /// a decoder that adds its strings one by one, strings and bytes of their text: a decoder
     /// that knows its input's size asks for what it will most likely hold, where appending

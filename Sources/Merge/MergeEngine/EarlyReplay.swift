@@ -140,7 +140,10 @@ package final class EarlyReplay: @unchecked Sendable {
             if !abandoned {
                 // In place: a copy of each body retained and released all its buffers, and
                 // applying moves its values out.
-                for index in handover.batch.indices { state.apply(&handover.batch[index].body) }
+                for index in handover.batch.indices {
+                    if index + 1 < handover.batch.count { handover.batch.withUnsafeBufferPointer { StoreState.prefetch($0[index + 1].body) } }
+                    state.apply(&handover.batch[index].body)
+                }
                 handover.replaced = state.takeReplaced()
             }
             // Freeing the batch, and releasing the values its changes replaced, is left to
