@@ -59,7 +59,7 @@ struct StateIndexTests {
         churn(identifiers, steps: 3_000, using: &random)
     }
 
-    @Test("a slot takes 64 bytes on a 64-bit platform (the live flag shares the entity number's word)")
+    @Test("a slot takes 64 bytes on a 64-bit platform (its two flags share the entity number's word)")
     func slotSize() {
         guard MemoryLayout<Int>.size == 8 else { return }
         #expect(MemoryLayout<StoreState.Slot>.stride == 64)

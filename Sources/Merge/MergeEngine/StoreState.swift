@@ -94,9 +94,9 @@ public struct StoreState: Sendable {
     /// One live object, or a free slot. A delete detaches the object from everything that held
     /// it, so nothing names its number any more and a later insert may take the slot: the slots
     /// then grow with the live objects, not with the inserts of the whole history.
-    /// The fields are in this order so that a slot takes 64 bytes: the live flag shares the word
-    /// of the 32-bit entity number (after the identifier's prefix it took a word of its own, and
-    /// a slot 72 bytes).
+    /// The fields are in this order so that a slot takes 64 bytes: the two flags share the word
+    /// of the 32-bit entity number (after the identifier's prefix the live flag took a word of
+    /// its own, and a slot 72 bytes).
     ///
     /// The global identifier is kept as the 16 bytes of a UUID when it is a UUID's canonical
     /// upper-case text, as devices write them, and otherwise in ``textIdentifiers``: a `String`
@@ -453,7 +453,7 @@ public struct StoreState: Sendable {
     /// Asks for the lists of `event`, which the decoding thread wrote: each first read of one
     /// was a cache miss, waited for one by one. A replay asks for the next event's while it
     /// applies one (measured: Benchmarks/README.md).
-    package static func prefetch(_ event: NumberedEvent) {
+    static func prefetch(_ event: NumberedEvent) {
         event.forEachBuffer { buffer in
             guard let base = buffer.baseAddress else { return }
             for offset in stride(from: 0, to: buffer.count, by: 64) { cpf_prefetch(base + offset) }
@@ -771,10 +771,11 @@ public struct StoreState: Sendable {
         guard objects.count >= 2 else { return objects }
         let entities = self.entities, texts = textIdentifiers
         return slots.withUnsafeBufferPointer { slots in
-            objects.sorted { a, b in
+            let identifiers = Identifiers(slots: slots, texts: texts)
+            return objects.sorted { a, b in
                 let x = slots[Int(a)].entity, y = slots[Int(b)].entity
                 if x != y { return utf8Precedes(entities[x], entities[y]) }
-                return Identifiers(slots: slots, texts: texts).precedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b))
+                return identifiers.precedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b))
             }
         }
     }
