@@ -123,13 +123,16 @@ package final class EventStore: @unchecked Sendable {
         return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"))
     }
 
-    /// Calls `body` with the file of each event that `condition` selects, in `order`, without
-    /// rebuilding the events.
-    func forEachFile(where condition: String, orderBy order: String, _ body: (String) -> Void) throws(FormatError) {
+    /// Calls `body` with each row that `condition` selects, in `order`, holding only `columns`
+    /// (SQL over the names of ``columns``): a pass that reads a few fields of every event reads
+    /// them without rebuilding the events (a whole event is a dozen strings and lists).
+    func forEachRow(
+        _ columns: String, where condition: String, orderBy order: String, _ body: (Connection.Statement) throws(FormatError) -> Void
+    ) throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
-        let query = try database.prepare("SELECT file FROM event WHERE \(condition) ORDER BY \(order)")
-        while try query.step() { body(query.text(0)) }
+        let query = try database.prepare("SELECT \(columns) FROM event WHERE \(condition) ORDER BY \(order)")
+        while try query.step() { try body(query) }
     }
 
     /// Reads the rows of one query in order.

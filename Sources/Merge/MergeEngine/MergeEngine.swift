@@ -287,7 +287,35 @@ package struct MergeAnalysis: Sendable {
     /// The file of each event to replay, in replay order, without reading the events.
     package func forEachReplayedFile(_ body: (String) -> Void) throws(FormatError) {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
-        try store.forEachFile(where: Self.replayedRows, orderBy: Self.replayOrdering, body)
+        try store.forEachRow("file", where: Self.replayedRows, orderBy: Self.replayOrdering) { body($0.text(0)) }
+    }
+
+    /// What a rebase's plan reads of an event to replay (Spec/merge.md 13.3).
+    package struct ReplayedFields {
+        package var globalCount: Int64
+        package var file: String
+        package var store: String
+        package var revision: Int64
+        package var timestamp: Double
+        package var modelVersion: String?
+    }
+
+    /// ``ReplayedFields`` of each event to replay, in replay order, without reading the events.
+    package func forEachReplayedFields(_ body: (ReplayedFields) throws(FormatError) -> Void) throws(FormatError) {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        try store.forEachRow("global_count, file, store, revision, timestamp, model_version", where: Self.replayedRows, orderBy: Self.replayOrdering) {
+            (row) throws(FormatError) in
+            try body(
+                ReplayedFields(
+                    globalCount: row.int64(0), file: row.text(1), store: row.text(2), revision: row.int64(3), timestamp: row.double(4),
+                    modelVersion: row.isNull(5) ? nil : row.text(5)))
+        }
+    }
+
+    /// The events to replay with a global count above `globalCount`, in replay order.
+    package func replayedEvents(above globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        return try store.all(where: "\(Self.replayedRows) AND global_count > \(globalCount)", orderBy: Self.replayOrdering)
     }
 
     private static let replayedRows = EventStore.Role.replayed.rows

@@ -44,20 +44,20 @@ package struct RebasePlan: Sendable {
         self.cutoff = cutoff
         var highestFolded = RevisionSet()
         var files = SHA256()
-        let order = try analysis.replayOrder()
-        while let sourced = try order.next() {
-            let event = sourced.event
-            guard event.globalCount <= cutoff else {
-                kept.append(sourced)
-                continue
-            }
-            EarlyReplay.record(sourced.file, in: &files)
-            foldedCount += 1
-            lastFoldedStore = event.storeIdentifier
-            foldedTimestamp = max(foldedTimestamp ?? event.timestamp, event.timestamp)
-            if let version = event.modelVersion { foldedModelVersion = version }
-            highestFolded[event.storeIdentifier] = max(highestFolded[event.storeIdentifier] ?? -1, event.revision)
+        // The folded events' few fields from the index, not the events (one pass over them); the
+        // kept ones, usually few, whole.
+        var folded = (count: 0, lastStore: String?.none, timestamp: Double?.none, modelVersion: String?.none)
+        try analysis.forEachReplayedFields { event in
+            guard event.globalCount <= cutoff else { return }
+            EarlyReplay.record(event.file, in: &files)
+            folded.count += 1
+            folded.lastStore = event.store
+            folded.timestamp = max(folded.timestamp ?? event.timestamp, event.timestamp)
+            if let version = event.modelVersion { folded.modelVersion = version }
+            highestFolded[event.store] = max(highestFolded[event.store] ?? -1, event.revision)
         }
+        (foldedCount, lastFoldedStore, foldedTimestamp, foldedModelVersion) = folded
+        kept = try analysis.replayedEvents(above: cutoff)
         for sourced in kept {
             if let highest = highestFolded[sourced.event.storeIdentifier], sourced.event.revision <= highest {
                 throw FormatError(
