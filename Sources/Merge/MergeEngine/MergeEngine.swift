@@ -291,17 +291,17 @@ package struct MergeAnalysis: Sendable {
     }
 
     /// What a rebase's plan reads of an event to replay (Spec/merge.md 13.3).
-    package struct ReplayedFields {
-        package var globalCount: Int64
-        package var file: String
-        package var store: String
-        package var revision: Int64
-        package var timestamp: Double
-        package var modelVersion: String?
+    struct ReplayedFields {
+        var globalCount: Int64
+        var file: String
+        var store: String
+        var revision: Int64
+        var timestamp: Double
+        var modelVersion: String?
     }
 
     /// ``ReplayedFields`` of each event to replay, in replay order, without reading the events.
-    package func forEachReplayedFields(_ body: (ReplayedFields) throws(FormatError) -> Void) throws(FormatError) {
+    func forEachReplayedFields(_ body: (ReplayedFields) throws(FormatError) -> Void) throws(FormatError) {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
         try store.forEachRow("global_count, file, store, revision, timestamp, model_version", where: Self.replayedRows, orderBy: Self.replayOrdering) {
             (row) throws(FormatError) in
@@ -313,7 +313,7 @@ package struct MergeAnalysis: Sendable {
     }
 
     /// The events to replay with a global count above `globalCount`, in replay order.
-    package func replayedEvents(above globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
+    func replayedEvents(above globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
         return try store.all(where: "\(Self.replayedRows) AND global_count > \(globalCount)", orderBy: Self.replayOrdering)
     }
