@@ -314,8 +314,13 @@ package struct MergeAnalysis: Sendable {
 
     /// The events to replay with a global count above `globalCount`, in replay order.
     func replayedEvents(above globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
+        try replayedEvents(where: "\(Self.replayedRows) AND global_count > \(globalCount)")
+    }
+
+    /// The events to replay that `condition` selects, in replay order, all in memory.
+    private func replayedEvents(where condition: String) throws(FormatError) -> [SourcedEvent] {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
-        return try store.all(where: "\(Self.replayedRows) AND global_count > \(globalCount)", orderBy: Self.replayOrdering)
+        return try store.all(where: condition, orderBy: Self.replayOrdering)
     }
 
     private static let replayedRows = EventStore.Role.replayed.rows
@@ -337,12 +342,7 @@ package struct MergeAnalysis: Sendable {
     }
 
     /// The events to replay, in replay order, all in memory.
-    package func replayedEvents() throws(FormatError) -> [SourcedEvent] {
-        let order = try replayOrder()
-        var events: [SourcedEvent] = []
-        while let next = try order.next() { events.append(next) }
-        return events
-    }
+    package func replayedEvents() throws(FormatError) -> [SourcedEvent] { try replayedEvents(where: Self.replayedRows) }
 
     /// The events the baselines cover (not replayed), by file name.
     package func coveredEvents() throws(FormatError) -> [SourcedEvent] {
