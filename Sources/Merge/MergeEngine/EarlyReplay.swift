@@ -140,9 +140,11 @@ package final class EarlyReplay: @unchecked Sendable {
             if !abandoned {
                 // In place: a copy of each body retained and released all its buffers, and
                 // applying moves its values out.
-                for index in handover.batch.indices {
-                    if index + 1 < handover.batch.count { handover.batch.withUnsafeBufferPointer { StoreState.prefetch($0[index + 1].body) } }
-                    state.apply(&handover.batch[index].body)
+                handover.batch.withUnsafeMutableBufferPointer { batch in
+                    for index in batch.indices {
+                        if index + 1 < batch.count { StoreState.prefetch(&batch[index + 1].body) }
+                        state.apply(&batch[index].body)
+                    }
                 }
                 handover.replaced = state.takeReplaced()
             }

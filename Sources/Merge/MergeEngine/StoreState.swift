@@ -322,6 +322,7 @@ public struct StoreState: Sendable {
     /// ``apply(_:)`` that moves the event's attribute values into the state instead of copying
     /// them: the event is left without them (its other parts unchanged), for the caller to free.
     package mutating func apply(_ event: inout NumberedEvent) {
+        Self.prefetch(&event)
         var attributes = event.takeAttributes()
         apply(event, attributes: &attributes)
         event.putBack(attributes: attributes)
@@ -337,8 +338,7 @@ public struct StoreState: Sendable {
         // loops of prefetch hints, which do not wait and whose misses overlap, before the
         // loops that use it, which would otherwise wait for them one by one: the buckets where
         // the identifiers' lookups start, then the objects found and their property lists
-        // (measured: Benchmarks/README.md).
-        Self.prefetch(event)
+        // (measured: Benchmarks/README.md). (The event's own lists were asked for by the caller.)
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(changes.count)
         for change in changes { probes.append(Self.probe(change.identifier, of: event)) }
@@ -453,7 +453,8 @@ public struct StoreState: Sendable {
     /// Asks for the lists of `event`, which the decoding thread wrote: each first read of one
     /// was a cache miss, waited for one by one. A replay asks for the next event's while it
     /// applies one (measured: Benchmarks/README.md).
-    static func prefetch(_ event: NumberedEvent) {
+    /// (In place: through a copy, each of the event's lists was retained and released.)
+    static func prefetch(_ event: inout NumberedEvent) {
         event.forEachBuffer { buffer in
             guard let base = buffer.baseAddress else { return }
             for offset in stride(from: 0, to: buffer.count, by: 64) { cpf_prefetch(base + offset) }
