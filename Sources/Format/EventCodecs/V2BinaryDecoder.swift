@@ -281,6 +281,8 @@ public struct V2BinaryDecoder: Sendable {
             let pairStart = header.position
             let pairCount = try header.count()
             try header.spend(pairCount, at: pairStart)
+            // Room for them all (the count is at most the bytes left).
+            pairs.reserveCapacity(pairCount)
             for _ in 0..<pairCount {
                 let nameStart = header.position
                 let index = try header.reference(strings)
@@ -294,10 +296,12 @@ public struct V2BinaryDecoder: Sendable {
                 let revision = try pointing(JSONPointer(["revisionsByStoreIdentifier", name])) { () throws(FormatError) in try header.counter() }
                 pairs.append((name, revision))
             }
-            // Ascending references are distinct strings (Spec/v2-binary.md 6): each store once.
+            // Ascending references are distinct strings in order (Spec/v2-binary.md 3.5, 6): each
+            // store once, sorted already, so no sort is needed (sorting allocated a few lists per event).
             return Event(
                 uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: store, globalCount: globalCount,
-                timestamp: timestamp, modelVersion: modelVersion, revisionSet: RevisionSet(pairs: pairs), objectChanges: [])
+                timestamp: timestamp, modelVersion: modelVersion, revisionSet: RevisionSet(uniquePairs: pairs) ?? RevisionSet(pairs: pairs),
+                objectChanges: [])
         }
         guard event.revisionSet[event.storeIdentifier] != nil else {
             throw FormatError(
