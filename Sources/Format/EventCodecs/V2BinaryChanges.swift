@@ -88,7 +88,14 @@ struct NumberedStrings: BinaryStringTable {
         }
         // This string's place among the hints: the UUID's halves when nothing follows it.
         if let uuid, bytes.isEmpty {
-            if uuids.positions.isEmpty { uuids.positions = Array(repeating: -1, count: ends.count) }
+            if uuids.positions.isEmpty {
+                // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
+                // time, the two lists were reallocated about a dozen times per event. A UUID's
+                // halves take 16 bytes, fewer than the 17 it is stored in.
+                uuids.positions.reserveCapacity(ends.capacity)
+                uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
+                uuids.halves.reserveCapacity(2 * max(1, ends.capacity - ends.count))
+            }
             uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
             let raw = UnsafeRawBufferPointer(uuid)
             uuids.halves.append(UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)))
