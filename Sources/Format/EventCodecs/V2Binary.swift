@@ -353,13 +353,31 @@ package enum UUIDPrefix {
         return digits.cases & 1 != 0 ? digits.value : nil
     }
 
+    /// Appends the 36 characters of the uppercase text of the UUID with these big-endian halves
+    /// to `bytes`, with `around` before and after them if given. Written on the stack, then
+    /// copied: appending placeholders to overwrite took as long as writing the digits.
+    package static func append(high: UInt64, low: UInt64, to bytes: inout [UInt8], around: UInt8? = nil) {
+        let extra = around == nil ? 0 : 2
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: textLength + extra) { text in
+            if let around {
+                text[0] = around
+                text[textLength + 1] = around
+            }
+            write(high: high, low: low, to: UnsafeMutableBufferPointer(rebasing: text[(extra / 2)...]))
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        }
+    }
+
     /// Writes the 36 characters of the uppercase text of the 16 bytes of `uuid` to the start of
     /// `text`.
     static func write(_ uuid: UnsafeBufferPointer<UInt8>, to text: UnsafeMutableBufferPointer<UInt8>) {
-        let bytes = UnsafeRawBufferPointer(uuid)
-        write(
-            high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-            low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), to: text)
+        let halves = halves(of: UnsafeRawBufferPointer(uuid))
+        write(high: halves.high, low: halves.low, to: text)
+    }
+
+    /// The big-endian halves of the UUID with these 16 bytes.
+    static func halves(of uuid: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64) {
+        (UInt64(bigEndian: uuid.loadUnaligned(fromByteOffset: 0, as: UInt64.self)), UInt64(bigEndian: uuid.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
     }
 
     /// Writes the 36 characters of the uppercase text of the UUID with these big-endian halves
@@ -384,9 +402,7 @@ package enum UUIDPrefix {
     /// for any other text.
     package static func halves(ofText text: UnsafeBufferPointer<UInt8>) -> (high: UInt64, low: UInt64)? {
         guard text.count == textLength, let uuid = uuid(text) else { return nil }
-        return withUnsafeBytes(of: uuid) {
-            (UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)), UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-        }
+        return withUnsafeBytes(of: uuid) { halves(of: $0) }
     }
 
     /// The 8 uppercase hexadecimal digits of `value`, most significant first, as the bytes of a

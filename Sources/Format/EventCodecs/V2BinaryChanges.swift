@@ -81,13 +81,10 @@ struct NumberedStrings: BinaryStringTable {
     }
 
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
-        if let uuid {
-            let start = text.count
-            text.append(contentsOf: repeatElement(0, count: UUIDPrefix.textLength))
-            text.withUnsafeMutableBufferPointer { UUIDPrefix.write(uuid, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
-        }
+        let halves = uuid.map { UUIDPrefix.halves(of: UnsafeRawBufferPointer($0)) }
+        if let halves { UUIDPrefix.append(high: halves.high, low: halves.low, to: &text) }
         // This string's place among the hints: the UUID's halves when nothing follows it.
-        if let uuid, bytes.isEmpty {
+        if let halves, bytes.isEmpty {
             if uuids.positions.isEmpty {
                 // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
                 // time, the two lists were reallocated about a dozen times per event. A UUID's
@@ -97,9 +94,8 @@ struct NumberedStrings: BinaryStringTable {
                 uuids.halves.reserveCapacity(2 * max(1, ends.capacity - ends.count))
             }
             uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
-            let raw = UnsafeRawBufferPointer(uuid)
-            uuids.halves.append(UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)))
-            uuids.halves.append(UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            uuids.halves.append(halves.high)
+            uuids.halves.append(halves.low)
         } else if !uuids.positions.isEmpty {
             uuids.positions.append(-1)
         }

@@ -1,9 +1,9 @@
 import CPrefetch
 
-/// A small map: an object's set properties by property number, or the (holder, relationship)
-/// pairs that hold an object (with `Void` values, as a set).
+/// A small map: an object's set properties by property number; with `Void` values, as a set,
+/// the (holder, relationship) pairs that hold an object, or the members of a to-many.
 ///
-/// Both have a few members: a list searched from the front is faster than hashing each key
+/// All have a few members: a list searched from the front is faster than hashing each key
 /// into a dictionary or a set (measured: Benchmarks/README.md). A list that grows past 16 gets
 /// an index as well, so that a hostile history setting thousands of properties on one object,
 /// or pointing thousands of objects at one, does not make each step cost their number.
@@ -111,7 +111,12 @@ extension SmallMap where Key == Int32 {
     func value(at position: Int) -> Value { members[position].value }
 }
 
-extension SmallMap where Value == Void {
+extension SmallMap: ExpressibleByArrayLiteral where Value == Void {
+    init(arrayLiteral keys: Key...) {
+        self.init()
+        for key in keys { insert(key) }
+    }
+
     func contains(_ key: Key) -> Bool { position(of: key) != nil }
 
     mutating func insert(_ key: Key) { updateValue((), forKey: key) }

@@ -39,7 +39,8 @@ public struct StoreState: Sendable {
         case attribute(AttributeValue)
         case dataFile(String)
         case toOne(Int32?)
-        case toMany(Set<Int32>)
+        /// The members, in no order (a few, mostly: see ``SmallMap``).
+        case toMany(SmallMap<Int32, Void>)
         case ordered([Int32])
 
         var isRelationship: Bool {
@@ -84,7 +85,7 @@ public struct StoreState: Sendable {
         var targets: Set<Int32> {
             switch self {
             case .toOne(let target?): [target]
-            case .toMany(let members): members
+            case .toMany(let members): Set(members.lazy.map(\.key))
             case .ordered(let order): Set(order)
             default: []
             }
@@ -295,9 +296,8 @@ public struct StoreState: Sendable {
         func write(_ object: Int32, into buffer: inout [UInt8]) {
             guard slots[Int(object)].isUUID else { return JSONWriter.writeString(texts[object] ?? "", into: &buffer) }
             // Hex digits and hyphens: nothing to escape.
-            let uuid = slots[Int(object)].uuid, start = buffer.count + 1
-            buffer.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: UUIDPrefix.textLength + 2))
-            buffer.withUnsafeMutableBufferPointer { UUIDPrefix.write(high: uuid.high, low: uuid.low, to: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+            let uuid = slots[Int(object)].uuid
+            UUIDPrefix.append(high: uuid.high, low: uuid.low, to: &buffer, around: UInt8(ascii: "\""))
         }
     }
 
@@ -564,7 +564,7 @@ public struct StoreState: Sendable {
             value = .toOne(target)
         case .toMany:
             // An insert, or a value of another kind: the set starts empty (8.3.6).
-            var members: Set<Int32> = []
+            var members = SmallMap<Int32, Void>()
             for id in added {
                 guard let target = resolve(Self.probe(event.identifiers[id], of: event), from: entity, relationship: property) else { continue }
                 members.insert(target)
@@ -606,7 +606,7 @@ public struct StoreState: Sendable {
         var lost: [Int32] = [], gained: [Int32] = []
         for id in removed {
             live[Self.probe(event.identifiers[id], of: event)]?.forEach { candidate in
-                if members.remove(candidate.object) != nil { lost.append(candidate.object) }
+                if members.removeValue(forKey: candidate.object) != nil { lost.append(candidate.object) }
             }
         }
         for id in added {
@@ -872,7 +872,7 @@ public struct StoreState: Sendable {
                 let referrer = Self.pair(object, members[index].key)
                 switch members[index].value {
                 case .toOne(let target?): slots[Int(target)].referrers.remove(referrer)
-                case .toMany(let members): for target in members { slots[Int(target)].referrers.remove(referrer) }
+                case .toMany(let members): for (target, _) in members { slots[Int(target)].referrers.remove(referrer) }
                 case .ordered(let order): for target in order { slots[Int(target)].referrers.remove(referrer) }
                 case .toOne(nil), .attribute, .dataFile: break
                 }

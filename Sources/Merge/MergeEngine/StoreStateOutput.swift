@@ -20,7 +20,7 @@ extension StoreState {
         case .toOne(nil): return .toOne(nil)
         case .toMany(let members):
             var keys = Set<ObjectKey>(minimumCapacity: members.count)
-            for member in members { keys.insert(key(of: member)) }
+            for (member, _) in members { keys.insert(key(of: member)) }
             return .toMany(keys)
         case .ordered(let order):
             var keys: [ObjectKey] = []
@@ -323,10 +323,10 @@ extension StoreState {
     /// A to-many's members in the order the document lists them: by global identifier in UTF-8
     /// byte order (Spec/merge.md 9.2). Sorted by number keys, as ``liveObjectsInOrder``: sorting
     /// the identifier strings themselves retained and released each of them.
-    private static func inIdentifierOrder(_ objects: Set<Int32>, identifiers: Identifiers) -> [Int32] {
+    private static func inIdentifierOrder(_ objects: SmallMap<Int32, Void>, identifiers: Identifiers) -> [Int32] {
         var keys: [(prefix: UInt64, object: Int32)] = []
         keys.reserveCapacity(objects.count)
-        for object in objects { keys.append((identifiers.slots[Int(object)].idPrefix, object)) }
+        for (object, _) in objects { keys.append((identifiers.slots[Int(object)].idPrefix, object)) }
         keys.sort { a, b in identifiers.precedes(a, b) }
         return keys.map(\.object)
     }
