@@ -100,6 +100,13 @@ package struct NumberedEvent: Sendable, Equatable {
         package init() {}
 
         package static func == (lhs: UUIDHints, rhs: UUIDHints) -> Bool { true }
+
+        /// The halves of string `string` when it is a UUID and nothing after it.
+        package func halves(of string: Int) -> (high: UInt64, low: UInt64)? {
+            guard string < positions.count else { return nil }
+            let position = Int(positions[string])
+            return position < 0 ? nil : (halves[position], halves[position + 1])
+        }
     }
 
     package init() {}
@@ -115,11 +122,7 @@ package struct NumberedEvent: Sendable, Equatable {
 
     /// The big-endian halves of the UUID whose canonical upper-case text string `number` is,
     /// when the decoder read it as such; nil for any other string, or when it gave no hints.
-    package func uuidHalves(of number: Int32) -> (high: UInt64, low: UInt64)? {
-        guard Int(number) < uuids.positions.count else { return nil }
-        let position = Int(uuids.positions[Int(number)])
-        return position < 0 ? nil : (uuids.halves[position], uuids.halves[position + 1])
-    }
+    package func uuidHalves(of number: Int32) -> (high: UInt64, low: UInt64)? { uuids.halves(of: Int(number)) }
 
     package var stringCount: Int { ends.count }
 

@@ -27,13 +27,17 @@ protocol BinaryStringTable {
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
     /// String `index` as a `String`, where one is needed: the header's, attribute values, messages.
     func string(_ index: Int) -> String
+    /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
+    func precedes(_ a: Int, _ b: Int) -> Bool
 }
 
 extension BinaryStringTable {
     func isEmpty(_ index: Int) -> Bool { withBytes(of: index) { $0.isEmpty } }
 
-    /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
-    func precedes(_ a: Int, _ b: Int) -> Bool { withBytes(of: a) { x in withBytes(of: b) { y in utf8Precedes(x, y) } } }
+    func precedes(_ a: Int, _ b: Int) -> Bool { bytesPrecede(a, b) }
+
+    /// ``precedes(_:_:)`` by reading the two strings' bytes.
+    func bytesPrecede(_ a: Int, _ b: Int) -> Bool { withBytes(of: a) { x in withBytes(of: b) { y in utf8Precedes(x, y) } } }
 }
 
 /// The table an ``Event`` is made from: each string made once, shared by every reference to it.
@@ -76,8 +80,8 @@ struct NumberedStrings: BinaryStringTable {
     mutating func reserve(_ count: Int, stored: Int) {
         ends.reserveCapacity(ends.count + count)
         // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
-        // about twice as many; one without is a byte fewer.
-        text.reserveCapacity(text.count + 2 * stored)
+        // 36/17 as many, under 17/8; one without is a byte fewer.
+        text.reserveCapacity(text.count + stored + (stored * 9 + 7) / 8)
     }
 
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
@@ -99,8 +103,15 @@ struct NumberedStrings: BinaryStringTable {
         } else if !uuids.positions.isEmpty {
             uuids.positions.append(-1)
         }
-        text.append(contentsOf: bytes)
+        if !bytes.isEmpty { text.append(contentsOf: bytes) }
         ends.append(text.count)
+    }
+
+    func precedes(_ a: Int, _ b: Int) -> Bool {
+        // Two UUIDs with nothing after them, as most entries are: their halves compare as their
+        // upper-case texts do, without reading the texts.
+        if let x = uuids.halves(of: a), let y = uuids.halves(of: b) { return (x.high, x.low) < (y.high, y.low) }
+        return bytesPrecede(a, b)
     }
 
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
