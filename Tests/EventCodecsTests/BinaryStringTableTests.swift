@@ -122,6 +122,53 @@ struct BinaryStringTableTests {
         #expect(BinaryNumberedDifferential.mismatch(bytes) == nil)
     }
 
+    @Test("two UUID entries repeated or out of order are refused by every reading, as any other strings are")
+    func uuidEntriesOutOfOrder() throws {
+        // Differing in the low half only, then in the high half only: each half decides.
+        for (first, second) in [("5E1F0C2A-0000-4000-8000-000000000001", "5E1F0C2A-0000-4000-8000-000000000002"), ("1A000000-0000-4000-8000-0000000000FF", "2A000000-0000-4000-8000-000000000000")] {
+            let encoded = try V2BinaryEncoder().encode(Self.event(values: [first, second]))
+            let raw = { (text: String) in withUnsafeBytes(of: UUID(uuidString: text)?.uuid) { Array($0.prefix(16)) } }
+            let a = raw(first), b = raw(second)
+            let at = try #require((0...(encoded.count - 16)).first { encoded[$0..<($0 + 16)].elementsEqual(a) })
+            let bt = try #require((0...(encoded.count - 16)).first { encoded[$0..<($0 + 16)].elementsEqual(b) })
+            #expect(at < bt, "the table is in order as written")
+            for (name, replacing) in [("repeated", [(bt, a)]), ("swapped", [(at, b), (bt, a)])] {
+                var bytes = encoded
+                for (offset, uuid) in replacing { bytes.replaceSubrange(offset..<(offset + 16), with: uuid) }
+                Self.matchFirstSectionCRC(&bytes)
+                do throws(FormatError) {
+                    _ = try V2BinaryDecoder().decode(bytes)
+                    Issue.record("a table with its UUIDs \(name) was read")
+                } catch {
+                    #expect(error.code == .binaryInvalidValue, "\(name)")
+                    #expect(error.message.contains("not sorted and unique"), "\(name): \(error.message)")
+                }
+                // The numbered readings refuse it with the same error.
+                #expect(BinaryNumberedDifferential.mismatch(bytes) == nil, "\(name)")
+            }
+        }
+    }
+
+    /// Makes the CRC-32 of the first section, the strings, match its payload again (frames:
+    /// Spec/v2-binary.md 5.1).
+    static func matchFirstSectionCRC(_ bytes: inout [UInt8]) {
+        var position = V2Binary.magic.count + 2
+        func varint() -> Int {
+            var value = 0, shift = 0
+            while true {
+                let byte = bytes[position]
+                position += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        _ = (varint(), varint())
+        let length = varint(), crcStart = position
+        let crc = Zlib.crc32(bytes[(crcStart + 4)..<(crcStart + 4 + length)])
+        for index in 0..<4 { bytes[crcStart + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+    }
+
     @Test("a table of more strings than the limit is refused before its strings are read")
     func stringLimit() throws {
         let event = Self.event(values: (0..<1_000).map { "value \($0)" })
