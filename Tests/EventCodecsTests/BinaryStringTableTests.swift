@@ -126,7 +126,9 @@ struct BinaryStringTableTests {
     func uuidEntriesOutOfOrder() throws {
         // Differing in the low half only, then in the high half only: each half decides.
         for (first, second) in [("5E1F0C2A-0000-4000-8000-000000000001", "5E1F0C2A-0000-4000-8000-000000000002"), ("1A000000-0000-4000-8000-0000000000FF", "2A000000-0000-4000-8000-000000000000")] {
-            let encoded = try V2BinaryEncoder().encode(Self.event(values: [first, second]))
+            let event = Self.event(values: [first, second]), encoded = try V2BinaryEncoder().encode(event)
+            #expect(try V2BinaryDecoder().decode(encoded) == event)
+            #expect(BinaryNumberedDifferential.mismatch(encoded) == nil)
             let raw = { (text: String) in withUnsafeBytes(of: UUID(uuidString: text)?.uuid) { Array($0.prefix(16)) } }
             let a = raw(first), b = raw(second)
             let at = try #require((0...(encoded.count - 16)).first { encoded[$0..<($0 + 16)].elementsEqual(a) })
