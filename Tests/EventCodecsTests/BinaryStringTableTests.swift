@@ -125,7 +125,10 @@ struct BinaryStringTableTests {
     @Test("two UUID entries repeated or out of order are refused by every reading, as any other strings are")
     func uuidEntriesOutOfOrder() throws {
         // Differing in the low half only, then in the high half only: each half decides.
-        for (first, second) in [("5E1F0C2A-0000-4000-8000-000000000001", "5E1F0C2A-0000-4000-8000-000000000002"), ("1A000000-0000-4000-8000-0000000000FF", "2A000000-0000-4000-8000-000000000000")] {
+        for (first, second) in [
+            ("5E1F0C2A-0000-4000-8000-000000000001", "5E1F0C2A-0000-4000-8000-000000000002"),
+            ("1A000000-0000-4000-8000-0000000000FF", "2A000000-0000-4000-8000-000000000000"),
+        ] {
             let event = Self.event(values: [first, second]), encoded = try V2BinaryEncoder().encode(event)
             #expect(try V2BinaryDecoder().decode(encoded) == event)
             #expect(BinaryNumberedDifferential.mismatch(encoded) == nil)

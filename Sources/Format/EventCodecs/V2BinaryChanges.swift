@@ -82,6 +82,10 @@ struct NumberedStrings: BinaryStringTable {
         // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
         // 36/17 as many, under 17/8; one without is a byte fewer.
         text.reserveCapacity(text.count + stored + (stored * 9 + 7) / 8)
+        // A UUID's halves take 16 bytes, fewer than the 17 it is stored in at least: room for
+        // every one there can be (grown one at a time, the list was reallocated about six times
+        // per event).
+        uuids.halves.reserveCapacity(uuids.halves.count + 2 * (stored / 17))
     }
 
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
@@ -91,11 +95,9 @@ struct NumberedStrings: BinaryStringTable {
         if let halves, bytes.isEmpty {
             if uuids.positions.isEmpty {
                 // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
-                // time, the two lists were reallocated about a dozen times per event. A UUID's
-                // halves take 16 bytes, fewer than the 17 it is stored in.
+                // time, the list was reallocated about six times per event.
                 uuids.positions.reserveCapacity(ends.capacity)
                 uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
-                uuids.halves.reserveCapacity(2 * max(1, ends.capacity - ends.count))
             }
             uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
             uuids.halves.append(halves.high)

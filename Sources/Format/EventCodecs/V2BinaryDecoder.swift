@@ -281,8 +281,9 @@ public struct V2BinaryDecoder: Sendable {
             let pairStart = header.position
             let pairCount = try header.count()
             try header.spend(pairCount, at: pairStart)
-            // Room for them all (the count is at most the bytes left).
-            pairs.reserveCapacity(pairCount)
+            // Room for them all: a pair takes two bytes at least, so a count no file could hold
+            // asks for no more than the bytes left allow.
+            pairs.reserveCapacity(min(pairCount, header.remaining / 2))
             for _ in 0..<pairCount {
                 let nameStart = header.position
                 let index = try header.reference(strings)
