@@ -140,7 +140,7 @@ struct BinaryStringTableTests {
             for (name, replacing) in [("repeated", [(bt, a)]), ("swapped", [(at, b), (bt, a)])] {
                 var bytes = encoded
                 for (offset, uuid) in replacing { bytes.replaceSubrange(offset..<(offset + 16), with: uuid) }
-                Self.matchFirstSectionCRC(&bytes)
+                Self.matchCRC(&bytes)
                 do throws(FormatError) {
                     _ = try V2BinaryDecoder().decode(bytes)
                     Issue.record("a table with its UUIDs \(name) was read")
@@ -154,12 +154,14 @@ struct BinaryStringTableTests {
         }
     }
 
-    /// Makes the CRC-32 of the first section, the strings, match its payload again (frames:
-    /// Spec/v2-binary.md 5.1).
-    static func matchFirstSectionCRC(_ bytes: inout [UInt8]) {
+    /// Makes the CRC-32 of the first section (the strings) or of the last match its payload again
+    /// (frames: Spec/v2-binary.md 5.1).
+    static func matchCRC(_ bytes: inout [UInt8], ofLastSection last: Bool = false) {
         var position = V2Binary.magic.count + 2
+        var frames: [(crc: Int, payload: Range<Int>)] = []
         func varint() -> Int {
-            var value = 0, shift = 0
+            var value = 0
+            var shift = 0
             while true {
                 let byte = bytes[position]
                 position += 1
@@ -168,10 +170,15 @@ struct BinaryStringTableTests {
                 shift += 7
             }
         }
-        _ = (varint(), varint())
-        let length = varint(), crcStart = position
-        let crc = Zlib.crc32(bytes[(crcStart + 4)..<(crcStart + 4 + length)])
-        for index in 0..<4 { bytes[crcStart + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        while position < bytes.count {
+            _ = (varint(), varint())
+            let length = varint()
+            frames.append((position, (position + 4)..<(position + 4 + length)))
+            position += 4 + length
+        }
+        guard let frame = last ? frames.last : frames.first else { return }
+        let crc = Zlib.crc32(bytes[frame.payload])
+        for index in 0..<4 { bytes[frame.crc + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
     }
 
     @Test("a table of more strings than the limit is refused before its strings are read")
@@ -229,26 +236,8 @@ struct BinaryStringTableTests {
         let start = try #require((0...(bytes.count - pointer.count)).first { bytes[$0..<($0 + pointer.count)].elementsEqual(pointer) })
         // "B" becomes "D", which no change has; the entry is the first, so the order still holds.
         bytes[start + "/changesByEntity/".count] = UInt8(ascii: "D")
-        // The CRC of the last section, the extensions, made to match (frames: Spec/v2-binary.md 5.1).
-        var position = 10, crcStart = 0
-        func varint() -> Int {
-            var value = 0, shift = 0
-            while true {
-                let byte = bytes[position]
-                position += 1
-                value |= Int(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
-        while position < bytes.count {
-            _ = (varint(), varint())
-            let length = varint()
-            crcStart = position
-            position += 4 + length
-        }
-        let crc = Zlib.crc32(bytes[(crcStart + 4)...])
-        for index in 0..<4 { bytes[crcStart + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        // The CRC of the last section, the extensions, made to match.
+        Self.matchCRC(&bytes, ofLastSection: true)
         do throws(FormatError) {
             _ = try V2BinaryDecoder().decode(bytes)
             Issue.record("an extension of an entity without changes was read")
