@@ -72,6 +72,29 @@ struct JSONWriterTests {
         }
     }
 
+    /// ``CanonicalNumberFormat/double(_:)`` takes Swift's own text for plain decimals: for
+    /// every value that is not integral it must be exactly the ECMAScript layout checked above.
+    @Test("a canonical double that is not integral is its ECMAScript layout, for random doubles of every magnitude")
+    func canonicalDoubleIsLayout() {
+        var generator = SplitMix64(seed: 22)
+        var checked = 0
+        while checked < 20_000 {
+            let sample: Double
+            switch checked % 3 {
+            case 0: sample = Double(bitPattern: generator.next())
+            case 1: sample = Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
+            default: sample = Double(Int.random(in: -99_999...99_999, using: &generator)) / 100
+            }
+            guard sample.isFinite, sample.rounded(.towardZero) != sample else { continue }
+            checked += 1
+            #expect(CanonicalNumberFormat.double(sample) == CanonicalNumberFormat.ecmaScript(sample), "\(sample.description)")
+        }
+        // At the bounds of the plain layout.
+        for sample in [1e-6, 1.5e-6, 9.99e-7, 1.0000000000000002e-6, 0.000123, 1e21 - 65536, 123456789.123, -0.000001, 0.1 + 0.2] {
+            #expect(CanonicalNumberFormat.double(sample) == CanonicalNumberFormat.ecmaScript(sample), "\(sample.description)")
+        }
+    }
+
     @Test(
         "a canonical double always reads back as a double and round-trips",
         arguments: [

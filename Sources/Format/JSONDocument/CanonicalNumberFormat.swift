@@ -8,6 +8,14 @@ package enum CanonicalNumberFormat {
     /// ECMAScript layout, plus `.0` for integral values so the text stays a double in the
     /// v2 dialect (`1.0`, `-0.0`, `1e+21`, `1e-7`). Precondition: finite.
     package static func double(_ value: Double) -> String {
+        // Most doubles a document holds are plain decimals: from 1e-6 to 1e21 and not integral,
+        // Swift's shortest round-trip text ("12.34", "0.0123") is ECMAScript's layout already
+        // whenever it has no exponent. (Laid out again, it cost a state document's writer a
+        // quarter of its time: Benchmarks/README.md.)
+        if value.magnitude >= 1e-6, value.magnitude < 1e21, value.rounded(.towardZero) != value {
+            let text = value.description
+            if !text.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) { return text }
+        }
         let text = ecmaScript(value)
         // Looked for as bytes: walking the text as characters cost several times the layout.
         if text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) { return text }
