@@ -340,18 +340,23 @@ public struct V2JSONEncoder: Sendable {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .integer(let int): output.append(contentsOf: String(int).utf8)
+        case .integer(let int): append(String(int), to: &output)
         case .string(let text): JSONWriter.writeString(text, into: &output)
-        case .double(let double) where double.isFinite: output.append(contentsOf: CanonicalNumberFormat.double(double).utf8)
+        case .double(let double) where double.isFinite: append(CanonicalNumberFormat.double(double), to: &output)
         case .date(let milliseconds) where milliseconds.isFinite:
-            output.append(contentsOf: #"[""#.utf8)
-            output.append(contentsOf: V2ValueTag.date.utf8)
-            output.append(contentsOf: #"","#.utf8)
-            output.append(contentsOf: CanonicalNumberFormat.ecmaScript(milliseconds).utf8)
+            output.append(contentsOf: dateOpening)
+            append(CanonicalNumberFormat.ecmaScript(milliseconds), to: &output)
             output.append(UInt8(ascii: "]"))
         default: JSONWriter().append(try attributeJSON(value), to: &output)
         }
     }
+
+    /// `["date",`, as a date value starts.
+    private static let dateOpening = Array(#"[""#.utf8) + Array(V2ValueTag.date.utf8) + Array(#"","#.utf8)
+
+    /// Appends the UTF-8 bytes of `text` in one copy (through the `String`'s `utf8` view, a
+    /// state document's numbers cost a generic call each).
+    private static func append(_ text: String, to output: inout [UInt8]) { ExactString.withUTF8(of: text) { output.append(contentsOf: $0) } }
 
     /// The v2 JSON form of one attribute value (a plain JSON value or a tagged pair).
     public static func attributeJSON(_ value: AttributeValue, at pointer: JSONPointer = .root) throws(FormatError) -> JSONValue {
