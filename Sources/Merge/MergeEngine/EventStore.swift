@@ -54,6 +54,8 @@ package final class EventStore: @unchecked Sendable {
 
     static let columns =
         "id, file, held, store, revision, global_count, timestamp, type, unique_id, model_version, revisions, parts, data_files, inserts, updates, deletes, digest, unknown"
+    /// The columns an event read in part holds (``forEachRevision(whole:_:)``).
+    private static let partColumns = "id, file, held, store, global_count, type, model_version, revisions, data_files"
 
     package init() throws(FormatError) {
         database = try Connection.scratch()
@@ -120,7 +122,7 @@ package final class EventStore: @unchecked Sendable {
     func cursor(where condition: String, orderBy order: String) throws(FormatError) -> Cursor {
         lock.lock()
         defer { lock.unlock() }
-        return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"))
+        return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"), whole: true)
     }
 
     /// Calls `body` with each row that `condition` selects, in `order`, holding only `columns`
@@ -139,10 +141,13 @@ package final class EventStore: @unchecked Sendable {
     package final class Cursor {
         private let store: EventStore
         private let query: Connection.Statement
+        /// Whether the query reads ``columns`` (whole events) or ``partColumns``.
+        private let whole: Bool
 
-        fileprivate init(store: EventStore, query: Connection.Statement) {
+        fileprivate init(store: EventStore, query: Connection.Statement, whole: Bool) {
             self.store = store
             self.query = query
+            self.whole = whole
         }
 
         /// The next event and its row number, or nil after the last.
@@ -150,7 +155,7 @@ package final class EventStore: @unchecked Sendable {
             store.lock.lock()
             defer { store.lock.unlock() }
             guard try query.step() else { return nil }
-            return (query.int64(0), try store.sourced(query))
+            return (query.int64(0), whole ? try store.sourced(query) : try store.partialSourced(query))
         }
 
         /// The next event, or nil after the last.
@@ -180,8 +185,19 @@ package final class EventStore: @unchecked Sendable {
     /// revision) order: several when files disagree or repeat one event. Copies come in file
     /// order (UTF-8), so the first names the event whatever order the inputs were given in
     /// (Spec/merge.md 4.2).
-    func forEachRevision(_ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
-        let candidates = try cursor(where: Self.savesAndMerges, orderBy: "store, revision, file, id")
+    ///
+    /// Not `whole`: an event that is its revision's only copy comes in part, as
+    /// ``partialSourced(_:)`` reads it (the analysis's checks read nothing else of it); several
+    /// copies, which are compared, come whole. Sorting and reading whole rows was most of the
+    /// analysis, which runs on one core at the end of a merge (Benchmarks/README.md).
+    func forEachRevision(whole: Bool = true, _ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
+        let candidates = try {
+            () throws(FormatError) -> Cursor in
+            lock.lock()
+            defer { lock.unlock() }
+            let query = "SELECT \(whole ? Self.columns : Self.partColumns) FROM event WHERE \(Self.savesAndMerges) ORDER BY store, revision, file, id"
+            return Cursor(store: self, query: try database.prepare(query), whole: whole)
+        }()
         var copies: [(id: Int64, sourced: SourcedEvent)] = []
         // The revision the copies claim, kept apart: reading it from the first copy copied that
         // event for every row (a retain and a release of each of its strings and lists).
@@ -189,13 +205,28 @@ package final class EventStore: @unchecked Sendable {
         while let row = try candidates.row() {
             let store = row.sourced.event.storeIdentifier, revision = row.sourced.event.revision
             if let claimed, !(ExactString(claimed.store) == ExactString(store) && claimed.revision == revision) {
-                try body(copies)
+                try body(whole || copies.count == 1 ? copies : wholeEvents(copies))
                 copies = []
             }
             claimed = (store, revision)
             copies.append(row)
         }
-        if !copies.isEmpty { try body(copies) }
+        if !copies.isEmpty { try body(whole || copies.count == 1 ? copies : wholeEvents(copies)) }
+    }
+
+    /// `rows` read again whole, by row number.
+    private func wholeEvents(_ rows: [(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> [(id: Int64, sourced: SourcedEvent)] {
+        lock.lock()
+        defer { lock.unlock() }
+        let query = try database.prepare("SELECT \(Self.columns) FROM event WHERE id = ?")
+        var whole: [(id: Int64, sourced: SourcedEvent)] = []
+        for row in rows {
+            try query.bind(1, .integer(row.id))
+            guard try query.step() else { throw FormatError(.mergeEventStore, "the event store lost an event it listed") }
+            whole.append((row.id, try sourced(query)))
+            query.reset()
+        }
+        return whole
     }
 
     /// The incomplete events (type 0), in the order they were added.
@@ -306,17 +337,7 @@ package final class EventStore: @unchecked Sendable {
             guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
             return held[index]
         }
-        func json(_ column: Int32) throws(FormatError) -> JSONValue {
-            do {
-                return try JSONParser.parse(row.text(column))
-            } catch {
-                throw FormatError(.mergeEventStore, "the event store holds a value it cannot read: \(error.message)")
-            }
-        }
-        // Most lists are empty; the revision set is read without a JSON tree when it can be.
-        func strings(_ column: Int32) throws(FormatError) -> [String] {
-            row.text(column) == "[]" ? [] : try json(column).arrayValue?.compactMap(\.stringValue) ?? []
-        }
+        func strings(_ column: Int32) throws(FormatError) -> [String] { try Self.strings(row, column) }
         let revisions = try revisionSet(row.blob(10))
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
@@ -332,5 +353,33 @@ package final class EventStore: @unchecked Sendable {
         return SourcedEvent(
             summary: event, file: row.text(1), parts: try strings(11), dataFileReferences: try strings(12),
             changeCounts: counts, contentDigest: row.isNull(16) ? nil : UInt64(bitPattern: row.int64(16)))
+    }
+
+    /// An event from a row of ``partColumns``: its file, store, global count, type, model
+    /// version, revision set and data files; no unique identifier, timestamp, parts, counts,
+    /// digest or unknown fields. An event held in memory comes whole.
+    private func partialSourced(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent {
+        if !row.isNull(2) {
+            let index = Int(row.int64(2))
+            guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
+            return held[index]
+        }
+        guard let type = EventType(rawValue: row.int64(5)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
+        let event = Event(
+            uniqueIdentifier: "", type: type, storeIdentifier: row.text(3), globalCount: row.int64(4), timestamp: 0,
+            modelVersion: row.isNull(6) ? nil : row.text(6), revisionSet: try revisionSet(row.blob(7)), objectChanges: [])
+        return SourcedEvent(
+            summary: event, file: row.text(1), parts: [], dataFileReferences: try Self.strings(row, 8), changeCounts: SourcedEvent.ChangeCounts(),
+            contentDigest: nil)
+    }
+
+    /// A list of strings stored as JSON in `column`. Most lists are empty: read without a JSON tree.
+    private static func strings(_ row: Connection.Statement, _ column: Int32) throws(FormatError) -> [String] {
+        guard row.text(column) != "[]" else { return [] }
+        do {
+            return try JSONParser.parse(row.text(column)).arrayValue?.compactMap(\.stringValue) ?? []
+        } catch {
+            throw FormatError(.mergeEventStore, "the event store holds a value it cannot read: \(error.message)")
+        }
     }
 }

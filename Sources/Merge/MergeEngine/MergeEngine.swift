@@ -370,7 +370,8 @@ package struct MergeAnalysis: Sendable {
             baselines.isEmpty ? nil : baselines.dropFirst().reduce(into: baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
         var integrity = IntegrityCheck(known: baselineRevisions, input: input)
         try store.transaction { () throws(FormatError) in
-            try store.forEachRevision { (copies) throws(FormatError) in
+            // In part: the checks below read only what an event read in part holds.
+            try store.forEachRevision(whole: false) { (copies) throws(FormatError) in
                 guard let first = copies.first else { return }
                 let conflict = Self.conflict(among: copies, input)
                 let conflicting = conflict != nil
