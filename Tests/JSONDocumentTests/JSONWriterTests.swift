@@ -55,13 +55,9 @@ struct JSONWriterTests {
         }
         var checked = 0
         while checked < 20_000 {
-            // Any bit pattern; between 1e-30 and 1e30, where the layouts change; and integers
-            // around 2^53, where integers stop being written directly.
-            let sample: Double
-            switch checked % 3 {
-            case 0: sample = Double(bitPattern: generator.next())
-            case 1: sample = Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
-            default: sample = Double(Int64.random(in: -(1 << 55)...(1 << 55), using: &generator) >> Int.random(in: 0...50, using: &generator))
+            // Integers around 2^53, where integers stop being written directly.
+            let sample = Self.randomDouble(checked % 3, &generator) {
+                Double(Int64.random(in: -(1 << 55)...(1 << 55), using: &$0) >> Int.random(in: 0...50, using: &$0))
             }
             guard sample.isFinite, sample != 0 else { continue }
             checked += 1
@@ -72,6 +68,16 @@ struct JSONWriterTests {
         }
     }
 
+    /// A seeded random double of one of three kinds: any bit pattern (0), a value between 1e-30
+    /// and 1e30, where the layouts change (1), or one that `other` makes (2).
+    static func randomDouble(_ kind: Int, _ generator: inout SplitMix64, other: (inout SplitMix64) -> Double) -> Double {
+        switch kind {
+        case 0: Double(bitPattern: generator.next())
+        case 1: Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
+        default: other(&generator)
+        }
+    }
+
     /// ``CanonicalNumberFormat/double(_:)`` takes Swift's own text for plain decimals: for
     /// every value that is not integral it must be exactly the ECMAScript layout checked above.
     @Test("a canonical double that is not integral is its ECMAScript layout, for random doubles of every magnitude")
@@ -79,12 +85,8 @@ struct JSONWriterTests {
         var generator = SplitMix64(seed: 22)
         var checked = 0
         while checked < 20_000 {
-            let sample: Double
-            switch checked % 3 {
-            case 0: sample = Double(bitPattern: generator.next())
-            case 1: sample = Double.random(in: -10...10, using: &generator) * pow(10, Double(Int.random(in: -30...30, using: &generator)))
-            default: sample = Double(Int.random(in: -99_999...99_999, using: &generator)) / 100
-            }
+            // Hundredths, as documents hold them.
+            let sample = Self.randomDouble(checked % 3, &generator) { Double(Int.random(in: -99_999...99_999, using: &$0)) / 100 }
             guard sample.isFinite, sample.rounded(.towardZero) != sample else { continue }
             checked += 1
             #expect(CanonicalNumberFormat.double(sample) == CanonicalNumberFormat.ecmaScript(sample), "\(sample.description)")
