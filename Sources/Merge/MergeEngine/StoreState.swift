@@ -630,15 +630,16 @@ public struct StoreState: Sendable {
         guard case .ordered(var order)? = slots[Int(object)].properties.removeValue(forKey: property) else { return ([], []) }
         let entity = slots[Int(object)].entity
         let referrer = Self.pair(object, property)
-        var lost: Set<Int32> = []
+        // Small maps, not sets: an edit loses and gains a member or two, mostly.
+        var lost = SmallMap<Int32, Void>()
         for id in removed {
             live[Self.probe(event.identifiers[id], of: event)]?.forEach { candidate in
                 if slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
             }
         }
-        if !lost.isEmpty { order.removeAll { lost.contains($0) } }
+        if lost.count > 0 { order.removeAll { lost.contains($0) } }
         var gained: [Int32] = []
-        var joined: Set<Int32> = []
+        var joined = SmallMap<Int32, Void>()
         for id in event.inStringOrder(event.identifiers[added]) {
             guard let candidates = live[Self.probe(id, of: event)] else { continue }
             let isMember = candidates.contains {
@@ -655,7 +656,7 @@ public struct StoreState: Sendable {
             joined.contains($0) || (slots[Int($0)].referrers.contains(referrer) && !lost.contains($0))
         }
         slots[Int(object)].properties[property] = .ordered(order)
-        return finishEdit(property, of: object, lost: Array(lost), gained: gained)
+        return finishEdit(property, of: object, lost: lost.map(\.key), gained: gained)
     }
 
     /// Records who refers to whom after an in-place edit; returns the members that left and
