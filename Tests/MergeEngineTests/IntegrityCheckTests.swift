@@ -63,4 +63,28 @@ struct OrderedAppendTests {
         let document = try MergeEngine.merge(input).document()
         #expect(document[JSONPointer(["entities", "Parent", "p1", "ordered"])] == .array(["c1", "c3", "c4", "c5"].map(JSONValue.string)))
     }
+
+    @Test("an identifier an update adds twice is appended once, and one that is a member already not at all")
+    func appendedOnce() throws {
+        func change(_ entity: String, _ id: String, _ type: ChangeType, _ properties: [PropertyChange] = []) -> ObjectChange {
+            ObjectChange(entity: entity, globalIdentifier: id, type: type, propertyChanges: properties)
+        }
+        let first = Event(
+            uniqueIdentifier: "A0", type: .save, storeIdentifier: "A", revision: 0, globalCount: 1, timestamp: 0, otherStoreRevisions: [:],
+            objectChanges: ["c1", "c2", "c3"].map { change("Child", $0, .insert) } + [
+                change("Parent", "p1", .insert, [PropertyChange(name: "ordered", value: .orderedToMany(added: ["c1"], removed: [], movedByIndex: [:]))])
+            ])
+        // Sets as decoders read them name an identifier once; an event built in code may not.
+        let second = Event(
+            uniqueIdentifier: "A1", type: .save, storeIdentifier: "A", revision: 1, globalCount: 2, timestamp: 0, otherStoreRevisions: [:],
+            objectChanges: [
+                change(
+                    "Parent", "p1", .update,
+                    [PropertyChange(name: "ordered", value: .orderedToMany(added: ["c3", "c1", "c3", "c2"], removed: [], movedByIndex: [:]))])
+            ])
+        var input = MergeInput()
+        input.events = [SourcedEvent(event: first, file: "events/1_A_0.cdeevent"), SourcedEvent(event: second, file: "events/2_A_1.cdeevent")]
+        let document = try MergeEngine.merge(input).document()
+        #expect(document[JSONPointer(["entities", "Parent", "p1", "ordered"])] == .array(["c1", "c2", "c3"].map(JSONValue.string)))
+    }
 }
