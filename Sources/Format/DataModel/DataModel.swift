@@ -9,6 +9,8 @@ public struct DataModel: Hashable, Sendable {
     /// Every entity's properties with the inherited ones, and its ancestors: a merge asks for
     /// them once per property change, so they are resolved once here.
     private let propertiesByEntity: [String: [String: Property]]
+    /// ``shape(of:in:)`` of every property, by entity.
+    private let shapesByEntity: [String: [String: PropertyShape]]
     private let kinds: [String: Set<String>]
 
     package init(versionName: String?, entities: [String: Entity]) {
@@ -34,6 +36,7 @@ public struct DataModel: Hashable, Sendable {
             kinds[name] = Set(lineage.map(\.name))
         }
         propertiesByEntity = properties
+        shapesByEntity = properties.mapValues { $0.mapValues(PropertyShape.init) }
         self.kinds = kinds
     }
 
@@ -57,6 +60,12 @@ public struct DataModel: Hashable, Sendable {
         propertiesByEntity[entity]?[name]
     }
 
+    /// ``PropertyShape`` of ``property(_:of:)``: what the checks of every change read, without a
+    /// copy of the property (which retains and releases each of its strings).
+    package func shape(of name: String, in entity: String) -> PropertyShape? {
+        shapesByEntity[entity]?[name]
+    }
+
     /// Whether `entity` is `ancestor` or inherits from it.
     public func entity(_ entity: String, isKindOf ancestor: String) -> Bool {
         kinds[entity]?.contains(ancestor) ?? false
@@ -67,6 +76,22 @@ public struct DataModel: Hashable, Sendable {
 package enum Property: Hashable, Sendable {
     case attribute(Attribute)
     case relationship(Relationship)
+}
+
+/// A property as a change's value is checked against it (Spec/model.md, "Validation"): whether it
+/// is transient, an attribute's type, a relationship's cardinality.
+package enum PropertyShape: Hashable, Sendable {
+    case transient
+    case attribute(AttributeType)
+    case relationship(isToMany: Bool, isOrdered: Bool)
+
+    init(_ property: Property) {
+        switch property {
+        case .attribute(let attribute): self = attribute.isTransient ? .transient : .attribute(attribute.type)
+        case .relationship(let relationship):
+            self = relationship.isTransient ? .transient : .relationship(isToMany: relationship.isToMany, isOrdered: relationship.isOrdered)
+        }
+    }
 }
 
 package struct Entity: Hashable, Sendable {

@@ -70,7 +70,7 @@ package struct ModelValidator: Sendable {
                 if let known = names.firstIndex(where: { changes.identical($0, name) }) ?? names.firstIndex(where: { changes.same($0, name) }) {
                     definition = definitions[known]
                 } else {
-                    definition = Rule(model.property(changes.string(name), of: entityName))
+                    definition = Rule(model.shape(of: changes.string(name), in: entityName))
                     if names.count < 32 {
                         names.append(name)
                         definitions.append(definition)
@@ -98,21 +98,20 @@ package struct ModelValidator: Sendable {
         func pointer(below propertyChange: JSONPointer) -> JSONPointer { member.map { propertyChange / $0 } ?? propertyChange }
     }
 
-    /// What ``check(_:_:entity:name:)`` needs of a property's definition, without its strings:
-    /// copying a `Property` for every change retained and released all of them.
+    /// What ``check(_:_:entity:name:)`` needs of a property's definition, without its strings
+    /// (``DataModel/shape(of:in:)``: a `Property` copy for every change retained and released
+    /// all of them).
     private enum Rule {
         case unknown, transient
         case attribute(AttributeType)
         case relationship(PropertyKind)
 
-        init(_ definition: Property?) {
-            switch definition {
+        init(_ shape: PropertyShape?) {
+            switch shape {
             case nil: self = .unknown
-            case .attribute(let attribute)?: self = attribute.isTransient ? .transient : .attribute(attribute.type)
-            case .relationship(let relationship)?:
-                self =
-                    relationship.isTransient
-                    ? .transient : .relationship(!relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany)
+            case .transient?: self = .transient
+            case .attribute(let type)?: self = .attribute(type)
+            case .relationship(let isToMany, let isOrdered)?: self = .relationship(!isToMany ? .toOne : isOrdered ? .orderedToMany : .toMany)
             }
         }
     }
