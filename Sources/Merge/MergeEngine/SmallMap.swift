@@ -69,6 +69,8 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sequence, Sendable {
 
     var count: Int { members.count }
 
+    var isEmpty: Bool { members.isEmpty }
+
     func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { members.makeIterator() }
 }
 

@@ -637,7 +637,7 @@ public struct StoreState: Sendable {
                 if slots[Int(candidate.object)].referrers.contains(referrer) { lost.insert(candidate.object) }
             }
         }
-        if lost.count > 0 { order.removeAll { lost.contains($0) } }
+        if !lost.isEmpty { order.removeAll { lost.contains($0) } }
         var gained: [Int32] = []
         var joined = SmallMap<Int32, Void>()
         for id in event.inStringOrder(event.identifiers[added]) {
