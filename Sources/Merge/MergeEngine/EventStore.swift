@@ -118,11 +118,13 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// The events that `condition` selects, in `order` (SQL over the columns of ``columns`` and
-    /// `role`; text compares by its UTF-8 bytes, SQLite's BINARY collation).
-    func cursor(where condition: String, orderBy order: String) throws(FormatError) -> Cursor {
+    /// `role`; text compares by its UTF-8 bytes, SQLite's BINARY collation); not `whole`, each
+    /// as ``partialSourced(_:)`` reads it.
+    func cursor(where condition: String, orderBy order: String, whole: Bool = true) throws(FormatError) -> Cursor {
         lock.lock()
         defer { lock.unlock() }
-        return Cursor(store: self, query: try database.prepare("SELECT \(Self.columns) FROM event WHERE \(condition) ORDER BY \(order)"), whole: true)
+        let query = "SELECT \(whole ? Self.columns : Self.partColumns) FROM event WHERE \(condition) ORDER BY \(order)"
+        return Cursor(store: self, query: try database.prepare(query), whole: whole)
     }
 
     /// Calls `body` with each row that `condition` selects, in `order`, holding only `columns`
@@ -191,13 +193,7 @@ package final class EventStore: @unchecked Sendable {
     /// copies, which are compared, come whole. Sorting and reading whole rows was most of the
     /// analysis, which runs on one core at the end of a merge (Benchmarks/README.md).
     func forEachRevision(whole: Bool = true, _ body: ([(id: Int64, sourced: SourcedEvent)]) throws(FormatError) -> Void) throws(FormatError) {
-        let candidates = try {
-            () throws(FormatError) -> Cursor in
-            lock.lock()
-            defer { lock.unlock() }
-            let query = "SELECT \(whole ? Self.columns : Self.partColumns) FROM event WHERE \(Self.savesAndMerges) ORDER BY store, revision, file, id"
-            return Cursor(store: self, query: try database.prepare(query), whole: whole)
-        }()
+        let candidates = try cursor(where: Self.savesAndMerges, orderBy: "store, revision, file, id", whole: whole)
         var copies: [(id: Int64, sourced: SourcedEvent)] = []
         // The revision the copies claim, kept apart: reading it from the first copy copied that
         // event for every row (a retain and a release of each of its strings and lists).
@@ -332,16 +328,12 @@ package final class EventStore: @unchecked Sendable {
     }
 
     private func sourced(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent {
-        if !row.isNull(2) {
-            let index = Int(row.int64(2))
-            guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
-            return held[index]
-        }
+        if let held = try heldEvent(row) { return held }
         func strings(_ column: Int32) throws(FormatError) -> [String] { try Self.strings(row, column) }
         let revisions = try revisionSet(row.blob(10))
         var unknown = JSONObject()
         if !row.isNull(17), case .object(let object)? = try? JSONParser.parse(row.text(17)) { unknown = object }
-        guard let type = EventType(rawValue: row.int64(7)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
+        let type = try Self.type(row, 7)
         let event = Event(
             uniqueIdentifier: row.text(8), type: type, storeIdentifier: row.text(3), globalCount: row.int64(5),
             timestamp: row.double(6), modelVersion: row.isNull(9) ? nil : row.text(9), revisionSet: revisions,
@@ -359,18 +351,28 @@ package final class EventStore: @unchecked Sendable {
     /// version, revision set and data files; no unique identifier, timestamp, parts, counts,
     /// digest or unknown fields. An event held in memory comes whole.
     private func partialSourced(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent {
-        if !row.isNull(2) {
-            let index = Int(row.int64(2))
-            guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
-            return held[index]
-        }
-        guard let type = EventType(rawValue: row.int64(5)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
+        if let held = try heldEvent(row) { return held }
         let event = Event(
-            uniqueIdentifier: "", type: type, storeIdentifier: row.text(3), globalCount: row.int64(4), timestamp: 0,
+            uniqueIdentifier: "", type: try Self.type(row, 5), storeIdentifier: row.text(3), globalCount: row.int64(4), timestamp: 0,
             modelVersion: row.isNull(6) ? nil : row.text(6), revisionSet: try revisionSet(row.blob(7)), objectChanges: [])
         return SourcedEvent(
             summary: event, file: row.text(1), parts: [], dataFileReferences: try Self.strings(row, 8), changeCounts: SourcedEvent.ChangeCounts(),
             contentDigest: nil)
+    }
+
+    /// The event held in memory that a row names in its `held` column (2 in both column lists),
+    /// if it names one.
+    private func heldEvent(_ row: Connection.Statement) throws(FormatError) -> SourcedEvent? {
+        guard !row.isNull(2) else { return nil }
+        let index = Int(row.int64(2))
+        guard held.indices.contains(index) else { throw FormatError(.mergeEventStore, "the event store lost an event held in memory") }
+        return held[index]
+    }
+
+    /// The event type stored in `column`.
+    private static func type(_ row: Connection.Statement, _ column: Int32) throws(FormatError) -> EventType {
+        guard let type = EventType(rawValue: row.int64(column)) else { throw FormatError(.mergeEventStore, "the event store holds an unknown event type") }
+        return type
     }
 
     /// A list of strings stored as JSON in `column`. Most lists are empty: read without a JSON tree.
