@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Testing
 import JSONDocument
@@ -10,6 +11,22 @@ import JSONDocument
 @Suite("Commands in process: exact output")
 struct InProcessCommandTests {
     static let root = Run.packageRoot.path
+
+    @Test("every command names itself, and the names are the ones the Spec and README use")
+    func commandNames() {
+        func names(_ command: any ParsableCommand.Type) -> [String] {
+            let configuration = command.configuration
+            let own = configuration.commandName ?? "(unnamed: \(command))"
+            return [own] + configuration.subcommands.flatMap { names($0).map { "\(own) \($0)" } }
+        }
+        #expect(
+            names(LogTool.self) == [
+                "logtool", "logtool inspect", "logtool verify", "logtool diff", "logtool history", "logtool timeline", "logtool convert",
+                "logtool merge", "logtool rebase", "logtool repair", "logtool generate", "logtool fetch", "logtool conformance",
+                "logtool validate", "logtool kit", "logtool kit decode", "logtool kit encode", "logtool kit blob", "logtool kit unwrap",
+                "logtool kit file-name", "logtool kit model",
+            ])
+    }
 
     @Test("merge prints the state and one LF, nothing on standard error")
     func mergeState() throws {

@@ -73,19 +73,31 @@ package final class DirectoryHandle: Sendable {
     ///
     /// The facts and `transform` run on every core, a block of names at a time (a folder of events
     /// holds tens of thousands of files, and `lstat` and naming each was most of listing it);
-    /// `body` sees the entries in directory order, on the calling thread.
+    /// `body` sees the entries in directory order, on the calling thread, one block behind: while
+    /// it takes a block, the next one is named and `lstat`ed (waiting for each block before
+    /// listing on left a core idle for a third of listing a folder, Benchmarks/README.md).
     func forEachEntry<T: Sendable>(
         displayPath: String, transform: @escaping @Sendable (EntryName, CloudFolderScanner.FileInfo) -> T, _ body: (T) -> Void
     ) throws(FormatError) {
         var names: [EntryName] = []
+        var pending: (made: ResultSlots<[T]>, group: DispatchGroup)?
+        func drain() {
+            guard let (made, group) = pending else { return }
+            group.wait()
+            for case let stripe? in made.takeValues() { stripe.forEach(body) }
+            pending = nil
+        }
         func flush() {
             let names = names, stripes = min(4, names.count)
-            let made = ResultSlots<[T]>(count: stripes)
-            DispatchQueue.concurrentPerform(iterations: stripes) { stripe in
-                let range = names.count * stripe / stripes..<names.count * (stripe + 1) / stripes
-                made.set(stripe, names[range].map { transform($0, info(of: $0.bytes)) })
+            let made = ResultSlots<[T]>(count: stripes), group = DispatchGroup()
+            for stripe in 0..<stripes {
+                DispatchQueue.global().async(group: group) {
+                    let range = names.count * stripe / stripes..<names.count * (stripe + 1) / stripes
+                    made.set(stripe, names[range].map { transform($0, self.info(of: $0.bytes)) })
+                }
             }
-            for case let stripe? in made.takeValues() { stripe.forEach(body) }
+            drain()
+            pending = (made, group)
         }
         do {
             try forEachName(displayPath: displayPath) { name in
@@ -97,9 +109,11 @@ package final class DirectoryHandle: Sendable {
             }
         } catch {
             flush()
+            drain()
             throw error
         }
         flush()
+        drain()
     }
 
     /// Every name, in the order the directory gives them; `.` and `..` left out.

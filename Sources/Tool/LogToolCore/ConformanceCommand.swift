@@ -13,6 +13,7 @@ extension FormatError.Code {
 /// one (Spec/merge.md 9.8, 9.9).
 struct Conformance: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "conformance",
         abstract: "Run a suite of the conformance kit against this engine or an external one.",
         discussion: """
             Without --suite, every folder inside FIXTURES is one merge case: its case.json command \

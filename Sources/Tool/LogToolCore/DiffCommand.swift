@@ -5,6 +5,7 @@ import EnsemblesToolkit
 /// `logtool diff`: two copies of a folder, or two devices' views of one (Spec/diff.md).
 struct Diff: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "diff",
         abstract: "Compare two cloud folders, or two devices' views of one folder (Spec/diff.md).",
         discussion: """
             Reports the files present in one folder only or whose bytes differ, the events one side \

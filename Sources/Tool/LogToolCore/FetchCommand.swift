@@ -163,6 +163,7 @@ enum RemoteInputs {
 /// `logtool fetch URL DIR`: a snapshot of a remote folder (Spec/remote.md 4).
 struct Fetch: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "fetch",
         abstract: "Copy a remote folder (WebDAV, S3, Ensembles Server) into a local folder, keeping every file's date.",
         discussion: """
             URL is webdav://HOST/PATH, webdavs://HOST/PATH, an http(s) URL with --protocol \

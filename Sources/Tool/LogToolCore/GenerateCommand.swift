@@ -5,6 +5,7 @@ import SyntheticHistory
 
 struct Generate: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "generate",
         abstract: "Write a synthetic cloud folder with its model, deterministically from a seed.",
         discussion: """
             OUT (which must not exist) receives Model.xcdatamodeld and cloud/Generated/ with store \

@@ -5,6 +5,7 @@ import EnsemblesToolkit
 /// `logtool history`: how one object got its values (Spec/verify.md, "history").
 struct History: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "history",
         abstract: "Show every change to one object in replay order, and which value won.",
         discussion: """
             INPUT is what `merge` takes. Every change to the object (ENTITY, ID) is listed in replay \

@@ -8,6 +8,7 @@ import Foundation
 /// is an interface for `logtool conformance`, not a command for people.
 struct Kit: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "kit",
         abstract: "The engine operations of the conformance kit's file-format suites (Spec/merge.md 9.9).",
         shouldDisplay: false,
         subcommands: [KitDecode.self, KitEncode.self, KitBlob.self, KitUnwrap.self, KitFileName.self, KitModel.self]

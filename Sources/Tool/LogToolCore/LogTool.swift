@@ -19,6 +19,9 @@ package struct LogTool: ParsableCommand {
     /// The toolkit's version, the Spec it implements and the conformance kit it passes.
     package static let version = "logtool 0.13.0 (Spec 0.13.0, conformance kit 1.7.0)"
 
+    /// Every command names itself: a name left out is derived from the type's description at
+    /// every start, a scan of the runtime's conformance tables per command (20 M instructions,
+    /// Benchmarks/README.md).
     package static let configuration = CommandConfiguration(
         commandName: "logtool",
         abstract: "Inspect and validate Ensembles cloud folders and event files.",
@@ -469,6 +472,7 @@ struct ModelVersionOptions: ParsableArguments {
 
 struct Inspect: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Show what a cloud folder or an event file holds.",
         discussion: """
             PATH is an ensemble folder, a folder holding ensembles, one event file (v2, or v1 with \
@@ -611,6 +615,7 @@ struct Inspect: ParsableCommand, HasOutputOptions {
 
 struct Convert: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "convert",
         abstract: "Convert event files and cloud folders between the v1 and v2 JSON dialects.",
         discussion: """
             SOURCE is an event file, a v1 log or a cloud folder; DESTINATION must not exist. Everything \
@@ -802,6 +807,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
 
 struct Validate: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Check JSON files against one of the Spec's schemas.",
         discussion: """
             Reports every schema violation with its JSON pointer. Only the schema is checked; \

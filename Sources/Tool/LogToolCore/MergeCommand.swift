@@ -6,6 +6,7 @@ import TemporaryFiles
 
 struct Merge: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "merge",
         abstract: "Replay events to the final store state, as every device must (Spec/merge.md).",
         discussion: """
             INPUT is a cloud folder (one ensemble), event files or v1 logs; all are merged together. \

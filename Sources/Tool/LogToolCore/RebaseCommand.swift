@@ -4,6 +4,7 @@ import EnsemblesToolkit
 
 struct Rebase: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "rebase",
         abstract: "Fold a cloud folder's events into one new baseline, written as a new folder (Spec/merge.md 13).",
         discussion: """
             NEW (which must not exist) receives the store registrations, the new baseline, the events \

@@ -7,6 +7,7 @@ import RemoteFolder
 /// undoable (Spec/repair.md).
 struct Repair: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "repair",
         abstract: "Plan, apply or undo the repair of a cloud folder; nothing is ever deleted (Spec/repair.md).",
         discussion: """
             Without --apply, prints the plan and changes nothing. With --apply, moves files into the \

@@ -6,6 +6,7 @@ import TemporaryFiles
 /// `logtool timeline`: a folder's history as one self-contained web page (Spec/timeline.md).
 struct Timeline: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "timeline",
         abstract: "Draw a cloud folder's history as one self-contained HTML page (Spec/timeline.md).",
         discussion: """
             One lane per store, a mark per event and baseline, and every finding of verify placed \

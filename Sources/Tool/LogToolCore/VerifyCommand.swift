@@ -5,6 +5,7 @@ import EnsemblesToolkit
 /// `logtool verify`: the doctor for a cloud folder (Spec/verify.md).
 struct Verify: ParsableCommand, HasOutputOptions {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Check a cloud folder and say what is wrong, where, and what it means.",
         discussion: """
             Reads every file, checks the folder as a merge would see it, and reports diagnostics \
