@@ -1,3 +1,4 @@
+import CFileSystem
 import ParallelWork
 import Foundation
 import JSONDocument
@@ -173,10 +174,10 @@ package final class DirectoryHandle: Sendable {
     /// The same, for a name given as text.
     func status(_ name: String) -> stat? { status(Array(name.utf8)) }
 
-    /// Opens the regular file at `relative` (`/`-separated, below this folder) one name at a
-    /// time, every name with `O_NOFOLLOW` (empty names and `.` stay where they are, as in any
-    /// path). A name `..` is refused: a listing never makes one, and it would leave the folder.
-    /// Returns a descriptor or -1 with `errno` set.
+    /// Opens the regular file at `relative` (`/`-separated, below this folder) without following
+    /// a link at any of its names (empty names and `.` stay where they are, as in any path). A
+    /// name `..` is refused: a listing never makes one, and it would leave the folder. Returns a
+    /// descriptor or -1 with `errno` set.
     ///
     /// Names are split as UTF-8 bytes, as the file system takes them: split as characters, a `/`
     /// followed by a combining mark is no `/` at all.
@@ -186,10 +187,16 @@ package final class DirectoryHandle: Sendable {
             errno = names.isEmpty ? ENOENT : EACCES
             return -1
         }
-        // A file right below a subfolder (`events/x`) is opened from that subfolder kept open,
-        // once the name is checked to still be it.
-        if names.count == 2, let folder = subfolders.descriptor(names[0], below: descriptor) {
-            return openat(folder, names[1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        // The whole path in one call where the system resolves it without links: opening and
+        // checking each folder on the way was a third of the calls of reading a folder's files
+        // (Benchmarks/README.md). Otherwise one name at a time: where the system cannot, and at
+        // a link, whose reason then says which name it was (the file's own, or a folder's).
+        let opened = cfs_open_beneath(descriptor, names.joined(separator: "/"), flags)
+        if opened >= 0 { return opened }
+        switch errno {
+        case ENOSYS, EPERM, EINVAL, E2BIG, EAGAIN, ELOOP: break
+        default: return -1
         }
         var folder = descriptor
         // Not close(-1) after a failed open: it would replace the errno the caller reports.
@@ -200,43 +207,7 @@ package final class DirectoryHandle: Sendable {
             folder = next
             guard next >= 0 else { return -1 }
         }
-        return openat(folder, names[names.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    }
-
-    /// The subfolders files were opened through, kept open with this folder: every event file's
-    /// path goes through `events/`, and opening and closing it again for each of tens of
-    /// thousands of files was half the opens and closes of reading a folder (Benchmarks/README.md).
-    private let subfolders = Subfolders()
-
-    private final class Subfolders: @unchecked Sendable {
-        /// By name; few (an ensemble has four), but bounded all the same.
-        private var kept: [String: (descriptor: Int32, device: dev_t, inode: ino_t)] = [:]
-        private let lock = NSLock()
-        private static let limit = 16
-
-        deinit { for folder in kept.values { close(folder.descriptor) } }
-
-        /// The kept descriptor of the folder `name` below `root` (opened now if it is not kept
-        /// yet), when `name` still names that folder: a folder, not a link, on the same device
-        /// with the same inode. Nil otherwise, and the caller opens the name as it would without
-        /// this table, with the same outcome: a subfolder swapped for a link after it was first
-        /// opened is still never followed (Spec/cloud-layout.md 8).
-        func descriptor(_ name: String, below root: Int32) -> Int32? {
-            var named = stat()
-            guard fstatat(root, name, &named, AT_SYMLINK_NOFOLLOW) == 0, named.st_mode & S_IFMT == S_IFDIR else { return nil }
-            lock.lock()
-            defer { lock.unlock() }
-            if let folder = kept[name] { return folder.device == named.st_dev && folder.inode == named.st_ino ? folder.descriptor : nil }
-            guard kept.count < Self.limit else { return nil }
-            let opened = DirectoryHandle.openFolder(name, below: root)
-            var status = stat()
-            guard opened >= 0, fstat(opened, &status) == 0, status.st_dev == named.st_dev, status.st_ino == named.st_ino else {
-                if opened >= 0 { close(opened) }
-                return nil
-            }
-            kept[name] = (opened, status.st_dev, status.st_ino)
-            return opened
-        }
+        return openat(folder, names[names.count - 1], flags)
     }
 }
 

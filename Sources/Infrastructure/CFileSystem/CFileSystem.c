@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "CFileSystem.h"
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 int cfs_rename_noreplace(const char *from, const char *to) {
 #if defined(__APPLE__)
@@ -58,6 +62,20 @@ int cfs_link_unnamed(int fd, int dir, const char *name) {
 #else
     (void)fd; (void)dir; (void)name;
     errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int cfs_open_beneath(int dir, const char *path, int flags) {
+#if defined(__linux__) && defined(SYS_openat2)
+    // glibc has no wrapper before 2.41, and Swift cannot call the variadic syscall(2).
+    struct open_how how = {.flags = (unsigned long long)flags, .mode = 0, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+    return (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+#elif defined(__APPLE__) && defined(O_NOFOLLOW_ANY)
+    return openat(dir, path, flags | O_NOFOLLOW_ANY);
+#else
+    (void)dir; (void)path; (void)flags;
+    errno = ENOSYS;
     return -1;
 #endif
 }
