@@ -75,7 +75,7 @@ struct CloudFolderScannerTests {
         #expect(try EventFileReader.readBytes(at: file, limit: 100) == Array("outside".utf8))
     }
 
-    @Test("below a listed folder, a subfolder kept open is checked at every open: swapped for a link, it is never followed")
+    @Test("below a listed folder, a subfolder swapped for a link after a first read is never followed, nor a link inside the folder")
     func subfolderKeptOpen() throws {
         let scratch = try ScratchFolder()
         try scratch.write("E/events/a", "first a")
@@ -97,6 +97,10 @@ struct CloudFolderScannerTests {
         #expect(unlink(events) == 0)
         #expect(rename(scratch.url.appendingPathComponent("other").path, events) == 0)
         #expect(try read("b") == Array("other b".utf8))
+        // A link that stays inside the folder is a link all the same.
+        try FileManager.default.createSymbolicLink(atPath: scratch.url.appendingPathComponent("E/linked").path, withDestinationPath: "events")
+        let linked = #expect(throws: FormatError.self) { try EventFileReader.readBytes(listing.file("linked/b"), limit: 100) }
+        #expect(linked?.code == .fileUnreadable, "\(String(describing: linked))")
     }
 
     @Test("a file of a listing never lies outside the folder: a path through '..' is refused, not opened")
