@@ -85,12 +85,13 @@ package final class EarlyReplay: @unchecked Sendable {
 
     /// Applies `events` (with their object changes in numbered form in `bodies` where they are
     /// summaries) in replay order, skipping what the baselines cover; returns once they are queued.
-    package func offer(_ events: [SourcedEvent], bodies: [NumberedEvent?]) {
+    package func offer(_ events: [SourcedEvent], bodies: consuming [NumberedEvent?]) {
         guard !gaveUp else { return }
         let handover = Handover()
-        for (sourced, body) in zip(events, bodies) where sourced.event.type == .save || sourced.event.type == .merge {
+        // Each body moved into the batch, not copied (a copy retained and released its lists).
+        for (index, sourced) in zip(bodies.indices, events) where sourced.event.type == .save || sourced.event.type == .merge {
             if let covered = known?[sourced.event.storeIdentifier], sourced.event.revision <= covered { continue }
-            guard let body = sourced.isSummary ? body : NumberedEvent(sourced.event) else {
+            guard let body = sourced.isSummary ? bodies[index].take() : NumberedEvent(sourced.event) else {
                 abandon()
                 return
             }

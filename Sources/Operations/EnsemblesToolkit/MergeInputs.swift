@@ -209,13 +209,13 @@ enum MergeInputs {
             self.replayEarly = replayEarly
         }
 
-        func read(baselines entries: [BaselineFileEntry], bodies: [NumberedEvent?]) {
+        func read(baselines entries: [BaselineFileEntry], bodies: consuming [NumberedEvent?]) {
             guard let replayEarly else { return }
             var baselines: [SourcedEvent] = [], baselineBodies: [NumberedEvent?] = []
-            for (entry, body) in zip(entries, bodies) {
+            for (index, entry) in zip(bodies.indices, entries) {
                 guard let sourced = MergeInputs.sourced(entry.entry, base: base) else { continue }
                 baselines.append(sourced)
-                baselineBodies.append(body)
+                baselineBodies.append(bodies[index].take())
             }
             early = EarlyReplay(baselines: baselines, bodies: baselineBodies, input: input, mode: replayEarly)
         }
@@ -225,9 +225,10 @@ enum MergeInputs {
             return { early.isBusy }
         }
 
-        func read(events entries: [EventFileEntry], bodies: [NumberedEvent?]) {
+        func read(events entries: [EventFileEntry], bodies: consuming [NumberedEvent?]) {
             var events: [SourcedEvent] = [], eventBodies: [NumberedEvent?] = []
-            for (entry, body) in zip(entries, bodies) {
+            // Each body moved on, not copied (EnsembleContents.readGroups).
+            for (index, entry) in zip(bodies.indices, entries) {
                 guard let sourced = MergeInputs.sourced(entry.entry, base: base) else { continue }
                 if sourced.event.type == .baseline {
                     baselines.append(sourced)
@@ -238,7 +239,7 @@ enum MergeInputs {
                         highestComplete[store] = max(highestComplete[store] ?? .min, sourced.event.revision)
                     }
                     events.append(sourced)
-                    eventBodies.append(body)
+                    eventBodies.append(bodies[index].take())
                 }
             }
             early?.offer(events, bodies: eventBodies)
