@@ -262,7 +262,7 @@ package struct EnsembleContents: Sendable {
             }
         }
         contents.baselines = baselines
-        sink?.read(baselines: baselines, bodies: baselineBodies)
+        sink?.read(baselines: baselines, bodies: consume baselineBodies)
         var events: [EventFileEntry] = []
         // For a sink, in the order the names give, a global count never split between chunks.
         let order =
@@ -301,7 +301,7 @@ package struct EnsembleContents: Sendable {
                 readable.append(entry)
                 bodies.append(chunk[index].3.take())
             }
-            sink?.read(events: readable, bodies: bodies)
+            sink?.read(events: readable, bodies: consume bodies)
         }
         contents.events = events
         if let groupFailure {

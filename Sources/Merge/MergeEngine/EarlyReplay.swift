@@ -46,7 +46,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Folding: the greatest global count offered of each store, and the events above their
     /// least (L) waiting in replay order; used only by the thread that offers events.
     private var greatest: [ExactString: Int64] = [:]
-    private var waiting: [(sourced: SourcedEvent, body: NumberedEvent)] = []
+    private var waiting: [Queued] = []
     private var gaveUp = false
     /// Folding: more waiting events than this abandons the bet (memory stays bounded).
     private let maximumWaiting: Int
@@ -95,13 +95,13 @@ package final class EarlyReplay: @unchecked Sendable {
                 abandon()
                 return
             }
-            handover.batch.append((sourced, body))
+            handover.batch.append(Queued(sourced: sourced, body: body))
         }
         MergeAnalysis.sortInReplayOrder(&handover.batch) { $0.sourced.event }
         if mode == .folding {
-            for (sourced, _) in handover.batch {
-                let store = ExactString(sourced.event.storeIdentifier)
-                greatest[store] = max(greatest[store] ?? .min, sourced.event.globalCount)
+            for index in handover.batch.indices {
+                let event = handover.batch[index].sourced.event, store = ExactString(event.storeIdentifier)
+                greatest[store] = max(greatest[store] ?? .min, event.globalCount)
             }
             // Waiting events come before this batch in replay order (smaller global counts).
             waiting += handover.batch
@@ -165,10 +165,18 @@ package final class EarlyReplay: @unchecked Sendable {
     /// 6, 4 was the fastest on both the JSON and the binary folder: Benchmarks/README.md.)
     package var isBusy: Bool { queued.value >= 4 }
 
+    /// An event to apply and its changes in numbered form. A struct, not a tuple: a field of a
+    /// tuple element was read by copying the element (each of its lists retained and
+    /// released), and a list of tuples is freed through the runtime's generic tuple witness.
+    private struct Queued {
+        var sourced: SourcedEvent
+        var body: NumberedEvent
+    }
+
     /// Events passed to the applying thread, and from it to the one that frees them; the batch
     /// is read in place and emptied only by the freeing thread.
     private final class Handover: @unchecked Sendable {
-        var batch: [(sourced: SourcedEvent, body: NumberedEvent)] = []
+        var batch: [Queued] = []
         var replaced: [StoreState.Stored] = []
     }
 

@@ -242,7 +242,7 @@ enum MergeInputs {
                     eventBodies.append(bodies[index].take())
                 }
             }
-            early?.offer(events, bodies: eventBodies)
+            early?.offer(events, bodies: consume eventBodies)
             waiting.wait()
             inserting.async { [self, events] in
                 defer { waiting.signal() }
