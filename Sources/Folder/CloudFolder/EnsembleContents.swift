@@ -220,7 +220,7 @@ package struct EnsembleContents: Sendable {
         var eventFileCount = eventGroups.values.reduce(0) { $0 + $1.files.count }
         if !listing.eventsListed {
             do throws(FormatError) {
-                let index = try EventFileIndex()
+                let index = EventFileIndex()
                 var failure: FormatError?
                 try CloudFolderScanner.forEachEntry(of: .events, in: listing) { listed in
                     guard case .event(let name) = listed.entry else { return take(listed) }

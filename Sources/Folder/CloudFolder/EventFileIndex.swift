@@ -1,25 +1,31 @@
 import JSONDocument
+import EnsembleModel
 import SQLiteConnection
 
-/// The event files of `events/`, indexed in SQLite (a private temporary database) as they are
-/// found, so that a long history is never held as a list: they come back grouped by event and
-/// in name order (global count, store by UTF-8 bytes, revision), parts in part order.
+/// The event files of `events/`, indexed as they are found, so that a long history is never held
+/// as a list: they come back grouped by event and in name order (global count, store by UTF-8
+/// bytes, revision), parts in part order (a name without a part first), then by path.
+///
+/// The first ``memoryLimit`` files are kept in memory and sorted there; past that many, every
+/// file goes to SQLite (a private temporary database) and is sorted by it. A folder of tens of
+/// thousands of files was indexed and sorted by SQLite in a third of the time before the first
+/// event could be read (Benchmarks/README.md); a list of that size is a few megabytes.
 final class EventFileIndex {
-    private let database: Connection
-    private let insert: Connection.Statement
+    typealias Row = (name: EventFileName, listed: ListedEntry)
 
-    init() throws(FormatError) {
-        database = try Connection.scratch()
-        try database.execute(
-            """
-            CREATE TABLE file(global_count INTEGER NOT NULL, store TEXT NOT NULL, revision INTEGER NOT NULL,
-                              part_index INTEGER, part_count INTEGER, path TEXT NOT NULL, size INTEGER);
-            BEGIN;
-            """)
-        insert = try database.prepare("INSERT INTO file VALUES (?, ?, ?, ?, ?, ?, ?)")
+    /// How many files are kept in memory before the index moves to SQLite: 32,768 (about 10 MB).
+    let memoryLimit: Int
+    private var rows: [Row] = []
+    private var database: (connection: Connection, insert: Connection.Statement)?
+
+    init(memoryLimit: Int = 32_768) {
+        self.memoryLimit = memoryLimit
     }
 
     func add(_ name: EventFileName, _ listed: ListedEntry) throws(FormatError) {
+        if database == nil && rows.count < memoryLimit { return rows.append((name, listed)) }
+        if database == nil { try moveToSQLite() }
+        guard let insert = database?.insert else { return }
         try insert.bind(1, .integer(name.globalCount))
         try insert.bind(2, .text(name.storeIdentifier))
         try insert.bind(3, .integer(name.revision))
@@ -30,22 +36,65 @@ final class EventFileIndex {
         try insert.run()
     }
 
+    /// Opens the database and moves the rows kept so far into it.
+    private func moveToSQLite() throws(FormatError) {
+        let connection = try Connection.scratch()
+        try connection.execute(
+            """
+            CREATE TABLE file(global_count INTEGER NOT NULL, store TEXT NOT NULL, revision INTEGER NOT NULL,
+                              part_index INTEGER, part_count INTEGER, path TEXT NOT NULL, size INTEGER);
+            BEGIN;
+            """)
+        database = (connection, try connection.prepare("INSERT INTO file VALUES (?, ?, ?, ?, ?, ?, ?)"))
+        let kept = rows
+        rows = []
+        for (name, listed) in kept { try add(name, listed) }
+    }
+
     /// The files, one event's group at a time.
     func groups() throws(FormatError) -> Groups {
-        try database.execute("COMMIT")
-        return Groups(try database.prepare("SELECT * FROM file ORDER BY global_count, store, revision, part_index, path"))
+        guard let database else {
+            rows.sort(by: Self.precedes)
+            defer { rows = [] }
+            return Groups(kept: rows)
+        }
+        try database.connection.execute("COMMIT")
+        return Groups(query: try database.connection.prepare("SELECT * FROM file ORDER BY global_count, store, revision, part_index, path"))
+    }
+
+    /// SQLite's order of the query above: integers as numbers, text by its bytes (the BINARY
+    /// collation), no part before any part.
+    static func precedes(_ a: Row, _ b: Row) -> Bool {
+        if a.name.globalCount != b.name.globalCount { return a.name.globalCount < b.name.globalCount }
+        if ExactString(a.name.storeIdentifier) != ExactString(b.name.storeIdentifier) {
+            return utf8Precedes(a.name.storeIdentifier, b.name.storeIdentifier)
+        }
+        if a.name.revision != b.name.revision { return a.name.revision < b.name.revision }
+        let (left, right) = (a.name.part?.index, b.name.part?.index)
+        if left != right { return left.map { index in right.map { index < $0 } ?? false } ?? true }
+        return utf8Precedes(a.listed.path, b.listed.path)
     }
 
     /// Reads the groups in order.
     final class Groups {
-        private let query: Connection.Statement
-        private var pending: (name: EventFileName, listed: ListedEntry)?
+        private let kept: [Row]
+        private var position = 0
+        private let query: Connection.Statement?
+        private var pending: Row?
 
-        init(_ query: Connection.Statement) { self.query = query }
+        init(kept: [Row]) {
+            self.kept = kept
+            query = nil
+        }
+
+        init(query: Connection.Statement) {
+            kept = []
+            self.query = query
+        }
 
         /// The files of the next (global count, store, revision), or nil after the last.
         func next() throws(FormatError) -> (name: EventFileName, files: [(part: PartNumber?, entry: ListedEntry)])? {
-            let first: (name: EventFileName, listed: ListedEntry)
+            let first: Row
             if let pending {
                 first = pending
                 self.pending = nil
@@ -67,7 +116,12 @@ final class EventFileIndex {
             return (first.name, files)
         }
 
-        private func row() throws(FormatError) -> (name: EventFileName, listed: ListedEntry)? {
+        private func row() throws(FormatError) -> Row? {
+            guard let query else {
+                guard position < kept.count else { return nil }
+                defer { position += 1 }
+                return kept[position]
+            }
             guard try query.step() else { return nil }
             let part = query.isNull(3) ? nil : PartNumber(index: Int(query.int64(3)), count: Int(query.int64(4)))
             let name = EventFileName(globalCount: query.int64(0), storeIdentifier: query.text(1), revision: query.int64(2), part: part)
