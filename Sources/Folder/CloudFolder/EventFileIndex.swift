@@ -54,41 +54,48 @@ final class EventFileIndex {
     /// The files, one event's group at a time.
     func groups() throws(FormatError) -> Groups {
         guard let database else {
-            rows.sort(by: Self.precedes)
             defer { rows = [] }
-            return Groups(kept: rows)
+            return Groups(kept: rows, order: Self.order(of: rows))
         }
         try database.connection.execute("COMMIT")
         return Groups(query: try database.connection.prepare("SELECT * FROM file ORDER BY global_count, store, revision, part_index, path"))
     }
 
-    /// SQLite's order of the query above: integers as numbers, text by its bytes (the BINARY
-    /// collation), no part before any part.
-    static func precedes(_ a: Row, _ b: Row) -> Bool {
-        if a.name.globalCount != b.name.globalCount { return a.name.globalCount < b.name.globalCount }
-        if ExactString(a.name.storeIdentifier) != ExactString(b.name.storeIdentifier) {
-            return utf8Precedes(a.name.storeIdentifier, b.name.storeIdentifier)
+    /// The positions of `rows` in the order of the query above (SQLite's: integers as numbers,
+    /// text by its bytes, the BINARY collation; no part before any part). Sorted as keys of
+    /// numbers, a store as its rank among the few stores: sorting the rows themselves moved and
+    /// copied every string in them, and took longer than SQLite.
+    private static func order(of rows: [Row]) -> [Int] {
+        var stores: [ExactString: Int] = [:]
+        for row in rows.indices { stores[ExactString(rows[row].name.storeIdentifier)] = 0 }
+        for (rank, store) in stores.keys.sorted(by: { utf8Precedes($0.value, $1.value) }).enumerated() { stores[store] = rank }
+        var keys = rows.indices.map { row in
+            let name = rows[row].name
+            return (name.globalCount, stores[ExactString(name.storeIdentifier)] ?? 0, name.revision, name.part?.index ?? .min, row)
         }
-        if a.name.revision != b.name.revision { return a.name.revision < b.name.revision }
-        let (left, right) = (a.name.part?.index, b.name.part?.index)
-        if left != right { return left.map { index in right.map { index < $0 } ?? false } ?? true }
-        return utf8Precedes(a.listed.path, b.listed.path)
+        keys.sort { a, b in
+            (a.0, a.1, a.2, a.3) != (b.0, b.1, b.2, b.3)
+                ? (a.0, a.1, a.2, a.3) < (b.0, b.1, b.2, b.3) : utf8Precedes(rows[a.4].listed.path, rows[b.4].listed.path)
+        }
+        return keys.map(\.4)
     }
 
     /// Reads the groups in order.
     final class Groups {
-        private let kept: [Row]
+        private let kept: [Row], order: [Int]
         private var position = 0
         private let query: Connection.Statement?
         private var pending: Row?
 
-        init(kept: [Row]) {
+        init(kept: [Row], order: [Int]) {
             self.kept = kept
+            self.order = order
             query = nil
         }
 
         init(query: Connection.Statement) {
             kept = []
+            order = []
             self.query = query
         }
 
@@ -118,9 +125,9 @@ final class EventFileIndex {
 
         private func row() throws(FormatError) -> Row? {
             guard let query else {
-                guard position < kept.count else { return nil }
+                guard position < order.count else { return nil }
                 defer { position += 1 }
-                return kept[position]
+                return kept[order[position]]
             }
             guard try query.step() else { return nil }
             let part = query.isNull(3) ? nil : PartNumber(index: Int(query.int64(3)), count: Int(query.int64(4)))
