@@ -100,7 +100,8 @@ package struct Converter: Sendable {
         let bytes = base.utf8
         var end = bytes.endIndex
         while bytes.distance(from: bytes.startIndex, to: end) > 1, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
-        let trimmed = base[..<end]
+        // Made a String before joining: a substring joined counted its characters.
+        let trimmed = String(base[..<end])
         return trimmed == "/" ? "/" + inside : trimmed + "/" + inside
     }
 
