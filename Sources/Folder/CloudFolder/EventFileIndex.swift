@@ -82,13 +82,15 @@ final class EventFileIndex {
 
     /// Reads the groups in order.
     final class Groups {
-        private let kept: [Row], order: [Int]
+        /// Each row taken out as it is read, and the lists dropped after the last: a merge's
+        /// state grows while the files are read, and they were held to its peak.
+        private var kept: [Row?], order: [Int]
         private var position = 0
         private let query: Connection.Statement?
         private var pending: Row?
 
         init(kept: [Row], order: [Int]) {
-            self.kept = kept
+            self.kept = kept.map { $0 }
             self.order = order
             query = nil
         }
@@ -125,9 +127,12 @@ final class EventFileIndex {
 
         private func row() throws(FormatError) -> Row? {
             guard let query else {
-                guard position < order.count else { return nil }
+                guard position < order.count else {
+                    (kept, order) = ([], [])
+                    return nil
+                }
                 defer { position += 1 }
-                return kept[order[position]]
+                return kept[order[position]].take()
             }
             guard try query.step() else { return nil }
             let part = query.isNull(3) ? nil : PartNumber(index: Int(query.int64(3)), count: Int(query.int64(4)))
