@@ -493,6 +493,28 @@ public struct StoreState: Sendable {
         }
     }
 
+    /// Hints the processor to fetch the slots of the objects that the relationships of `object`
+    /// name: the state document writes each one's identifier from its slot, a line nothing else
+    /// brings in, one miss per member (measured: Benchmarks/README.md). The relationships are
+    /// read in place; their lists were asked for further ahead (``prefetch(slot:contentsOf:)``).
+    func prefetchRelated(of object: Int32?) {
+        guard let object else { return }
+        slots.withUnsafeBufferPointer { buffer in
+            guard let first = buffer.baseAddress, Int(object) < buffer.count else { return }
+            func ask(_ target: Int32) { if Int(target) < buffer.count { cpf_prefetch(first + Int(target)) } }
+            buffer[Int(object)].properties.withMembers { members in
+                for member in members.indices {
+                    switch members[member].value {
+                    case .toOne(let target?): ask(target)
+                    case .toMany(let targets): targets.withMembers { for target in $0 { ask(target.key) } }
+                    case .ordered(let targets): for target in targets { ask(target) }
+                    case .toOne(nil), .attribute, .dataFile: break
+                    }
+                }
+            }
+        }
+    }
+
     /// Takes the members deleted in this event out of the ordered to-manys that held them, one
     /// pass per relationship (Spec/merge.md 8.4). A holder deleted meanwhile has nothing left to
     /// change; nothing reads these orders before the event ends.
