@@ -497,6 +497,26 @@ public struct StoreState: Sendable {
     /// name: the state document writes each one's identifier from its slot, a line nothing else
     /// brings in, one miss per member (measured: Benchmarks/README.md). The relationships are
     /// read in place; their lists were asked for further ahead (``prefetch(slot:contentsOf:)``).
+    func prefetchLists(of object: Int32?) {
+        guard let object else { return }
+        // A member's value follows its 4-byte key at the value's alignment (a tuple's layout).
+        let alignment = MemoryLayout<Stored>.alignment, valueOffset = (MemoryLayout<Int32>.size + alignment - 1) / alignment * alignment
+        slots.withUnsafeBufferPointer { buffer in
+            guard Int(object) < buffer.count else { return }
+            buffer[Int(object)].properties.withMembers { members in
+                guard let first = members.baseAddress else { return }
+                for member in members.indices {
+                    // The case alone is read: a copy of the list would retain it, a write to the
+                    // very line asked for. A list's payload starts the value, as the map's list.
+                    switch members[member].value {
+                    case .toMany, .ordered: SmallMap<Int32, Void>.prefetch(at: UnsafeRawPointer(first + member) + valueOffset)
+                    case .toOne, .attribute, .dataFile: break
+                    }
+                }
+            }
+        }
+    }
+
     func prefetchRelated(of object: Int32?) {
         guard let object else { return }
         slots.withUnsafeBufferPointer { buffer in
