@@ -493,11 +493,11 @@ public struct StoreState: Sendable {
         }
     }
 
-    /// Hints the processor to fetch the slots of the objects that the relationships of `object`
-    /// name: the state document writes each one's identifier from its slot, a line nothing else
-    /// brings in, one miss per member (measured: Benchmarks/README.md). The relationships are
-    /// read in place; their lists were asked for further ahead (``prefetch(slot:contentsOf:)``).
-    func prefetchLists(of object: Int32?) {
+    /// Hints the processor to fetch what the state document reads of `object`'s values beyond
+    /// its property list: each to-many's and ordered list's members, each string's bytes (a
+    /// miss each, measured: Benchmarks/README.md). Its property list was asked for further
+    /// ahead (``prefetch(slot:contentsOf:)``).
+    func prefetchValues(of object: Int32?) {
         guard let object else { return }
         // A member's value follows its 4-byte key at the value's alignment (a tuple's layout).
         let alignment = MemoryLayout<Stored>.alignment, valueOffset = (MemoryLayout<Int32>.size + alignment - 1) / alignment * alignment
@@ -506,17 +506,28 @@ public struct StoreState: Sendable {
             buffer[Int(object)].properties.withMembers { members in
                 guard let first = members.baseAddress else { return }
                 for member in members.indices {
-                    // The case alone is read: a copy of the list would retain it, a write to the
-                    // very line asked for. A list's payload starts the value, as the map's list.
+                    // The case alone is read: a copy of the list or string would retain it, a
+                    // write to the very line asked for. A list's payload starts the value, as the
+                    // map's list; a string's storage is named by its second word, below the flag
+                    // bits (a small string holds its bytes, and the guess asks for a line in vain).
+                    let value = UnsafeRawPointer(first + member) + valueOffset
                     switch members[member].value {
-                    case .toMany, .ordered: SmallMap<Int32, Void>.prefetch(at: UnsafeRawPointer(first + member) + valueOffset)
-                    case .toOne, .attribute, .dataFile: break
+                    case .toMany, .ordered: SmallMap<Int32, Void>.prefetch(at: value)
+                    case .attribute(.string), .dataFile:
+                        let storage = value.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self) & 0x0000_FFFF_FFFF_FFFF
+                        cpf_prefetch(UnsafeRawPointer(bitPattern: storage))
+                        cpf_prefetch(UnsafeRawPointer(bitPattern: storage &+ 48))
+                    case .toOne, .attribute: break
                     }
                 }
             }
         }
     }
 
+    /// Hints the processor to fetch the slots of the objects that the relationships of `object`
+    /// name: the state document writes each one's identifier from its slot, a line nothing else
+    /// brings in, one miss per member (measured: Benchmarks/README.md). The relationships are
+    /// read in place; their lists were asked for further ahead (``prefetchValues(of:)``).
     func prefetchRelated(of object: Int32?) {
         guard let object else { return }
         slots.withUnsafeBufferPointer { buffer in

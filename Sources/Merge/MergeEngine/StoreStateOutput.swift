@@ -270,7 +270,7 @@ extension StoreState {
                 // A slot asked for 16 objects ahead, what it points at 8 ahead (measured:
                 // Benchmarks/README.md).
                 prefetch(slot: index + 16 < objects.endIndex ? objects[index + 16] : nil, contentsOf: index + 12 < objects.endIndex ? objects[index + 12] : nil)
-                prefetchLists(of: index + 8 < objects.endIndex ? objects[index + 8] : nil)
+                prefetchValues(of: index + 8 < objects.endIndex ? objects[index + 8] : nil)
                 prefetchRelated(of: index + 4 < objects.endIndex ? objects[index + 4] : nil)
                 let object = Int(objects[index])
                 if entity != slots[object].entity {
