@@ -37,7 +37,7 @@ package final class EarlyReplay: @unchecked Sendable {
     /// Offers queued and not yet applied.
     private let queued = SharedCounter()
     private var state: StoreState
-    private var replayed = SHA256()
+    private var replayed = FileSequenceDigest()
     private var count = 0
     private var abandoned = false
     private let known: RevisionSet?
@@ -129,7 +129,7 @@ package final class EarlyReplay: @unchecked Sendable {
         // the order offered, unless it abandons (and then no state is given).
         // By index: iterating the batch copied each event (a retain and a release of each of
         // its strings and lists) to read its file name.
-        for index in handover.batch.indices { Self.record(handover.batch[index].sourced.file, in: &replayed) }
+        for index in handover.batch.indices { replayed.record(handover.batch[index].sourced.file) }
         count += handover.batch.count
         pending.wait()
         queued.add(1)
@@ -200,13 +200,13 @@ package final class EarlyReplay: @unchecked Sendable {
     package func state(for analysis: MergeAnalysis) -> StoreState? {
         guard mode == .everything, let replayed = replayedState(), count == analysis.replayCount, baselineFiles == analysis.baselines.map(\.file)
         else { return nil }
-        var expected = SHA256()
+        var expected = FileSequenceDigest()
         do throws(FormatError) {
-            try analysis.forEachReplayedFile { Self.record($0, in: &expected) }
+            try analysis.forEachReplayedFile { expected.record($0) }
         } catch {
             return nil
         }
-        return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
+        return expected.finalize() == self.replayed.finalize() ? replayed : nil
     }
 
     /// The state, when what was applied is exactly `baselines` and then `events` (in this
@@ -214,9 +214,9 @@ package final class EarlyReplay: @unchecked Sendable {
     /// nil otherwise.
     package func state(baselines: [SourcedEvent], events: [SourcedEvent]) -> StoreState? {
         guard mode == .everything, let replayed = replayedState(), count == events.count, baselineFiles == baselines.map(\.file) else { return nil }
-        var expected = SHA256()
-        for sourced in events { Self.record(sourced.file, in: &expected) }
-        return Array(expected.finalize()) == Array(self.replayed.finalize()) ? replayed : nil
+        var expected = FileSequenceDigest()
+        for sourced in events { expected.record(sourced.file) }
+        return expected.finalize() == self.replayed.finalize() ? replayed : nil
     }
 
     /// Folding: the state of the baselines and the events `plan` folds, when they are exactly
@@ -227,18 +227,35 @@ package final class EarlyReplay: @unchecked Sendable {
         release(through: plan.cutoff, into: handover)
         apply(handover)
         guard let folded = replayedState(), count == plan.foldedCount, baselineFiles == analysis.baselines.map(\.file),
-            plan.foldedFiles == Array(replayed.finalize())
+            plan.foldedFiles == replayed.finalize()
         else { return nil }
         // Handed over, not shared: the caller goes on changing it (the kept events), which would
         // copy the whole state while this one still held it.
         queue.sync { state = StoreState(model: folded.dataModel) }
         return folded
     }
+}
 
-    /// Adds the name of a replayed file to `hash` (its bytes, then a NUL).
-    static func record(_ file: String, in hash: inout SHA256) {
-        var file = file
-        file.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        withUnsafeBytes(of: UInt8(0)) { hash.update(bufferPointer: $0) }
+/// The SHA-256 of a sequence of file names, each name's bytes then a NUL: what ``EarlyReplay``
+/// applied, what the analysis replays, what a rebase plan folds. Fed to the hash a block of names
+/// at a time: an update per name cost more than hashing it (Benchmarks/README.md).
+struct FileSequenceDigest {
+    private var hash = SHA256()
+    private var pending: [UInt8] = []
+
+    mutating func record(_ file: String) {
+        ExactString.withUTF8(of: file) { pending.append(contentsOf: $0) }
+        pending.append(0)
+        if pending.count >= 1 << 14 {
+            pending.withUnsafeBytes { hash.update(bufferPointer: $0) }
+            pending.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The digest of the names recorded so far.
+    func finalize() -> [UInt8] {
+        var hash = hash
+        pending.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        return Array(hash.finalize())
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import JSONDocument
 import EnsembleModel
 import ProgressReporting
@@ -43,13 +42,13 @@ package struct RebasePlan: Sendable {
         guard let cutoff = try analysis.greatestReplayedGlobalCounts().min() else { return nil }
         self.cutoff = cutoff
         var highestFolded = RevisionSet()
-        var files = SHA256()
+        var files = FileSequenceDigest()
         // The folded events' few fields from the index, not the events (one pass over them); the
         // kept ones, usually few, whole.
         var folded = (count: 0, lastStore: String?.none, timestamp: Double?.none, modelVersion: String?.none)
         try analysis.forEachReplayedFields { event in
             guard event.globalCount <= cutoff else { return }
-            EarlyReplay.record(event.file, in: &files)
+            files.record(event.file)
             folded.count += 1
             folded.lastStore = event.store
             folded.timestamp = max(folded.timestamp ?? event.timestamp, event.timestamp)
@@ -69,7 +68,7 @@ package struct RebasePlan: Sendable {
         var revisions = analysis.baselineRevisions ?? RevisionSet()
         for (store, revision) in highestFolded.revisions where revision > (revisions[store] ?? -1) { revisions[store] = revision }
         revisionSet = revisions
-        foldedFiles = Array(files.finalize())
+        foldedFiles = files.finalize()
     }
 
     /// Calls `body` with the folded events in replay order, a page at a time.
