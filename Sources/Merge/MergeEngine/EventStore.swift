@@ -293,10 +293,16 @@ package final class EventStore: @unchecked Sendable {
     /// The revision column of `revisions`: each (store number, revision) pair as a varint and a
     /// zigzag varint (Spec/v2-binary.md 3.2's encodings).
     private func revisionColumn(_ revisions: RevisionSet) -> [UInt8] {
+        Self.revisionColumn(revisions, numbering: &stores)
+    }
+
+    /// ``revisionColumn(_:)`` with the numbering borrowed once: reached through the store for
+    /// each pair, it was checked for exclusive access each time (a quarter of the column's cost).
+    private static func revisionColumn(_ revisions: RevisionSet, numbering: inout Numbering) -> [UInt8] {
         var column = ByteWriter()
         column.bytes.reserveCapacity(4 * revisions.count)
         revisions.forEachPair { store, revision in
-            column.varint(UInt64(stores.number(store)))
+            column.varint(UInt64(numbering.number(store)))
             column.zigzag(revision)
         }
         return column.bytes
