@@ -320,7 +320,8 @@ struct StringTable: Sendable {
 package enum UUIDPrefix {
     package static let textLength = 36
 
-    private static func isHyphen(at position: Int) -> Bool { position == 8 || position == 13 || position == 18 || position == 23 }
+    /// Where the text's hyphens are, each checked or written by itself.
+    private static let hyphens = (8, 13, 18, 23)
 
     /// The 16 bytes of the uppercase UUID that `text` starts with, or nil; eight digits at a
     /// time, as ``write(_:to:)`` writes them (a loop over the digits was a tenth of encoding).
@@ -330,7 +331,8 @@ package enum UUIDPrefix {
         func load<Digits: FixedWidthInteger>(_ offset: Int, as: Digits.Type) -> UInt64 {
             UInt64(Digits(bigEndian: characters.loadUnaligned(fromByteOffset: offset, as: Digits.self)))
         }
-        guard (8...23).allSatisfy({ !isHyphen(at: $0) || text[$0] == UInt8(ascii: "-") }),
+        let hyphen = UInt8(ascii: "-")
+        guard text[hyphens.0] == hyphen, text[hyphens.1] == hyphen, text[hyphens.2] == hyphen, text[hyphens.3] == hyphen,
             let first = value(ofDigits: load(0, as: UInt64.self)),
             let second = value(ofDigits: load(9, as: UInt32.self) << 32 | load(14, as: UInt32.self)),
             let third = value(ofDigits: load(19, as: UInt32.self) << 32 | load(24, as: UInt32.self)),
@@ -395,7 +397,8 @@ package enum UUIDPrefix {
         store(UInt32(truncatingIfNeeded: third >> 32), at: 19)
         store(UInt32(truncatingIfNeeded: third), at: 24)
         store(hex(UInt32(truncatingIfNeeded: low)), at: 28)
-        for position in 8...23 where isHyphen(at: position) { output[position] = UInt8(ascii: "-") }
+        let hyphen = UInt8(ascii: "-")
+        (output[hyphens.0], output[hyphens.1], output[hyphens.2], output[hyphens.3]) = (hyphen, hyphen, hyphen, hyphen)
     }
 
     /// The big-endian halves of the UUID whose canonical uppercase text is exactly `text`; nil
