@@ -28,9 +28,9 @@ int cfs_link_unnamed(int fd, int dir, const char *name);
 /// Opens `path` (`/`-separated names) below folder `dir` with `flags`, following no link at
 /// any of its names and never leaving `dir`, in one call (Linux openat2 with
 /// RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH; Darwin openat with O_NOFOLLOW_ANY). Returns a
-/// descriptor, or -1 with errno set: ELOOP at a link, whichever name it is; ENOSYS, EPERM, EINVAL, E2BIG or EAGAIN
-/// when the system cannot resolve it this way (an older kernel, a filter, a concurrent rename),
-/// and the caller opens one name at a time instead.
+/// descriptor, or -1 with errno set: ELOOP at a link, whichever name it is; ENOSYS, EPERM,
+/// EINVAL, E2BIG or EAGAIN when the system cannot resolve it this way (an older kernel, a
+/// filter, a concurrent rename), and the caller opens one name at a time instead.
 int cfs_open_beneath(int dir, const char *path, int flags);
 
 #endif
