@@ -498,7 +498,8 @@ public struct StoreState: Sendable {
     /// miss each, measured: Benchmarks/README.md). Its property list was asked for further
     /// ahead (``prefetch(slot:contentsOf:)``).
     func prefetchValues(of object: Int32?) {
-        guard let object else { return }
+        // A string's second word is read from within the value: never past its end.
+        guard let object, MemoryLayout<Stored>.size >= 2 * MemoryLayout<UInt>.size else { return }
         // A member's value follows its 4-byte key at the value's alignment (a tuple's layout).
         let alignment = MemoryLayout<Stored>.alignment, valueOffset = (MemoryLayout<Int32>.size + alignment - 1) / alignment * alignment
         slots.withUnsafeBufferPointer { buffer in
