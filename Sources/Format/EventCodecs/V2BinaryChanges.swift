@@ -66,7 +66,7 @@ extension [String]: BinaryStringTable {
 /// ``NumberedEvent/init(text:ends:)``. A type of this module, so that the reader's calls on it
 /// are specialized and inlined here.
 struct NumberedStrings: BinaryStringTable {
-    private(set) var text: [UInt8] = []
+    private let text = TextBuffer()
     private(set) var ends: [Int] = []
     /// The entries that are a UUID and nothing after it, as their 16 bytes.
     private(set) var uuids = NumberedEvent.UUIDHints()
@@ -81,7 +81,7 @@ struct NumberedStrings: BinaryStringTable {
         ends.reserveCapacity(ends.count + count)
         // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
         // 36/17 as many, under 17/8; one without is a byte fewer.
-        text.reserveCapacity(text.count + stored + (stored * 9 + 7) / 8)
+        text.reserve(stored + (stored * 9 + 7) / 8)
         // A UUID's halves take 16 bytes, fewer than the 17 it is stored in at least: room for
         // every one there can be (grown one at a time, the list was reallocated about six times
         // per event).
@@ -90,7 +90,7 @@ struct NumberedStrings: BinaryStringTable {
 
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
         let halves = uuid.map { UUIDPrefix.halves(of: UnsafeRawBufferPointer($0)) }
-        if let halves { UUIDPrefix.append(high: halves.high, low: halves.low, to: &text) }
+        if let halves { text.appendUUID(high: halves.high, low: halves.low) }
         // This string's place among the hints: the UUID's halves when nothing follows it.
         if let halves, bytes.isEmpty {
             if uuids.positions.isEmpty {
@@ -105,9 +105,12 @@ struct NumberedStrings: BinaryStringTable {
         } else if !uuids.positions.isEmpty {
             uuids.positions.append(-1)
         }
-        if !bytes.isEmpty { text.append(contentsOf: bytes) }
+        if !bytes.isEmpty { text.append(bytes) }
         ends.append(text.count)
     }
+
+    /// The text of every string so far, one after another.
+    var textBytes: UnsafeBufferPointer<UInt8> { text.bytes }
 
     func precedes(_ a: Int, _ b: Int) -> Bool {
         // Two UUIDs with nothing after them, as most entries are: their halves compare as their
@@ -119,7 +122,7 @@ struct NumberedStrings: BinaryStringTable {
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         // String n ends at ends[n] and starts where string n - 1 ends, as in the numbered form.
         let start = index == 0 ? 0 : ends[index - 1]
-        return text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<ends[index]])) }
+        return body(UnsafeBufferPointer(rebasing: text.bytes[start..<ends[index]]))
     }
 
     func string(_ index: Int) -> String {
@@ -130,6 +133,46 @@ struct NumberedStrings: BinaryStringTable {
         made.positions[index] = Int32(truncatingIfNeeded: made.strings.count)
         made.strings.append(string)
         return string
+    }
+}
+
+/// ``NumberedStrings``'s text as it is written, in memory of its own, copied into the numbered
+/// event's list once, whole: appended to an array a string at a time, each append checked the
+/// array's uniqueness and room (about 90 instructions a string, Benchmarks/README.md), and a
+/// UUID's text was written on the stack first. One file's table, written by one thread, then
+/// only read: its fields are not checked for exclusive access (``MadeStrings``), and a copy of
+/// the table shares it.
+private final class TextBuffer {
+    @exclusivity(unchecked) private var start = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var capacity = 64
+
+    deinit { start.deallocate() }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: start, count: count) }
+
+    /// Room for `more` bytes after the last.
+    func reserve(_ more: Int) {
+        guard more > capacity - count else { return }
+        let grown = max(count + more, 2 * capacity)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.initialize(from: start, count: count)
+        start.deallocate()
+        (start, capacity) = (moved, grown)
+    }
+
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (start + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends the 36 characters of the UUID with these big-endian halves.
+    func appendUUID(high: UInt64, low: UInt64) {
+        reserve(UUIDPrefix.textLength)
+        UUIDPrefix.write(high: high, low: low, to: UnsafeMutableBufferPointer(start: start + count, count: UUIDPrefix.textLength))
+        count += UUIDPrefix.textLength
     }
 }
 
@@ -206,7 +249,7 @@ struct EventChanges: DecodedChanges {
 struct NumberedChanges: DecodedChanges {
     private(set) var event: NumberedEvent
 
-    init(strings: NumberedStrings) { event = NumberedEvent(text: strings.text, ends: strings.ends, uuids: strings.uuids) }
+    init(strings: NumberedStrings) { event = NumberedEvent(text: Array(strings.textBytes), ends: strings.ends, uuids: strings.uuids) }
 
     /// In the generated 1M-change folder a change takes 19 bytes of the section and a property
     /// 9 (Benchmarks/README.md); each takes 3 at least (Spec/v2-binary.md 8).
