@@ -1,5 +1,6 @@
 import Foundation
 import JSONDocument
+import ParallelWork
 import EnsembleModel
 
 extension FormatError.Code {
@@ -248,14 +249,30 @@ package struct CloudFolderScanner: Sendable {
                     let subfolder = try handle.subfolder(name, displayPath: shown)
                     var direct: [ListedEntry] = []
                     var partitioned: [ListedEntry] = []
-                    for (inner, innerInfo) in try subfolder.entries(displayPath: shown) {
-                        if folder == .data, let partition = partitionName(inner, info: innerInfo) {
-                            listPartition(partition, of: subfolder, shown: shown, into: &partitioned, problems: &problems)
-                        } else {
-                            direct.append(Self.entry(inner, info: innerInfo, in: folder))
+                    let found = try subfolder.entries(displayPath: shown)
+                    // The names read on every core, a piece at a time (events/ holds tens of
+                    // thousands; read one after another they were a third of listing it).
+                    let made = Pieces.map(count: found.count, size: 2_048) { range in
+                        found[range].map { inner, innerInfo in
+                            folder == .data && partitionName(inner, info: innerInfo) != nil ? nil : Self.entry(inner, info: innerInfo, in: folder)
                         }
                     }
-                    entries += (direct + flatCopiesWin(partitioned, over: direct)).map(prefixed)
+                    for (index, made) in zip(found.indices, made.joined()) {
+                        if let made {
+                            direct.append(made)
+                        } else if let partition = partitionName(found[index].name, info: found[index].info) {
+                            listPartition(partition, of: subfolder, shown: shown, into: &partitioned, problems: &problems)
+                        }
+                    }
+                    let kept = flatCopiesWin(partitioned, over: direct)
+                    // Appended as they are where there is no prefix: copied into a joined list,
+                    // then into a prefixed one, each entry was retained and released twice more.
+                    if prefix == nil {
+                        entries += direct
+                        entries += kept
+                    } else {
+                        entries += (direct + kept).map(prefixed)
+                    }
                 } catch {
                     problems.append(error)
                 }
@@ -306,6 +323,8 @@ package struct CloudFolderScanner: Sendable {
     /// The partitioned entries, with each data file that `data/` also holds directly turned into
     /// debris: the copy in `data/` is the one read (Spec/cloud-layout.md 6.1).
     private static func flatCopiesWin(_ partitioned: [ListedEntry], over flat: [ListedEntry]) -> [ListedEntry] {
+        // Most folders hold no partition: the flat list (all of events/, say) is not walked.
+        guard !partitioned.isEmpty else { return [] }
         var flatNames = Set<String>()
         for listed in flat {
             if case .dataFile(let name) = listed.entry { flatNames.insert(name) }

@@ -214,6 +214,9 @@ package struct EnsembleContents: Sendable {
                 baselineGroups[key, default: (name, [])].files.append((name.part, listed))
             }
         }
+        // Room for every listed entry at once: grown as found, the groups were hashed again at
+        // every doubling (a folder listed with its events holds tens of thousands).
+        eventGroups.reserveCapacity(listing.entries.count)
         listing.entries.forEach(take)
         // A folder listed without its events: they are found one by one and indexed in SQLite.
         var indexedEvents: EventFileIndex.Groups?
