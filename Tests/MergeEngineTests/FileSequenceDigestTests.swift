@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MergeEngine
 
@@ -6,9 +7,7 @@ import Testing
 /// `sha256(b"".join(name.encode() + b"\0" for name in names)).hexdigest()`.
 @Suite("File sequence digest")
 struct FileSequenceDigestTests {
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test("two names, and 3,000 names (103,518 bytes, fed in several blocks), finalized midway and at the end")
     func digest() {
