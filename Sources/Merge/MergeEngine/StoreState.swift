@@ -438,7 +438,9 @@ public struct StoreState: Sendable {
     private static func relatedProbes(of event: NumberedEvent) -> [LiveIndex.Probe] {
         var probes: [LiveIndex.Probe] = []
         probes.reserveCapacity(event.identifiers.count)
-        for property in event.properties where property.kind == .toOne && property.value >= 0 { probes.append(probe(property.value, of: event)) }
+        for property in event.properties where property.value >= 0 {
+            if case .toOne = property.kind { probes.append(probe(property.value, of: event)) }
+        }
         for identifier in event.identifiers { probes.append(probe(identifier, of: event)) }
         return probes
     }
@@ -576,7 +578,9 @@ public struct StoreState: Sendable {
         let moved = Int(change.firstMove)..<Int(change.firstMove) + Int(change.moved)
         // An update of a to-many or ordered to-many edits the current value in place (8.3.4,
         // 8.3.5): rebuilding it made every event that touches a relationship cost its size.
-        if !isInsert, change.kind == .toMany || change.kind == .orderedToMany {
+        // Cases matched, not compared with `==`: the kind is another module's enum, whose `==`
+        // was called through the generic Equatable witness for every property change.
+        if !isInsert, change.kind.isToManyEdit {
             enum Holding { case toMany, ordered, other }
             // Decided first, so that no copy of the collection is alive while it is edited.
             let holding: Holding =
@@ -957,5 +961,15 @@ public struct StoreState: Sendable {
             }
         }
         freeSlots.append(object)
+    }
+}
+
+extension NumberedEvent.Kind {
+    /// A to-many or an ordered to-many: a change that edits a relationship's members.
+    fileprivate var isToManyEdit: Bool {
+        switch self {
+        case .toMany, .orderedToMany: true
+        case .attribute, .dataFile, .toOne: false
+        }
     }
 }
