@@ -72,12 +72,14 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// Adds events (in one transaction).
-    package func add(_ events: some Sequence<SourcedEvent>) throws(FormatError) {
+    package func add(_ events: [SourcedEvent]) throws(FormatError) {
         lock.lock()
         defer { lock.unlock() }
         try database.execute("BEGIN")
         do {
-            for sourced in events { try add(sourced) }
+            // By index, each read in place: iterating the list copied each event (a retain and
+            // a release of each of its strings and lists).
+            for index in events.indices { try add(events[index]) }
         } catch {
             try? database.execute("ROLLBACK")
             throw error
@@ -87,8 +89,7 @@ package final class EventStore: @unchecked Sendable {
 
     private func add(_ sourced: SourcedEvent) throws(FormatError) {
         count += 1
-        let event = sourced.event
-        if event.type == .incomplete { incompleteCount += 1 }
+        if sourced.event.type == .incomplete { incompleteCount += 1 }
         try insert.bind(1, .integer(Int64(count)))
         try insert.bind(2, .text(sourced.file))
         if sourced.isSummary {
@@ -97,14 +98,15 @@ package final class EventStore: @unchecked Sendable {
             try insert.bind(3, .integer(Int64(held.count)))
             held.append(sourced)
         }
-        try insert.bind(4, .text(event.storeIdentifier))
-        try insert.bind(5, .integer(event.revision))
-        try insert.bind(6, .integer(event.globalCount))
-        try insert.bind(7, .real(event.timestamp))
-        try insert.bind(8, .integer(event.type.rawValue))
-        try insert.bind(9, .text(event.uniqueIdentifier))
-        try insert.bind(10, event.modelVersion.map { .text($0) } ?? .null)
-        try insert.bind(11, .blob(revisionColumn(event.revisionSet)))
+        // The event's fields read where they are: a copy of the event retained and released each.
+        try insert.bind(4, .text(sourced.event.storeIdentifier))
+        try insert.bind(5, .integer(sourced.event.revision))
+        try insert.bind(6, .integer(sourced.event.globalCount))
+        try insert.bind(7, .real(sourced.event.timestamp))
+        try insert.bind(8, .integer(sourced.event.type.rawValue))
+        try insert.bind(9, .text(sourced.event.uniqueIdentifier))
+        try insert.bind(10, sourced.event.modelVersion.map { .text($0) } ?? .null)
+        try insert.bind(11, .blob(revisionColumn(sourced.event.revisionSet)))
         // Lists as canonical JSON: the toolkit's exact strings, no second encoding.
         let writer = JSONWriter()
         try insert.bind(12, .text(writer.string(.array(sourced.parts.map(JSONValue.string)))))
@@ -113,7 +115,7 @@ package final class EventStore: @unchecked Sendable {
         try insert.bind(15, .integer(Int64(sourced.changeCounts.updates)))
         try insert.bind(16, .integer(Int64(sourced.changeCounts.deletes)))
         try insert.bind(17, sourced.contentDigest.map { .integer(Int64(bitPattern: $0)) } ?? .null)
-        try insert.bind(18, event.unknownFields.isEmpty ? .null : .text(JSONWriter().string(.object(event.unknownFields))))
+        try insert.bind(18, sourced.event.unknownFields.isEmpty ? .null : .text(JSONWriter().string(.object(sourced.event.unknownFields))))
         try insert.run()
     }
 
