@@ -311,7 +311,7 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// The revision set of a revision column.
-    private func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
+    func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
         let pairs = column.withUnsafeBufferPointer { (bytes) -> [(String, Int64)]? in
             var reader = ByteReader(bytes, offset: 0, limits: BinaryReadingLimits())
             var pairs: [(String, Int64)] = []

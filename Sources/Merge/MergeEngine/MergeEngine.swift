@@ -312,6 +312,32 @@ package struct MergeAnalysis: Sendable {
         }
     }
 
+    /// What a report totals of an event to replay (verify's replayed figures).
+    package struct ReplayedTotal {
+        package var file: String
+        package var store: String
+        package var globalCount: Int64
+        package var counts: SourcedEvent.ChangeCounts
+        /// Nil unless asked for.
+        package var revisionSet: RevisionSet?
+    }
+
+    /// ``ReplayedTotal`` of each event to replay, in replay order, with its revision set if
+    /// `revisions`, without reading the events (each whole event read back was a dozen strings
+    /// and lists, most of verify's totals).
+    package func forEachReplayedTotal(revisions: Bool, _ body: (ReplayedTotal) throws(FormatError) -> Void) throws(FormatError) {
+        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
+        try store.forEachRow("file, store, global_count, inserts, updates, deletes, revisions", where: Self.replayedRows, orderBy: Self.replayOrdering) {
+            (row) throws(FormatError) in
+            var counts = SourcedEvent.ChangeCounts()
+            (counts.inserts, counts.updates, counts.deletes) = (Int(row.int64(3)), Int(row.int64(4)), Int(row.int64(5)))
+            try body(
+                ReplayedTotal(
+                    file: row.text(0), store: row.text(1), globalCount: row.int64(2), counts: counts,
+                    revisionSet: revisions ? try store.revisionSet(row.blob(6)) : nil))
+        }
+    }
+
     /// The events to replay with a global count above `globalCount`, in replay order.
     func replayedEvents(above globalCount: Int64) throws(FormatError) -> [SourcedEvent] {
         try replayedEvents(where: "\(Self.replayedRows) AND global_count > \(globalCount)")

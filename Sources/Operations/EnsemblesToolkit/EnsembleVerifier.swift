@@ -386,20 +386,18 @@ package enum EnsembleVerifier {
         init(_ analysis: MergeAnalysis) throws(FormatError) {
             let known = analysis.baselineRevisions
             let top = analysis.baselines.map(\.event.globalCount).max() ?? .min
-            let order = try analysis.replayOrder()
-            while let sourced = try order.next() {
-                let event = sourced.event
-                if let known, event.globalCount <= top,
-                    known.revisions.contains(where: { $0.store != event.storeIdentifier && (event.revisionSet[$0.store] ?? -1) < $0.revision })
+            try analysis.forEachReplayedTotal(revisions: known != nil) { event in
+                if let known, event.globalCount <= top, let revisionSet = event.revisionSet,
+                    known.revisions.contains(where: { $0.store != event.store && (revisionSet[$0.store] ?? -1) < $0.revision })
                 {
-                    beforeBaseline[event.storeIdentifier, default: []].append(sourced.file)
+                    beforeBaseline[event.store, default: []].append(event.file)
                 }
                 events += 1
-                files.insert(sourced.file)
-                counts.inserts += sourced.changeCounts.inserts
-                counts.updates += sourced.changeCounts.updates
-                counts.deletes += sourced.changeCounts.deletes
-                stores.insert(sourced.event.storeIdentifier)
+                files.insert(event.file)
+                counts.inserts += event.counts.inserts
+                counts.updates += event.counts.updates
+                counts.deletes += event.counts.deletes
+                stores.insert(event.store)
             }
         }
     }
