@@ -98,7 +98,7 @@ package final class EventStore: @unchecked Sendable {
             try insert.bind(3, .integer(Int64(held.count)))
             held.append(sourced)
         }
-        // The event's fields read where they are: a copy of the event retained and released each.
+        // The event's fields read where they are: copying the event retained and released each of them.
         try insert.bind(4, .text(sourced.event.storeIdentifier))
         try insert.bind(5, .integer(sourced.event.revision))
         try insert.bind(6, .integer(sourced.event.globalCount))
@@ -310,8 +310,11 @@ package final class EventStore: @unchecked Sendable {
         return column.bytes
     }
 
-    /// The revision set of a revision column.
+    /// The revision set of a revision column. Under the lock: the store numbering it reads grows
+    /// as events are added, and the analysis calls it too (``MergeAnalysis``'s replayed totals).
     func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
+        lock.lock()
+        defer { lock.unlock() }
         let pairs = column.withUnsafeBufferPointer { (bytes) -> [(String, Int64)]? in
             var reader = ByteReader(bytes, offset: 0, limits: BinaryReadingLimits())
             var pairs: [(String, Int64)] = []
