@@ -311,7 +311,7 @@ package final class EventStore: @unchecked Sendable {
     }
 
     /// The revision set of a revision column. Under the lock: the store numbering it reads grows
-    /// as events are added, and the analysis calls it too (``MergeAnalysis``'s replayed totals).
+    /// as events are added, and the analysis calls it too (``MergeAnalysis/forEachReplayedFields(revisions:_:)``).
     func revisionSet(_ column: [UInt8]) throws(FormatError) -> RevisionSet {
         lock.lock()
         defer { lock.unlock() }

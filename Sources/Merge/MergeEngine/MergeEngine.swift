@@ -290,51 +290,33 @@ package struct MergeAnalysis: Sendable {
         try store.forEachRow("file", where: Self.replayedRows, orderBy: Self.replayOrdering) { body($0.text(0)) }
     }
 
-    /// What a rebase's plan reads of an event to replay (Spec/merge.md 13.3).
-    struct ReplayedFields {
-        var globalCount: Int64
-        var file: String
-        var store: String
-        var revision: Int64
-        var timestamp: Double
-        var modelVersion: String?
-    }
-
-    /// ``ReplayedFields`` of each event to replay, in replay order, without reading the events.
-    func forEachReplayedFields(_ body: (ReplayedFields) throws(FormatError) -> Void) throws(FormatError) {
-        guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
-        try store.forEachRow("global_count, file, store, revision, timestamp, model_version", where: Self.replayedRows, orderBy: Self.replayOrdering) {
-            (row) throws(FormatError) in
-            try body(
-                ReplayedFields(
-                    globalCount: row.int64(0), file: row.text(1), store: row.text(2), revision: row.int64(3), timestamp: row.double(4),
-                    modelVersion: row.isNull(5) ? nil : row.text(5)))
-        }
-    }
-
-    /// What a report totals of an event to replay (verify's replayed figures).
-    package struct ReplayedTotal {
+    /// What a rebase's plan (Spec/merge.md 13.3) and verify's replayed totals read of an event to
+    /// replay.
+    package struct ReplayedFields {
+        package var globalCount: Int64
         package var file: String
         package var store: String
-        package var globalCount: Int64
+        package var revision: Int64
+        package var timestamp: Double
+        package var modelVersion: String?
         package var counts: SourcedEvent.ChangeCounts
         /// Nil unless asked for.
         package var revisionSet: RevisionSet?
     }
 
-    /// ``ReplayedTotal`` of each event to replay, in replay order, with its revision set if
-    /// `revisions`, without reading the events (each whole event read back was a dozen strings
-    /// and lists, most of verify's totals).
-    package func forEachReplayedTotal(revisions: Bool, _ body: (ReplayedTotal) throws(FormatError) -> Void) throws(FormatError) {
+    /// ``ReplayedFields`` of each event to replay, in replay order, with its revision set if
+    /// `revisions`, without reading the events (a whole event read back is a dozen strings and
+    /// lists).
+    package func forEachReplayedFields(revisions: Bool = false, _ body: (ReplayedFields) throws(FormatError) -> Void) throws(FormatError) {
         guard let store else { throw FormatError(.mergeEventStore, "the analysis has no event index") }
-        try store.forEachRow("file, store, global_count, inserts, updates, deletes, revisions", where: Self.replayedRows, orderBy: Self.replayOrdering) {
-            (row) throws(FormatError) in
+        let columns = "global_count, file, store, revision, timestamp, model_version, inserts, updates, deletes, revisions"
+        try store.forEachRow(columns, where: Self.replayedRows, orderBy: Self.replayOrdering) { (row) throws(FormatError) in
             var counts = SourcedEvent.ChangeCounts()
-            (counts.inserts, counts.updates, counts.deletes) = (Int(row.int64(3)), Int(row.int64(4)), Int(row.int64(5)))
+            (counts.inserts, counts.updates, counts.deletes) = (Int(row.int64(6)), Int(row.int64(7)), Int(row.int64(8)))
             try body(
-                ReplayedTotal(
-                    file: row.text(0), store: row.text(1), globalCount: row.int64(2), counts: counts,
-                    revisionSet: revisions ? try store.revisionSet(row.blob(6)) : nil))
+                ReplayedFields(
+                    globalCount: row.int64(0), file: row.text(1), store: row.text(2), revision: row.int64(3), timestamp: row.double(4),
+                    modelVersion: row.isNull(5) ? nil : row.text(5), counts: counts, revisionSet: revisions ? try store.revisionSet(row.blob(9)) : nil))
         }
     }
 

@@ -386,7 +386,7 @@ package enum EnsembleVerifier {
         init(_ analysis: MergeAnalysis) throws(FormatError) {
             let known = analysis.baselineRevisions
             let top = analysis.baselines.map(\.event.globalCount).max() ?? .min
-            try analysis.forEachReplayedTotal(revisions: known != nil) { event in
+            try analysis.forEachReplayedFields(revisions: known != nil) { event in
                 if let known, event.globalCount <= top, let revisionSet = event.revisionSet,
                     known.revisions.contains(where: { $0.store != event.store && (revisionSet[$0.store] ?? -1) < $0.revision })
                 {
