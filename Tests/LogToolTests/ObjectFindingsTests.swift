@@ -45,6 +45,23 @@ struct ObjectFindingsTests {
         #expect(Set(found.compactMap { $0.details["globalIdentifier"]?.stringValue }).count == 10_000)
     }
 
+    @Test("findings made early for a folder expected to replay every event are used only when it does")
+    func findingsMadeEarly() {
+        // Stores A and B insert one object without knowing of each other: concurrent only
+        // while both events are replayed.
+        let index = ObjectIndex()
+        for store in ["A", "B"] {
+            index.add(
+                file: "1_\(store)_0.cdeevent",
+                event: Event(
+                    uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0,
+                    objectChanges: [ObjectChange(entity: "Item", globalIdentifier: "item", type: .insert)]))
+        }
+        index.finishRecording(allReplayedLikely: true)
+        #expect(index.diagnostics(replayed: ["1_A_0.cdeevent"]).isEmpty)
+        #expect(index.diagnostics(replayed: ["1_A_0.cdeevent", "1_B_0.cdeevent"]).map(\.code) == [.verifyConcurrentInsert])
+    }
+
     @Test("an insert by a store that knows the other store's insert is not concurrent")
     func knownInsertIsNotConcurrent() throws {
         #expect(try Self.codes { _ in } == ["verify.concurrent-insert events/0_ALPHA-STORE_0.cdeevent events/0_BRAVO-STORE_0.cdeevent"])

@@ -254,6 +254,7 @@ public struct Ensemble: Sendable {
                 objects.add(file: file, event: event)
                 observe?(listing.displayPath, file, event)
             }
+            objects.finishRecording(allReplayedLikely: contents.baselines.isEmpty)
             var verification: EnsembleVerification
             do {
                 verification = try EnsembleVerifier.verify(

@@ -28,6 +28,11 @@ package final class ObjectIndex: @unchecked Sendable {
     /// By entity, then global identifier: each insert or delete, in reading order.
     /// Keys compared by their bytes, as the merge compares identifiers.
     private var touches: [ExactString: [ExactString: [Touch]]] = [:]
+    private typealias Candidate = (entity: ExactString, identifier: ExactString, all: [Touch])
+    /// Once recording is over: the objects that can have a finding, with all their touches.
+    private var candidates: [Candidate]?
+    /// The findings if every event recorded is replayed, when ``finishRecording(allReplayedLikely:)`` expected it.
+    private var findingsIfAllReplayed: [Diagnostic]?
 
     private let queue = DispatchQueue(label: "ObjectIndex")
 
@@ -50,6 +55,36 @@ package final class ObjectIndex: @unchecked Sendable {
         }
     }
 
+    /// Says that every event is recorded: on the index's queue, while the caller analyses the
+    /// folder, the objects that can have no finding are dropped and, when `allReplayedLikely`
+    /// (no baseline can cover an event), the findings are made as if every event were replayed:
+    /// made after the analysis, they kept one core idle for a tenth of verify's time
+    /// (Benchmarks/README.md).
+    package func finishRecording(allReplayedLikely: Bool) {
+        queue.async { [self] in
+            selectCandidates()
+            if allReplayedLikely, let candidates {
+                findingsIfAllReplayed = findings(candidates[...], isReplayed: Array(repeating: true, count: events.count))
+            }
+        }
+    }
+
+    /// Each finding needs two inserts of an object, or an insert and a delete, among the events
+    /// replayed (Spec/diagnostics.md 4.19a-c): an object without them among all its events has
+    /// none among those replayed, and most objects are inserted once and never deleted.
+    private func selectCandidates() {
+        guard candidates == nil else { return }
+        var kept: [Candidate] = []
+        for (entity, objects) in touches {
+            for (identifier, all) in objects {
+                let inserts = all.count(where: \.inserts)
+                if inserts >= 2 || (inserts > 0 && inserts < all.count) { kept.append((entity, identifier, all)) }
+            }
+        }
+        candidates = kept
+        touches = [:]
+    }
+
     /// Whether `a` knows `b` (Spec/diagnostics.md 4.19a-c): a's revision set names b's store at
     /// b's revision or later.
     private func knows(_ a: Int, _ b: Int) -> Bool {
@@ -59,39 +94,43 @@ package final class ObjectIndex: @unchecked Sendable {
     /// The findings about the objects of the events whose files are in `replayed` (the events the
     /// merge replays: neither covered nor dropped as duplicates).
     func diagnostics(replayed: Set<String>) -> [Diagnostic] {
-        queue.sync {}
+        let (objects, made) = queue.sync {
+            selectCandidates()
+            return (candidates ?? [], findingsIfAllReplayed)
+        }
         // Each event's file looked up once, not once for every object it inserts or deletes.
         let isReplayed = events.map { replayed.contains($0.file) }
+        if let made, !isReplayed.contains(false) { return made }
         // Objects in pieces on every core (the caller sorts the findings).
-        let objects = touches.flatMap { entity, objects in objects.map { (entity: entity, identifier: $0.key, all: $0.value) } }
-        return Pieces.map(count: objects.count, size: 4_096) { range in
-            var found: [Diagnostic] = []
-            for (entityKey, identifierKey, all) in objects[range] {
-                let entity = entityKey.value, identifier = identifierKey.value
-                let touched = all.filter { isReplayed[$0.event] }
-                // Each finding needs two inserts of the object, or an insert and a delete: most
-                // objects are inserted once and never deleted, and the checks' sets and groups
-                // were three quarters of the step (Benchmarks/README.md).
-                let inserts = touched.count(where: \.inserts), deletes = touched.count - inserts
-                guard inserts >= 2 || (inserts > 0 && deletes > 0) else { continue }
-                let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
-                if inserts >= 2 {
-                    found += concurrentInserts(touched, object)
-                    found += reinserts(touched, object)
-                }
-                guard inserts > 0, deletes > 0 else { continue }
-                for event in Set(touched.filter(\.inserts).map(\.event)) where touched.contains(where: { !$0.inserts && $0.event == event }) {
-                    found.append(
-                        Diagnostic(
-                            code: .verifyInsertAndDelete, severity: .warning, number: nil, files: [events[event].file],
-                            reason: "the event inserts and deletes \(entity) \(identifier)",
-                            consequence:
-                                "the delete wins wherever it is listed: the object is not live after this event; a writer that records both in one save has a bug",
-                            details: JSONObject(object)))
-                }
+        return Pieces.map(count: objects.count, size: 4_096) { findings(objects[$0], isReplayed: isReplayed) }.flatMap { $0 }
+    }
+
+    private func findings(_ objects: ArraySlice<Candidate>, isReplayed: [Bool]) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        for (entityKey, identifierKey, all) in objects {
+            let entity = entityKey.value, identifier = identifierKey.value
+            let touched = all.filter { isReplayed[$0.event] }
+            // The same test as selectCandidates', among the events replayed: the checks' sets
+            // and groups were three quarters of the step (Benchmarks/README.md).
+            let inserts = touched.count(where: \.inserts), deletes = touched.count - inserts
+            guard inserts >= 2 || (inserts > 0 && deletes > 0) else { continue }
+            let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
+            if inserts >= 2 {
+                found += concurrentInserts(touched, object)
+                found += reinserts(touched, object)
             }
-            return found
-        }.flatMap { $0 }
+            guard inserts > 0, deletes > 0 else { continue }
+            for event in Set(touched.filter(\.inserts).map(\.event)) where touched.contains(where: { !$0.inserts && $0.event == event }) {
+                found.append(
+                    Diagnostic(
+                        code: .verifyInsertAndDelete, severity: .warning, number: nil, files: [events[event].file],
+                        reason: "the event inserts and deletes \(entity) \(identifier)",
+                        consequence:
+                            "the delete wins wherever it is listed: the object is not live after this event; a writer that records both in one save has a bug",
+                        details: JSONObject(object)))
+            }
+        }
+        return found
     }
 
     /// 4.19a: inserting events of different stores that do not know each other.
