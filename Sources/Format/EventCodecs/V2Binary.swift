@@ -224,9 +224,9 @@ struct StringTable: Sendable {
     private typealias Run = (keys: [UInt64], positions: [Int])
 
     /// The strings of every list, sorted, each once. Merged two lists at a time, in rounds that
-    /// halve the lists, each round's pairs on every core, so that many lists cost N log L and
-    /// not N L; the runs hold positions and keys only, so a merge copies no string (retaining
-    /// each string for every copy was most of a merge).
+    /// halve the lists, each round's pairs on every core (the last pair in parts), so that many
+    /// lists cost N log L and not N L; the runs hold positions and keys only, so a merge copies
+    /// no string (retaining each string for every copy was most of a merge).
     private static func merged(_ lists: [SortedList]) -> [String] {
         var strings: [String] = []
         var runs: [Run] = []
@@ -234,41 +234,101 @@ struct StringTable: Sendable {
             runs.append((list.keys, Array(strings.count..<strings.count + list.strings.count)))
             strings += list.strings
         }
-        while runs.count > 1 {
+        while runs.count > 2 {
             var next = Pieces.map(count: runs.count / 2, size: 1) { [runs, strings] pairs in
-                Self.merge(runs[2 * pairs.lowerBound], runs[2 * pairs.lowerBound + 1], strings)
+                let a = runs[2 * pairs.lowerBound], b = runs[2 * pairs.lowerBound + 1]
+                return Self.merge(a, a.keys.indices, b, b.keys.indices, strings)
             }
             if runs.count % 2 == 1 { next.append(runs[runs.count - 1]) }
             runs = next
         }
+        if runs.count == 2 { runs = [mergeInParts(runs[0], runs[1], strings)] }
         return (runs.first?.positions ?? []).map { strings[$0] }
     }
 
-    /// Two runs, each sorted and without repeats, as one: a string in both is taken once.
-    private static func merge(_ a: Run, _ b: Run, _ strings: [String]) -> Run {
-        var merged: Run = ([], [])
-        merged.keys.reserveCapacity(a.keys.count + b.keys.count)
-        merged.positions.reserveCapacity(a.keys.count + b.keys.count)
-        var i = 0, j = 0
+    /// The last two runs merged in parts on every core: merged by one, they left the other
+    /// cores idle for a sixth of a large baseline's encoding (Benchmarks/README.md). Each part
+    /// of `a` is merged with the strings of `b` that come before the next part's first string,
+    /// so a string in both runs falls in one part.
+    private static func mergeInParts(_ a: Run, _ b: Run, _ strings: [String]) -> Run {
+        let parts = 8
+        var bounds: [(a: Int, b: Int)] = [(0, 0)]
         strings.withUnsafeBufferPointer { strings in
-            while i < a.keys.count && j < b.keys.count {
+            for part in 1..<parts {
+                let i = a.keys.count * part / parts
+                guard i < a.keys.count else { break }
+                // The first string of `b` not before a's `i`th.
+                var low = 0, count = b.keys.count
+                while count > 0 {
+                    let half = count / 2
+                    if order(b.keys[low + half], b.positions[low + half], a.keys[i], a.positions[i], strings) < 0 {
+                        low += half + 1
+                        count -= half + 1
+                    } else {
+                        count = half
+                    }
+                }
+                bounds.append((i, max(low, bounds[bounds.count - 1].b)))
+            }
+        }
+        bounds.append((a.keys.count, b.keys.count))
+        let merged = Pieces.map(count: bounds.count - 1, size: 1) { [bounds] part in
+            Self.merge(a, bounds[part.lowerBound].a..<bounds[part.lowerBound + 1].a, b, bounds[part.lowerBound].b..<bounds[part.lowerBound + 1].b, strings)
+        }
+        var run: Run = ([], [])
+        run.keys.reserveCapacity(merged.reduce(0) { $0 + $1.keys.count })
+        run.positions.reserveCapacity(run.keys.capacity)
+        for part in merged {
+            run.keys += part.keys
+            run.positions += part.positions
+        }
+        return run
+    }
+
+    /// How the strings at positions `x` and `y`, with prefix keys `keyX` and `keyY`, compare
+    /// (negative: x first; zero: the same bytes): by their keys, and by all bytes only where
+    /// those are equal, compared once (a string found in both runs was compared twice).
+    private static func order(_ keyX: UInt64, _ x: Int, _ keyY: UInt64, _ y: Int, _ strings: UnsafeBufferPointer<String>) -> Int32 {
+        guard keyX == keyY else { return keyX < keyY ? -1 : 1 }
+        return ExactString.withUTF8(of: strings[x]) { left in
+            ExactString.withUTF8(of: strings[y]) { right in
+                let shared = min(left.count, right.count)
+                if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
+                    let order = memcmp(l, r, shared)
+                    if order != 0 { return order }
+                }
+                return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
+            }
+        }
+    }
+
+    /// The ranges `partA` of run `a` and `partB` of run `b`, each sorted and without repeats,
+    /// as one run: a string in both is taken once.
+    private static func merge(_ a: Run, _ partA: Range<Int>, _ b: Run, _ partB: Range<Int>, _ strings: [String]) -> Run {
+        var merged: Run = ([], [])
+        merged.keys.reserveCapacity(partA.count + partB.count)
+        merged.positions.reserveCapacity(partA.count + partB.count)
+        var i = partA.lowerBound, j = partB.lowerBound
+        strings.withUnsafeBufferPointer { strings in
+            while i < partA.upperBound && j < partB.upperBound {
                 let x = a.positions[i], y = b.positions[j]
-                if a.keys[i] != b.keys[j] ? a.keys[i] < b.keys[j] : utf8Precedes(strings[x], strings[y]) {
+                let order = order(a.keys[i], x, b.keys[j], y, strings)
+                if order < 0 {
                     merged.keys.append(a.keys[i])
                     merged.positions.append(x)
                     i += 1
                 } else {
-                    if a.keys[i] == b.keys[j] && exactlyEqual(strings[x], strings[y]) { i += 1 }
+                    if order == 0 { i += 1 }
                     merged.keys.append(b.keys[j])
                     merged.positions.append(y)
                     j += 1
                 }
             }
         }
-        merged.keys += a.keys[i...]
-        merged.positions += a.positions[i...]
-        merged.keys += b.keys[j...]
-        merged.positions += b.positions[j...]
+        merged.keys += a.keys[i..<partA.upperBound]
+        merged.positions += a.positions[i..<partA.upperBound]
+        merged.keys += b.keys[j..<partB.upperBound]
+        merged.positions += b.positions[j..<partB.upperBound]
         return merged
     }
 
