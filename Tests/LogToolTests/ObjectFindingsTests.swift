@@ -28,6 +28,13 @@ struct ObjectFindingsTests {
         }
     }
 
+    /// Hands `event` to `index` as a folder's reading does: its header, and its changes numbered.
+    private static func add(_ event: Event, from file: String, to index: ObjectIndex) {
+        var header = event
+        header.objectChanges = []
+        index.add(file: file, header: header, changes: NumberedEvent(event))
+    }
+
     @Test("the object index records every event handed to it, and finds each object's inserts over several pieces")
     func indexInPieces() {
         // Stores A and B each insert the same 10,000 objects without knowing of each other:
@@ -35,9 +42,9 @@ struct ObjectFindingsTests {
         let index = ObjectIndex()
         for store in ["A", "B"] {
             let inserts = (0..<10_000).map { ObjectChange(entity: "Item", globalIdentifier: "item-\($0)", type: .insert) }
-            index.add(
-                file: "1_\(store)_0.cdeevent",
-                event: Event(uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0, objectChanges: inserts))
+            Self.add(
+                Event(uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0, objectChanges: inserts),
+                from: "1_\(store)_0.cdeevent", to: index)
         }
         let found = index.diagnostics(replayed: ["1_A_0.cdeevent", "1_B_0.cdeevent"])
         #expect(found.count == 10_000)
@@ -51,11 +58,11 @@ struct ObjectFindingsTests {
         // while both events are replayed.
         let index = ObjectIndex()
         for store in ["A", "B"] {
-            index.add(
-                file: "1_\(store)_0.cdeevent",
-                event: Event(
+            Self.add(
+                Event(
                     uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0,
-                    objectChanges: [ObjectChange(entity: "Item", globalIdentifier: "item", type: .insert)]))
+                    objectChanges: [ObjectChange(entity: "Item", globalIdentifier: "item", type: .insert)]),
+                from: "1_\(store)_0.cdeevent", to: index)
         }
         index.finishRecording(allReplayedLikely: true)
         #expect(index.diagnostics(replayed: ["1_A_0.cdeevent"]).isEmpty)

@@ -178,10 +178,13 @@ package struct EnsembleContents: Sendable {
     /// events of `events/` are handed to the sink as they are read instead of being kept in
     /// ``events`` (which then holds only the unreadable and incomplete ones): memory then does
     /// not grow with the length of the history. `observe` sees each readable event and baseline
-    /// whole, with its object changes, before they are dropped (verify's objects step, Spec/verify.md 2).
+    /// whole, with its object changes, before they are dropped; `observeChanges` sees its header
+    /// and its object changes in numbered form (verify's objects step, Spec/verify.md 2: decoded
+    /// in numbered form, as a merge decodes them, unless `observe` asks for them whole).
     package static func read(
         _ listing: EnsembleListing, reader: EventFileReader = EventFileReader(), summarize: Bool = false,
-        sink: EnsembleReadingSink? = nil, observe: ((_ file: String, _ event: Event) -> Void)? = nil
+        sink: EnsembleReadingSink? = nil, observe: ((_ file: String, _ event: Event) -> Void)? = nil,
+        observeChanges: ((_ file: String, _ header: Event, _ changes: NumberedEvent) -> Void)? = nil
     ) -> EnsembleContents {
         var contents = EnsembleContents(identifier: listing.identifier, displayPath: listing.displayPath)
         contents.problems = listing.problems
@@ -250,13 +253,22 @@ package struct EnsembleContents: Sendable {
         // A sink is handed the baselines' numbered bodies too: read again, a large baseline
         // was decoded twice and checked twice before any event was read (Benchmarks/README.md).
         var baselineBodies: [NumberedEvent?] = []
-        readGroups(
-            Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, sink != nil),
-            into: &contents
-        ) { chunk in
-            if let observe {
-                for (_, entry, body, _) in chunk { if let event = body ?? entry.event { observe(entry.file, event) } }
+        let bodies = (whole: observe != nil, numbered: sink != nil || observeChanges != nil)
+        /// Hands the chunk's readable entries to the observers.
+        func observed(_ chunk: borrowing [(some Any, EventEntry, Event?, NumberedEvent?)]) {
+            guard observe != nil || observeChanges != nil else { return }
+            for index in chunk.indices {
+                guard let event = chunk[index].2 ?? chunk[index].1.event else { continue }
+                observe?(chunk[index].1.file, event)
+                if let observeChanges {
+                    observeChanges(chunk[index].1.file, chunk[index].1.event ?? event, chunk[index].3 ?? NumberedEvent(event))
+                }
             }
+        }
+        readGroups(
+            Self.supply(baselineGroups), listing: listing, reader: reader, summarize: summarize, bodies: bodies, into: &contents
+        ) { chunk in
+            observed(chunk)
             for index in chunk.indices {
                 var name = chunk[index].0
                 name.part = nil
@@ -288,15 +300,15 @@ package struct EnsembleContents: Sendable {
             eventGroups = [:]
         }
         readGroups(
-            eventSupply, listing: listing, reader: reader, summarize: summarize, bodies: (observe != nil, sink != nil), into: &contents,
+            eventSupply, listing: listing, reader: reader, summarize: summarize, bodies: bodies, into: &contents,
             together: { $0.globalCount == $1.globalCount }, intern: sink == nil, progress: ("event files read", eventFileCount), busy: sink?.busy
         ) { chunk in
+            observed(chunk)
             var readable: [EventFileEntry] = [], bodies: [NumberedEvent?] = []
             for index in chunk.indices {
                 var name = chunk[index].0
                 name.part = nil
                 let entry = EventFileEntry(name: name, entry: chunk[index].1)
-                if let observe, let event = chunk[index].2 ?? entry.entry.event { observe(entry.entry.file, event) }
                 guard sink != nil, entry.entry.event != nil else {
                     events.append(entry)
                     continue

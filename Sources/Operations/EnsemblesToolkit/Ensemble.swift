@@ -250,10 +250,9 @@ public struct Ensemble: Sendable {
         for listing in listings {
             progress?(listing.identifier, listing.entries.count)
             let objects = ObjectIndex()
-            let contents = EnsembleContents.read(listing, reader: reader, summarize: true) { file, event in
-                objects.add(file: file, event: event)
-                observe?(listing.displayPath, file, event)
-            }
+            let contents = EnsembleContents.read(
+                listing, reader: reader, summarize: true, observe: observe.map { observe in { observe(listing.displayPath, $0, $1) } },
+                observeChanges: { file, header, changes in objects.add(file: file, header: header, changes: changes) })
             objects.finishRecording(allReplayedLikely: contents.baselines.isEmpty)
             var verification: EnsembleVerification
             do {

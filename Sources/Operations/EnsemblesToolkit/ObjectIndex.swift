@@ -38,19 +38,21 @@ package final class ObjectIndex: @unchecked Sendable {
 
     package init() {}
 
-    /// Records `event`, read from `file`: its inserts and deletes (updates say nothing here).
-    package func add(file: String, event: Event) {
-        queue.async { [self] in record(file: file, event: event) }
+    /// Records the event read from `file`, with `header` and `changes`: its inserts and deletes
+    /// (updates say nothing here). The changes come in numbered form, as a merge decodes them:
+    /// decoded whole, every value became a string that only this index's caller dropped again.
+    package func add(file: String, header: Event, changes: NumberedEvent) {
+        queue.async { [self] in record(file: file, header: header, changes: changes) }
     }
 
-    private func record(file: String, event: Event) {
+    private func record(file: String, header: Event, changes: NumberedEvent) {
         // An event of updates only is named by no touch: its facts are not kept (a folder of
         // a million such events kept a million headers here).
-        guard event.type == .save || event.type == .merge, event.objectChanges.contains(where: { $0.type != .update }) else { return }
+        guard header.type == .save || header.type == .merge, changes.changes.contains(where: { $0.type != .update }) else { return }
         let index = events.count
-        events.append(EventFacts(file: file, store: event.storeIdentifier, revision: event.revision, revisions: event.revisionSet))
-        for change in event.objectChanges where change.type != .update {
-            touches[ExactString(change.entity), default: [:]][ExactString(change.globalIdentifier), default: []].append(
+        events.append(EventFacts(file: file, store: header.storeIdentifier, revision: header.revision, revisions: header.revisionSet))
+        for change in changes.changes where change.type != .update {
+            touches[ExactString(changes.string(change.entity)), default: [:]][ExactString(changes.string(change.identifier)), default: []].append(
                 Touch(event: index, inserts: change.type == .insert))
         }
     }
