@@ -247,9 +247,11 @@ struct BinaryStringTableTests {
         }
     }
 
-    @Test("an event written in pieces on several threads reads back as itself, every string once in its table")
-    func writtenInPieces() throws {
-        let event = PiecedEvent.make()
+    @Test(
+        "an event written in pieces on several threads reads back as itself, every string once in its table",
+        arguments: [5_000, 14_000])
+    func writtenInPieces(lastEntity: Int) throws {
+        let event = PiecedEvent.make(lastEntity: lastEntity)
         let bytes = try V2BinaryEncoder().encode(event)
         // The decoder refuses a table that is not sorted and unique, and changes out of order;
         // the event read back is compared through the JSON writer, which shares no code with it.

@@ -6,13 +6,14 @@ import EnsembleModel
 /// 2,048 entries of the changes section (an entity's name, then its changes), entity `C`'s
 /// right after 4,096 (the JSON writer's pieces and batches, the binary writer's pieces), and
 /// there are more than 8,192 changes (the binary string table's pieces). Identifiers, names,
-/// values and data files repeat within and across pieces.
+/// values and data files repeat within and across pieces. The binary string table's last two runs
+/// are merged in parts (two; five with `lastEntity` 14,000, both runs long).
 package enum PiecedEvent {
-    package static func make(seed: UInt64 = 9) -> Event {
+    package static func make(seed: UInt64 = 9, lastEntity: Int = 5_000) -> Event {
         var random = SplitMix64(seed: seed)
         var changes: [ObjectChange] = []
         var ids: [String] = []
-        for (entity, count) in [("A", 2_047), ("B", 2_047), ("C", 5_000)] {
+        for (entity, count) in [("A", 2_047), ("B", 2_047), ("C", lastEntity)] {
             for number in 0..<count {
                 let id = "\(entity)-\(random.next() % 50)-\(number)"
                 let earlier = (0..<3).compactMap { _ in ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }

@@ -273,7 +273,8 @@ package struct EnsembleContents: Sendable {
                 var name = chunk[index].0
                 name.part = nil
                 baselines.append(BaselineFileEntry(name: name, entry: chunk[index].1))
-                baselineBodies.append(chunk[index].3.take())
+                // Kept for a sink only: without one, nothing would let them go until the folder is read.
+                if sink != nil { baselineBodies.append(chunk[index].3.take()) }
             }
         }
         contents.baselines = baselines
@@ -370,7 +371,7 @@ package struct EnsembleContents: Sendable {
     /// With `order`, groups are read in that order, and a chunk ends only between two groups
     /// that are not `together`. Each entry comes, when it was summarized, with its whole event
     /// if `bodies.whole` and its object changes in numbered form if `bodies.numbered` (made on
-    /// the reading cores, for a merge's replay).
+    /// the reading cores, for a merge's replay or verify's objects step).
     private static func readGroups<Name>(
         _ supply: () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])?,
         listing: EnsembleListing, reader: EventFileReader, summarize: Bool, bodies: (whole: Bool, numbered: Bool),
@@ -451,8 +452,8 @@ package struct EnsembleContents: Sendable {
                     summary.event.modelVersion = summary.event.modelVersion.map { contents.interned($0) }
                     summary.event.revisionSet = RevisionSet(pairs: summary.event.revisionSet.revisions.map { (contents.interned($0.store), $0.revision) })
                     entry.entry.summary = summary
-                    // The whole event takes the same copies: a reader that keeps its header (verify's
-                    // objects step) then holds no second revision set of its own.
+                    // The whole event takes the same copies: a reader that keeps its header then
+                    // holds no second revision set of its own.
                     entry.body?.storeIdentifier = summary.event.storeIdentifier
                     entry.body?.modelVersion = summary.event.modelVersion
                     entry.body?.revisionSet = summary.event.revisionSet

@@ -35,8 +35,8 @@ package struct EventFileReader: Sendable {
     var skipsChecks = false
     /// Whether a single file's object changes are given in numbered form only
     /// (``PartResult/numbered``), built as it is decoded, and checked against the model in that
-    /// form; its part then holds no object changes: for a merge's replay, which summarizes the
-    /// event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``). Binary
+    /// form; its part then holds no object changes: for a merge's replay and verify's objects
+    /// step, which summarize the event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``). Binary
     /// files, and JSON files the fast decoder takes (``V2JSONFastDecoder``); others are decoded
     /// whole.
     package var numbersChanges = false

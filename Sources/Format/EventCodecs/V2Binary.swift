@@ -246,12 +246,14 @@ struct StringTable: Sendable {
         return (runs.first?.positions ?? []).map { strings[$0] }
     }
 
-    /// The last two runs merged in parts on every core: merged by one, they left the other
-    /// cores idle for a sixth of a large baseline's encoding (Benchmarks/README.md). Each part
-    /// of `a` is merged with the strings of `b` that come before the next part's first string,
-    /// so a string in both runs falls in one part.
+    /// The last two runs merged in parts on every core when they are long: merged by one, they
+    /// left the other cores idle for a sixth of a large baseline's encoding (Benchmarks/README.md).
+    /// Each part of `a` is merged with the strings of `b` that come before the next part's first
+    /// string, so a string in both runs falls in one part. (Most events' two runs, their
+    /// changes' strings and their header's, are short: merged at once.)
     private static func mergeInParts(_ a: Run, _ b: Run, _ strings: [String]) -> Run {
-        let parts = 8
+        let parts = min(8, (a.keys.count + b.keys.count) / 4_096)
+        guard parts > 1 else { return merge(a, a.keys.indices, b, b.keys.indices, strings) }
         var bounds: [(a: Int, b: Int)] = [(0, 0)]
         strings.withUnsafeBufferPointer { strings in
             for part in 1..<parts {
