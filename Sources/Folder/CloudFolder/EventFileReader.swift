@@ -36,9 +36,9 @@ package struct EventFileReader: Sendable {
     /// Whether a single file's object changes are given in numbered form only
     /// (``PartResult/numbered``), built as it is decoded, and checked against the model in that
     /// form; its part then holds no object changes: for a merge's replay and verify's objects
-    /// step, which summarize the event from the numbered form (``SourcedEvent/init(header:changes:file:parts:)``). Binary
-    /// files, and JSON files the fast decoder takes (``V2JSONFastDecoder``); others are decoded
-    /// whole.
+    /// step, which summarize the event from the numbered form
+    /// (``SourcedEvent/init(header:changes:file:parts:)``). Binary files, and JSON files the fast
+    /// decoder takes (``V2JSONFastDecoder``); others are decoded whole.
     package var numbersChanges = false
     /// Whether ``readPart(at:position:displayName:)`` takes a fingerprint of each file, which
     /// lets a second read of the same bytes skip the checks. Hashing every byte cost about 3%
