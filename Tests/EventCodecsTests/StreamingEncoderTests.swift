@@ -97,17 +97,6 @@ struct StreamingEncoderTests {
         }
     }
 
-    @Test("the binary encoder given the changes as runs writes the bytes it writes for the whole event, deflated or not")
-    func binaryFromRuns() throws {
-        for (name, event) in Self.events {
-            var header = event
-            header.objectChanges = []
-            for encoder in [V2BinaryEncoder(), V2BinaryEncoder(deflateSections: true)] {
-                #expect(try encoder.encode(header: header, changes: Self.runs(event)) == encoder.encode(event), "\(name)")
-            }
-        }
-    }
-
     @Test("a value the v2 dialect cannot write stops the writer with the encoder's code")
     func unencodable() throws {
         var event = Self.tricky

@@ -87,28 +87,8 @@ public struct V2BinaryEncoder: Sendable {
         try encode(event, deflating: true, withinReaderLimits: false)
     }
 
-    /// The canonical bytes of `header` (its own changes ignored) with the changes `runs` makes:
-    /// each piece's strings are gathered as the piece is made, while its changes are in the
-    /// cache (a large baseline's changes made first and gathered in a second pass were read
-    /// back from memory; Benchmarks/README.md).
-    package func encode(header: Event, changes runs: ChangeRuns) throws(FormatError) -> [UInt8] {
-        var event = header
-        guard !deflateSections else {
-            event.objectChanges = runs.all()
-            return try encode(event)
-        }
-        let pieces = Pieces.map(count: runs.count, size: 4_096) { range in
-            let changes = runs.changes(range)
-            return (changes: changes, strings: StringTable.sortedStrings(of: changes[...]))
-        }
-        event.objectChanges = []
-        event.objectChanges.reserveCapacity(runs.count)
-        for piece in pieces { event.objectChanges += piece.changes }
-        return try encode(event, deflating: false, withinReaderLimits: true, strings: StringTable(event, lists: pieces.map(\.strings)))
-    }
-
-    private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool, strings: StringTable? = nil) throws(FormatError) -> [UInt8] {
-        let strings = strings ?? StringTable(event)
+    private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool) throws(FormatError) -> [UInt8] {
+        let strings = StringTable(event)
         var header = ByteWriter()
         header.varint(strings.index(event.uniqueIdentifier))
         header.varint(UInt64(event.type.rawValue))
@@ -217,17 +197,11 @@ struct StringTable: Sendable {
     private var sorted: [String] = []
 
     /// Strings sorted by UTF-8 bytes, with their ``ExactString/prefixKey(_:)``s.
-    typealias SortedList = (strings: [String], keys: [UInt64])
+    private typealias SortedList = (strings: [String], keys: [UInt64])
 
     init(_ event: Event) {
         let changes = event.objectChanges
-        self.init(event, lists: Pieces.map(count: changes.count, size: 8_192) { Self.sortedStrings(of: changes[$0]) })
-    }
-
-    /// The table of `event`, whose changes' strings are `lists` (``sortedStrings(of:)`` of
-    /// pieces that together are its changes).
-    init(_ event: Event, lists: [SortedList]) {
-        var lists = lists
+        var lists = Pieces.map(count: changes.count, size: 8_192) { Self.sortedList(Self.strings(of: changes[$0])) }
         var header = Set([event.uniqueIdentifier, event.storeIdentifier].map(ExactString.init))
         for store in event.revisionSet.stores { header.insert(ExactString(store)) }
         if let model = event.modelVersion { header.insert(ExactString(model)) }
@@ -359,9 +333,6 @@ struct StringTable: Sendable {
         merged.positions += b.positions[j..<partB.upperBound]
         return merged
     }
-
-    /// The strings `changes` name, each once, sorted.
-    static func sortedStrings(of changes: ArraySlice<ObjectChange>) -> SortedList { sortedList(strings(of: changes)) }
 
     /// The strings `changes` name.
     private static func strings(of changes: ArraySlice<ObjectChange>) -> Set<ExactString> {

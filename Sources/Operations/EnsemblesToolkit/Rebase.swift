@@ -344,8 +344,13 @@ private struct RebaseWriter {
         }
         let digest: [UInt8]
         if binary {
-            // The binary encoder's string table needs every change before the first is written.
-            let bytes = try V2BinaryEncoder().encode(header: written, changes: changes)
+            let bytes: [UInt8]
+            do {
+                // The binary encoder's string table needs every change before the first is written.
+                var event = written
+                event.objectChanges = changes.all()
+                bytes = try V2BinaryEncoder().encode(event)
+            }
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try emit(bytes) }
         } else {
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try V2JSONEncoder().encode(header: written, changes: changes, emit: emit) }
