@@ -260,17 +260,8 @@ struct StringTable: Sendable {
                 let i = a.keys.count * part / parts
                 guard i < a.keys.count else { break }
                 // The first string of `b` not before a's `i`th.
-                var low = 0, count = b.keys.count
-                while count > 0 {
-                    let half = count / 2
-                    if order(b.keys[low + half], b.positions[low + half], a.keys[i], a.positions[i], strings) < 0 {
-                        low += half + 1
-                        count -= half + 1
-                    } else {
-                        count = half
-                    }
-                }
-                bounds.append((i, max(low, bounds[bounds.count - 1].b)))
+                let first = partitionPoint(b.keys.count) { order(b.keys[$0], b.positions[$0], a.keys[i], a.positions[i], strings) >= 0 }
+                bounds.append((i, max(first, bounds[bounds.count - 1].b)))
             }
         }
         bounds.append((a.keys.count, b.keys.count))

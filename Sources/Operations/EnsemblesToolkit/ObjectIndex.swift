@@ -80,12 +80,16 @@ package final class ObjectIndex: @unchecked Sendable {
         for (entity, objects) in touches {
             for (identifier, all) in objects {
                 let inserts = all.count(where: \.inserts)
-                if inserts >= 2 || (inserts > 0 && inserts < all.count) { kept.append((entity, identifier, all)) }
+                if Self.canHaveFinding(inserts: inserts, deletes: all.count - inserts) { kept.append((entity, identifier, all)) }
             }
         }
         candidates = kept
         touches = [:]
     }
+
+    /// Whether an object with these inserts and deletes can have a finding: each needs two
+    /// inserts, or an insert and a delete.
+    private static func canHaveFinding(inserts: Int, deletes: Int) -> Bool { inserts >= 2 || (inserts > 0 && deletes > 0) }
 
     /// Whether `a` knows `b` (Spec/diagnostics.md 4.19a-c): a's revision set names b's store at
     /// b's revision or later.
@@ -115,7 +119,7 @@ package final class ObjectIndex: @unchecked Sendable {
             // The same test as selectCandidates', among the events replayed: the checks' sets
             // and groups were three quarters of the step (Benchmarks/README.md).
             let inserts = touched.count(where: \.inserts), deletes = touched.count - inserts
-            guard inserts >= 2 || (inserts > 0 && deletes > 0) else { continue }
+            guard Self.canHaveFinding(inserts: inserts, deletes: deletes) else { continue }
             let object: [(String, JSONValue)] = [("entity", .string(entity)), ("globalIdentifier", .string(identifier))]
             if inserts >= 2 {
                 found += concurrentInserts(touched, object)
