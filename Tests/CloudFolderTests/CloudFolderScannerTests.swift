@@ -109,10 +109,19 @@ struct CloudFolderScannerTests {
         try scratch.write("E/events/0_A_0.cdeevent", event(store: "A", revision: 0, globalCount: 0))
         try scratch.write("outside/x", "outside")
         let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
-        for path in ["../outside/x", "events/../../outside/x"] {
+        // Even a `..` that would stay inside: a listing never makes one.
+        for path in ["../outside/x", "events/../../outside/x", "events/../events/0_A_0.cdeevent", "..", "events/.."] {
             let error = #expect(throws: FormatError.self, "\(path)") { try EventFileReader.readBytes(listing.file(path), limit: 100) }
             #expect(error?.code == .fileUnreadable)
         }
+        // Empty names and `.` stay where they are, as in any path.
+        let bytes = try EventFileReader.readBytes(listing.file("events/0_A_0.cdeevent"), limit: 10_000)
+        for path in ["./events/0_A_0.cdeevent", "events//0_A_0.cdeevent", "events/./0_A_0.cdeevent", "/events/0_A_0.cdeevent/"] {
+            #expect(try EventFileReader.readBytes(listing.file(path), limit: 10_000) == bytes, "\(path)")
+        }
+        // A name of three dots is a name.
+        try scratch.write("E/events/...", "dots")
+        #expect(try EventFileReader.readBytes(listing.file("events/..."), limit: 100) == Array("dots".utf8))
     }
 
     @Test("a listing's files are read through the folder it listed, even when another folder has taken its path since")
@@ -233,4 +242,21 @@ struct CloudFolderScannerTests {
         #expect(contents.problems.map(\.code) == [.jsonTooLarge])
         #expect(contents.problems.first?.location.offset == 16)
     }
+
+    #if os(Linux)
+    @Test("a file longer than fstat said (as the system's /proc files are) is read whole, and never beyond the limit")
+    func longerThanItsSize() throws {
+        // /proc/self/cmdline has a size of 0 and the test's arguments as content, at least the
+        // program's path and its NUL.
+        let url = URL(fileURLWithPath: "/proc/self/cmdline")
+        let bytes = try EventFileReader.readBytes(at: url, limit: 1 << 20)
+        #expect(bytes.count > 1 && bytes.last == 0)
+        #expect(bytes.starts(with: Array(CommandLine.arguments[0].utf8) + [0]))
+        for limit in [0, 1, 2, 3, bytes.count - 1] {
+            let error = #expect(throws: FormatError.self, "\(limit)") { try EventFileReader.readBytes(at: url, limit: limit) }
+            #expect(error?.code == .jsonTooLarge && error?.location.offset == limit, "\(limit)")
+        }
+        #expect(try EventFileReader.readBytes(at: url, limit: bytes.count) == bytes)
+    }
+    #endif
 }

@@ -182,8 +182,12 @@ package final class DirectoryHandle: Sendable {
     /// Names are split as UTF-8 bytes, as the file system takes them: split as characters, a `/`
     /// followed by a combining mark is no `/` at all.
     func openFile(_ relative: String) -> Int32 {
-        let names = relative.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }.filter { $0 != "." }
-        guard !names.isEmpty, !names.contains("..") else {
+        // A path as a listing makes it (no empty name, no `.`, no `..`) is what its names join
+        // to: it is not split and joined again (allocations that were half of this call's
+        // instructions: Benchmarks/README.md).
+        let plain = Self.isPlain(relative)
+        let names = plain ? [] : Self.names(relative)
+        guard plain || (!names.isEmpty && !names.contains("..")) else {
             errno = names.isEmpty ? ENOENT : EACCES
             return -1
         }
@@ -192,12 +196,37 @@ package final class DirectoryHandle: Sendable {
         // checking each folder on the way was a third of the calls of reading a folder's files
         // (Benchmarks/README.md). Otherwise one name at a time: where the system cannot, and at
         // a link, whose reason then says which name it was (the file's own, or a folder's).
-        let opened = cfs_open_beneath(descriptor, names.joined(separator: "/"), flags)
+        let opened = cfs_open_beneath(descriptor, plain ? relative : names.joined(separator: "/"), flags)
         if opened >= 0 { return opened }
         switch errno {
         case ENOSYS, EPERM, EINVAL, E2BIG, EAGAIN, ELOOP: break
         default: return -1
         }
+        return openByName(plain ? Self.names(relative) : names, flags: flags)
+    }
+
+    /// The names of `relative`, without empty ones and `.`.
+    private static func names(_ relative: String) -> [String] {
+        relative.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }.filter { $0 != "." }
+    }
+
+    /// Whether `relative` is names only, none of them empty, `.` or `..`.
+    static func isPlain(_ relative: String) -> Bool {
+        var length = 0, dots = 0
+        for byte in relative.utf8 {
+            if byte == UInt8(ascii: "/") {
+                guard length > 0, dots < length || length > 2 else { return false }
+                (length, dots) = (0, 0)
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return length > 0 && (dots < length || length > 2)
+    }
+
+    /// ``openFile(_:)`` one name at a time.
+    private func openByName(_ names: [String], flags: Int32) -> Int32 {
         var folder = descriptor
         // Not close(-1) after a failed open: it would replace the errno the caller reports.
         defer { if folder != descriptor && folder >= 0 { close(folder) } }
