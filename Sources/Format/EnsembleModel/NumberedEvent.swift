@@ -68,10 +68,11 @@ package struct NumberedEvent: Sendable, Equatable {
     }
 
     /// The strings' UTF-8 bytes, one after another: string `n` ends at `ends[n]` and starts where
-    /// string `n - 1` ends. (Offsets are `Int`: the text of a large event may pass 2^31 bytes;
-    /// the numbers of strings and changes never come near it.)
-    package private(set) var text: [UInt8] = []
-    package private(set) var ends: [Int] = []
+    /// string `n - 1` ends; a string kept as a UUID's halves (``UUIDHints``) has none here. Read
+    /// only through ``withBytes(of:_:)`` and the calls on it. (Offsets are `Int`: the text of a
+    /// large event may pass 2^31 bytes; the numbers of strings and changes never come near it.)
+    private var text: [UInt8] = []
+    private var ends: [Int] = []
     /// In canonical order (entities in UTF-8 byte order, then as the writer gave them).
     package private(set) var changes: [Change] = []
     package private(set) var properties: [Property] = []
@@ -83,23 +84,22 @@ package struct NumberedEvent: Sendable, Equatable {
     package private(set) var dataFiles: [Int32] = []
     /// The properties of the changes closed so far: those after them belong to the change being built.
     private var closedProperties: Int32 = 0
-    /// The strings a decoder read as a UUID's 16 bytes, kept beside their text.
+    /// The strings a decoder read as a UUID's 16 bytes, kept as those instead of their text.
     private var uuids = UUIDHints()
 
-    /// The 16 bytes of the strings a decoder read as a UUID and wrote out as its canonical
-    /// upper-case text (a binary table's UUID entries, Spec/v2-binary.md 6), as two big-endian
-    /// halves: the applying thread looks identifiers up by these bytes, and reading them here
-    /// spares it parsing the text back. What the hints say follows from the text, so they take
-    /// no part in comparing events (a decoder that gives none makes an equal event).
-    package struct UUIDHints: Sendable, Equatable {
+    /// The strings a decoder read as a UUID's 16 bytes with nothing after them (a binary
+    /// table's UUID entries, Spec/v2-binary.md 6), as two big-endian halves, which stand for
+    /// the string's canonical upper-case text: such a string has no bytes in ``text``, and its
+    /// text is written where it is read (``withBytes(of:_:)``). The applying thread looks
+    /// identifiers up by these bytes, and most are never read as text. Equal events are equal
+    /// however their strings are kept (``==(_:_:)``).
+    package struct UUIDHints: Sendable {
         /// Two halves per UUID string.
         package var halves: [UInt64] = []
         /// For each string, where its halves start in `halves`, or -1; empty when no string is one.
         package var positions: [Int32] = []
 
         package init() {}
-
-        package static func == (lhs: UUIDHints, rhs: UUIDHints) -> Bool { true }
 
         /// The halves of string `string` when it is a UUID and nothing after it.
         package func halves(of string: Int) -> (high: UInt64, low: UInt64)? {
@@ -113,7 +113,7 @@ package struct NumberedEvent: Sendable, Equatable {
 
     /// A form without changes whose strings are `text` and `ends`, as ``text`` and ``ends`` hold
     /// them (a decoder that filled them itself hands them over without a copy), with the UUID
-    /// strings among them that `uuids` gives.
+    /// strings among them that `uuids` gives, which have no bytes in `text`.
     package init(text: [UInt8], ends: [Int], uuids: UUIDHints = UUIDHints()) {
         self.text = text
         self.ends = ends
@@ -238,7 +238,7 @@ package struct NumberedEvent: Sendable, Equatable {
         guard open.count > 1 else { return true }
         if !open.dropFirst().allSatisfy({ precedes(properties[$0 - 1].name, properties[$0].name) }) {
             // The strings only: a copy of the whole event would make sorting copy the properties.
-            let strings = NumberedEvent(text: text, ends: ends)
+            let strings = NumberedEvent(text: text, ends: ends, uuids: uuids)
             properties[open].sort { strings.precedes($0.name, $1.name) }
         }
         return !open.dropFirst().contains { same(properties[$0 - 1].name, properties[$0].name) }
@@ -253,18 +253,14 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Calls `body` with the bytes of string `number`.
     @inline(__always)
     package func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let end = ends[Int(number)]
-        let start = number == 0 ? 0 : ends[Int(number) - 1]
-        return try text.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+        try withTable { try $0.withBytes(of: number, body) }
     }
 
     /// String `number` as a `String` (made anew: the table holds bytes).
     package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
 
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
-    package func precedes(_ a: Int32, _ b: Int32) -> Bool {
-        withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
-    }
+    package func precedes(_ a: Int32, _ b: Int32) -> Bool { withTable { $0.precedes(a, b) } }
 
     /// String numbers sorted by their strings in UTF-8 byte order, as ``precedes(_:_:)`` orders
     /// them. The table is read through buffer pointers: a sort that called ``precedes(_:_:)``
@@ -272,19 +268,74 @@ package struct NumberedEvent: Sendable, Equatable {
     /// each of its lists; measured: Benchmarks/README.md).
     package func inStringOrder(_ numbers: ArraySlice<Int32>) -> [Int32] {
         guard numbers.count > 1 else { return Array(numbers) }
-        return text.withUnsafeBufferPointer { text in
-            ends.withUnsafeBufferPointer { ends in
-                func bytes(_ number: Int32) -> UnsafeBufferPointer<UInt8> {
-                    UnsafeBufferPointer(rebasing: text[(number == 0 ? 0 : ends[Int(number) - 1])..<ends[Int(number)]])
+        return withTable { table in numbers.sorted { table.precedes($0, $1) } }
+    }
+
+    /// Whether strings `a` and `b` have the same bytes.
+    package func same(_ a: Int32, _ b: Int32) -> Bool { withTable { $0.same(a, b) } }
+
+    /// The string table read in place (no list retained): each string's text, or for a UUID
+    /// kept as its halves (``UUIDHints``), the halves, whose text is written where it is read.
+    private struct Table {
+        let text: UnsafeBufferPointer<UInt8>
+        let ends: UnsafeBufferPointer<Int>
+        let positions: UnsafeBufferPointer<Int32>
+        let halves: UnsafeBufferPointer<UInt64>
+
+        @inline(__always)
+        func uuid(_ number: Int32) -> (high: UInt64, low: UInt64)? {
+            guard Int(number) < positions.count, positions[Int(number)] >= 0 else { return nil }
+            let position = Int(positions[Int(number)])
+            return (halves[position], halves[position + 1])
+        }
+
+        @inline(__always)
+        func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            if let uuid = uuid(number) { return try UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
+            let end = ends[Int(number)]
+            let start = number == 0 ? 0 : ends[Int(number) - 1]
+            return try body(UnsafeBufferPointer(rebasing: text[start..<end]))
+        }
+
+        /// Two UUIDs compare as their upper-case texts do (digits before letters, hyphens in
+        /// the same places) without writing them.
+        func precedes(_ a: Int32, _ b: Int32) -> Bool {
+            if let x = uuid(a), let y = uuid(b) { return (x.high, x.low) < (y.high, y.low) }
+            return withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+        }
+
+        func same(_ a: Int32, _ b: Int32) -> Bool {
+            if let x = uuid(a), let y = uuid(b) { return x == y }
+            return withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
+        }
+    }
+
+    @inline(__always)
+    private func withTable<R>(_ body: (Table) throws -> R) rethrows -> R {
+        try text.withUnsafeBufferPointer { text in
+            try ends.withUnsafeBufferPointer { ends in
+                try uuids.positions.withUnsafeBufferPointer { positions in
+                    try uuids.halves.withUnsafeBufferPointer { try body(Table(text: text, ends: ends, positions: positions, halves: $0)) }
                 }
-                return numbers.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }
             }
         }
     }
 
-    /// Whether strings `a` and `b` have the same bytes.
-    package func same(_ a: Int32, _ b: Int32) -> Bool {
-        withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
+    /// Events are equal when their changes are and their strings have the same bytes, however
+    /// a decoder kept them (a UUID as its text, or as its halves).
+    package static func == (a: NumberedEvent, b: NumberedEvent) -> Bool {
+        guard
+            a.changes == b.changes && a.properties == b.properties && a.identifiers == b.identifiers && a.moves == b.moves
+                && a.attributes == b.attributes && a.dataFiles == b.dataFiles && a.closedProperties == b.closedProperties
+                && a.stringCount == b.stringCount
+        else { return false }
+        return a.withTable { x in
+            b.withTable { y in
+                (0..<Int32(truncatingIfNeeded: a.stringCount)).allSatisfy { number in
+                    x.withBytes(of: number) { one in y.withBytes(of: number) { ExactString.sameBytes(one, $0) } }
+                }
+            }
+        }
     }
 
     /// The numbered form of `event`'s object changes. Strings with one representation (a name

@@ -25,6 +25,8 @@ protocol BinaryStringTable {
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ text: UnsafeBufferPointer<UInt8>)
     /// Calls `body` with the UTF-8 bytes of string `index`.
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    /// Whether string `index` is empty.
+    func isEmpty(_ index: Int) -> Bool
     /// String `index` as a `String`, where one is needed: the header's, attribute values, messages.
     func string(_ index: Int) -> String
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
@@ -90,7 +92,11 @@ struct NumberedStrings: BinaryStringTable {
 
     mutating func append(uuid: UnsafeBufferPointer<UInt8>?, _ bytes: UnsafeBufferPointer<UInt8>) {
         let halves = uuid.map { UUIDPrefix.halves(of: UnsafeRawBufferPointer($0)) }
-        if let halves { text.appendUUID(high: halves.high, low: halves.low) }
+        // A UUID with text after it is written out whole; one with nothing after it (most
+        // entries) is its halves alone, its text written where it is read
+        // (``NumberedEvent/withBytes(of:_:)``): the merge reads most identifiers as halves, and
+        // writing each one's 36 characters was a tenth of decoding (Benchmarks/README.md).
+        if let halves, !bytes.isEmpty { text.appendUUID(high: halves.high, low: halves.low) }
         // This string's place among the hints: the UUID's halves when nothing follows it.
         if let halves, bytes.isEmpty {
             if uuids.positions.isEmpty {
@@ -120,10 +126,13 @@ struct NumberedStrings: BinaryStringTable {
     }
 
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let uuid = uuids.halves(of: index) { return UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
         // String n ends at ends[n] and starts where string n - 1 ends, as in the numbered form.
         let start = index == 0 ? 0 : ends[index - 1]
         return body(UnsafeBufferPointer(rebasing: text.bytes[start..<ends[index]]))
     }
+
+    func isEmpty(_ index: Int) -> Bool { uuids.halves(of: index) == nil && ends[index] == (index == 0 ? 0 : ends[index - 1]) }
 
     func string(_ index: Int) -> String {
         // Sized on first use; grown if strings were added since.
