@@ -102,6 +102,7 @@ package struct NumberedEvent: Sendable, Equatable {
         package init() {}
 
         /// The halves of string `string` when it is a UUID and nothing after it.
+        @inline(__always)
         package func halves(of string: Int) -> (high: UInt64, low: UInt64)? {
             guard string < positions.count else { return nil }
             let position = Int(positions[string])
@@ -250,75 +251,38 @@ package struct NumberedEvent: Sendable, Equatable {
         changes = order.map { changes[$0] }
     }
 
-    /// Calls `body` with the bytes of string `number`.
+    /// Calls `body` with the bytes of string `number`; a UUID kept as its halves has its text
+    /// written here.
     @inline(__always)
     package func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try withTable { try $0.withBytes(of: number, body) }
+        if let uuid = uuids.halves(of: Int(number)) { return try UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
+        let end = ends[Int(number)]
+        let start = number == 0 ? 0 : ends[Int(number) - 1]
+        return try text.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
     }
 
     /// String `number` as a `String` (made anew: the table holds bytes).
     package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
 
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
-    package func precedes(_ a: Int32, _ b: Int32) -> Bool { withTable { $0.precedes(a, b) } }
+    /// Two UUIDs kept as halves compare as their upper-case texts do (digits before letters,
+    /// hyphens in the same places), without writing them.
+    package func precedes(_ a: Int32, _ b: Int32) -> Bool {
+        if let x = uuids.halves(of: Int(a)), let y = uuids.halves(of: Int(b)) { return (x.high, x.low) < (y.high, y.low) }
+        return withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+    }
 
     /// String numbers sorted by their strings in UTF-8 byte order, as ``precedes(_:_:)`` orders
-    /// them. The table is read through buffer pointers: a sort that called ``precedes(_:_:)``
-    /// from its closure copied the whole event at every comparison (a retain and a release of
-    /// each of its lists; measured: Benchmarks/README.md).
+    /// them.
     package func inStringOrder(_ numbers: ArraySlice<Int32>) -> [Int32] {
         guard numbers.count > 1 else { return Array(numbers) }
-        return withTable { table in numbers.sorted { table.precedes($0, $1) } }
+        return numbers.sorted(by: precedes)
     }
 
     /// Whether strings `a` and `b` have the same bytes.
-    package func same(_ a: Int32, _ b: Int32) -> Bool { withTable { $0.same(a, b) } }
-
-    /// The string table read in place (no list retained): each string's text, or for a UUID
-    /// kept as its halves (``UUIDHints``), the halves, whose text is written where it is read.
-    private struct Table {
-        let text: UnsafeBufferPointer<UInt8>
-        let ends: UnsafeBufferPointer<Int>
-        let positions: UnsafeBufferPointer<Int32>
-        let halves: UnsafeBufferPointer<UInt64>
-
-        @inline(__always)
-        func uuid(_ number: Int32) -> (high: UInt64, low: UInt64)? {
-            guard Int(number) < positions.count, positions[Int(number)] >= 0 else { return nil }
-            let position = Int(positions[Int(number)])
-            return (halves[position], halves[position + 1])
-        }
-
-        @inline(__always)
-        func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-            if let uuid = uuid(number) { return try UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
-            let end = ends[Int(number)]
-            let start = number == 0 ? 0 : ends[Int(number) - 1]
-            return try body(UnsafeBufferPointer(rebasing: text[start..<end]))
-        }
-
-        /// Two UUIDs compare as their upper-case texts do (digits before letters, hyphens in
-        /// the same places) without writing them.
-        func precedes(_ a: Int32, _ b: Int32) -> Bool {
-            if let x = uuid(a), let y = uuid(b) { return (x.high, x.low) < (y.high, y.low) }
-            return withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
-        }
-
-        func same(_ a: Int32, _ b: Int32) -> Bool {
-            if let x = uuid(a), let y = uuid(b) { return x == y }
-            return withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
-        }
-    }
-
-    @inline(__always)
-    private func withTable<R>(_ body: (Table) throws -> R) rethrows -> R {
-        try text.withUnsafeBufferPointer { text in
-            try ends.withUnsafeBufferPointer { ends in
-                try uuids.positions.withUnsafeBufferPointer { positions in
-                    try uuids.halves.withUnsafeBufferPointer { try body(Table(text: text, ends: ends, positions: positions, halves: $0)) }
-                }
-            }
-        }
+    package func same(_ a: Int32, _ b: Int32) -> Bool {
+        if let x = uuids.halves(of: Int(a)), let y = uuids.halves(of: Int(b)) { return x == y }
+        return withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
     }
 
     /// Events are equal when their changes are and their strings have the same bytes, however
@@ -329,12 +293,8 @@ package struct NumberedEvent: Sendable, Equatable {
                 && a.attributes == b.attributes && a.dataFiles == b.dataFiles && a.closedProperties == b.closedProperties
                 && a.stringCount == b.stringCount
         else { return false }
-        return a.withTable { x in
-            b.withTable { y in
-                (0..<Int32(truncatingIfNeeded: a.stringCount)).allSatisfy { number in
-                    x.withBytes(of: number) { one in y.withBytes(of: number) { ExactString.sameBytes(one, $0) } }
-                }
-            }
+        return (0..<Int32(truncatingIfNeeded: a.stringCount)).allSatisfy { number in
+            a.withBytes(of: number) { one in b.withBytes(of: number) { ExactString.sameBytes(one, $0) } }
         }
     }
 

@@ -59,11 +59,23 @@ package enum UUIDPrefix {
 
     /// Calls `body` with the 36 characters of the uppercase text of the UUID with these
     /// big-endian halves, written on the stack.
-    @inline(__always)
+    @inlinable
     package static func withText<R>(high: UInt64, low: UInt64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: textLength) { text in
             write(high: high, low: low, to: text)
             return try body(UnsafeBufferPointer(text))
+        }
+    }
+
+    /// ``ExactString/prefixKey(_:)`` of the uppercase text of a UUID whose high half is `high`:
+    /// its first eight digits.
+    package static func prefixKey(high: UInt64) -> UInt64 { hex(UInt32(truncatingIfNeeded: high >> 32)) }
+
+    /// The uppercase text of the UUID with these big-endian halves.
+    package static func text(high: UInt64, low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: textLength) { text in
+            write(high: high, low: low, to: text)
+            return textLength
         }
     }
 

@@ -126,19 +126,24 @@ struct NumberedStrings: BinaryStringTable {
     }
 
     func withBytes<R>(of index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let uuid = uuids.halves(of: index) { return UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
+        if isUUID(index), let uuid = uuids.halves(of: index) { return UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
         // String n ends at ends[n] and starts where string n - 1 ends, as in the numbered form.
         let start = index == 0 ? 0 : ends[index - 1]
         return body(UnsafeBufferPointer(rebasing: text.bytes[start..<ends[index]]))
     }
 
-    func isEmpty(_ index: Int) -> Bool { uuids.halves(of: index) == nil && ends[index] == (index == 0 ? 0 : ends[index - 1]) }
+    func isEmpty(_ index: Int) -> Bool { ends[index] == (index == 0 ? 0 : ends[index - 1]) && !isUUID(index) }
+
+    /// Whether string `index` is kept as a UUID's halves (read from the list in place: this is
+    /// asked for every string the reader checks).
+    private func isUUID(_ index: Int) -> Bool { index < uuids.positions.count && uuids.positions[index] >= 0 }
 
     func string(_ index: Int) -> String {
         // Sized on first use; grown if strings were added since.
         if made.positions.count < ends.count { made.positions += repeatElement(-1, count: ends.count - made.positions.count) }
         if made.positions[index] >= 0 { return made.strings[Int(made.positions[index])] }
-        let string = withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
+        let string =
+            isUUID(index) ? uuids.halves(of: index).map { UUIDPrefix.text(high: $0.high, low: $0.low) } ?? "" : withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
         made.positions[index] = Int32(truncatingIfNeeded: made.strings.count)
         made.strings.append(string)
         return string

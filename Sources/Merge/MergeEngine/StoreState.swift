@@ -119,15 +119,17 @@ public struct StoreState: Sendable {
         /// Which (object, relationship) pairs hold this object, packed as holder << 32 | property.
         var referrers = SmallMap<Int64, Void>()
 
-        /// A live slot for the identifier with these UTF-8 bytes; `uuid`: its UUID's halves, when
-        /// the caller knows it is one (and in upper case). Returns the text to keep aside when
-        /// the identifier is not a UUID.
-        static func make(entity: Int32, id: UnsafeBufferPointer<UInt8>, uuid known: (high: UInt64, low: UInt64)?) -> (Slot, text: String?) {
-            let prefix = ExactString.prefixKey(id)
-            if let uuid = known ?? UUIDPrefix.halves(ofText: id) {
-                return (Slot(entity: entity, isUUID: true, idPrefix: prefix, uuid: uuid), nil)
-            }
-            return (Slot(entity: entity, isUUID: false, idPrefix: prefix, uuid: (0, 0)), String(decoding: id, as: UTF8.self))
+        /// A live slot for the identifier with these UTF-8 bytes. Returns the text to keep aside
+        /// when the identifier is not a UUID.
+        static func make(entity: Int32, id: UnsafeBufferPointer<UInt8>) -> (Slot, text: String?) {
+            if let uuid = UUIDPrefix.halves(ofText: id) { return (make(entity: entity, uuid: uuid), nil) }
+            return (Slot(entity: entity, isUUID: false, idPrefix: ExactString.prefixKey(id), uuid: (0, 0)), String(decoding: id, as: UTF8.self))
+        }
+
+        /// The slot of an object whose identifier is the upper-case text of the UUID with these
+        /// halves, made without that text.
+        static func make(entity: Int32, uuid: (high: UInt64, low: UInt64)) -> Slot {
+            Slot(entity: entity, isUUID: true, idPrefix: UUIDPrefix.prefixKey(high: uuid.high), uuid: uuid)
         }
     }
 
@@ -359,7 +361,9 @@ public struct StoreState: Sendable {
             // Room for the properties the insert sets: grown one at a time, the list was
             // reallocated about three times per object.
             let identifier = changes[index].identifier
-            var (slot, text) = event.withBytes(of: identifier) { Slot.make(entity: entity, id: $0, uuid: event.uuidHalves(of: identifier)) }
+            var (slot, text) =
+                event.uuidHalves(of: identifier).map { (Slot.make(entity: entity, uuid: $0), nil) }
+                ?? event.withBytes(of: identifier) { Slot.make(entity: entity, id: $0) }
             slot.properties.reserveCapacity(Int(changes[index].endProperty - changes[index].firstProperty))
             let number: Int32
             // Moved in, not copied (a copy retained its two lists).
