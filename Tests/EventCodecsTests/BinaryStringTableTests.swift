@@ -44,7 +44,9 @@ struct BinaryStringTableTests {
 
     @Test("the merge's numbered-only reading holds the table byte for byte: UUID-prefixed, non-ASCII and NUL strings as identifiers, names and values")
     func numberedOnlyStrings() throws {
-        let texts = (0..<40).map { Self.uuidText($0) + ["", "-7", "é", "\u{0}", "/x"][$0 % 5] } + ["é", "日本", "\u{10FFFF}", "a\u{0}b", "Title 12"]
+        // Two UUIDs alike in their first half.
+        let twins = ["01234567-89AB-CDEF-0000-000000000001", "01234567-89AB-CDEF-0000-000000000002"]
+        let texts = (0..<40).map { Self.uuidText($0) + ["", "-7", "é", "\u{0}", "/x"][$0 % 5] } + ["é", "日本", "\u{10FFFF}", "a\u{0}b", "Title 12"] + twins
         let changes = texts.indices.map { index in
             ObjectChange(
                 entity: index % 2 == 0 ? "Ünit" : "Item", globalIdentifier: texts[index], type: .update,
@@ -63,6 +65,16 @@ struct BinaryStringTableTests {
             let found = (0..<numbered.stringCount).contains { number in numbered.withBytes(of: Int32(number)) { $0.elementsEqual(text.utf8) } }
             #expect(found, "\(text.debugDescription) is not in the table")
         }
+        // The table's own calls agree with the strings' bytes, UUIDs kept as halves or not.
+        let numbers = (0..<Int32(numbered.stringCount)).map { $0 }
+        let strings = numbers.map { numbered.string($0) }
+        for a in numbers {
+            for b in numbers {
+                #expect(numbered.precedes(a, b) == utf8Precedes(strings[Int(a)], strings[Int(b)]), "\(strings[Int(a)]) \(strings[Int(b)])")
+                #expect(numbered.same(a, b) == (ExactString(strings[Int(a)]) == ExactString(strings[Int(b)])), "\(strings[Int(a)]) \(strings[Int(b)])")
+            }
+        }
+        #expect(numbered.inStringOrder(numbers.reversed()[...]).map { strings[Int($0)] } == strings.sorted(by: utf8Precedes))
     }
 
     @Test("a string that many values name is one String in the merge's numbered form, as in the event: a reference costs a byte, not the string")

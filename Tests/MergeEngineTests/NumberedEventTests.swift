@@ -54,6 +54,26 @@ struct NumberedEventTests {
         #expect(event.inStringOrder([]) == [])
     }
 
+    @Test("two numbered events are equal when their strings' bytes are, UUIDs kept as halves or not: a related identifier changed makes them differ")
+    func equalByStrings() throws {
+        func event(related: String) -> Event {
+            Event(
+                uniqueIdentifier: "U", type: .save, storeIdentifier: "S", revision: 0, globalCount: 1, timestamp: 1,
+                objectChanges: [
+                    ObjectChange(
+                        entity: "Item", globalIdentifier: "01234567-89AB-CDEF-0000-000000000001", type: .update,
+                        propertyChanges: [PropertyChange(name: "next", value: .toOne(relatedIdentifier: related))])
+                ])
+        }
+        let first = try V2BinaryDecoder().decodeNumbered(try V2BinaryEncoder().encode(event(related: "01234567-89AB-CDEF-0000-000000000002")))
+        let again = try V2BinaryDecoder().decodeNumbered(try V2BinaryEncoder().encode(event(related: "01234567-89AB-CDEF-0000-000000000002")))
+        let other = try V2BinaryDecoder().decodeNumbered(try V2BinaryEncoder().encode(event(related: "01234567-89AB-CDEF-0000-000000000003")))
+        #expect(first == again)
+        #expect(first != other)
+        // The same strings, kept as text: equal.
+        #expect(NumberedEvent(event(related: "01234567-89AB-CDEF-0000-000000000002")).resolved == first.resolved)
+    }
+
     @Test("every fixture event file: the numbered form names what the decoded event holds, and the binary decoder's own equals it")
     func fixtures() throws {
         let files = try Self.fixtureEventFiles()
