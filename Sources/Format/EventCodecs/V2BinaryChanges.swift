@@ -142,8 +142,12 @@ struct NumberedStrings: BinaryStringTable {
         // Sized on first use; grown if strings were added since.
         if made.positions.count < ends.count { made.positions += repeatElement(-1, count: ends.count - made.positions.count) }
         if made.positions[index] >= 0 { return made.strings[Int(made.positions[index])] }
-        let string =
-            isUUID(index) ? uuids.halves(of: index).map { UUIDPrefix.text(high: $0.high, low: $0.low) } ?? "" : withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
+        let string: String
+        if isUUID(index), let uuid = uuids.halves(of: index) {
+            string = UUIDPrefix.text(high: uuid.high, low: uuid.low)
+        } else {
+            string = withBytes(of: index) { String(decoding: $0, as: UTF8.self) }
+        }
         made.positions[index] = Int32(truncatingIfNeeded: made.strings.count)
         made.strings.append(string)
         return string
