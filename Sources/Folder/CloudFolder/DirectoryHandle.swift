@@ -211,9 +211,12 @@ package final class DirectoryHandle: Sendable {
     }
 
     /// Whether `relative` is names only, none of them empty, `.` or `..`.
-    static func isPlain(_ relative: String) -> Bool {
+    static func isPlain(_ relative: String) -> Bool { ExactString.withUTF8(of: relative, isPlain) }
+
+    /// ``isPlain(_:)`` of a path's bytes.
+    private static func isPlain(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
         var length = 0, dots = 0
-        for byte in relative.utf8 {
+        for byte in path {
             if byte == UInt8(ascii: "/") {
                 guard length > 0, dots < length || length > 2 else { return false }
                 (length, dots) = (0, 0)

@@ -237,12 +237,14 @@ package struct NumberedEvent: Sendable, Equatable {
     package mutating func sortOpenProperties() -> Bool {
         let open = Int(closedProperties)..<properties.count
         guard open.count > 1 else { return true }
-        if !open.dropFirst().allSatisfy({ precedes(properties[$0 - 1].name, properties[$0].name) }) {
-            // The strings only: a copy of the whole event would make sorting copy the properties.
-            let strings = NumberedEvent(text: text, ends: ends, uuids: uuids)
-            properties[open].sort { strings.precedes($0.name, $1.name) }
+        // The table from the lists themselves: calling the event's own methods from this
+        // mutating one copied the whole event at every call.
+        return Self.withTable(text, ends, uuids) { table in
+            if !open.dropFirst().allSatisfy({ table.precedes(properties[$0 - 1].name, properties[$0].name) }) {
+                properties[open].sort { table.precedes($0.name, $1.name) }
+            }
+            return !open.dropFirst().contains { table.same(properties[$0 - 1].name, properties[$0].name) }
         }
-        return !open.dropFirst().contains { same(properties[$0 - 1].name, properties[$0].name) }
     }
 
     /// Puts the changes in the order `order` gives as positions of the current changes (a
@@ -252,7 +254,8 @@ package struct NumberedEvent: Sendable, Equatable {
     }
 
     /// Calls `body` with the bytes of string `number`; a UUID kept as its halves has its text
-    /// written here.
+    /// written here. (Not through ``Table``: readers in other modules call it unspecialized,
+    /// and one buffer taken costs less than four.)
     @inline(__always)
     package func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let uuid = uuids.halves(of: Int(number)) { return try UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
@@ -265,24 +268,67 @@ package struct NumberedEvent: Sendable, Equatable {
     package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
 
     /// Whether string `a` comes before string `b` in UTF-8 byte order (``utf8Precedes(_:_:)``).
-    /// Two UUIDs kept as halves compare as their upper-case texts do (digits before letters,
-    /// hyphens in the same places), without writing them.
-    package func precedes(_ a: Int32, _ b: Int32) -> Bool {
-        if let x = uuids.halves(of: Int(a)), let y = uuids.halves(of: Int(b)) { return (x.high, x.low) < (y.high, y.low) }
-        return withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
-    }
+    package func precedes(_ a: Int32, _ b: Int32) -> Bool { withTable { $0.precedes(a, b) } }
 
     /// String numbers sorted by their strings in UTF-8 byte order, as ``precedes(_:_:)`` orders
-    /// them.
+    /// them. The table is read through buffer pointers: a sort that called ``precedes(_:_:)``
+    /// from its closure copied the whole event at every comparison (a retain and a release of
+    /// each of its lists; measured: Benchmarks/README.md).
     package func inStringOrder(_ numbers: ArraySlice<Int32>) -> [Int32] {
         guard numbers.count > 1 else { return Array(numbers) }
-        return numbers.sorted(by: precedes)
+        return withTable { table in numbers.sorted { table.precedes($0, $1) } }
     }
 
-    /// Whether strings `a` and `b` have the same bytes.
+    /// Whether strings `a` and `b` have the same bytes. (Without the table where no string is
+    /// kept as halves: the model check asks for every name of a change.)
     package func same(_ a: Int32, _ b: Int32) -> Bool {
-        if let x = uuids.halves(of: Int(a)), let y = uuids.halves(of: Int(b)) { return x == y }
-        return withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
+        uuids.positions.isEmpty ? withBytes(of: a) { x in withBytes(of: b) { ExactString.sameBytes(x, $0) } } : withTable { $0.same(a, b) }
+    }
+
+    /// The string table read in place, through buffer pointers, for the calls that read two
+    /// strings or more (a closure that captured the event copied it: a retain and a release of
+    /// each of its lists): each string's text, or for a UUID kept as its halves (``UUIDHints``),
+    /// the halves, whose text is written where it is read.
+    private struct Table {
+        let text: UnsafeBufferPointer<UInt8>
+        let ends: UnsafeBufferPointer<Int>
+        let positions: UnsafeBufferPointer<Int32>
+        let halves: UnsafeBufferPointer<UInt64>
+
+        func uuid(_ number: Int32) -> (high: UInt64, low: UInt64)? {
+            guard Int(number) < positions.count, positions[Int(number)] >= 0 else { return nil }
+            let position = Int(positions[Int(number)])
+            return (halves[position], halves[position + 1])
+        }
+
+        func withBytes<R>(of number: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            if let uuid = uuid(number) { return UUIDPrefix.withText(high: uuid.high, low: uuid.low, body) }
+            return body(UnsafeBufferPointer(rebasing: text[(number == 0 ? 0 : ends[Int(number) - 1])..<ends[Int(number)]]))
+        }
+
+        /// Two UUIDs compare as their upper-case texts do (digits before letters, hyphens in
+        /// the same places), without writing them.
+        func precedes(_ a: Int32, _ b: Int32) -> Bool {
+            if let x = uuid(a), let y = uuid(b) { return (x.high, x.low) < (y.high, y.low) }
+            return withBytes(of: a) { x in withBytes(of: b) { y in x.lexicographicallyPrecedes(y) } }
+        }
+
+        func same(_ a: Int32, _ b: Int32) -> Bool {
+            if let x = uuid(a), let y = uuid(b) { return x == y }
+            return withBytes(of: a) { x in withBytes(of: b) { y in ExactString.sameBytes(x, y) } }
+        }
+    }
+
+    private func withTable<R>(_ body: (Table) -> R) -> R { Self.withTable(text, ends, uuids, body) }
+
+    private static func withTable<R>(_ text: [UInt8], _ ends: [Int], _ uuids: UUIDHints, _ body: (Table) -> R) -> R {
+        text.withUnsafeBufferPointer { text in
+            ends.withUnsafeBufferPointer { ends in
+                uuids.positions.withUnsafeBufferPointer { positions in
+                    uuids.halves.withUnsafeBufferPointer { body(Table(text: text, ends: ends, positions: positions, halves: $0)) }
+                }
+            }
+        }
     }
 
     /// Events are equal when their changes are and their strings have the same bytes, however
@@ -293,8 +339,12 @@ package struct NumberedEvent: Sendable, Equatable {
                 && a.attributes == b.attributes && a.dataFiles == b.dataFiles && a.closedProperties == b.closedProperties
                 && a.stringCount == b.stringCount
         else { return false }
-        return (0..<Int32(truncatingIfNeeded: a.stringCount)).allSatisfy { number in
-            a.withBytes(of: number) { one in b.withBytes(of: number) { ExactString.sameBytes(one, $0) } }
+        return a.withTable { x in
+            b.withTable { y in
+                (0..<Int32(truncatingIfNeeded: a.stringCount)).allSatisfy { number in
+                    x.withBytes(of: number) { one in y.withBytes(of: number) { ExactString.sameBytes(one, $0) } }
+                }
+            }
         }
     }
 
