@@ -91,7 +91,7 @@ package struct NumberedEvent: Sendable, Equatable {
     /// table's UUID entries, Spec/v2-binary.md 6), as two big-endian halves, which stand for
     /// the string's canonical upper-case text: such a string has no bytes in ``text``, and its
     /// text is written where it is read (``withBytes(of:_:)``). The applying thread looks
-    /// identifiers up by these bytes, and most are never read as text. Equal events are equal
+    /// identifiers up by these bytes, and most are never read as text. Events compare equal
     /// however their strings are kept (``==(_:_:)``).
     package struct UUIDHints: Sendable {
         /// Two halves per UUID string.

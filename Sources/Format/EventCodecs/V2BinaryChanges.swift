@@ -81,8 +81,9 @@ struct NumberedStrings: BinaryStringTable {
 
     mutating func reserve(_ count: Int, stored: Int) {
         ends.reserveCapacity(ends.count + count)
-        // An entry with a UUID prefix (1 + 16 + n bytes stored) is 36 + n bytes of text: at most
-        // 36/17 as many, under 17/8; one without is a byte fewer.
+        // An entry with a UUID prefix and more (1 + 16 + n bytes stored, n > 0) is 36 + n bytes
+        // of text: at most 37/18 as many, under 17/8; a UUID alone has none, and an entry
+        // without a prefix is a byte fewer.
         text.reserve(stored + (stored * 9 + 7) / 8)
         // A UUID's halves take 16 bytes, fewer than the 17 it is stored in at least: room for
         // every one there can be (grown one at a time, the list was reallocated about six times
