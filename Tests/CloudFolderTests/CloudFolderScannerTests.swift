@@ -112,7 +112,7 @@ struct CloudFolderScannerTests {
         // Even a `..` that would stay inside: a listing never makes one.
         for path in ["../outside/x", "events/../../outside/x", "events/../events/0_A_0.cdeevent", "..", "events/.."] {
             let error = #expect(throws: FormatError.self, "\(path)") { try EventFileReader.readBytes(listing.file(path), limit: 100) }
-            #expect(error?.code == .fileUnreadable)
+            #expect(error?.code == .fileUnreadable, "\(path)")
         }
         // Empty names and `.` stay where they are, as in any path.
         let bytes = try EventFileReader.readBytes(listing.file("events/0_A_0.cdeevent"), limit: 10_000)

@@ -2,7 +2,8 @@ import JSONDocument
 
 /// An event's object changes as the merge engine applies them (Spec/merge.md 8): every
 /// entity name, property name, identifier and data file name is a number into one table of the
-/// event's strings, held as bytes in one buffer, and the changes, property changes and
+/// event's strings, held as bytes in one buffer (a UUID a binary table gave as its 16 bytes, as
+/// those: ``UUIDHints``), and the changes, property changes and
 /// relationship lists are flat arrays of numbers.
 ///
 /// A decoded ``Event`` holds a string (a reference) for every identifier and name and an array

@@ -63,9 +63,10 @@ extension [String]: BinaryStringTable {
     func string(_ index: Int) -> String { self[index] }
 }
 
-/// The numbered form's table as the reader fills it: the strings' UTF-8 bytes one after another,
-/// a UUID prefix written out as its text in place, and where each string ends; handed over to
-/// ``NumberedEvent/init(text:ends:)``. A type of this module, so that the reader's calls on it
+/// The numbered form's table as the reader fills it: the strings' UTF-8 bytes one after another
+/// (a UUID prefix with more after it written out as its text in place; a UUID alone kept as its
+/// halves only, with no text), and where each string ends; handed over to
+/// ``NumberedEvent/init(text:ends:uuids:)``. A type of this module, so that the reader's calls on it
 /// are specialized and inlined here.
 struct NumberedStrings: BinaryStringTable {
     private let text = TextBuffer()
@@ -116,7 +117,7 @@ struct NumberedStrings: BinaryStringTable {
         ends.append(text.count)
     }
 
-    /// The text of every string so far, one after another.
+    /// The text of every string so far, one after another (none for a UUID kept as halves).
     var textBytes: UnsafeBufferPointer<UInt8> { text.bytes }
 
     func precedes(_ a: Int, _ b: Int) -> Bool {
