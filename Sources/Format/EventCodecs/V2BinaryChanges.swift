@@ -142,7 +142,12 @@ struct NumberedStrings: BinaryStringTable {
 
     func string(_ index: Int) -> String {
         // Sized on first use; grown if strings were added since.
-        if made.positions.count < ends.count { made.positions += repeatElement(-1, count: ends.count - made.positions.count) }
+        if made.positions.count < ends.count {
+            // Room, on first use, for the strings a file's values most often make (about one
+            // in four entries): grown from one, the list was reallocated six times per file.
+            if made.positions.isEmpty { made.strings.reserveCapacity(ends.count / 4) }
+            made.positions += repeatElement(-1, count: ends.count - made.positions.count)
+        }
         if made.positions[index] >= 0 { return made.strings[Int(made.positions[index])] }
         let string: String
         if isUUID(index), let uuid = uuids.halves(of: index) {

@@ -121,7 +121,12 @@ extension SmallMap: ExpressibleByArrayLiteral where Value == Void {
 
     func contains(_ key: Key) -> Bool { position(of: key) != nil }
 
-    mutating func insert(_ key: Key) { updateValue((), forKey: key) }
+    mutating func insert(_ key: Key) {
+        // Room for four at first: most sets reach two to four members, and growing from the
+        // allocator's smallest block (two keys) reallocated most of them once more.
+        if members.isEmpty { members.reserveCapacity(4) }
+        updateValue((), forKey: key)
+    }
 
     mutating func remove(_ key: Key) { removeValue(forKey: key) }
 }

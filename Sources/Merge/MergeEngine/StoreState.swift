@@ -303,12 +303,32 @@ public struct StoreState: Sendable {
         }
     }
 
-    /// The key of `object` when it is watched. Nothing is hashed when nothing is watched: every
-    /// change of a merge asks.
+    /// The key of `object` when it is watched.
     private func watchedKey(_ object: Int32) -> ObjectKey? {
-        guard !watched.isEmpty else { return nil }
         let candidate = key(of: object)
         return watched.contains(candidate) ? candidate : nil
+    }
+
+    /// Records that `property` of `object` was set by the change of `source` (nil: through an
+    /// inverse), when the object is watched. Every change of a merge asks, so nothing is hashed,
+    /// and the state is not copied, when nothing is watched: a mutating method reads `watched` in
+    /// place, where a call of a non-mutating one from a mutating one copied the whole state (272
+    /// bytes per change, Benchmarks/README.md).
+    @inline(__always)
+    private mutating func noteProvenance(of object: Int32, _ property: Int32, from source: String?) {
+        guard !watched.isEmpty else { return }
+        recordProvenance(of: object, property, from: source)
+    }
+
+    private mutating func recordProvenance(of object: Int32, _ property: Int32, from source: String?) {
+        guard let key = watchedKey(object) else { return }
+        provenanceByObject[key, default: [:]][propertyNames[property]] = .some(source)
+    }
+
+    /// Starts `object`'s provenance afresh (inserted or deleted), when it is watched.
+    private mutating func resetProvenance(of object: Int32) {
+        guard !watched.isEmpty, let key = watchedKey(object) else { return }
+        provenanceByObject[key] = [:]
     }
 
     // MARK: - Applying events
@@ -352,6 +372,7 @@ public struct StoreState: Sendable {
         // The object an insert names is live from the insert phase on: found or made once, not
         // looked up again for its properties.
         var inserted: [Int32] = []
+        inserted.reserveCapacity(changes.count)
         for index in changes.indices where changes[index].type == .insert {
             let entity = entityNumbers[index]
             if let existing = object(entity, probes[index]) {
@@ -378,7 +399,7 @@ public struct StoreState: Sendable {
             live.add(probes[index], (entity, number))
             liveCount += 1
             inserted.append(number)
-            if let key = watchedKey(number) { provenanceByObject[key] = [:] }
+            resetProvenance(of: number)
         }
         // Every object of the set phase is found first, then asked for with its properties.
         var targets: [Int32] = []
@@ -406,6 +427,7 @@ public struct StoreState: Sendable {
         // The same for the deletes. Found before any is deleted: deleting one object changes no
         // other's lookup, and an object deleted twice is skipped the second time.
         var deleted: [Int32] = []
+        deleted.reserveCapacity(changes.count)
         for index in changes.indices where changes[index].type == .delete {
             if let number = object(entityNumbers[index], probes[index]) { deleted.append(number) }
         }
@@ -603,7 +625,7 @@ public struct StoreState: Sendable {
                 edited = nil
             }
             if let edited {
-                if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
+                noteProvenance(of: object, property, from: currentSource)
                 maintainInverse(of: property, on: object, lost: edited.lost, gained: edited.gained)
                 return
             }
@@ -643,7 +665,7 @@ public struct StoreState: Sendable {
         }
         let new = value.summary
         let current = store(consume value, summarized: new, as: property, of: object)
-        if let key = watchedKey(object) { provenanceByObject[key, default: [:]][propertyNames[property]] = .some(currentSource) }
+        noteProvenance(of: object, property, from: currentSource)
         if current?.isRelationship == true || new.isRelationship {
             let was = Stored.single(current), now = new.single
             if was.isSingle && now.isSingle {
@@ -827,7 +849,7 @@ public struct StoreState: Sendable {
                 return .toMany(members)
             }
         }
-        if let key = watchedKey(target) { provenanceByObject[key, default: [:]][propertyNames[inverse]] = .some(nil) }
+        noteProvenance(of: target, inverse, from: nil)
     }
 
     /// The objects by entity name, then global identifier, in UTF-8 byte order (identifiers as the
@@ -945,7 +967,7 @@ public struct StoreState: Sendable {
                 }
             }
         }
-        if let key = watchedKey(object) { provenanceByObject[key] = [:] }
+        resetProvenance(of: object)
         // The slot's fields read in place: a copy retained its lists.
         let probe =
             slots[Int(object)].isUUID
