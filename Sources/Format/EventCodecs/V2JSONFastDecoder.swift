@@ -121,8 +121,8 @@ private struct Cursor {
     }
 
     /// Skips, 8 bytes at a time, string bytes that need no closer look: ASCII, and neither a
-    /// quote, a backslash nor a control character. Stops at the first 8 bytes that hold one of
-    /// those (or where fewer than 8 are left), for the caller's byte-by-byte loop, which decides.
+    /// quote, a backslash nor a control character. Stops at the first byte that is one of those
+    /// (or where fewer than 8 are left), for the caller's byte-by-byte loop, which decides.
     /// Scanning every byte was an eighth of decoding (measured: Benchmarks/README.md).
     mutating func skipPlainText() { index = ByteLanes.plainStringEnd(in: bytes, from: index) }
 

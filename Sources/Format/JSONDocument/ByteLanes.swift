@@ -17,19 +17,23 @@ package enum ByteLanes {
         return (word &+ ones &* UInt64(0x80 - first)) & ~(word &+ ones &* UInt64(0x80 - end)) & 0x8080_8080_8080_8080
     }
 
-    /// Where the bytes of `text` from `start` on stop being, 8 at a time, bytes a JSON string
-    /// holds as they are: ASCII, and neither a quote, a backslash nor a control character. Stops
-    /// at the first 8 bytes that hold another (or where fewer than 8 are left), for the caller's
-    /// byte-by-byte loop, which decides.
+    /// Where the bytes of `text` from `start` on stop being bytes a JSON string holds as they
+    /// are (ASCII, and neither a quote, a backslash nor a control character), read 8 at a time:
+    /// the first byte that is not one, or where fewer than 8 are left, for the caller's
+    /// byte-by-byte loop, which decides. The first such byte of a word is found from its lanes:
+    /// a lane's sums carry only into higher lanes, so every lane below the first flagged one is
+    /// exact even when a later byte is not ASCII (stopping at the word cost each string's last
+    /// few bytes a turn of the caller's loop: Benchmarks/README.md).
     package static func plainStringEnd(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         guard let base = text.baseAddress.map(UnsafeRawPointer.init) else { return start }
         var index = start
         while text.count - index >= 8 {
             let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            guard word & 0x8080_8080_8080_8080 == 0,
-                inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1)
-                    | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1) == 0
-            else { return index }
+            let flagged =
+                word & 0x8080_8080_8080_8080 | inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1)
+                | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1)
+            // Memory order is little-endian: the lowest flagged lane is the first byte.
+            guard flagged == 0 else { return index + flagged.trailingZeroBitCount >> 3 }
             index += 8
         }
         return index
