@@ -54,6 +54,36 @@ struct NumberedEventTests {
         #expect(event.inStringOrder([]) == [])
     }
 
+    @Test("same, isEmpty and hasBytes read the strings' bytes, whether a UUID is kept as its halves or as text")
+    func sameBytes() {
+        // Two UUIDs alike in their first half, each kept once as halves and once as text, an
+        // empty string and another text.
+        let texts = ["01234567-89AB-CDEF-0000-000000000001", "01234567-89AB-CDEF-0000-000000000002"]
+        var event = NumberedEvent()
+        var strings: [String] = []
+        for text in texts {
+            guard let halves = text.utf8.withContiguousStorageIfAvailable({ UUIDPrefix.halves(ofText: $0) }) ?? nil else {
+                Issue.record("\(text) is not read as a UUID")
+                return
+            }
+            _ = event.append(uuid: halves)
+            strings.append(text)
+        }
+        for text in texts + ["", "Item"] {
+            _ = Array(text.utf8).withUnsafeBufferPointer { event.append($0) }
+            strings.append(text)
+        }
+        for a in strings.indices {
+            #expect(event.string(Int32(a)) == strings[a])
+            #expect(event.isEmpty(Int32(a)) == strings[a].isEmpty, "\(strings[a])")
+            for b in strings.indices {
+                #expect(event.same(Int32(a), Int32(b)) == (strings[a] == strings[b]), "\(strings[a]) and \(strings[b])")
+                let matches = Array(strings[b].utf8).withUnsafeBufferPointer { event.hasBytes(Int32(a), $0) }
+                #expect(matches == (strings[a] == strings[b]), "\(strings[a]) has the bytes of \(strings[b])")
+            }
+        }
+    }
+
     @Test("two numbered events with UUIDs kept as halves are equal when their strings' bytes are: a related identifier changed makes them differ")
     func equalByStrings() throws {
         func event(related: String) -> Event {

@@ -178,6 +178,23 @@ package struct NumberedEvent: Sendable, Equatable {
         return Int32(truncatingIfNeeded: ends.count - 1)
     }
 
+    /// Adds a string kept as a UUID's halves, which stand for its canonical upper-case text
+    /// (``UUIDHints``); returns its number.
+    package mutating func append(uuid halves: (high: UInt64, low: UInt64)) -> Int32 {
+        if uuids.positions.isEmpty {
+            // Room for as many as the strings reserved: grown one at a time, the lists were
+            // reallocated several times per event.
+            uuids.positions.reserveCapacity(ends.capacity)
+            uuids.halves.reserveCapacity(ends.capacity)
+            uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
+        }
+        uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
+        uuids.halves.append(halves.high)
+        uuids.halves.append(halves.low)
+        ends.append(text.count)
+        return Int32(truncatingIfNeeded: ends.count - 1)
+    }
+
     /// Adds an attribute value to the change being built (the one ``addChange(entity:identifier:type:dataFiles:)``
     /// closes next); properties come sorted by name.
     package mutating func addAttribute(name: Int32, _ value: consuming AttributeValue) {
@@ -265,6 +282,17 @@ package struct NumberedEvent: Sendable, Equatable {
         return try text.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
     }
 
+    /// Whether string `number` is `bytes`, byte for byte: one call, where ``withBytes(of:_:)``
+    /// from another module is a generic call and a closure for every name a reader compares.
+    package func hasBytes(_ number: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        withBytes(of: number) { ExactString.sameBytes($0, bytes) }
+    }
+
+    /// Whether string `number` is empty (see ``hasBytes(_:_:)``); a UUID kept as its halves is not.
+    package func isEmpty(_ number: Int32) -> Bool {
+        uuids.halves(of: Int(number)) == nil && ends[Int(number)] == (number == 0 ? 0 : ends[Int(number) - 1])
+    }
+
     /// String `number` as a `String` (made anew: the table holds bytes).
     package func string(_ number: Int32) -> String { withBytes(of: number) { String(decoding: $0, as: UTF8.self) } }
 
@@ -280,10 +308,12 @@ package struct NumberedEvent: Sendable, Equatable {
         return withTable { table in numbers.sorted { table.precedes($0, $1) } }
     }
 
-    /// Whether strings `a` and `b` have the same bytes. (Without the table where no string is
-    /// kept as halves: the model check asks for every name of a change.)
+    /// Whether strings `a` and `b` have the same bytes: two UUIDs kept as halves by their
+    /// halves, any other two by their bytes. (Not through the table, whose four buffers cost
+    /// more than these reads: the model check asks for every name of a change.)
     package func same(_ a: Int32, _ b: Int32) -> Bool {
-        uuids.positions.isEmpty ? withBytes(of: a) { x in withBytes(of: b) { ExactString.sameBytes(x, $0) } } : withTable { $0.same(a, b) }
+        if let x = uuids.halves(of: Int(a)), let y = uuids.halves(of: Int(b)) { return x == y }
+        return withBytes(of: a) { x in withBytes(of: b) { ExactString.sameBytes(x, $0) } }
     }
 
     /// The string table read in place, through buffer pointers, for the calls that read two

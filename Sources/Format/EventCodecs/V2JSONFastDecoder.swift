@@ -757,6 +757,10 @@ private struct NumberedObjectChanges: ChangesBuilder {
     }
 
     mutating func text(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Int32? {
+        // A UUID's canonical upper-case text is kept as its halves, as the binary reader keeps a
+        // UUID entry: the applying thread looks identifiers up by them, and read them from the
+        // text on its own thread before (measured: Benchmarks/README.md).
+        if bytes.count == UUIDPrefix.textLength, let halves = UUIDPrefix.halves(ofText: bytes) { return event.append(uuid: halves) }
         guard isASCII || Self.string(bytes, isASCII: false) != nil else { return nil }
         return event.append(bytes)
     }
@@ -765,13 +769,13 @@ private struct NumberedObjectChanges: ChangesBuilder {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         let slot = Int(truncatingIfNeeded: hash >> 58)
-        if names[slot] >= 0, event.withBytes(of: names[slot], { ExactString.sameBytes($0, bytes) }) { return names[slot] }
+        if names[slot] >= 0, event.hasBytes(names[slot], bytes) { return names[slot] }
         guard let number = text(bytes, isASCII: Self.isASCII(bytes)) else { return nil }
         names[slot] = number
         return number
     }
 
-    func isEmpty(_ text: Int32) -> Bool { event.withBytes(of: text) { $0.isEmpty } }
+    func isEmpty(_ text: Int32) -> Bool { event.isEmpty(text) }
     func isDataFileName(_ text: Int32) -> Bool { V2TextPatterns.isDataFileName(event.string(text)) }
 
     func sortedSet(_ texts: [Int32]) -> [Int32]? {
