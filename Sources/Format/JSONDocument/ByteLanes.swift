@@ -29,12 +29,39 @@ package enum ByteLanes {
         var index = start
         while text.count - index >= 8 {
             let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let flagged =
-                word & 0x8080_8080_8080_8080 | inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1)
-                | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1)
+            let flagged = word & 0x8080_8080_8080_8080 | escapedLanes(word)
             // Memory order is little-endian: the lowest flagged lane is the first byte.
             guard flagged == 0 else { return index + flagged.trailingZeroBitCount >> 3 }
             index += 8
+        }
+        return index
+    }
+
+    /// 0x80 in each lane of `word` that holds a quote, a backslash or a control character (see
+    /// ``inRange(_:_:_:)`` for the bytes above 0x7F).
+    private static func escapedLanes(_ word: UInt64) -> UInt64 {
+        inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1) | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1)
+    }
+
+    /// The first byte of `text` from `start` on that a JSON string must escape (a quote, a
+    /// backslash or a control character), or `text.count`; every other byte, non-ASCII ones
+    /// included, is written as it is. Read 8 at a time: each byte's top bit is cleared before the
+    /// lanes are tested, so that no sum carries into another lane, and a lane whose byte had it
+    /// set is dropped from the answer (writing a state document checked its strings a byte at a
+    /// time: Benchmarks/README.md).
+    package static func escapeEnd(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = text.baseAddress.map(UnsafeRawPointer.init) else { return start }
+        var index = start
+        while text.count - index >= 8 {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let flagged = escapedLanes(word & 0x7F7F_7F7F_7F7F_7F7F) & ~word
+            guard flagged == 0 else { return index + flagged.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        while index < text.count {
+            let byte = text[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
+            index += 1
         }
         return index
     }
