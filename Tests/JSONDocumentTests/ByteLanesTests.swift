@@ -91,7 +91,9 @@ struct ByteLanesTests {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return state >> 33
         }
-        let alphabet: [UInt8] = [UInt8(ascii: "A"), UInt8(ascii: "-"), UInt8(ascii: " "), 0x22, 0x5C, 0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0x9F, 0xA2, 0xBF, 0xC3, 0xDC, 0xFF]
+        let alphabet: [UInt8] = [
+            UInt8(ascii: "A"), UInt8(ascii: "-"), UInt8(ascii: " "), 0x22, 0x5C, 0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0x9F, 0xA2, 0xBF, 0xC3, 0xDC, 0xFF,
+        ]
         for _ in 0..<5_000 {
             let count = Int(next() % 48)
             // Mostly plain, so that runs of whole words occur.
