@@ -85,6 +85,7 @@ private struct Cursor {
     /// The byte at the cursor, or 0 at the end (no token starts with 0).
     var current: UInt8 { index < bytes.count ? bytes[index] : 0 }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -95,6 +96,7 @@ private struct Cursor {
     }
 
     /// Skips whitespace, then consumes `byte` when it comes next.
+    @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         skipWhitespace()
         guard current == byte else { return false }
@@ -102,6 +104,7 @@ private struct Cursor {
         return true
     }
 
+    @inline(__always)
     mutating func expect(_ byte: UInt8) throws(Decline) {
         guard consume(byte) else { throw Decline() }
     }
