@@ -448,13 +448,27 @@ public struct StoreState: Sendable {
         }
     }
 
+    // The lookups inlined, the first numbering of a name not: every change and property change
+    // asks, and the call was most of the answer.
+    @inline(__always)
     private mutating func entityNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
-        if numbers.entities[Int(string)] < 0 { numbers.entities[Int(string)] = entities.number(event.string(string)) }
+        let known = numbers.entities[Int(string)]
+        return known >= 0 ? known : numberEntity(string, of: event, &numbers)
+    }
+
+    private mutating func numberEntity(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
+        numbers.entities[Int(string)] = entities.number(event.string(string))
         return numbers.entities[Int(string)]
     }
 
+    @inline(__always)
     private mutating func propertyNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
-        if numbers.properties[Int(string)] < 0 { numbers.properties[Int(string)] = propertyNames.number(event.string(string)) }
+        let known = numbers.properties[Int(string)]
+        return known >= 0 ? known : numberProperty(string, of: event, &numbers)
+    }
+
+    private mutating func numberProperty(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
+        numbers.properties[Int(string)] = propertyNames.number(event.string(string))
         return numbers.properties[Int(string)]
     }
 
