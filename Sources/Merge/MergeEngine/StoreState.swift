@@ -155,8 +155,8 @@ public struct StoreState: Sendable {
     /// Model answers by (entity, property) and by (entity, ancestor), asked once each. A
     /// relationship's answer is kept as numbers: every relationship change reads it, and a
     /// `Property` copy retains all its strings.
-    private var relationships: [Int64: RelationshipNumbers?] = [:]
-    private var kinds: [Int64: Bool] = [:]
+    private var relationships = PairAnswers<RelationshipNumbers?>()
+    private var kinds = PairAnswers<Bool>()
     let model: DataModel?
 
     /// For `history` and `diff`: the objects whose properties' provenance is recorded.
@@ -210,6 +210,33 @@ public struct StoreState: Sendable {
 
     private static func pair(_ a: Int32, _ b: Int32) -> Int64 { Int64(a) << 32 | Int64(UInt32(bitPattern: b)) }
 
+    /// Model answers by a pair of numbers (``pair(_:_:)``), each asked of the model once: every
+    /// relationship change asks again, so the last answers sit in a small table indexed by the
+    /// pair's bits, which most questions hit without hashing the key for the dictionary (its
+    /// `Hasher` was most of an answer: Benchmarks/README.md).
+    private struct PairAnswers<Value: Sendable>: Sendable {
+        private var all: [Int64: Value] = [:]
+        /// Pairs are never negative: -1 marks an empty entry.
+        private var recent = [(key: Int64, value: Value?)](repeating: (-1, nil), count: 64)
+
+        /// The answer for `key`, if it was given before.
+        mutating func answer(_ key: Int64) -> Value? {
+            let slot = Self.slot(key)
+            if recent[slot].key == key { return recent[slot].value }
+            guard let value = all[key] else { return nil }
+            recent[slot] = (key, value)
+            return value
+        }
+
+        mutating func set(_ value: Value, for key: Int64) {
+            all[key] = value
+            recent[Self.slot(key)] = (key, value)
+        }
+
+        /// The top 6 bits of the key times a large odd number: every bit of both numbers counts.
+        private static func slot(_ key: Int64) -> Int { Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> 58) }
+    }
+
     /// A relationship as applying needs it: destination entity, inverse property and kind, by
     /// number.
     private struct RelationshipNumbers {
@@ -224,23 +251,23 @@ public struct StoreState: Sendable {
     private mutating func relationship(_ property: Int32, of entity: Int32) -> RelationshipNumbers? {
         guard let model else { return nil }
         let key = Self.pair(entity, property)
-        if let known = relationships[key] { return known }
+        if let known = relationships.answer(key) { return known }
         var found: RelationshipNumbers?
         if case .relationship(let definition)? = model.property(propertyNames[property], of: entities[entity]) {
             found = RelationshipNumbers(
                 destination: entities.number(definition.destinationEntity), inverse: definition.inverseName.map { propertyNames.number($0) },
                 isToMany: definition.isToMany, isOrdered: definition.isOrdered)
         }
-        relationships[key] = found
+        relationships.set(found, for: key)
         return found
     }
 
     private mutating func entity(_ entity: Int32, isKindOf ancestor: Int32) -> Bool {
         guard let model else { return true }
         let key = Self.pair(entity, ancestor)
-        if let known = kinds[key] { return known }
+        if let known = kinds.answer(key) { return known }
         let found = model.entity(entities[entity], isKindOf: entities[ancestor])
-        kinds[key] = found
+        kinds.set(found, for: key)
         return found
     }
 
@@ -487,7 +514,7 @@ public struct StoreState: Sendable {
 
     /// The live index's probe of an identifier of `event`, read from the event's bytes.
     private static func probe(_ string: Int32, of event: NumberedEvent) -> LiveIndex.Probe {
-        // A UUID the decoder read as bytes is probed by them, without reading its text.
+        // A UUID the decoder kept as its halves is probed by them, without writing its text.
         if let uuid = event.uuidHalves(of: string) { return LiveIndex.probe(upperCaseUUID: uuid) }
         return event.withBytes(of: string) { LiveIndex.probe($0) }
     }
