@@ -56,11 +56,16 @@ struct NumberedEventTests {
 
     @Test("same, isEmpty and hasBytes read the strings' bytes, whether a UUID is kept as its halves or as text")
     func sameBytes() {
-        // Two UUIDs alike in their first half, each kept once as halves and once as text, an
-        // empty string and another text.
+        // An empty string (number 0) and another text first, so that the halves' positions are
+        // filled in for them; then two UUIDs alike in their first half, each kept once as halves
+        // and once as text.
         let texts = ["01234567-89AB-CDEF-0000-000000000001", "01234567-89AB-CDEF-0000-000000000002"]
         var event = NumberedEvent()
         var strings: [String] = []
+        for text in ["", "Item"] {
+            _ = Array(text.utf8).withUnsafeBufferPointer { event.append($0) }
+            strings.append(text)
+        }
         for text in texts {
             guard let halves = text.utf8.withContiguousStorageIfAvailable({ UUIDPrefix.halves(ofText: $0) }) ?? nil else {
                 Issue.record("\(text) is not read as a UUID")
@@ -69,7 +74,7 @@ struct NumberedEventTests {
             _ = event.append(uuid: halves)
             strings.append(text)
         }
-        for text in texts + ["", "Item"] {
+        for text in texts {
             _ = Array(text.utf8).withUnsafeBufferPointer { event.append($0) }
             strings.append(text)
         }

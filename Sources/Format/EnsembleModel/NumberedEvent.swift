@@ -2,8 +2,8 @@ import JSONDocument
 
 /// An event's object changes as the merge engine applies them (Spec/merge.md 8): every
 /// entity name, property name, identifier and data file name is a number into one table of the
-/// event's strings, held as bytes in one buffer (a UUID a binary table gave as its 16 bytes, as
-/// those: ``UUIDHints``), and the changes, property changes and
+/// event's strings, held as bytes in one buffer (a UUID's canonical upper-case text as its 16
+/// bytes: ``UUIDHints``), and the changes, property changes and
 /// relationship lists are flat arrays of numbers.
 ///
 /// A decoded ``Event`` holds a string (a reference) for every identifier and name and an array
@@ -85,11 +85,12 @@ package struct NumberedEvent: Sendable, Equatable {
     package private(set) var dataFiles: [Int32] = []
     /// The properties of the changes closed so far: those after them belong to the change being built.
     private var closedProperties: Int32 = 0
-    /// The strings a decoder read as a UUID's 16 bytes, kept as those instead of their text.
+    /// The strings that are a UUID's canonical upper-case text, kept as its 16 bytes instead.
     private var uuids = UUIDHints()
 
-    /// The strings a decoder read as a UUID's 16 bytes with nothing after them (a binary
-    /// table's UUID entries, Spec/v2-binary.md 6), as two big-endian halves, which stand for
+    /// The strings that are a UUID's canonical upper-case text and nothing more (a binary
+    /// table's UUID entries with nothing after them, Spec/v2-binary.md 6, or such text in a
+    /// JSON event), as two big-endian halves, which stand for
     /// the string's canonical upper-case text: such a string has no bytes in ``text``, and its
     /// text is written where it is read (``withBytes(of:_:)``). The applying thread looks
     /// identifiers up by these bytes, and most are never read as text. Events compare equal
@@ -185,7 +186,7 @@ package struct NumberedEvent: Sendable, Equatable {
             // Room for as many as the strings reserved: grown one at a time, the lists were
             // reallocated several times per event.
             uuids.positions.reserveCapacity(ends.capacity)
-            uuids.halves.reserveCapacity(ends.capacity)
+            uuids.halves.reserveCapacity(2 * ends.capacity)
             uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
         }
         uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))

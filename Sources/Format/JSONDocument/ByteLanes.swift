@@ -8,9 +8,11 @@
 /// here whole (``plainStringEnd(in:from:)``), one call for all its words (measured:
 /// Benchmarks/README.md).
 package enum ByteLanes {
-    /// 0x80 in each byte of `word` whose value lies in `first..<end`, 0 in the others. Every
-    /// byte of `word` must be below 0x80 (test `word & 0x8080_8080_8080_8080` first), so that
-    /// adding up to 0x80 to a byte carries into no other; `first <= end <= 0x80`.
+    /// 0x80 in each byte of `word` whose value lies in `first..<end`, 0 in the others, when
+    /// every byte of `word` is below 0x80 (test `word & 0x8080_8080_8080_8080` first): adding
+    /// up to 0x80 to such a byte carries into no other; `first <= end <= 0x80`. A byte above
+    /// 0x7F carries into the bytes after it (the higher lanes), so with one the lanes before the
+    /// first such byte are still exact, and only those (``plainStringEnd(in:from:)``).
     @inlinable
     package static func inRange(_ word: UInt64, _ first: UInt8, _ end: UInt8) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -28,17 +30,17 @@ package enum ByteLanes {
         guard let base = text.baseAddress.map(UnsafeRawPointer.init) else { return start }
         var index = start
         while text.count - index >= 8 {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
             let flagged = word & 0x8080_8080_8080_8080 | escapedLanes(word)
-            // Memory order is little-endian: the lowest flagged lane is the first byte.
+            // Read little-endian: the lowest flagged lane is the first byte.
             guard flagged == 0 else { return index + flagged.trailingZeroBitCount >> 3 }
             index += 8
         }
         return index
     }
 
-    /// 0x80 in each lane of `word` that holds a quote, a backslash or a control character (see
-    /// ``inRange(_:_:_:)`` for the bytes above 0x7F).
+    /// 0x80 in each lane of `word` that holds a quote, a backslash or a control character
+    /// (exact as far as ``inRange(_:_:_:)`` says, for a word holding bytes above 0x7F).
     private static func escapedLanes(_ word: UInt64) -> UInt64 {
         inRange(word, 0, 0x20) | inRange(word, UInt8(ascii: "\""), UInt8(ascii: "\"") + 1) | inRange(word, UInt8(ascii: "\\"), UInt8(ascii: "\\") + 1)
     }
@@ -53,7 +55,7 @@ package enum ByteLanes {
         guard let base = text.baseAddress.map(UnsafeRawPointer.init) else { return start }
         var index = start
         while text.count - index >= 8 {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
             let flagged = escapedLanes(word & 0x7F7F_7F7F_7F7F_7F7F) & ~word
             guard flagged == 0 else { return index + flagged.trailingZeroBitCount >> 3 }
             index += 8
