@@ -12,6 +12,27 @@ import EventCodecs
 /// against orders and documents built here from its values.
 @Suite("state indexes")
 struct StateIndexTests {
+    @Test("PairAnswers: each pair's own answer, however many share a slot of its small table")
+    func pairAnswers() {
+        // 300 pairs in 64 slots: most slots are shared, and asked in another order than set.
+        var answers = StoreState.PairAnswers<Int?>()
+        var expected: [Int64: Int?] = [:]
+        var random = SplitMix64(seed: 11)
+        for entity in Int64(0)..<15 {
+            for property in Int64(0)..<20 {
+                let key = entity << 32 | property
+                #expect(answers.answer(key) == nil, "\(key) asked before it was answered")
+                let value: Int? = random.next() % 4 == 0 ? nil : Int(random.next() % 1_000)
+                answers.set(value, for: key)
+                expected[key] = value
+            }
+        }
+        for (key, value) in expected.sorted(by: { $0.key % 7 < $1.key % 7 || ($0.key % 7 == $1.key % 7 && $0.key < $1.key) }) {
+            #expect(answers.answer(key) == .some(value), "\(key)")
+        }
+        #expect(answers.answer(99 << 32) == nil)
+    }
+
     @Test("SmallMap: the same answers as a dictionary, with and without its index")
     func propertyValues() {
         var random = SplitMix64(seed: 7)

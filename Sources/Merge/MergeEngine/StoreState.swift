@@ -214,7 +214,7 @@ public struct StoreState: Sendable {
     /// relationship change asks again, so the last answers sit in a small table indexed by the
     /// pair's bits, which most questions hit without hashing the key for the dictionary (its
     /// `Hasher` was most of an answer: Benchmarks/README.md).
-    private struct PairAnswers<Value: Sendable>: Sendable {
+    struct PairAnswers<Value: Sendable>: Sendable {
         private var all: [Int64: Value] = [:]
         /// Pairs are never negative: -1 marks an empty entry.
         private var recent = [(key: Int64, value: Value?)](repeating: (-1, nil), count: 64)
