@@ -761,8 +761,8 @@ private struct NumberedObjectChanges: ChangesBuilder {
 
     mutating func text(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Int32? {
         // A UUID's canonical upper-case text is kept as its halves, as the binary reader keeps a
-        // UUID entry: the applying thread looks identifiers up by them, and read them from the
-        // text on its own thread before (measured: Benchmarks/README.md).
+        // UUID entry: the applying thread looks identifiers up by them, and parsed each one's
+        // text itself before (measured: Benchmarks/README.md).
         if bytes.count == UUIDPrefix.textLength, let halves = UUIDPrefix.halves(ofText: bytes) { return event.append(uuid: halves) }
         guard isASCII || Self.string(bytes, isASCII: false) != nil else { return nil }
         return event.append(bytes)

@@ -340,7 +340,7 @@ public struct StoreState: Sendable {
     /// inverse), when the object is watched. Every change of a merge asks, so nothing is hashed,
     /// and the state is not copied, when nothing is watched: a mutating method reads `watched` in
     /// place, where a call of a non-mutating one from a mutating one copied the whole state (272
-    /// bytes per change, Benchmarks/README.md).
+    /// bytes then) for every change (Benchmarks/README.md).
     @inline(__always)
     private mutating func noteProvenance(of object: Int32, _ property: Int32, from source: String?) {
         guard !watched.isEmpty else { return }
