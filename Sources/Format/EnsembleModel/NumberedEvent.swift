@@ -110,6 +110,18 @@ package struct NumberedEvent: Sendable, Equatable {
             let position = Int(positions[string])
             return position < 0 ? nil : (halves[position], halves[position + 1])
         }
+
+        /// Adds string number `number` as the UUID with these halves: the first one gives the
+        /// strings before it their -1 (room made for `room` strings), as ``positions`` says.
+        package mutating func add(_ uuid: (high: UInt64, low: UInt64), asString number: Int, room: Int) {
+            if positions.isEmpty {
+                positions.reserveCapacity(room)
+                positions.append(contentsOf: repeatElement(-1, count: number))
+            }
+            positions.append(Int32(truncatingIfNeeded: halves.count))
+            halves.append(uuid.high)
+            halves.append(uuid.low)
+        }
     }
 
     package init() {}
@@ -182,16 +194,10 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Adds a string kept as a UUID's halves, which stand for its canonical upper-case text
     /// (``UUIDHints``); returns its number.
     package mutating func append(uuid halves: (high: UInt64, low: UInt64)) -> Int32 {
-        if uuids.positions.isEmpty {
-            // Room for as many as the strings reserved: grown one at a time, the lists were
-            // reallocated several times per event.
-            uuids.positions.reserveCapacity(ends.capacity)
-            uuids.halves.reserveCapacity(2 * ends.capacity)
-            uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
-        }
-        uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
-        uuids.halves.append(halves.high)
-        uuids.halves.append(halves.low)
+        // Room for as many as the strings reserved: grown one at a time, the lists were
+        // reallocated several times per event.
+        if uuids.positions.isEmpty { uuids.halves.reserveCapacity(2 * ends.capacity) }
+        uuids.add(halves, asString: ends.count, room: ends.capacity)
         ends.append(text.count)
         return Int32(truncatingIfNeeded: ends.count - 1)
     }

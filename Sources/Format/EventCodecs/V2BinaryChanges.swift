@@ -101,15 +101,9 @@ struct NumberedStrings: BinaryStringTable {
         if let halves, !bytes.isEmpty { text.appendUUID(high: halves.high, low: halves.low) }
         // This string's place among the hints: the UUID's halves when nothing follows it.
         if let halves, bytes.isEmpty {
-            if uuids.positions.isEmpty {
-                // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
-                // time, the list was reallocated about six times per event.
-                uuids.positions.reserveCapacity(ends.capacity)
-                uuids.positions.append(contentsOf: repeatElement(-1, count: ends.count))
-            }
-            uuids.positions.append(Int32(truncatingIfNeeded: uuids.halves.count))
-            uuids.halves.append(halves.high)
-            uuids.halves.append(halves.low)
+            // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
+            // time, the list was reallocated about six times per event.
+            uuids.add(halves, asString: ends.count, room: ends.capacity)
         } else if !uuids.positions.isEmpty {
             uuids.positions.append(-1)
         }

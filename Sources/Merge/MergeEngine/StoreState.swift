@@ -480,23 +480,20 @@ public struct StoreState: Sendable {
     @inline(__always)
     private mutating func entityNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
         let known = numbers.entities[Int(string)]
-        return known >= 0 ? known : numberEntity(string, of: event, &numbers)
-    }
-
-    private mutating func numberEntity(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
-        numbers.entities[Int(string)] = entities.number(event.string(string))
-        return numbers.entities[Int(string)]
+        return known >= 0 ? known : Self.number(string, of: event, into: &numbers.entities, by: &entities)
     }
 
     @inline(__always)
     private mutating func propertyNumber(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
         let known = numbers.properties[Int(string)]
-        return known >= 0 ? known : numberProperty(string, of: event, &numbers)
+        return known >= 0 ? known : Self.number(string, of: event, into: &numbers.properties, by: &propertyNames)
     }
 
-    private mutating func numberProperty(_ string: Int32, of event: NumberedEvent, _ numbers: inout EventNumbers) -> Int32 {
-        numbers.properties[Int(string)] = propertyNames.number(event.string(string))
-        return numbers.properties[Int(string)]
+    /// Numbers the event's string `string` by `numbering`, noted in `known` for the event.
+    private static func number(_ string: Int32, of event: NumberedEvent, into known: inout [Int32], by numbering: inout Numbering) -> Int32 {
+        let number = numbering.number(event.string(string))
+        known[Int(string)] = number
+        return number
     }
 
     /// Probes of the identifiers that `event`'s relationship values name (to-ones, then the
