@@ -130,6 +130,32 @@ struct V2JSONFastDecoderTests {
         #expect(checked > 300)
     }
 
+    @Test(
+        "a string limit one byte below the longest key (of an event, an object change, a property change): the parser refuses, the fast decoder declines",
+        arguments: [
+            (#"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","revisionsByStoreIdentifier":{"A":1},"changesByEntity":{}}"#, EventPartPosition.single, 26),
+            (#"{"changesByEntity":{"A":[{"type":100,"globalIdentifier":"a"}]}}"#, .part(index: 2, count: 2), 16),
+            (
+                #"{"changesByEntity":{"A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"t","type":3,"addedIdentifiers":["x"],"movedIdentifiersByIndex":{"0":"x"}}]}]}}"#,
+                .part(index: 2, count: 2), 23
+            ),
+        ])
+    func keyLongerThanStringLimit(text: String, position: EventPartPosition, longestKey: Int) throws {
+        let bytes = Array(text.utf8)
+        var options = JSONReadingOptions()
+        options.maximumStringBytes = longestKey
+        #expect(V2JSONFastDecoder.decodePart(bytes, position: position, options: options) != nil)
+        #expect((try? JSONParser.parse(bytes, options: options)) != nil)
+        options.maximumStringBytes = longestKey - 1
+        #expect(V2JSONFastDecoder.decodePart(bytes, position: position, options: options) == nil)
+        do {
+            _ = try JSONParser.parse(bytes, options: options)
+            Issue.record("parsed a key longer than the string limit")
+        } catch {
+            #expect(error.code == .jsonTooLarge)
+        }
+    }
+
     @Test("escapes, whitespace and non-ASCII text read as the parser reads them")
     func escapes() throws {
         let validator = try BundledSchema.v2Event.validator()

@@ -145,10 +145,21 @@ private struct Cursor {
         return start..<end
     }
 
-    /// Whether the key at `range` is `name`.
-    func isKey(_ range: Range<Int>, _ name: StaticString) -> Bool {
-        guard range.count == name.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
-        return memcmp(base + range.lowerBound, name.utf8Start, range.count) == 0
+    /// The member of `Member` whose key comes next, and the `:` after it. The member is told by
+    /// its key's first and third bytes and the key compared whole with its closing quote, where
+    /// ``key()`` scans for that quote first: the keys of object and property changes are most of
+    /// a file's (measured: Benchmarks/README.md). Any other key (another name, an escape, one
+    /// longer than ``maximumStringBytes``) is declined, as ``key()`` and a failed match would.
+    mutating func member<Member: ObjectMember>(_: Member.Type) throws(Decline) -> Member {
+        try expect(quote)
+        guard index + 2 < bytes.count, let member = Member(first: bytes[index], third: bytes[index + 2]) else { throw Decline() }
+        let key = member.key, end = index + key.utf8CodeUnitCount
+        guard end < bytes.count, bytes[end] == quote, key.utf8CodeUnitCount <= maximumStringBytes, let base = bytes.baseAddress,
+            memcmp(base + index, key.utf8Start, key.utf8CodeUnitCount) == 0
+        else { throw Decline() }
+        index = end + 1
+        try expect(UInt8(ascii: ":"))
+        return member
     }
 
     /// Bytes without escapes as text, or nil when they are not UTF-8 (Swift's validation is RFC
@@ -322,24 +333,72 @@ extension UInt32 {
     }
 }
 
+/// The members of a JSON object that the decoder knows, each named by a key.
+private protocol ObjectMember {
+    /// The member's key.
+    var key: StaticString { get }
+    /// The only member whose key can start with `first` and have `third` as its third byte (no
+    /// two keys of a type share both).
+    init?(first: UInt8, third: UInt8)
+}
+
 /// Members of an event, as bits of a mask.
-private enum EventMember: Int, CaseIterable {
+private enum EventMember: Int, ObjectMember {
     case uniqueIdentifier, type, globalCount, timestamp, storeIdentifier, modelVersion, revisionsByStoreIdentifier, changesByEntity
 
     static let header: UInt16 = 0b0111_1111
     static let requiredHeader: UInt16 = header & ~(1 << 5)
 
-    /// The member a key names, or nil for a key of no member.
-    init?(_ key: Range<Int>, in cursor: Cursor) {
+    var key: StaticString {
+        switch self {
+        case .uniqueIdentifier: "uniqueIdentifier"
+        case .type: "type"
+        case .globalCount: "globalCount"
+        case .timestamp: "timestamp"
+        case .storeIdentifier: "storeIdentifier"
+        case .modelVersion: "modelVersion"
+        case .revisionsByStoreIdentifier: "revisionsByStoreIdentifier"
+        case .changesByEntity: "changesByEntity"
+        }
+    }
+
+    init?(first: UInt8, third: UInt8) {
         let member: Self? =
-            switch key.count {
-            case 4: cursor.isKey(key, "type") ? .type : nil
-            case 9: cursor.isKey(key, "timestamp") ? .timestamp : nil
-            case 11: cursor.isKey(key, "globalCount") ? .globalCount : nil
-            case 12: cursor.isKey(key, "modelVersion") ? .modelVersion : nil
-            case 15: cursor.isKey(key, "changesByEntity") ? .changesByEntity : cursor.isKey(key, "storeIdentifier") ? .storeIdentifier : nil
-            case 16: cursor.isKey(key, "uniqueIdentifier") ? .uniqueIdentifier : nil
-            case 26: cursor.isKey(key, "revisionsByStoreIdentifier") ? .revisionsByStoreIdentifier : nil
+            switch first {
+            case UInt8(ascii: "u"): .uniqueIdentifier
+            case UInt8(ascii: "t"): third == UInt8(ascii: "p") ? .type : .timestamp
+            case UInt8(ascii: "g"): .globalCount
+            case UInt8(ascii: "s"): .storeIdentifier
+            case UInt8(ascii: "m"): .modelVersion
+            case UInt8(ascii: "r"): .revisionsByStoreIdentifier
+            case UInt8(ascii: "c"): .changesByEntity
+            default: nil
+            }
+        guard let member else { return nil }
+        self = member
+    }
+}
+
+/// Members of an object change.
+private enum ChangeMember: ObjectMember {
+    case type, globalIdentifier, properties, dataFiles
+
+    var key: StaticString {
+        switch self {
+        case .type: "type"
+        case .globalIdentifier: "globalIdentifier"
+        case .properties: "properties"
+        case .dataFiles: "dataFiles"
+        }
+    }
+
+    init?(first: UInt8, third: UInt8) {
+        let member: Self? =
+            switch first {
+            case UInt8(ascii: "t"): .type
+            case UInt8(ascii: "g"): .globalIdentifier
+            case UInt8(ascii: "p"): .properties
+            case UInt8(ascii: "d"): .dataFiles
             default: nil
             }
         guard let member else { return nil }
@@ -348,7 +407,7 @@ private enum EventMember: Int, CaseIterable {
 }
 
 /// Members of a property change, as bits of a mask.
-private enum PropertyMember: Int {
+private enum PropertyMember: Int, ObjectMember {
     case propertyName, name, type, value, filename, relatedIdentifier, addedIdentifiers, removedIdentifiers, movedIdentifiersByIndex
 
     var bit: UInt16 { 1 << rawValue }
@@ -364,18 +423,31 @@ private enum PropertyMember: Int {
         }
     }
 
-    /// The member a key names, or nil for a key of no member.
-    init?(_ key: Range<Int>, in cursor: Cursor) {
+    var key: StaticString {
+        switch self {
+        case .propertyName: "propertyName"
+        case .name: "name"
+        case .type: "type"
+        case .value: "value"
+        case .filename: "filename"
+        case .relatedIdentifier: "relatedIdentifier"
+        case .addedIdentifiers: "addedIdentifiers"
+        case .removedIdentifiers: "removedIdentifiers"
+        case .movedIdentifiersByIndex: "movedIdentifiersByIndex"
+        }
+    }
+
+    init?(first: UInt8, third: UInt8) {
         let member: Self? =
-            switch key.count {
-            case 4: cursor.isKey(key, "type") ? .type : cursor.isKey(key, "name") ? .name : nil
-            case 5: cursor.isKey(key, "value") ? .value : nil
-            case 8: cursor.isKey(key, "filename") ? .filename : nil
-            case 12: cursor.isKey(key, "propertyName") ? .propertyName : nil
-            case 16: cursor.isKey(key, "addedIdentifiers") ? .addedIdentifiers : nil
-            case 17: cursor.isKey(key, "relatedIdentifier") ? .relatedIdentifier : nil
-            case 18: cursor.isKey(key, "removedIdentifiers") ? .removedIdentifiers : nil
-            case 23: cursor.isKey(key, "movedIdentifiersByIndex") ? .movedIdentifiersByIndex : nil
+            switch first {
+            case UInt8(ascii: "p"): .propertyName
+            case UInt8(ascii: "n"): .name
+            case UInt8(ascii: "t"): .type
+            case UInt8(ascii: "v"): .value
+            case UInt8(ascii: "f"): .filename
+            case UInt8(ascii: "r"): third == UInt8(ascii: "l") ? .relatedIdentifier : .removedIdentifiers
+            case UInt8(ascii: "a"): .addedIdentifiers
+            case UInt8(ascii: "m"): .movedIdentifiersByIndex
             default: nil
             }
         guard let member else { return nil }
@@ -395,8 +467,8 @@ private struct PartReader<Changes: ChangesBuilder> {
         var revisions = RevisionSet()
         if !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) {
             repeat {
-                let key = try cursor.key()
-                guard let member = EventMember(key, in: cursor), seen & (1 << member.rawValue) == 0 else { throw Decline() }
+                let member = try cursor.member(EventMember.self)
+                guard seen & (1 << member.rawValue) == 0 else { throw Decline() }
                 seen |= 1 << member.rawValue
                 switch member {
                 case .uniqueIdentifier:
@@ -488,25 +560,26 @@ private struct PartReader<Changes: ChangesBuilder> {
         var hasDataFiles = false
         guard !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) else { throw Decline() }
         repeat {
-            let key = try cursor.key()
-            if cursor.isKey(key, "type"), type == nil {
-                guard let value = ChangeType(rawValue: try cursor.unsignedInteger()) else { throw Decline() }
+            switch try cursor.member(ChangeMember.self) {
+            case .type:
+                guard type == nil, let value = ChangeType(rawValue: try cursor.unsignedInteger()) else { throw Decline() }
                 type = value
-            } else if cursor.isKey(key, "globalIdentifier"), globalIdentifier == nil {
+            case .globalIdentifier:
+                guard globalIdentifier == nil else { throw Decline() }
                 let identifier = try text()
                 guard !changes.isEmpty(identifier) else { throw Decline() }
                 globalIdentifier = identifier
-            } else if cursor.isKey(key, "properties"), !hasProperties {
+            case .properties:
+                guard !hasProperties else { throw Decline() }
                 hasProperties = true
                 if !(try cursor.open(UInt8(ascii: "["), UInt8(ascii: "]"))) {
                     repeat { try propertyChange() } while try cursor.next(UInt8(ascii: "]"))
                 }
-            } else if cursor.isKey(key, "dataFiles"), !hasDataFiles {
+            case .dataFiles:
+                guard !hasDataFiles else { throw Decline() }
                 hasDataFiles = true
                 dataFiles = try identifierSet()
                 guard dataFiles.allSatisfy(changes.isDataFileName) else { throw Decline() }
-            } else {
-                throw Decline()
             }
         } while try cursor.next(UInt8(ascii: "}"))
         guard let type, let globalIdentifier else { throw Decline() }
@@ -520,7 +593,8 @@ private struct PartReader<Changes: ChangesBuilder> {
         var added: [Changes.Text] = [], removed: [Changes.Text] = [], moved: [Int: Changes.Text] = [:]
         guard !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) else { throw Decline() }
         repeat {
-            guard let member = PropertyMember(try cursor.key(), in: cursor), seen & member.bit == 0 else { throw Decline() }
+            let member = try cursor.member(PropertyMember.self)
+            guard seen & member.bit == 0 else { throw Decline() }
             seen |= member.bit
             switch member {
             case .propertyName, .name: name = try propertyName()
