@@ -133,7 +133,10 @@ struct V2JSONFastDecoderTests {
     @Test(
         "a string limit one byte below the longest key (of an event, an object change, a property change): the parser refuses, the fast decoder declines",
         arguments: [
-            (#"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","revisionsByStoreIdentifier":{"A":1},"changesByEntity":{}}"#, EventPartPosition.single, 26),
+            (
+                #"{"uniqueIdentifier":"E","type":200,"globalCount":3,"timestamp":"1.5","storeIdentifier":"A","revisionsByStoreIdentifier":{"A":1},"changesByEntity":{}}"#,
+                EventPartPosition.single, 26
+            ),
             (#"{"changesByEntity":{"A":[{"type":100,"globalIdentifier":"a"}]}}"#, .part(index: 2, count: 2), 16),
             (
                 #"{"changesByEntity":{"A":[{"type":200,"globalIdentifier":"a","properties":[{"name":"t","type":3,"addedIdentifiers":["x"],"movedIdentifiersByIndex":{"0":"x"}}]}]}}"#,
