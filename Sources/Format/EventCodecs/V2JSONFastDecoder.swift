@@ -590,7 +590,7 @@ private struct PartReader<Changes: ChangesBuilder> {
         var seen: UInt16 = 0
         var name: Changes.Text?, kind = PropertyKind.attribute
         var value = AttributeValue.null, filename: Changes.Text?, related: Changes.Text?
-        var added: [Changes.Text] = [], removed: [Changes.Text] = [], moved: [Int: Changes.Text] = [:]
+        var added: [Changes.Text] = [], removed: [Changes.Text] = [], moved = [Int: Changes.Text]()
         guard !(try cursor.open(UInt8(ascii: "{"), UInt8(ascii: "}"))) else { throw Decline() }
         repeat {
             let member = try cursor.member(PropertyMember.self)
