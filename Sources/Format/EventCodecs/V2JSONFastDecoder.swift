@@ -337,8 +337,8 @@ extension UInt32 {
 private protocol ObjectMember {
     /// The member's key.
     var key: StaticString { get }
-    /// The only member whose key can start with `first` and have `third` as its third byte (no
-    /// two keys of a type share both).
+    /// The member whose key a key starting with `first`, with `third` as its third byte, may be
+    /// (no two keys of a type share both): a candidate, which the key compared whole decides.
     init?(first: UInt8, third: UInt8)
 }
 
