@@ -112,10 +112,13 @@ package struct NumberedEvent: Sendable, Equatable {
         }
 
         /// Adds string number `number` as the UUID with these halves: the first one gives the
-        /// strings before it their -1 (room made for `room` strings), as ``positions`` says.
+        /// strings before it their -1, as ``positions`` says, and makes room for `room` strings,
+        /// all of them UUIDs if need be (grown one at a time, the lists were reallocated several
+        /// times per event).
         package mutating func add(_ uuid: (high: UInt64, low: UInt64), asString number: Int, room: Int) {
             if positions.isEmpty {
                 positions.reserveCapacity(room)
+                halves.reserveCapacity(2 * room)
                 positions.append(contentsOf: repeatElement(-1, count: number))
             }
             positions.append(Int32(truncatingIfNeeded: halves.count))
@@ -194,9 +197,6 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Adds a string kept as a UUID's halves, which stand for its canonical upper-case text
     /// (``UUIDHints``); returns its number.
     package mutating func append(uuid halves: (high: UInt64, low: UInt64)) -> Int32 {
-        // Room for as many as the strings reserved: grown one at a time, the lists were
-        // reallocated several times per event.
-        if uuids.positions.isEmpty { uuids.halves.reserveCapacity(2 * ends.capacity) }
         uuids.add(halves, asString: ends.count, room: ends.capacity)
         ends.append(text.count)
         return Int32(truncatingIfNeeded: ends.count - 1)

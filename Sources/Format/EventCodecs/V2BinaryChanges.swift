@@ -101,8 +101,7 @@ struct NumberedStrings: BinaryStringTable {
         if let halves, !bytes.isEmpty { text.appendUUID(high: halves.high, low: halves.low) }
         // This string's place among the hints: the UUID's halves when nothing follows it.
         if let halves, bytes.isEmpty {
-            // Room for the strings the table reserved (``reserve(_:stored:)``): grown one at a
-            // time, the list was reallocated about six times per event.
+            // Room for the strings the table reserved (``reserve(_:stored:)``).
             uuids.add(halves, asString: ends.count, room: ends.capacity)
         } else if !uuids.positions.isEmpty {
             uuids.positions.append(-1)
