@@ -12,14 +12,17 @@ import JSONDocument
 /// It keeps what applying reads, and what a summary of the event counts (``SourcedEvent``): the
 /// data files its changes list; no header, no unknown members.
 package struct NumberedEvent: Sendable, Equatable {
-    /// A change of one object: its entity and identifier (string numbers), its type, and its
-    /// property changes, `properties[firstProperty ..< endProperty]`, sorted by name.
+    /// A change of one object: its entity and identifier (string numbers), its type, its
+    /// property changes, `properties[firstProperty ..< endProperty]`, sorted by name, and the data
+    /// files it lists, `dataFiles[firstDataFile ..< endDataFile]`.
     package struct Change: Sendable, Equatable {
         package var entity: Int32
         package var identifier: Int32
         package var type: ChangeType
         package var firstProperty: Int32
         package var endProperty: Int32
+        package var firstDataFile: Int32
+        package var endDataFile: Int32
     }
 
     /// How a property change's numbers are read.
@@ -81,7 +84,7 @@ package struct NumberedEvent: Sendable, Equatable {
     package private(set) var moves: [Move] = []
     package private(set) var attributes: [AttributeValue] = []
     /// The string numbers of the data files every change lists (Spec/merge.md 8.4), all changes'
-    /// one after another: only a summary reads them, as a set.
+    /// one after another: a summary reads them as a set, a writer each change's own.
     package private(set) var dataFiles: [Int32] = []
     /// The properties of the changes closed so far: those after them belong to the change being built.
     private var closedProperties: Int32 = 0
@@ -251,9 +254,13 @@ package struct NumberedEvent: Sendable, Equatable {
     /// Closes a change: the properties added since the last change closed are its own, and
     /// `dataFiles` the string numbers of the data files it lists.
     package mutating func addChange(entity: Int32, identifier: Int32, type: ChangeType, dataFiles: [Int32]) {
+        let firstDataFile = Int32(truncatingIfNeeded: self.dataFiles.count)
         if !dataFiles.isEmpty { self.dataFiles += dataFiles }
         let end = Int32(truncatingIfNeeded: properties.count)
-        changes.append(Change(entity: entity, identifier: identifier, type: type, firstProperty: closedProperties, endProperty: end))
+        changes.append(
+            Change(
+                entity: entity, identifier: identifier, type: type, firstProperty: closedProperties, endProperty: end, firstDataFile: firstDataFile,
+                endDataFile: Int32(truncatingIfNeeded: self.dataFiles.count)))
         closedProperties = end
     }
 

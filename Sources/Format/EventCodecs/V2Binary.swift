@@ -89,27 +89,37 @@ public struct V2BinaryEncoder: Sendable {
 
     private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool) throws(FormatError) -> [UInt8] {
         let strings = StringTable(event)
-        var header = ByteWriter()
-        header.varint(strings.index(event.uniqueIdentifier))
-        header.varint(UInt64(event.type.rawValue))
-        header.varint(UInt64(bitPattern: event.globalCount))
-        header.double(event.timestamp)
-        header.varint(strings.index(event.storeIdentifier))
-        header.varint(event.modelVersion.map { strings.index($0) + 1 } ?? 0)
-        let stores = event.revisionSet.stores
-        header.varint(UInt64(stores.count))
-        for store in stores {
-            header.varint(strings.index(store))
-            header.varint(UInt64(bitPattern: event.revisionSet[store] ?? 0))
-        }
         // Grouped once: filtering all changes for each entity made N entities cost N^2
         // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).
         var changesOf: [ExactString: [Int]] = [:]
         for index in event.objectChanges.indices { changesOf[ExactString(event.objectChanges[index].entity), default: []].append(index) }
-        var sections: [(V2Binary.Section, [UInt8])] = [(.strings, strings.bytes()), (.header, header.bytes)]
+        var sections: [(V2Binary.Section, [UInt8])] = [(.strings, strings.bytes()), (.header, Self.header(event, strings.index))]
         if !event.objectChanges.isEmpty { sections.append((.changes, try changes(event, changesOf, strings))) }
         let extensions = self.extensions(event, changesOf)
         if !extensions.isEmpty { sections.append((.extensions, extensions)) }
+        return Self.file(sections, deflating: deflating, withinReaderLimits: withinReaderLimits)
+    }
+
+    /// The header section of `event` (Spec/v2-binary.md 7), its strings numbered by `index`.
+    static func header(_ event: Event, _ index: (String) -> UInt64) -> [UInt8] {
+        var header = ByteWriter()
+        header.varint(index(event.uniqueIdentifier))
+        header.varint(UInt64(event.type.rawValue))
+        header.varint(UInt64(bitPattern: event.globalCount))
+        header.double(event.timestamp)
+        header.varint(index(event.storeIdentifier))
+        header.varint(event.modelVersion.map { index($0) + 1 } ?? 0)
+        let stores = event.revisionSet.stores
+        header.varint(UInt64(stores.count))
+        for store in stores {
+            header.varint(index(store))
+            header.varint(UInt64(bitPattern: event.revisionSet[store] ?? 0))
+        }
+        return header.bytes
+    }
+
+    /// The file of these sections, in this order (Spec/v2-binary.md 4 and 5).
+    static func file(_ sections: [(V2Binary.Section, [UInt8])], deflating: Bool, withinReaderLimits: Bool) -> [UInt8] {
         var output = ByteWriter()
         output.bytes.append(contentsOf: V2Binary.magic)
         output.bytes.append(contentsOf: [V2Binary.majorVersion, V2Binary.minorVersion])
@@ -401,17 +411,17 @@ package struct ByteWriter {
     }
 
     /// A string-table entry: `2n` and n bytes of text, or `2n+1`, a UUID's 16 bytes and n bytes.
-    mutating func tableString(_ string: String) {
-        var string = string
-        string.withUTF8 { text in
-            if let uuid = UUIDPrefix.uuid(text) {
-                varint(UInt64(text.count - UUIDPrefix.textLength) * 2 + 1)
-                withUnsafeBytes(of: uuid) { bytes.append(contentsOf: $0) }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[UUIDPrefix.textLength...]))
-            } else {
-                varint(UInt64(text.count) * 2)
-                bytes.append(contentsOf: text)
-            }
+    mutating func tableString(_ string: String) { ExactString.withUTF8(of: string) { tableString($0) } }
+
+    /// The table entry of the string with these UTF-8 bytes.
+    mutating func tableString(_ text: UnsafeBufferPointer<UInt8>) {
+        if let uuid = UUIDPrefix.uuid(text) {
+            varint(UInt64(text.count - UUIDPrefix.textLength) * 2 + 1)
+            withUnsafeBytes(of: uuid) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[UUIDPrefix.textLength...]))
+        } else {
+            varint(UInt64(text.count) * 2)
+            bytes.append(contentsOf: text)
         }
     }
 
@@ -426,7 +436,7 @@ package struct ByteWriter {
             varint(strings.index(property.name))
             varint(UInt64(property.kind.rawValue))
             switch property.value {
-            case .attribute(let value): try attribute(value, strings)
+            case .attribute(let value): try attribute(value, strings.index)
             case .attributeInDataFile(let name):
                 varint(11)
                 varint(strings.index(name))
@@ -454,7 +464,8 @@ package struct ByteWriter {
         for string in strings { varint(table.index(string)) }
     }
 
-    mutating func attribute(_ value: AttributeValue, _ table: StringTable) throws(FormatError) {
+    /// An attribute value (Spec/v2-binary.md 8.2), a string or URL by its table index, `index`.
+    mutating func attribute(_ value: AttributeValue, _ index: (String) -> UInt64) throws(FormatError) {
         switch value {
         case .null: varint(0)
         case .bool(let flag): varint(flag ? 2 : 1)
@@ -469,7 +480,7 @@ package struct ByteWriter {
             blob(Array(text.utf8))
         case .string(let text):
             varint(6)
-            varint(table.index(text))
+            varint(index(text))
         case .date(let milliseconds):
             varint(7)
             // The JSON form cannot tell -0 from 0, so neither does the binary one.
@@ -482,7 +493,7 @@ package struct ByteWriter {
             withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
         case .url(let text):
             varint(10)
-            varint(table.index(text))
+            varint(index(text))
         }
     }
 }

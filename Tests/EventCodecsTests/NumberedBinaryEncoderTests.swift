@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import JSONDocument
+import EnsembleModel
+import EventCodecs
+import TestSupport
+
+/// `V2BinaryEncoder.encode(header:numbered:)` writes an event from its numbered form (a rebase's
+/// binary baseline, Spec/merge.md 13.7); it must give exactly the bytes of `encode(_:)`, which
+/// writes the event's `String`s (Spec/v2-binary.md 10).
+@Suite("Binary events written from numbers: the same bytes as from their strings")
+struct NumberedBinaryEncoderTests {
+    /// `event` with each entity's changes side by side, the entities in the order they first
+    /// come, each entity's changes in the event's order.
+    static func grouped(_ event: Event) -> Event {
+        var entities: [String] = []
+        var lists: [ExactString: [ObjectChange]] = [:]
+        for change in event.objectChanges {
+            if lists[ExactString(change.entity)] == nil { entities.append(change.entity) }
+            lists[ExactString(change.entity), default: []].append(change)
+        }
+        var grouped = event
+        grouped.objectChanges = entities.flatMap { lists[ExactString($0)] ?? [] }
+        return grouped
+    }
+
+    static let uuid = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0"
+
+    /// One string from many places: an identifier that is also a string value, a URL value, a
+    /// property name, a data file name and the store's identifier; an upper-case UUID (a UUID
+    /// table entry), the same UUID lower-case and with text after it; properties, relationship
+    /// lists and data files unsorted and repeated; an ordered relationship's positions 2 and 10.
+    static var sharedStrings: Event {
+        let changes = [
+            ObjectChange(
+                entity: "Item", globalIdentifier: uuid, type: .insert,
+                propertyChanges: [
+                    PropertyChange(name: "z", value: .attribute(.string(uuid))),
+                    PropertyChange(name: uuid, value: .attribute(.url("x"))),
+                    PropertyChange(name: "a", value: .attributeInDataFile(filename: "x")),
+                    PropertyChange(name: "many", value: .toMany(added: ["x", uuid.lowercased(), "x", uuid + "-1"], removed: ["S", "S"])),
+                    PropertyChange(
+                        name: "order", value: .orderedToMany(added: ["x", uuid], removed: [uuid + "-1"], movedByIndex: [10: "x", 2: uuid, 0: "x"])),
+                    PropertyChange(name: "one", value: .toOne(relatedIdentifier: "S")),
+                    PropertyChange(name: "none", value: .toOne(relatedIdentifier: nil)),
+                ], dataFiles: ["x", "b", "x"]),
+            ObjectChange(entity: "Item", globalIdentifier: "x", type: .update, propertyChanges: [PropertyChange(name: "z", value: .attribute(.string("S")))]),
+            ObjectChange(entity: "Another", globalIdentifier: uuid.lowercased(), type: .delete),
+        ]
+        return Event(
+            uniqueIdentifier: uuid + "-1", type: .merge, storeIdentifier: "S", revision: 2, globalCount: 7, timestamp: 1.25,
+            otherStoreRevisions: [uuid: 1, "x": 4], objectChanges: changes)
+    }
+
+    static var events: [(String, Event)] { StreamingEncoderTests.events.map { ($0.0, grouped($0.1)) } + [("shared strings", sharedStrings)] }
+
+    static func header(_ event: Event) -> Event {
+        var header = event
+        header.objectChanges = []
+        return header
+    }
+
+    @Test("every v2 event of Fixtures/ and hand-made ones, numbered from their strings and as a merge reads them")
+    func sameBytes() throws {
+        let events = Self.events
+        #expect(events.count > 30)
+        for (name, event) in events {
+            let expected = try V2BinaryEncoder().encode(event)
+            let written = try V2BinaryEncoder().encode(header: Self.header(event), numbered: NumberedEvent(event))
+            // Compared first: a failed expectation on two long arrays would show their difference,
+            // which takes minutes to work out.
+            let same = written == expected
+            #expect(same, "\(name): \(written.count) bytes against \(expected.count)")
+            // As a merge reads the file: strings as bytes, UUIDs as their halves, one number each.
+            let read = try V2BinaryDecoder().decodeNumbered(expected)
+            let sameRead = try V2BinaryEncoder().encode(header: Self.header(event), numbered: read) == expected
+            #expect(sameRead, "\(name), as read")
+        }
+    }
+
+    @Test("an entity whose changes are not side by side, a deflating encoder and unknown header members are refused")
+    func refusals() throws {
+        var apart = Self.sharedStrings
+        apart.objectChanges.append(ObjectChange(entity: "Another", globalIdentifier: "late", type: .update))
+        var unknown = Self.sharedStrings
+        unknown.unknownFields["extra"] = .bool(true)
+        for (encoder, event) in [(V2BinaryEncoder(), apart), (V2BinaryEncoder(deflateSections: true), Self.sharedStrings), (V2BinaryEncoder(), unknown)] {
+            do {
+                _ = try encoder.encode(header: Self.header(event), numbered: NumberedEvent(event))
+                Issue.record("written: \(event.objectChanges.count) changes")
+            } catch {
+                #expect(error.code == .v2UnencodableValue)
+            }
+        }
+        // Grouped, the same changes are written.
+        #expect(try V2BinaryEncoder().encode(header: Self.header(apart), numbered: NumberedEvent(Self.grouped(apart))).count > 100)
+    }
+}
