@@ -406,4 +406,63 @@ struct StateIndexTests {
                 revisionSet: RevisionSet(["S": 0]), objectChanges: changes))
         #expect(try rebuilt.documentBytes() == state.documentBytes())
     }
+    /// Objects named by upper-case UUIDs (kept as their halves), lower-case ones and other text,
+    /// whose strings are also values, data file names and relationship members.
+    static func stateWithUUIDs() -> StoreState {
+        var random = SplitMix64(seed: 8)
+        var ids: [String] = []
+        var changes: [ObjectChange] = []
+        for number in 0..<3_000 {
+            let uuid = String(format: "%08X-1A2B-4C3D-8E9F-%012X", UInt32(truncatingIfNeeded: random.next()), number)
+            let id = number % 5 == 0 ? "text-\(number)" : number % 5 == 1 ? uuid.lowercased() : uuid
+            let earlier = (0..<3).compactMap { _ in ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
+            let moved = Dictionary(earlier.enumerated().map { ($0.offset, $0.element) }) { a, _ in a }
+            var properties = [
+                PropertyChange(name: "name", value: .attribute(.string(earlier.first ?? id))),
+                PropertyChange(name: "link", value: .attribute(.url(id))),
+                PropertyChange(name: "tags", value: .toMany(added: earlier, removed: [])),
+                PropertyChange(name: "parent", value: .toOne(relatedIdentifier: earlier.last)),
+                PropertyChange(name: "order", value: .orderedToMany(added: earlier, removed: [], movedByIndex: moved)),
+            ]
+            if number % 4 == 0 { properties.append(PropertyChange(name: "blob", value: .attributeInDataFile(filename: earlier.first ?? "blob"))) }
+            // A change that lists its data files out of order and one twice.
+            if number % 9 == 0 {
+                properties += [
+                    PropertyChange(name: "file", value: .attributeInDataFile(filename: "zz-\(number % 3)")),
+                    PropertyChange(name: "other", value: .attributeInDataFile(filename: "aa-\(number % 5)")),
+                    PropertyChange(name: "same", value: .attributeInDataFile(filename: "zz-\(number % 3)")),
+                ]
+            }
+            changes.append(ObjectChange(entity: number % 3 == 0 ? "Zed" : "Able", globalIdentifier: id, type: .insert, propertyChanges: properties))
+            ids.append(id)
+        }
+        var state = StoreState(model: nil)
+        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        return state
+    }
+
+    @Test("a baseline's changes as one numbered event: the binary file of the changes made as strings, and it rebuilds the state")
+    func baselineNumbered() throws {
+        for state in [Self.stateInPieces(), Self.stateWithUUIDs()] {
+            let runs = state.baselineChanges()
+            let make = try #require(runs.numbered)
+            let numbered = make()
+            let header = Event(
+                uniqueIdentifier: "B", type: .baseline, storeIdentifier: "S", globalCount: 1, timestamp: 0, modelVersion: nil,
+                revisionSet: RevisionSet(["S": 0]), objectChanges: [])
+            var event = header
+            event.objectChanges = runs.all()
+            #expect(numbered.changes.count == state.liveObjectCount && numbered.dataFiles.count > 100)
+            let same = try V2BinaryEncoder().encode(header: header, numbered: numbered) == V2BinaryEncoder().encode(event)
+            #expect(same)
+            // Relationship lists in string order, each member once, as a numbered event holds them.
+            for property in numbered.properties where property.kind == .toMany || property.kind == .orderedToMany {
+                let added = numbered.identifiers[Int(property.first)..<Int(property.first + property.added)]
+                #expect(zip(added, added.dropFirst()).allSatisfy { numbered.precedes($0, $1) })
+            }
+            var rebuilt = StoreState(model: nil)
+            rebuilt.apply(numbered)
+            #expect(try rebuilt.documentBytes() == state.documentBytes())
+        }
+    }
 }

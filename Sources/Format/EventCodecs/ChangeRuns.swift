@@ -10,10 +10,14 @@ package struct ChangeRuns: Sendable {
     package var entities: [(name: String, count: Int)]
     /// The changes at `positions` of that order; called from several threads at once.
     package var changes: @Sendable (_ positions: Range<Int>) -> [ObjectChange]
+    /// All the changes as one numbered event, in the same order, when their maker can make it:
+    /// for a writer that needs them all at once (the v2 binary encoder's string table).
+    package var numbered: (@Sendable () -> NumberedEvent)?
 
     package init(entities: [(name: String, count: Int)], changes: @escaping @Sendable (_ positions: Range<Int>) -> [ObjectChange]) {
         self.entities = entities
         self.changes = changes
+        numbered = nil
     }
 
     /// The number of changes.

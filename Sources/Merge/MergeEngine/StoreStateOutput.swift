@@ -109,10 +109,86 @@ extension StoreState {
             runs[runs.count - 1].count += 1
         }
         let state = self
-        return ChangeRuns(entities: runs) { range in
+        var changes = ChangeRuns(entities: runs) { range in
             var positions: [Int64] = []
             return objects[range].map { state.insert(of: $0, rank: rank, positions: &positions) }
         }
+        changes.numbered = { state.baselineEvent(objects, rank: rank) }
+        return changes
+    }
+
+    /// The changes of ``baselineChanges()`` as one numbered event, made from the slots: one
+    /// string per live object, entity, property name and data file, and numbers for the rest
+    /// (made as `ObjectChange`s, a large baseline's changes were a `String` per reference, which
+    /// the v2 binary encoder then hashed into its table; measured: Benchmarks/README.md).
+    /// `objects` are the live objects in baseline order, `rank` the property ranks.
+    private func baselineEvent(_ objects: [Int32], rank: [Int32]) -> NumberedEvent {
+        var event = NumberedEvent()
+        event.reserve(changes: objects.count, properties: 0)
+        var entityStrings = [Int32](repeating: -1, count: entities.count)
+        var propertyStrings = [Int32](repeating: -1, count: propertyNames.count)
+        var objectStrings = [Int32](repeating: -1, count: slots.count)
+        var fileStrings: [ExactString: Int32] = [:]
+        let texts = textIdentifiers
+        slots.withUnsafeBufferPointer { slots in
+            let identifiers = Identifiers(slots: slots, texts: texts)
+            func string(of object: Int32) -> Int32 {
+                if objectStrings[Int(object)] < 0 {
+                    objectStrings[Int(object)] =
+                        slots[Int(object)].isUUID ? event.append(uuid: slots[Int(object)].uuid) : identifiers.with(object) { event.append($0) }
+                }
+                return objectStrings[Int(object)]
+            }
+            // Sorted by identifier and each once, as a relationship list is.
+            func listed(_ members: [Int32]) -> [Int32] {
+                var sorted = members.sorted { identifiers.precedes((slots[Int($0)].idPrefix, $0), (slots[Int($1)].idPrefix, $1)) }
+                var write = 0
+                for read in sorted.indices where write == 0 || sorted[read] != sorted[write - 1] {
+                    sorted[write] = sorted[read]
+                    write += 1
+                }
+                return sorted[..<write].map(string(of:))
+            }
+            var positions: [Int64] = []
+            for object in objects {
+                slots[Int(object)].properties.positions(byRank: rank, into: &positions)
+                var files: [Int32] = []
+                for position in positions {
+                    let property = slots[Int(object)].properties.key(at: Int(position))
+                    if propertyStrings[Int(property)] < 0 {
+                        propertyStrings[Int(property)] = ExactString.withUTF8(of: propertyNames[property]) { event.append($0) }
+                    }
+                    let name = propertyStrings[Int(property)]
+                    switch slots[Int(object)].properties.value(at: Int(position)) {
+                    case .attribute(let value):
+                        event.addAttribute(name: name, value)
+                    case .dataFile(let file):
+                        let number = fileStrings[ExactString(file)] ?? ExactString.withUTF8(of: file) { event.append($0) }
+                        fileStrings[ExactString(file)] = number
+                        files.append(number)
+                        event.addDataFile(name: name, number)
+                    case .toOne(let target):
+                        event.addToOne(name: name, target.map(string(of:)))
+                    case .toMany(let members):
+                        var list: [Int32] = []
+                        list.reserveCapacity(members.count)
+                        for (member, _) in members { list.append(member) }
+                        event.addRelationship(name: name, ordered: false, added: listed(list), removed: [], moved: [])
+                    case .ordered(let order):
+                        var moves: [NumberedEvent.Move] = []
+                        moves.reserveCapacity(order.count)
+                        for (index, member) in order.enumerated() {
+                            moves.append(NumberedEvent.Move(position: Int32(truncatingIfNeeded: index), identifier: string(of: member)))
+                        }
+                        event.addRelationship(name: name, ordered: true, added: listed(order), removed: [], moved: moves)
+                    }
+                }
+                let entity = slots[Int(object)].entity
+                if entityStrings[Int(entity)] < 0 { entityStrings[Int(entity)] = ExactString.withUTF8(of: entities[entity]) { event.append($0) } }
+                event.addChange(entity: entityStrings[Int(entity)], identifier: string(of: object), type: .insert, dataFiles: files)
+            }
+        }
+        return event
     }
 
     /// Each property number's place among the property names in UTF-8 order: an object's few
