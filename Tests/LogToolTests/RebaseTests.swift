@@ -87,14 +87,14 @@ struct RebaseTests {
     /// Rebases the worked example (Fixtures/rebase/fold-two-stores, Spec/merge.md 13.9) with a
     /// fault injected, and returns the codes and messages of the refusal; nothing may be published
     /// and no staging folder left behind.
-    static func refusal(_ fault: RebaseFaults.Fault) throws -> [(code: String, message: String)] {
+    static func refusal(_ fault: RebaseFaults.Fault, binary: Bool = false) throws -> [(code: String, message: String)] {
         let scratch = try scratchDirectory().resolvingSymlinksInPath()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("OUT")
         RebaseFaults.set(fault, for: out)
         defer { RebaseFaults.set(nil, for: out) }
         do {
-            _ = try Ensemble(at: root.appendingPathComponent("fold-two-stores/cloud")).rebase(to: out)
+            _ = try Ensemble(at: root.appendingPathComponent("fold-two-stores/cloud")).rebase(to: out, binary: binary)
             Issue.record("the rebase with a fault was published")
             return []
         } catch {
@@ -138,14 +138,14 @@ struct RebaseTests {
         #expect(problems.first?.message.contains("the event written") == true, "\(problems)")
     }
 
-    @Test("a baseline that does not rebuild the folded state is refused (Spec/merge.md 13.7 step 5)")
-    func baselineWithAnotherState() throws {
+    @Test("a baseline that does not rebuild the folded state is refused (Spec/merge.md 13.7 step 5)", arguments: [false, true])
+    func baselineWithAnotherState(binary: Bool) throws {
         // The file holds exactly the bytes written, the header is right: only its content is not S_C.
         let problems = try Self.refusal(
             RebaseFaults.Fault(changes: { changes in
                 guard let index = changes.firstIndex(where: { !$0.propertyChanges.isEmpty }) else { return }
                 changes[index].propertyChanges.removeLast()
-            }))
+            }), binary: binary)
         #expect(problems.map(\.code) == ["rebase.verification-failed"])
         #expect(problems.first?.message.contains("state it was written from") == true, "\(problems)")
     }

@@ -279,9 +279,8 @@ private struct RebaseWriter {
         let ensemble = listing.displayPath == "." ? staging.url : staging.url.appendingPathComponent(listing.displayPath)
         for folder in EnsembleSubfolder.allCases { try StagingArea.createFolder(ensemble.appendingPathComponent(folder.rawValue)) }
         let baselineURL = ensemble.appendingPathComponent("baselines/\(name)")
-        let baseline = try writeBaseline(header, changes: &changes, to: baselineURL, fault: fault)
-        // The changes are gone: the state they were made from is the expected digests' alone.
-        expected.start()
+        // Once the changes are made, the state they were made from is the expected digests' alone.
+        let baseline = try writeBaseline(header, changes: &changes, to: baselineURL, fault: fault, made: expected.start)
         var dataFiles = baseline.dataFiles
         // Every copy of a kept event (an event delivered twice has two files), and its data files.
         let keptRevisions = Set(plan.kept.map { ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)") })
@@ -326,13 +325,15 @@ private struct RebaseWriter {
         try staging.commit()
     }
 
-    /// Writes the baseline `header` with the changes `made` as they are made (and lets them go),
-    /// and returns the SHA-256 of its bytes (merge.md 13.7 step 3), its number of inserts and the
-    /// data files it names: those of the changes as made, before a test's fault changes them.
+    /// Writes the baseline `header` with the changes `made` as they are made (and lets them go,
+    /// then calls `madeAll`), and returns the SHA-256 of its bytes (merge.md 13.7 step 3), its
+    /// number of inserts and the data files it names: those of the changes as made, before a
+    /// test's fault changes them.
     private func writeBaseline(
-        _ header: Event, changes made: inout ChangeRuns?, to url: URL, fault: RebaseFaults.Fault?
+        _ header: Event, changes made: inout ChangeRuns?, to url: URL, fault: RebaseFaults.Fault?, made madeAll: () -> Void
     ) throws -> (digest: [UInt8], inserts: Int, dataFiles: Set<String>) {
         guard var changes = made.take() else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
+        let count = changes.count
         var written = header
         fault?.header?(&written)
         let referenced = DataFileNames()
@@ -344,18 +345,28 @@ private struct RebaseWriter {
         }
         let digest: [UInt8]
         if binary {
-            let bytes: [UInt8]
-            do {
-                // The binary encoder's string table needs every change before the first is written.
+            // The binary encoder's string table needs every change before the first is written:
+            // they are made at once, as numbers, unless a test's fault changes them as made.
+            let numbered: NumberedEvent
+            if let make = changes.numbered, fault?.changes == nil {
+                numbered = make()
+                referenced.insert(numbered.dataFiles.map { numbered.string($0) })
+            } else {
                 var event = written
                 event.objectChanges = changes.all()
-                bytes = try V2BinaryEncoder().encode(event)
+                numbered = NumberedEvent(event)
             }
+            // Let go before it is encoded: the state can go to the expected digests' thread.
+            changes = ChangeRuns(entities: []) { _ in [] }
+            madeAll()
+            let bytes = try V2BinaryEncoder().encode(header: written, numbered: numbered)
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try emit(bytes) }
         } else {
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try V2JSONEncoder().encode(header: written, changes: changes, emit: emit) }
+            changes = ChangeRuns(entities: []) { _ in [] }
+            madeAll()
         }
-        return (digest, changes.count, referenced.names)
+        return (digest, count, referenced.names)
     }
 
     /// The data files that the changes made so far name; the threads making them add to it.
