@@ -285,6 +285,13 @@ struct StateIndexTests {
 
     /// A state of more objects than one piece of 2,048 (or 4,096), so that pieces and their
     /// entity boundaries are written by several threads, with names that need escapes.
+    /// The state of one save event with these changes.
+    static func state(inserting changes: [ObjectChange]) -> StoreState {
+        var state = StoreState(model: nil)
+        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
+        return state
+    }
+
     static func stateInPieces() -> StoreState {
         let entities = pieceEntities
         let names = ["", "q\"uote", "back\\slash", "\u{7}", "n\u{e9}", "z"]
@@ -304,9 +311,7 @@ struct StateIndexTests {
             changes.append(ObjectChange(entity: entities[number % entities.count], globalIdentifier: id, type: .insert, propertyChanges: properties))
             ids.append(id)
         }
-        var state = StoreState(model: nil)
-        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
-        return state
+        return state(inserting: changes)
     }
 
     @Test("the state document has the bytes of its values, over several pieces, with names that need escapes")
@@ -436,9 +441,7 @@ struct StateIndexTests {
             changes.append(ObjectChange(entity: number % 3 == 0 ? "Zed" : "Able", globalIdentifier: id, type: .insert, propertyChanges: properties))
             ids.append(id)
         }
-        var state = StoreState(model: nil)
-        state.apply(Event(uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0, objectChanges: changes))
-        return state
+        return state(inserting: changes)
     }
 
     @Test("a baseline's changes as one numbered event: the binary file of the changes made as strings, and it rebuilds the state")
