@@ -10,17 +10,12 @@ import TestSupport
 /// writes the event's `String`s (Spec/v2-binary.md 10).
 @Suite("Binary events written from numbers: the same bytes as from their strings")
 struct NumberedBinaryEncoderTests {
-    /// `event` with each entity's changes side by side, the entities in the order they first
-    /// come, each entity's changes in the event's order.
+    /// `event` with each entity's changes side by side (the JSON writer's runs: entities in
+    /// UTF-8 byte order, each entity's changes in the event's order).
     static func grouped(_ event: Event) -> Event {
-        var entities: [String] = []
-        var lists: [ExactString: [ObjectChange]] = [:]
-        for change in event.objectChanges {
-            if lists[ExactString(change.entity)] == nil { entities.append(change.entity) }
-            lists[ExactString(change.entity), default: []].append(change)
-        }
+        let runs = StreamingEncoderTests.runs(event)
         var grouped = event
-        grouped.objectChanges = entities.flatMap { lists[ExactString($0)] ?? [] }
+        grouped.objectChanges = runs.changes(0..<runs.count)
         return grouped
     }
 
@@ -78,7 +73,7 @@ struct NumberedBinaryEncoderTests {
         }
     }
 
-    @Test("an entity whose changes are not side by side, a deflating encoder and unknown header members are refused")
+    @Test("changes out of entity order, a deflating encoder and unknown header members are refused")
     func refusals() throws {
         var apart = Self.sharedStrings
         apart.objectChanges.append(ObjectChange(entity: "Another", globalIdentifier: "late", type: .update))
@@ -92,7 +87,20 @@ struct NumberedBinaryEncoderTests {
                 #expect(error.code == .v2UnencodableValue)
             }
         }
-        // Grouped, the same changes are written.
+        // Grouped, the same changes are written; so are an entity's changes side by side in the
+        // wrong order of entities.
         #expect(try V2BinaryEncoder().encode(header: Self.header(apart), numbered: NumberedEvent(Self.grouped(apart))).count > 100)
+        var descending = Self.sharedStrings
+        descending.objectChanges.reverse()
+        #expect(throws: FormatError.self) { try V2BinaryEncoder().encode(header: Self.header(descending), numbered: NumberedEvent(descending)) }
+    }
+
+    @Test("an event whose changes were put out of entity order is written in the order readers require, as the same event")
+    func canonicalOrder() throws {
+        var event = Self.sharedStrings
+        event.objectChanges.append(ObjectChange(entity: "Another", globalIdentifier: "late", type: .update))
+        event.objectChanges.reverse()
+        let read = try V2BinaryDecoder().decode(V2BinaryEncoder().encode(event))
+        #expect(read == Self.grouped(event) && read.objectChanges.map(\.globalIdentifier) == ["late", Self.uuid.lowercased(), "x", Self.uuid])
     }
 }

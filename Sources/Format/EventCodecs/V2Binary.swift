@@ -88,6 +88,10 @@ public struct V2BinaryEncoder: Sendable {
     }
 
     private func encode(_ event: Event, deflating: Bool, withinReaderLimits: Bool) throws(FormatError) -> [UInt8] {
+        // Entities in UTF-8 byte order, as readers require (Spec/v2-binary.md 8.1): changes
+        // appended to an event out of that order made a file that readers refused.
+        var event = event
+        event.objectChanges = ObjectChange.canonicallyOrdered(event.objectChanges)
         let strings = StringTable(event)
         // Grouped once: filtering all changes for each entity made N entities cost N^2
         // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).

@@ -11,8 +11,9 @@ extension V2BinaryEncoder {
     /// reference, hashing it into a table and looking it up again was most of a rebase's binary
     /// baseline (Spec/merge.md 13.7; measured: Benchmarks/README.md). Properties and relationship
     /// lists are written as a numbered event holds them (sorted, each once); a change's data
-    /// files may come in any order. The changes of an entity must be side by side, and the header
-    /// may have no unknown members. Tested against ``encode(_:)``.
+    /// files may come in any order. The changes must be grouped by entity, the entities in UTF-8
+    /// byte order (Spec/v2-binary.md 8.1), and the header may have no unknown members. Tested
+    /// against ``encode(_:)``.
     package func encode(header event: Event, numbered changes: NumberedEvent) throws(FormatError) -> [UInt8] {
         guard !deflateSections else { throw FormatError(.v2UnencodableValue, "numbered changes are written with stored sections only") }
         guard event.unknownFields.isEmpty else { throw FormatError(.v2UnencodableValue, "an event with unknown members is not written from numbers") }
@@ -22,18 +23,20 @@ extension V2BinaryEncoder {
         return Self.file(sections, deflating: false, withinReaderLimits: true)
     }
 
-    /// The changes section (Spec/v2-binary.md 8.1): each entity's changes as one group, the groups
-    /// in the order of the changes, written in pieces on every core and joined in order.
+    /// The changes section (Spec/v2-binary.md 8.1): each entity's changes as one group, written in
+    /// pieces on every core and joined in order.
     private static func changes(_ event: NumberedEvent, _ table: NumberedTable) throws(FormatError) -> [UInt8] {
-        // Where each group starts, and last where the changes end. Entities are told apart by
-        // their table index: two string numbers may hold one string.
+        // Where each group starts, and last where the changes end. Entities are compared by their
+        // table indexes, in the strings' order (two string numbers may hold one string).
         var starts: [Int] = []
-        var entities = Set<UInt32>()
         for (position, change) in event.changes.enumerated() {
             let entity = table.ofString[Int(change.entity)]
-            guard position == 0 || entity != table.ofString[Int(event.changes[position - 1].entity)] else { continue }
-            guard entities.insert(entity).inserted else {
-                throw FormatError(.v2UnencodableValue, "the changes of an entity are not side by side (change \(position))")
+            if position > 0 {
+                let previous = table.ofString[Int(event.changes[position - 1].entity)]
+                guard entity >= previous else {
+                    throw FormatError(.v2UnencodableValue, "the changes are not grouped by entity in UTF-8 byte order (change \(position))")
+                }
+                if entity == previous { continue }
             }
             starts.append(position)
         }
