@@ -4,6 +4,7 @@ import TestSupport
 import EnsembleModel
 import JSONDocument
 import EventCodecs
+import DataModel
 @testable import MergeEngine
 
 /// The state's two small indexes behave as the dictionaries they replaced: checked against a
@@ -283,8 +284,6 @@ struct StateIndexTests {
 
     static let pieceEntities = ["", "A\"b", "\u{1}x", "\u{e9}t\u{e9}", "Plain"]
 
-    /// A state of more objects than one piece of 2,048 (or 4,096), so that pieces and their
-    /// entity boundaries are written by several threads, with names that need escapes.
     /// The state of one save event with these changes.
     static func state(inserting changes: [ObjectChange]) -> StoreState {
         var state = StoreState(model: nil)
@@ -292,6 +291,8 @@ struct StateIndexTests {
         return state
     }
 
+    /// A state of more objects than one piece of 2,048 (or 4,096), so that pieces and their
+    /// entity boundaries are written by several threads, with names that need escapes.
     static func stateInPieces() -> StoreState {
         let entities = pieceEntities
         let names = ["", "q\"uote", "back\\slash", "\u{7}", "n\u{e9}", "z"]
@@ -444,9 +445,41 @@ struct StateIndexTests {
         return state(inserting: changes)
     }
 
+    /// Two objects with one identifier, a Cat and a Dog (sub-entities of Animal), both in one
+    /// owner's to-many and ordered to-many through the inverses of their to-ones (Spec/merge.md
+    /// 8.8): a baseline's lists name "x" once.
+    static func stateWithTwins() throws -> StoreState {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Animal" representedClassName="Animal" syncable="YES">
+                    <relationship name="owner" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="pets" inverseEntity="Owner"/>
+                    <relationship name="waiting" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="queue" inverseEntity="Owner"/>
+                </entity>
+                <entity name="Cat" representedClassName="Cat" parentEntity="Animal" syncable="YES"/>
+                <entity name="Dog" representedClassName="Dog" parentEntity="Animal" syncable="YES"/>
+                <entity name="Owner" representedClassName="Owner" syncable="YES">
+                    <relationship name="pets" optional="YES" toMany="YES" destinationEntity="Animal" inverseName="owner" inverseEntity="Animal"/>
+                    <relationship name="queue" optional="YES" toMany="YES" ordered="YES" destinationEntity="Animal" inverseName="waiting" inverseEntity="Animal"/>
+                </entity>
+            </model>
+            """
+        let held = ["owner", "waiting"].map { PropertyChange(name: $0, value: .toOne(relatedIdentifier: "o")) }
+        var state = StoreState(model: try ModelXMLReader.parse(Data(xml.utf8), displayPath: "contents", versionName: nil))
+        state.apply(
+            Event(
+                uniqueIdentifier: "u", type: .save, storeIdentifier: "S", revision: 0, globalCount: 0, timestamp: 0,
+                objectChanges: [
+                    ObjectChange(entity: "Owner", globalIdentifier: "o", type: .insert),
+                    ObjectChange(entity: "Cat", globalIdentifier: "x", type: .insert, propertyChanges: held),
+                    ObjectChange(entity: "Dog", globalIdentifier: "x", type: .insert, propertyChanges: held),
+                ]))
+        return state
+    }
+
     @Test("a baseline's changes as one numbered event: the binary file of the changes made as strings, and it rebuilds the state")
     func baselineNumbered() throws {
-        for state in [Self.stateInPieces(), Self.stateWithUUIDs()] {
+        for state in [Self.stateInPieces(), Self.stateWithUUIDs(), try Self.stateWithTwins()] {
             let runs = state.baselineChanges()
             let make = try #require(runs.numbered)
             let numbered = make()
@@ -455,7 +488,7 @@ struct StateIndexTests {
                 revisionSet: RevisionSet(["S": 0]), objectChanges: [])
             var event = header
             event.objectChanges = runs.all()
-            #expect(numbered.changes.count == state.liveObjectCount && numbered.dataFiles.count > 100)
+            #expect(numbered.changes.count == state.liveObjectCount)
             let same = try V2BinaryEncoder().encode(header: header, numbered: numbered) == V2BinaryEncoder().encode(event)
             #expect(same)
             // Relationship lists in string order, each member once, as a numbered event holds them.
@@ -463,9 +496,13 @@ struct StateIndexTests {
                 let added = numbered.identifiers[Int(property.first)..<Int(property.first + property.added)]
                 #expect(zip(added, added.dropFirst()).allSatisfy { numbered.precedes($0, $1) })
             }
-            var rebuilt = StoreState(model: nil)
+            // Applied, as the changes made as strings apply; without a model, that is the state
+            // (the twins' owner cannot name both of them in a baseline: a rebase refuses it).
+            var rebuilt = StoreState(model: state.dataModel), fromStrings = StoreState(model: state.dataModel)
             rebuilt.apply(numbered)
-            #expect(try rebuilt.documentBytes() == state.documentBytes())
+            fromStrings.apply(event)
+            #expect(try rebuilt.documentBytes() == fromStrings.documentBytes())
+            if state.dataModel == nil { #expect(try rebuilt.documentBytes() == state.documentBytes()) }
         }
     }
 }

@@ -139,11 +139,13 @@ extension StoreState {
                 }
                 return objectStrings[Int(object)]
             }
-            // Sorted by identifier and each once, as a relationship list is.
+            // Sorted by identifier and each identifier once, as a relationship list is: two
+            // members of two entities may have one identifier.
             func listed(_ members: [Int32]) -> [Int32] {
-                var sorted = members.sorted { identifiers.precedes((slots[Int($0)].idPrefix, $0), (slots[Int($1)].idPrefix, $1)) }
+                func precedes(_ a: Int32, _ b: Int32) -> Bool { identifiers.precedes((slots[Int(a)].idPrefix, a), (slots[Int(b)].idPrefix, b)) }
+                var sorted = members.sorted(by: precedes)
                 var write = 0
-                for read in sorted.indices where write == 0 || sorted[read] != sorted[write - 1] {
+                for read in sorted.indices where write == 0 || precedes(sorted[write - 1], sorted[read]) {
                     sorted[write] = sorted[read]
                     write += 1
                 }
