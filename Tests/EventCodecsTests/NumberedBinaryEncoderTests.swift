@@ -23,8 +23,9 @@ struct NumberedBinaryEncoderTests {
 
     /// One string from many places: an identifier that is also a string value, a URL value, a
     /// property name, a data file name and the store's identifier; an upper-case UUID (a UUID
-    /// table entry), the same UUID lower-case and with text after it; properties, relationship
-    /// lists and data files unsorted and repeated; an ordered relationship's positions 2 and 10.
+    /// table entry), the same UUID lower-case and with text after it; an ordered relationship's
+    /// positions 2 and 10. (Properties, relationship lists and data files are given out of order
+    /// and repeated, but the initializers sort them and keep each once.)
     static var sharedStrings: Event {
         let changes = [
             ObjectChange(

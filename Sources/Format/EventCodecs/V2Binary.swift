@@ -297,16 +297,17 @@ struct StringTable: Sendable {
     /// those are equal, compared once (a string found in both runs was compared twice).
     private static func order(_ keyX: UInt64, _ x: Int, _ keyY: UInt64, _ y: Int, _ strings: UnsafeBufferPointer<String>) -> Int32 {
         guard keyX == keyY else { return keyX < keyY ? -1 : 1 }
-        return ExactString.withUTF8(of: strings[x]) { left in
-            ExactString.withUTF8(of: strings[y]) { right in
-                let shared = min(left.count, right.count)
-                if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
-                    let order = memcmp(l, r, shared)
-                    if order != 0 { return order }
-                }
-                return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
-            }
+        return ExactString.withUTF8(of: strings[x]) { left in ExactString.withUTF8(of: strings[y]) { right in byteOrder(left, right) } }
+    }
+
+    /// How two strings' UTF-8 bytes compare (negative: `left` first; zero: the same bytes).
+    static func byteOrder(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int32 {
+        let shared = min(left.count, right.count)
+        if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
+            let order = memcmp(l, r, shared)
+            if order != 0 { return order }
         }
+        return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
     }
 
     /// The ranges `partA` of run `a` and `partB` of run `b`, each sorted and without repeats,

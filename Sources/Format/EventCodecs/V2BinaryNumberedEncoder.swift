@@ -87,7 +87,7 @@ struct NumberedTable: Sendable {
         // positions among the attribute values, then the header's strings.
         var text: [UInt8] = []
         var entries: [Entry] = []
-        entries.reserveCapacity(strings + headerStrings.count)
+        entries.reserveCapacity(strings + attributes + headerStrings.count)
         func add(_ bytes: UnsafeBufferPointer<UInt8>, source: Int) {
             entries.append(Entry(key: ExactString.prefixKey(bytes), start: text.count, count: bytes.count, source: source))
             text.append(contentsOf: bytes)
@@ -140,12 +140,8 @@ struct NumberedTable: Sendable {
 
     /// How two entries' strings compare by their bytes (negative: `a` first; zero: the same).
     private static func order(_ a: Entry, _ b: Entry, _ text: UnsafeBufferPointer<UInt8>) -> Int32 {
-        let shared = min(a.count, b.count)
-        if shared > 0, let base = text.baseAddress {
-            let order = memcmp(base + a.start, base + b.start, shared)
-            if order != 0 { return order }
-        }
-        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
+        StringTable.byteOrder(
+            UnsafeBufferPointer(rebasing: text[a.start..<a.start + a.count]), UnsafeBufferPointer(rebasing: text[b.start..<b.start + b.count]))
     }
 
     /// Which string numbers the changes name (a decoded event's table may hold others).
