@@ -17,7 +17,6 @@ package struct ChangeRuns: Sendable {
     package init(entities: [(name: String, count: Int)], changes: @escaping @Sendable (_ positions: Range<Int>) -> [ObjectChange]) {
         self.entities = entities
         self.changes = changes
-        numbered = nil
     }
 
     /// The number of changes.

@@ -343,6 +343,11 @@ private struct RebaseWriter {
             fault?.changes?(&changes)
             return changes
         }
+        // The changes let go (the closures hold a copy of the state), then the state handed on.
+        func letGo() {
+            changes = ChangeRuns(entities: []) { _ in [] }
+            madeAll()
+        }
         let digest: [UInt8]
         if binary {
             // The binary encoder's string table needs every change before the first is written:
@@ -356,15 +361,13 @@ private struct RebaseWriter {
                 event.objectChanges = changes.all()
                 numbered = NumberedEvent(event)
             }
-            // Let go before it is encoded: the state can go to the expected digests' thread.
-            changes = ChangeRuns(entities: []) { _ in [] }
-            madeAll()
+            // Before it is encoded: the state can go to the expected digests' thread.
+            letGo()
             let bytes = try V2BinaryEncoder().encode(header: written, numbered: numbered)
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try emit(bytes) }
         } else {
             digest = try StagingArea.write(to: url) { (emit) throws(FormatError) in try V2JSONEncoder().encode(header: written, changes: changes, emit: emit) }
-            changes = ChangeRuns(entities: []) { _ in [] }
-            madeAll()
+            letGo()
         }
         return (digest, count, referenced.names)
     }
