@@ -394,16 +394,21 @@ package struct NumberedEvent: Sendable, Equatable {
     }
 
     /// The numbered form of `event`'s object changes. Strings with one representation (a name
-    /// that every change of a decoded event shares) get one number; others may repeat.
+    /// that every change of a decoded event shares) get one number; others may repeat. Each
+    /// change's properties are sorted by name and its relationship lists sorted, each member
+    /// once, as this form holds them: a decoded event has them so, but the public lists of an
+    /// `Event` may be in any order. A moved position beyond `Int32` is kept as the nearest one
+    /// (a writer refuses both).
     package init(_ event: Event) {
         var interned = Interning()
         let changes = event.objectChanges
         self.changes.reserveCapacity(changes.count)
         // By index, reading fields in place: copying a change retains all its parts.
         for index in changes.indices {
-            for property in changes[index].propertyChanges.indices {
-                let name = interned.number(changes[index].propertyChanges[property].name, in: &self)
-                switch changes[index].propertyChanges[property].value {
+            let properties = ObjectChange.sortedByName(changes[index].propertyChanges)
+            for property in properties.indices {
+                let name = interned.number(properties[property].name, in: &self)
+                switch properties[property].value {
                 case .attribute(let value):
                     addAttribute(name: name, value)
                 case .attributeInDataFile(let file):
@@ -413,12 +418,14 @@ package struct NumberedEvent: Sendable, Equatable {
                     let related = related.map { interned.number($0, in: &self) }
                     addToOne(name: name, related)
                 case .toMany(let added, let removed):
-                    let added = added.map { interned.number($0, in: &self) }, removed = removed.map { interned.number($0, in: &self) }
+                    let added = sortedUnique(added).map { interned.number($0, in: &self) }
+                    let removed = sortedUnique(removed).map { interned.number($0, in: &self) }
                     addRelationship(name: name, ordered: false, added: added, removed: removed, moved: [])
                 case .orderedToMany(let added, let removed, let moved):
-                    let added = added.map { interned.number($0, in: &self) }, removed = removed.map { interned.number($0, in: &self) }
+                    let added = sortedUnique(added).map { interned.number($0, in: &self) }
+                    let removed = sortedUnique(removed).map { interned.number($0, in: &self) }
                     let moves = moved.keys.sorted().compactMap { position in
-                        moved[position].map { Move(position: Int32(truncatingIfNeeded: position), identifier: interned.number($0, in: &self)) }
+                        moved[position].map { Move(position: Int32(clamping: position), identifier: interned.number($0, in: &self)) }
                     }
                     addRelationship(name: name, ordered: true, added: added, removed: removed, moved: moves)
                 }

@@ -1,6 +1,5 @@
 import Deflate
 import Foundation
-import ParallelWork
 import JSONDocument
 import EnsembleModel
 
@@ -92,14 +91,10 @@ public struct V2BinaryEncoder: Sendable {
         // appended to an event out of that order made a file that readers refused.
         var event = event
         event.objectChanges = ObjectChange.canonicallyOrdered(event.objectChanges)
-        let strings = StringTable(event)
-        // Grouped once: filtering all changes for each entity made N entities cost N^2
-        // (Spec/v2-binary.md 8; measured: Benchmarks/README.md).
-        var changesOf: [ExactString: [Int]] = [:]
-        for index in event.objectChanges.indices { changesOf[ExactString(event.objectChanges[index].entity), default: []].append(index) }
-        var sections: [(V2Binary.Section, [UInt8])] = [(.strings, strings.bytes()), (.header, Self.header(event, strings.index))]
-        if !event.objectChanges.isEmpty { sections.append((.changes, try changes(event, changesOf, strings))) }
-        let extensions = self.extensions(event, changesOf)
+        // Written from numbers, as a baseline is: one string table builder for both (a second
+        // one, for strings, wrote the same bytes at the same speed; Benchmarks/README.md).
+        var sections = try Self.sections(header: event, numbered: NumberedEvent(event))
+        let extensions = self.extensions(event)
         if !extensions.isEmpty { sections.append((.extensions, extensions)) }
         return Self.file(sections, deflating: deflating, withinReaderLimits: withinReaderLimits)
     }
@@ -142,45 +137,17 @@ public struct V2BinaryEncoder: Sendable {
         return output.bytes
     }
 
-    /// `changesOf`: the positions of each entity's changes in `event.objectChanges`. Written in
-    /// pieces on every core, joined in order: a large event's changes on one thread were a third
-    /// of a rebase's encoding (measured: Benchmarks/README.md).
-    private func changes(_ event: Event, _ changesOf: [ExactString: [Int]], _ strings: StringTable) throws(FormatError) -> [UInt8] {
-        let groups = event.entities.map { (entity: $0, changes: changesOf[ExactString($0)] ?? []) }
-        // The section after its count: each group's entity and change count (item `-1 - g` for
-        // group g), then its changes (items their positions in `event.objectChanges`).
-        var items: [Int] = []
-        items.reserveCapacity(event.objectChanges.count + groups.count)
-        for (group, members) in groups.enumerated() {
-            items.append(-1 - group)
-            items += members.changes
-        }
-        var writer = ByteWriter()
-        writer.varint(UInt64(groups.count))
-        let pieces = try Pieces.map(count: items.count, size: 4_096) { [items] (range) throws(FormatError) -> [UInt8] in
-            var piece = ByteWriter()
-            for item in items[range] {
-                if item < 0 {
-                    piece.varint(strings.index(groups[-1 - item].entity))
-                    piece.varint(UInt64(groups[-1 - item].changes.count))
-                } else {
-                    try piece.change(event.objectChanges[item], strings)
-                }
-            }
-            return piece.bytes
-        }
-        for piece in pieces { writer.bytes += piece }
-        return writer.bytes
-    }
-
-    /// Unknown JSON members, by their pointer in the canonical v2 JSON form; `changesOf` gives
-    /// each change's position among its entity's changes.
-    private func extensions(_ event: Event, _ changesOf: [ExactString: [Int]]) -> [UInt8] {
+    /// Unknown JSON members, by their pointer in the canonical v2 JSON form (a change's by its
+    /// position among its entity's changes; `event`'s changes are grouped by entity).
+    private func extensions(_ event: Event) -> [UInt8] {
         var members: [(pointer: String, value: [UInt8])] = []
         for (key, value) in event.unknownFields { members.append(((JSONPointer.root / key).description, JSONWriter().bytes(value))) }
-        for list in changesOf.values {
-            for (index, change) in list.lazy.map({ event.objectChanges[$0] }).enumerated()
-            where !change.unknownFields.isEmpty || change.propertyChanges.contains(where: { !$0.unknownFields.isEmpty }) {
+        let changes = event.objectChanges
+        var index = 0
+        for position in changes.indices {
+            let change = changes[position]
+            index = position > 0 && exactlyEqual(changes[position - 1].entity, change.entity) ? index + 1 : 0
+            if !change.unknownFields.isEmpty || change.propertyChanges.contains(where: { !$0.unknownFields.isEmpty }) {
                 let changePointer = JSONPointer.root / "changesByEntity" / change.entity / index
                 for (key, value) in change.unknownFields { members.append(((changePointer / key).description, JSONWriter().bytes(value))) }
                 for (j, property) in ObjectChange.sortedByName(change.propertyChanges).enumerated() {
@@ -197,187 +164,6 @@ public struct V2BinaryEncoder: Sendable {
             writer.blob(Array(member.pointer.utf8))
             writer.blob(member.value)
         }
-        return writer.bytes
-    }
-}
-
-/// The interned strings of one event (Spec/v2-binary.md 10.1 rule 3): each once, sorted by
-/// UTF-8 bytes. Each piece of the changes collects its distinct strings into a set and sorts
-/// them, on every core; the sorted lists are then merged, dropping repeats, so that only
-/// distinct strings are sorted rather than every reference (one thread collecting and sorting a
-/// large baseline's strings was half of its encoding: Benchmarks/README.md).
-struct StringTable: Sendable {
-    private var positions: [ExactString: UInt64] = [:]
-    private var sorted: [String] = []
-
-    /// Strings sorted by UTF-8 bytes, with their ``ExactString/prefixKey(_:)``s.
-    private typealias SortedList = (strings: [String], keys: [UInt64])
-
-    init(_ event: Event) {
-        let changes = event.objectChanges
-        var lists = Pieces.map(count: changes.count, size: 8_192) { Self.sortedList(Self.strings(of: changes[$0])) }
-        var header = Set([event.uniqueIdentifier, event.storeIdentifier].map(ExactString.init))
-        for store in event.revisionSet.stores { header.insert(ExactString(store)) }
-        if let model = event.modelVersion { header.insert(ExactString(model)) }
-        lists.append(Self.sortedList(header))
-        sorted = Self.merged(lists)
-        positions.reserveCapacity(sorted.count)
-        for (position, string) in sorted.enumerated() { positions[ExactString(string)] = UInt64(position) }
-    }
-
-    /// Sorted by the first bytes of the strings as a number, and by all bytes only where those
-    /// are equal: comparing the strings alone was most of encoding.
-    private static func sortedList(_ distinct: Set<ExactString>) -> SortedList {
-        let strings = distinct.map(\.value)
-        let keys = strings.map(ExactString.prefixKey)
-        let order = strings.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : utf8Precedes(strings[$0], strings[$1]) }
-        return (order.map { strings[$0] }, order.map { keys[$0] })
-    }
-
-    /// A sorted list as positions in the lists' strings end to end, with their prefix keys.
-    private typealias Run = (keys: [UInt64], positions: [Int])
-
-    /// The strings of every list, sorted, each once. Merged two lists at a time, in rounds that
-    /// halve the lists, each round's pairs on every core (the last pair in parts), so that many
-    /// lists cost N log L and not N L; the runs hold positions and keys only, so a merge copies
-    /// no string (retaining each string for every copy was most of a merge).
-    private static func merged(_ lists: [SortedList]) -> [String] {
-        var strings: [String] = []
-        var runs: [Run] = []
-        for list in lists {
-            runs.append((list.keys, Array(strings.count..<strings.count + list.strings.count)))
-            strings += list.strings
-        }
-        while runs.count > 2 {
-            var next = Pieces.map(count: runs.count / 2, size: 1) { [runs, strings] pairs in
-                let a = runs[2 * pairs.lowerBound], b = runs[2 * pairs.lowerBound + 1]
-                return Self.merge(a, a.keys.indices, b, b.keys.indices, strings)
-            }
-            if runs.count % 2 == 1 { next.append(runs[runs.count - 1]) }
-            runs = next
-        }
-        if runs.count == 2 { runs = [mergeInParts(runs[0], runs[1], strings)] }
-        return (runs.first?.positions ?? []).map { strings[$0] }
-    }
-
-    /// The last two runs merged in parts on every core when they are long: merged by one, they
-    /// left the other cores idle for a sixth of a large baseline's encoding (Benchmarks/README.md).
-    /// Each part of `a` is merged with the strings of `b` that come before the next part's first
-    /// string, so a string in both runs falls in one part. (Most events' two runs, their
-    /// changes' strings and their header's, are short: merged at once.)
-    private static func mergeInParts(_ a: Run, _ b: Run, _ strings: [String]) -> Run {
-        let parts = min(8, (a.keys.count + b.keys.count) / 4_096)
-        guard parts > 1 else { return merge(a, a.keys.indices, b, b.keys.indices, strings) }
-        var bounds: [(a: Int, b: Int)] = [(0, 0)]
-        strings.withUnsafeBufferPointer { strings in
-            for part in 1..<parts {
-                let i = a.keys.count * part / parts
-                guard i < a.keys.count else { break }
-                // The first string of `b` not before a's `i`th.
-                let first = partitionPoint(b.keys.count) { order(b.keys[$0], b.positions[$0], a.keys[i], a.positions[i], strings) >= 0 }
-                bounds.append((i, max(first, bounds[bounds.count - 1].b)))
-            }
-        }
-        bounds.append((a.keys.count, b.keys.count))
-        let merged = Pieces.map(count: bounds.count - 1, size: 1) { [bounds] part in
-            Self.merge(a, bounds[part.lowerBound].a..<bounds[part.lowerBound + 1].a, b, bounds[part.lowerBound].b..<bounds[part.lowerBound + 1].b, strings)
-        }
-        var run: Run = ([], [])
-        run.keys.reserveCapacity(merged.reduce(0) { $0 + $1.keys.count })
-        run.positions.reserveCapacity(run.keys.capacity)
-        for part in merged {
-            run.keys += part.keys
-            run.positions += part.positions
-        }
-        return run
-    }
-
-    /// How the strings at positions `x` and `y`, with prefix keys `keyX` and `keyY`, compare
-    /// (negative: x first; zero: the same bytes): by their keys, and by all bytes only where
-    /// those are equal, compared once (a string found in both runs was compared twice).
-    private static func order(_ keyX: UInt64, _ x: Int, _ keyY: UInt64, _ y: Int, _ strings: UnsafeBufferPointer<String>) -> Int32 {
-        guard keyX == keyY else { return keyX < keyY ? -1 : 1 }
-        return ExactString.withUTF8(of: strings[x]) { left in ExactString.withUTF8(of: strings[y]) { right in byteOrder(left, right) } }
-    }
-
-    /// How two strings' UTF-8 bytes compare (negative: `left` first; zero: the same bytes).
-    static func byteOrder(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int32 {
-        let shared = min(left.count, right.count)
-        if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
-            let order = memcmp(l, r, shared)
-            if order != 0 { return order }
-        }
-        return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
-    }
-
-    /// The ranges `partA` of run `a` and `partB` of run `b`, each sorted and without repeats,
-    /// as one run: a string in both is taken once.
-    private static func merge(_ a: Run, _ partA: Range<Int>, _ b: Run, _ partB: Range<Int>, _ strings: [String]) -> Run {
-        var merged: Run = ([], [])
-        merged.keys.reserveCapacity(partA.count + partB.count)
-        merged.positions.reserveCapacity(partA.count + partB.count)
-        var i = partA.lowerBound, j = partB.lowerBound
-        strings.withUnsafeBufferPointer { strings in
-            while i < partA.upperBound && j < partB.upperBound {
-                let x = a.positions[i], y = b.positions[j]
-                let order = order(a.keys[i], x, b.keys[j], y, strings)
-                if order < 0 {
-                    merged.keys.append(a.keys[i])
-                    merged.positions.append(x)
-                    i += 1
-                } else {
-                    if order == 0 { i += 1 }
-                    merged.keys.append(b.keys[j])
-                    merged.positions.append(y)
-                    j += 1
-                }
-            }
-        }
-        merged.keys += a.keys[i..<partA.upperBound]
-        merged.positions += a.positions[i..<partA.upperBound]
-        merged.keys += b.keys[j..<partB.upperBound]
-        merged.positions += b.positions[j..<partB.upperBound]
-        return merged
-    }
-
-    /// The strings `changes` name.
-    private static func strings(of changes: ArraySlice<ObjectChange>) -> Set<ExactString> {
-        // At least the global identifiers, nearly one per change: fewer rehashes as it grows.
-        var distinct = Set<ExactString>(minimumCapacity: changes.count)
-        func add(_ string: String) { distinct.insert(ExactString(string)) }
-        func add(_ strings: [String]) { for string in strings { add(string) } }
-        // By index, reading fields in place: copying each change and property retained all its parts.
-        for change in changes.indices {
-            add(changes[change].entity)
-            add(changes[change].globalIdentifier)
-            add(changes[change].dataFiles)
-            let properties = changes[change].propertyChanges
-            for property in properties.indices {
-                add(properties[property].name)
-                switch properties[property].value {
-                case .attribute(.string(let text)), .attribute(.url(let text)): add(text)
-                case .attributeInDataFile(let name): add(name)
-                case .toOne(let related?): add(related)
-                case .toMany(let added, let removed):
-                    add(added)
-                    add(removed)
-                case .orderedToMany(let added, let removed, let moved):
-                    add(added)
-                    add(removed)
-                    for id in moved.values { add(id) }
-                default: break
-                }
-            }
-        }
-        return distinct
-    }
-
-    func index(_ string: String) -> UInt64 { positions[ExactString(string)] ?? 0 }
-
-    func bytes() -> [UInt8] {
-        var writer = ByteWriter()
-        writer.varint(UInt64(sorted.count))
-        for string in sorted { writer.tableString(string) }
         return writer.bytes
     }
 }
@@ -415,10 +201,8 @@ package struct ByteWriter {
         bytes.append(contentsOf: data)
     }
 
-    /// A string-table entry: `2n` and n bytes of text, or `2n+1`, a UUID's 16 bytes and n bytes.
-    mutating func tableString(_ string: String) { ExactString.withUTF8(of: string) { tableString($0) } }
-
-    /// The table entry of the string with these UTF-8 bytes.
+    /// The string-table entry of the string with these UTF-8 bytes: `2n` and n bytes of text,
+    /// or `2n+1`, a UUID's 16 bytes and n bytes.
     mutating func tableString(_ text: UnsafeBufferPointer<UInt8>) {
         if let uuid = UUIDPrefix.uuid(text) {
             varint(UInt64(text.count - UUIDPrefix.textLength) * 2 + 1)
@@ -430,47 +214,9 @@ package struct ByteWriter {
         }
     }
 
-    /// One object change of the changes section (Spec/v2-binary.md 8).
-    mutating func change(_ change: ObjectChange, _ strings: StringTable) throws(FormatError) {
-        varint(UInt64(change.type.rawValue))
-        varint(strings.index(change.globalIdentifier))
-        indexes(sortedUnique(change.dataFiles), strings)
-        let properties = ObjectChange.sortedByName(change.propertyChanges)
-        varint(UInt64(properties.count))
-        for property in properties {
-            varint(strings.index(property.name))
-            varint(UInt64(property.kind.rawValue))
-            switch property.value {
-            case .attribute(let value): try attribute(value, strings.index)
-            case .attributeInDataFile(let name):
-                varint(11)
-                varint(strings.index(name))
-            case .toOne(let related): varint(related.map { strings.index($0) + 1 } ?? 0)
-            case .toMany(let added, let removed):
-                indexes(sortedUnique(added), strings)
-                indexes(sortedUnique(removed), strings)
-            case .orderedToMany(let added, let removed, let moved):
-                indexes(sortedUnique(added), strings)
-                indexes(sortedUnique(removed), strings)
-                varint(UInt64(moved.count))
-                for position in moved.keys.sorted() {
-                    guard position >= 0 && position <= 999_999_999, let id = moved[position] else {
-                        throw FormatError(.v2UnencodableValue, "ordered position \(position) is outside 0...999999999")
-                    }
-                    varint(UInt64(position))
-                    varint(strings.index(id))
-                }
-            }
-        }
-    }
-
-    mutating func indexes(_ strings: [String], _ table: StringTable) {
-        varint(UInt64(strings.count))
-        for string in strings { varint(table.index(string)) }
-    }
-
-    /// An attribute value (Spec/v2-binary.md 8.2), a string or URL by its table index, `index`.
-    mutating func attribute(_ value: AttributeValue, _ index: (String) -> UInt64) throws(FormatError) {
+    /// An attribute value (Spec/v2-binary.md 8.2); a string or URL is written as `tableIndex`, its
+    /// string's index in the table.
+    mutating func attribute(_ value: AttributeValue, tableIndex: UInt64) {
         switch value {
         case .null: varint(0)
         case .bool(let flag): varint(flag ? 2 : 1)
@@ -483,9 +229,9 @@ package struct ByteWriter {
         case .decimal(let text):
             varint(5)
             blob(Array(text.utf8))
-        case .string(let text):
+        case .string:
             varint(6)
-            varint(index(text))
+            varint(tableIndex)
         case .date(let milliseconds):
             varint(7)
             // The JSON form cannot tell -0 from 0, so neither does the binary one.
@@ -496,9 +242,9 @@ package struct ByteWriter {
         case .uuid(let uuid):
             varint(9)
             withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
-        case .url(let text):
+        case .url:
             varint(10)
-            varint(index(text))
+            varint(tableIndex)
         }
     }
 }

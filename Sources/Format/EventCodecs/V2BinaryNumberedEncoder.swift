@@ -5,22 +5,26 @@ import ParallelWork
 
 extension V2BinaryEncoder {
     /// The bytes of ``encode(_:)`` (sections stored) for the event `header` with the object
-    /// changes `changes` (the header's own are not read), written from their numbers: the string
-    /// table is sorted once from the strings the changes name, their string and URL values and
-    /// the header's strings, and every reference is then an array read. Building a `String` per
-    /// reference, hashing it into a table and looking it up again was most of a rebase's binary
-    /// baseline (Spec/merge.md 13.7; measured: Benchmarks/README.md). Properties and relationship
-    /// lists are written as a numbered event holds them (sorted, each once); a change's data
-    /// files may come in any order. The changes must be grouped by entity, the entities in UTF-8
-    /// byte order (Spec/v2-binary.md 8.1), and the header may have no unknown members. Tested
-    /// against ``encode(_:)``.
+    /// changes `changes` (the header's own are not read). Properties and relationship lists are
+    /// written as a numbered event holds them (sorted, each once); a change's data files may come
+    /// in any order. The changes must be grouped by entity, the entities in UTF-8 byte order
+    /// (Spec/v2-binary.md 8.1), and the header may have no unknown members.
     package func encode(header event: Event, numbered changes: NumberedEvent) throws(FormatError) -> [UInt8] {
         guard !deflateSections else { throw FormatError(.v2UnencodableValue, "numbered changes are written with stored sections only") }
         guard event.unknownFields.isEmpty else { throw FormatError(.v2UnencodableValue, "an event with unknown members is not written from numbers") }
+        return Self.file(try Self.sections(header: event, numbered: changes), deflating: false, withinReaderLimits: true)
+    }
+
+    /// The strings, header and changes sections, written from numbers: the string table is
+    /// sorted once from the strings the changes name, their string and URL values and the
+    /// header's strings, and every reference is then an array read. Building a `String` per
+    /// reference, hashing it into a table and looking it up again was most of a rebase's binary
+    /// baseline (Spec/merge.md 13.7; measured: Benchmarks/README.md).
+    static func sections(header event: Event, numbered changes: NumberedEvent) throws(FormatError) -> [(V2Binary.Section, [UInt8])] {
         let table = NumberedTable(changes, header: event)
         var sections: [(V2Binary.Section, [UInt8])] = [(.strings, table.bytes), (.header, Self.header(event, table.index))]
         if !changes.changes.isEmpty { sections.append((.changes, try Self.changes(changes, table))) }
-        return Self.file(sections, deflating: false, withinReaderLimits: true)
+        return sections
     }
 
     /// The changes section (Spec/v2-binary.md 8.1): each entity's changes as one group, written in
@@ -140,8 +144,12 @@ struct NumberedTable: Sendable {
 
     /// How two entries' strings compare by their bytes (negative: `a` first; zero: the same).
     private static func order(_ a: Entry, _ b: Entry, _ text: UnsafeBufferPointer<UInt8>) -> Int32 {
-        StringTable.byteOrder(
-            UnsafeBufferPointer(rebasing: text[a.start..<a.start + a.count]), UnsafeBufferPointer(rebasing: text[b.start..<b.start + b.count]))
+        let shared = min(a.count, b.count)
+        if shared > 0, let base = text.baseAddress {
+            let order = memcmp(base + a.start, base + b.start, shared)
+            if order != 0 { return order }
+        }
+        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
     }
 
     /// Which string numbers the changes name (a decoded event's table may hold others).
@@ -163,8 +171,7 @@ struct NumberedTable: Sendable {
 }
 
 extension ByteWriter {
-    /// Object change `position` of a numbered event (Spec/v2-binary.md 8.1), as
-    /// ``change(_:_:)`` writes it.
+    /// Object change `position` of a numbered event (Spec/v2-binary.md 8.1).
     mutating func change(_ event: NumberedEvent, at position: Int, _ table: NumberedTable) throws(FormatError) {
         let change = event.changes[position]
         varint(UInt64(change.type.rawValue))
@@ -184,7 +191,7 @@ extension ByteWriter {
             case .attribute:
                 varint(UInt64(PropertyKind.attribute.rawValue))
                 let value = Int(property.value)
-                try attribute(event.attributes[value]) { _ in UInt64(table.ofAttribute[value]) }
+                attribute(event.attributes[value], tableIndex: UInt64(table.ofAttribute[value]))
             case .dataFile:
                 varint(UInt64(PropertyKind.attribute.rawValue))
                 varint(11)
