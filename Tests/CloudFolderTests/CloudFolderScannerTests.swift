@@ -193,6 +193,19 @@ struct CloudFolderScannerTests {
         #expect(throws: FormatError.self) { try CloudFolderScanner().scan(scratch.url.appendingPathComponent("nope").path) }
     }
 
+    @Test("the problems of a folder read without an order come in the order of their files' paths, every time")
+    func problemsInPathOrder() throws {
+        let scratch = try ScratchFolder()
+        let files = (0..<16).map { "events/\($0)_A_\($0).cdeevent" }
+        for file in files { try scratch.write("E/" + file, "{") }
+        let listing = try #require(try CloudFolderScanner().scan(scratch.url.appendingPathComponent("E").path).first)
+        for _ in 0..<3 {
+            let problems = EnsembleContents.read(listing).problems.compactMap { $0.location.file }
+            let expected = files.sorted(by: utf8Precedes)
+            #expect(problems == expected)
+        }
+    }
+
     @Test("store registrations are read; a name that disagrees with the content is a problem")
     func registrations() throws {
         let scratch = try ScratchFolder()

@@ -347,14 +347,20 @@ package struct EnsembleContents: Sendable {
         var revision: Int64
     }
 
-    /// The groups of `groups`, one per call, in `order` when one is given; each let go once
-    /// given.
+    /// The groups of `groups`, one per call, in `order` when one is given, else by their first
+    /// file's path; each let go once given. (A dictionary's order changes from run to run: so
+    /// did the order of the problems found in a folder read without an order.)
     private static func supply<Key, Name>(
         _ groups: [Key: (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])],
         order: ((Name, Name) -> Bool)? = nil
     ) -> () -> (name: Name, files: [(part: PartNumber?, entry: ListedEntry)])? {
         var all = Array(groups.values)
-        if let order { all.sort { order($0.name, $1.name) } }
+        if let order {
+            all.sort { order($0.name, $1.name) }
+        } else {
+            let paths = all.map { $0.files.first?.entry.path ?? "" }
+            all = paths.indices.sorted { utf8Precedes(paths[$0], paths[$1]) }.map { all[$0] }
+        }
         var next = 0
         return {
             guard next < all.count else { return nil }
