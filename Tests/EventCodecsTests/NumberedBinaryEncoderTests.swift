@@ -104,7 +104,8 @@ struct NumberedBinaryEncoderTests {
     func positionsOutOfRange() {
         for position in [-1, 1_000_000_000, 5_000_000_003, Int.max, Int.min] {
             var event = Self.sharedStrings
-            event.objectChanges[event.objectChanges.count - 1].propertyChanges = [PropertyChange(name: "order", value: .orderedToMany(added: [], removed: [], movedByIndex: [position: "x"]))]
+            let moved = PropertyChange(name: "order", value: .orderedToMany(added: [], removed: [], movedByIndex: [position: "x"]))
+            event.objectChanges[event.objectChanges.count - 1].propertyChanges = [moved]
             #expect(throws: FormatError.self, "position \(position)") { try V2BinaryEncoder().encode(event) }
         }
     }
