@@ -170,6 +170,23 @@ struct ExactIdentifierTests {
         #expect(event.revisionSet[Self.composed] == 0)
     }
 
+    @Test("an event's changes are grouped by entity in UTF-8 byte order, each entity's in the order given, both spellings apart")
+    func canonicalOrder() {
+        let entities = ["Item", Self.composed, "item", Self.decomposed, "Zeta", "\u{1F600}", "", "It"]
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 2, 7, 300] {
+            let changes = (0..<count).map { number in
+                ObjectChange(entity: entities.randomElement(using: &generator) ?? "", globalIdentifier: String(number), type: .update)
+            }
+            // The reference: positions sorted by (entity bytes, position), with no hashing.
+            let expected = changes.indices.sorted { a, b in
+                let x = Array(changes[a].entity.utf8), y = Array(changes[b].entity.utf8)
+                return x != y ? x.lexicographicallyPrecedes(y) : a < b
+            }.map { changes[$0].globalIdentifier }
+            #expect(ObjectChange.canonicallyOrdered(changes).map(\.globalIdentifier) == expected, "\(count) changes")
+        }
+    }
+
     @Test("events, changes and values that differ only in normalisation are not equal")
     func equality() {
         func event(store: String, id: String, value: String) -> Event {
