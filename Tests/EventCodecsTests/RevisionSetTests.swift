@@ -173,7 +173,7 @@ struct ExactIdentifierTests {
     @Test("an event's changes are grouped by entity in UTF-8 byte order, each entity's in the order given, both spellings apart")
     func canonicalOrder() {
         let entities = ["Item", Self.composed, "item", Self.decomposed, "Zeta", "\u{1F600}", "", "It"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 68)
         for count in [0, 1, 2, 7, 300] {
             let changes = (0..<count).map { number in
                 ObjectChange(entity: entities.randomElement(using: &generator) ?? "", globalIdentifier: String(number), type: .update)

@@ -86,13 +86,6 @@ public struct Event: Hashable, Sendable {
     }
 
     private static func timestampBits(_ value: Double) -> UInt64 { value.isNaN ? Double.nan.bitPattern : value.bitPattern }
-
-    /// The entities this event touches, in canonical (UTF-8 byte) order.
-    public var entities: [String] {
-        var seen: [String] = []
-        for change in objectChanges where !(seen.last?.utf8.elementsEqual(change.entity.utf8) ?? false) { seen.append(change.entity) }
-        return seen
-    }
 }
 
 /// Orders strings by their UTF-8 bytes, the one string order every part of the Spec uses.

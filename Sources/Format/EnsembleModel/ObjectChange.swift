@@ -71,7 +71,7 @@ public struct ObjectChange: Hashable, Sendable {
         // Each change's entity numbered, the few distinct entities sorted, then the changes
         // placed by their entity's rank in one stable pass: sorting the changes themselves
         // compared names at every step and moved every change (its strings and lists retained)
-        // many times; it was a sixth of `generate` (measured: Benchmarks/README.md).
+        // many times; it was a sixth of a binary `generate` (Benchmarks/README.md, stop 68).
         var numberOf: [ExactString: Int] = [:]
         var entities: [String] = []
         let entityOf = changes.indices.map { index in

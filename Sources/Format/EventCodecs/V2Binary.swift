@@ -91,8 +91,9 @@ public struct V2BinaryEncoder: Sendable {
         // appended to an event out of that order made a file that readers refused.
         var event = event
         event.objectChanges = ObjectChange.canonicallyOrdered(event.objectChanges)
-        // Written from numbers, as a baseline is: one string table builder for both (a second
-        // one, for strings, wrote the same bytes at the same speed; Benchmarks/README.md).
+        // Written from numbers, as a rebase's baseline is: one string table builder for both.
+        // (The second one, for strings, wrote the same bytes, and converting or generating
+        // binary folders took longer with it: Benchmarks/README.md, stop 68.)
         var sections = try Self.sections(header: event, numbered: NumberedEvent(event))
         let extensions = self.extensions(event)
         if !extensions.isEmpty { sections.append((.extensions, extensions)) }

@@ -210,7 +210,9 @@ extension ByteWriter {
                 varint(UInt64(moves.count))
                 for move in moves {
                     guard move.position >= 0 && move.position <= 999_999_999 else {
-                        throw FormatError(.v2UnencodableValue, "ordered position \(move.position) is outside 0...999999999")
+                        // Int32's ends stand for the positions beyond them (NumberedEvent.init).
+                        let beyond = move.position == .max ? " or more" : move.position == .min ? " or less" : ""
+                        throw FormatError(.v2UnencodableValue, "ordered position \(move.position)\(beyond) is outside 0...999999999")
                     }
                     varint(UInt64(move.position))
                     varint(UInt64(table.ofString[Int(move.identifier)]))
