@@ -61,6 +61,28 @@ struct StreamedEventsTests {
         #expect(!whole.problems.isEmpty)
     }
 
+    @Test("events of stores whose names differ only in normalisation are handed in UTF-8 byte order, every time")
+    func normalisationApart() throws {
+        let folder = try ScratchFolder()
+        try folder.folder("baselines")
+        // NFD ("e" and a combining accent) sorts before NFC ("\u{E9}") by bytes; Swift's `==`
+        // calls the two names equal.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        for globalCount in 1...8 as ClosedRange<Int64> {
+            for store in [composed, decomposed] {
+                try folder.write("events/\(globalCount)_\(store)_0.cdeevent", event(store: store, revision: 0, globalCount: globalCount))
+            }
+        }
+        let listing = try #require(try CloudFolderScanner().scan(folder.url.path).first)
+        let expected = (1...8).flatMap { globalCount in [decomposed, composed].map { "events/\(globalCount)_\($0)_0.cdeevent" } }
+        for _ in 0..<4 {
+            let collector = Collector()
+            let contents = EnsembleContents.read(listing, summarize: true, sink: collector)
+            #expect(collector.chunks.flatMap { $0 }.map { Array($0.entry.file.utf8) } == expected.map { Array($0.utf8) })
+            #expect(contents.problems.isEmpty, "\(contents.problems)")
+        }
+    }
+
     @Test("a sink that is always busy or never busy is handed the same chunks, events and bodies")
     func busySink() throws {
         let folder = try ScratchFolder()

@@ -618,10 +618,12 @@ extension FormatError.Code {
 
 infix operator <~ : ComparisonPrecedence
 
-/// Tuple order with strings compared by UTF-8 bytes.
+/// Tuple order with strings compared by UTF-8 bytes. (Strings told apart by their bytes: Swift's
+/// `!=` calls canonically equivalent spellings equal, and two stores named in NFC and NFD then
+/// tied, their events handed over in a dictionary's order.)
 func <~ (lhs: (Int64, String, Int64), rhs: (Int64, String, Int64)) -> Bool {
     if lhs.0 != rhs.0 { return lhs.0 < rhs.0 }
-    if lhs.1 != rhs.1 { return utf8Precedes(lhs.1, rhs.1) }
+    if !exactlyEqual(lhs.1, rhs.1) { return utf8Precedes(lhs.1, rhs.1) }
     return lhs.2 < rhs.2
 }
 
