@@ -99,11 +99,16 @@ public func utf8Precedes(_ a: String, _ b: String) -> Bool {
 
 /// ``utf8Precedes(_:_:)`` of strings given as their UTF-8 bytes.
 @inlinable
-package func utf8Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+package func utf8Precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool { utf8Order(left, right) < 0 }
+
+/// How two strings given as their UTF-8 bytes compare in that order: negative when `left` comes
+/// first, zero when they are the same bytes, positive when `right` comes first.
+@inlinable
+package func utf8Order(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int32 {
     let shared = min(left.count, right.count)
     if shared > 0, let l = left.baseAddress, let r = right.baseAddress {
         let order = memcmp(l, r, shared)
-        if order != 0 { return order < 0 }
+        if order != 0 { return order }
     }
-    return left.count < right.count
+    return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
 }

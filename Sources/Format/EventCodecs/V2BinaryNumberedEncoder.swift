@@ -144,12 +144,7 @@ struct NumberedTable: Sendable {
 
     /// How two entries' strings compare by their bytes (negative: `a` first; zero: the same).
     private static func order(_ a: Entry, _ b: Entry, _ text: UnsafeBufferPointer<UInt8>) -> Int32 {
-        let shared = min(a.count, b.count)
-        if shared > 0, let base = text.baseAddress {
-            let order = memcmp(base + a.start, base + b.start, shared)
-            if order != 0 { return order }
-        }
-        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
+        utf8Order(UnsafeBufferPointer(rebasing: text[a.start..<a.start + a.count]), UnsafeBufferPointer(rebasing: text[b.start..<b.start + b.count]))
     }
 
     /// Which string numbers the changes name (a decoded event's table may hold others).
