@@ -1,3 +1,4 @@
+import CSQLite
 import DeviceState
 import EnsemblesToolkit
 import Foundation
@@ -127,6 +128,60 @@ struct DeviceInspectTests {
             let file = try String(contentsOf: models.appendingPathComponent("\(name).xcdatamodel/contents"), encoding: .utf8)
             #expect(xml == file, "\(name)")
         }
+    }
+
+    /// The healthy case's event-data root with events 2 (revision 0) and 3 (revision 1) at one
+    /// global count, event 2's store renamed "café" in NFC (bytes 63 61 66 C3 A9) and event 3's
+    /// in NFD (63 61 66 65 CC 81): two stores that Swift's `==` calls one.
+    static func normalisationPair() throws -> (scratch: URL, device: URL) {
+        let (scratch, device) = try copyOfHealthy()
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(device.appendingPathComponent("MainStore/events.sqlite").path, &handle) == SQLITE_OK)
+        let sql = """
+            UPDATE ZCDESTOREMODIFICATIONEVENT SET ZGLOBALCOUNT = 1 WHERE Z_PK IN (2, 3);
+            UPDATE ZCDEEVENTREVISION SET ZPERSISTENTSTOREIDENTIFIER = 'caf' || char(233) WHERE Z_PK IN (2, 5);
+            UPDATE ZCDEEVENTREVISION SET ZPERSISTENTSTOREIDENTIFIER = 'cafe' || char(769) WHERE Z_PK = 4;
+            """
+        try #require(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        try #require(sqlite3_close(handle) == SQLITE_OK)
+        return (scratch, device)
+    }
+
+    @Test("events of one global count are ordered by their stores' identifiers as bytes, also when the two are NFC and NFD spellings")
+    func storeOrderByBytes() throws {
+        let (scratch, device) = try Self.normalisationPair()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // The NFD store comes first although event 2's revision is lower.
+        let run = try Run("inspect", "--json", device.appendingPathComponent("MainStore").path)
+        let events = try JSONParser.parse(Array(run.stdout.utf8))[JSONPointer(["events"])]?.arrayValue ?? []
+        let stores = events.compactMap { $0[JSONPointer(["storeIdentifier"])]?.stringValue.map { Array($0.utf8) } }
+        let nfd = Array("cafe\u{301}".utf8), nfc = Array("caf\u{E9}".utf8)
+        #expect(stores.dropFirst() == [nfd, nfc], "\(run.stdout)")
+        // Two stores, not one: in the summary and in the NFD event's revisions (its own 1, the other's 0).
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        let summary = document[JSONPointer(["stores"])]?.objectValue?.members ?? []
+        #expect(summary.map { Array($0.key.utf8) } == [nfd, nfc], "\(run.stdout)")
+        let revisions = events.dropFirst().first?[JSONPointer(["revisionsByStoreIdentifier"])]?.objectValue?.members ?? []
+        #expect(revisions.map { Array($0.key.utf8) } == [nfd, nfc] && revisions.map(\.value) == [JSONValue(Int64(1)), JSONValue(Int64(0))], "\(run.stdout)")
+    }
+
+    @Test("a cloud event of the NFD store is not compared with the device's event of the NFC store at the same revision")
+    func differingRevisionsByBytes() throws {
+        let (scratch, device) = try Self.normalisationPair()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // The cloud holds the NFD store's revision 0 (the device has only its revision 1) with
+        // the content of the device's NFC revision 0 but for the store.
+        let cloud = scratch.appendingPathComponent("cloud")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("healthy/cloud"), to: cloud)
+        let events = cloud.appendingPathComponent("MainStore/events")
+        let source = events.appendingPathComponent("1_1BB7DB8C-37D6-5B04-92A0-4EBDA36C3BB6-1717-00000F6E5D4C3B2A_0.cdeevent")
+        let text = try String(decoding: Data(contentsOf: source), as: UTF8.self)
+        try FileManager.default.removeItem(at: source)
+        try Data(text.replacingOccurrences(of: "1BB7DB8C-37D6-5B04-92A0-4EBDA36C3BB6-1717-00000F6E5D4C3B2A", with: "cafe\u{301}").utf8)
+            .write(to: events.appendingPathComponent("1_cafe\u{301}_0.cdeevent"))
+        let run = try Run("inspect", "--json", device.appendingPathComponent("MainStore").path, "--cloud", cloud.path)
+        let document = try JSONParser.parse(Array(run.stdout.utf8))
+        #expect(document[JSONPointer(["cloud", "differingRevisions"])] == .array([]), "\(run.stdout)")
     }
 
     /// A copy of the healthy case's event-data root in a scratch folder.

@@ -333,7 +333,7 @@ package struct EnsembleContents: Sendable {
         contents.stores.sort { utf8Precedes($0.storeIdentifier, $1.storeIdentifier) }
         // Each pointer's text is made once, not at every comparison (JSONPointer's order).
         contents.unknownKeys = contents.unknownKeys.map { ($0, $0.pointer.description) }.sorted { a, b in
-            a.0.file != b.0.file ? utf8Precedes(a.0.file, b.0.file) : utf8Precedes(a.1, b.1)
+            !exactlyEqual(a.0.file, b.0.file) ? utf8Precedes(a.0.file, b.0.file) : utf8Precedes(a.1, b.1)
         }.map(\.0)
         contents.filesWithUnknownSections.sort(by: utf8Precedes)
         return contents

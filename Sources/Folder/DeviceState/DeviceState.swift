@@ -72,8 +72,9 @@ package struct DeviceEvent: Sendable, Hashable {
     package var globalCount: Int64
     package var storeIdentifier: String
     package var revision: Int64
-    /// Its own revision and those of `eventRevisionsOfOtherStores`.
-    package var revisions: [String: Int64]
+    /// Its own revision and those of `eventRevisionsOfOtherStores`, stores told apart by their
+    /// bytes (two spellings of one name in NFC and NFD are two stores).
+    package var revisions: RevisionSet
     /// Seconds since 2001-01-01.
     package var timestamp: Double
     package var modelVersion: String?
@@ -145,7 +146,7 @@ package struct DeviceState: Sendable {
     /// Global count, store identifier (UTF-8), revision, unique identifier (UTF-8).
     static func precedes(_ a: DeviceEvent, _ b: DeviceEvent) -> Bool {
         if a.globalCount != b.globalCount { return a.globalCount < b.globalCount }
-        if a.storeIdentifier != b.storeIdentifier { return utf8Precedes(a.storeIdentifier, b.storeIdentifier) }
+        if !exactlyEqual(a.storeIdentifier, b.storeIdentifier) { return utf8Precedes(a.storeIdentifier, b.storeIdentifier) }
         if a.revision != b.revision { return a.revision < b.revision }
         return utf8Precedes(a.uniqueIdentifier, b.uniqueIdentifier)
     }
@@ -192,7 +193,7 @@ package struct DeviceState: Sendable {
 
     /// The device's own complete events: its store, types 100, 200 and 300.
     package var ownCompleteEvents: [DeviceEvent] {
-        events.filter { $0.storeIdentifier == info.storeIdentifier && $0.type != 0 }
+        events.filter { exactlyEqual($0.storeIdentifier, info.storeIdentifier) && $0.type != 0 }
     }
 
     /// The path an event would have in a cloud folder (cloud-layout.md 4).
@@ -206,10 +207,10 @@ package struct DeviceState: Sendable {
     /// forced-deleech conditions the caller computed (5.6, 5.7).
     package func document(cloud: JSONValue, forcedDeleech: [JSONValue]) -> JSONValue {
         func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
-        var stores: [String: (count: Int64, first: Int64, last: Int64)] = [:]
+        var stores: [ExactString: (count: Int64, first: Int64, last: Int64)] = [:]
         for event in events where event.type == 200 || event.type == 300 {
-            let known = stores[event.storeIdentifier]
-            stores[event.storeIdentifier] = (
+            let known = stores[ExactString(event.storeIdentifier)]
+            stores[ExactString(event.storeIdentifier)] = (
                 (known?.count ?? 0) + 1, min(known?.first ?? event.revision, event.revision), max(known?.last ?? event.revision, event.revision)
             )
         }
@@ -247,10 +248,10 @@ package struct DeviceState: Sendable {
                     "stores",
                     .object(
                         JSONObject(
-                            stores.keys.sorted(by: utf8Precedes).map { store in
+                            stores.keys.sorted { utf8Precedes($0.value, $1.value) }.map { store in
                                 let facts = stores[store] ?? (0, 0, 0)
                                 return (
-                                    store,
+                                    store.value,
                                     .object(
                                         JSONObject([
                                             ("events", JSONValue(facts.count)), ("firstRevision", JSONValue(facts.first)),
@@ -293,7 +294,7 @@ package struct DeviceState: Sendable {
             var members: [(String, JSONValue)] = [("globalIdentifier", .string(change.globalIdentifier)), ("type", JSONValue(change.type))]
             if let properties = change.properties, !properties.isEmpty { members.append(("properties", .array(properties.map(\.jsonValue)))) }
             if !change.dataFiles.isEmpty { members.append(("dataFiles", .array(change.dataFiles.map(JSONValue.string)))) }
-            if let index = byEntity.firstIndex(where: { $0.0 == change.entity }) {
+            if let index = byEntity.firstIndex(where: { exactlyEqual($0.0, change.entity) }) {
                 byEntity[index].1.append(.object(JSONObject(members)))
             } else {
                 byEntity.append((change.entity, [.object(JSONObject(members))]))
@@ -305,7 +306,7 @@ package struct DeviceState: Sendable {
                 ("storeIdentifier", .string(event.storeIdentifier)), ("revision", JSONValue(event.revision)),
                 (
                     "revisionsByStoreIdentifier",
-                    .object(JSONObject(event.revisions.keys.sorted(by: utf8Precedes).map { ($0, JSONValue(event.revisions[$0] ?? 0)) }))
+                    .object(JSONObject(event.revisions.revisions.map { ($0.store, JSONValue($0.revision)) }))
                 ),
                 ("timestamp", .string(CanonicalNumberFormat.double(event.timestamp))), ("objectChanges", JSONValue(Int64(event.changes.count))),
                 ("onlyInWal", .bool(event.onlyInWal)), ("changesByEntity", .object(JSONObject(byEntity.map { ($0.0, .array($0.1)) }))),
@@ -339,13 +340,14 @@ struct DeviceStoreReader {
             guard let type = row.attributes["type"]?.integer, [0, 100, 200, 300].contains(type) else {
                 throw invalid("ZTYPE", "the event's type is not 0, 100, 200 or 300")
             }
-            var revisionSet = [store: revision]
+            var pairs = [(store, revision)]
             for other in row.toMany["eventRevisionsOfOtherStores"] ?? [] {
                 guard let otherRow = revisions[other.primaryKey], let otherStore = otherRow.attributes["persistentStoreIdentifier"]?.text,
                     let number = otherRow.attributes["revisionNumber"]?.integer
                 else { continue }
-                revisionSet[otherStore] = number
+                pairs.append((otherStore, number))
             }
+            let revisionSet = RevisionSet(pairs: pairs)
             var eventChanges: [DeviceChange] = []
             for changeID in row.toMany["objectChanges"] ?? [] {
                 guard let change = changes[changeID.primaryKey] else { continue }
@@ -487,12 +489,12 @@ extension DeviceEvent {
                     entity: change.entity, globalIdentifier: change.globalIdentifier, type: changeType, propertyChanges: propertyChanges,
                     dataFiles: change.dataFiles))
         }
-        var others = revisions
-        others[storeIdentifier] = nil
+        var revisionSet = revisions
+        revisionSet[storeIdentifier] = revision
         return (
             Event(
-                uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier, revision: revision, globalCount: globalCount,
-                timestamp: timestamp, modelVersion: modelVersion, otherStoreRevisions: others, objectChanges: changes),
+                uniqueIdentifier: uniqueIdentifier, type: type, storeIdentifier: storeIdentifier, globalCount: globalCount,
+                timestamp: timestamp, modelVersion: modelVersion, revisionSet: revisionSet, objectChanges: changes),
             nil
         )
     }

@@ -160,7 +160,7 @@ extension IntegrityProblem {
     /// in order (integers by value, strings by UTF-8 bytes).
     public static func reportPrecedes(_ a: IntegrityProblem, _ b: IntegrityProblem) -> Bool {
         if a.code != b.code { return utf8Precedes(a.code.rawValue, b.code.rawValue) }
-        if a.files != b.files { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }
+        if !exactlyEqual(a.files, b.files) { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }
         for (x, y) in zip(a.details.members.map(\.value), b.details.members.map(\.value)) where x != y {
             if let m = x.numberValue?.int64Value, let n = y.numberValue?.int64Value { return m < n }
             return utf8Precedes(FindingLine.text(of: x), FindingLine.text(of: y))

@@ -96,14 +96,18 @@ enum DeviceInspection {
             // One (store, revision) on both sides with other contents: the device never reads a
             // file with its own name for an event (repair.md 8.2), so the two stay apart.
             var differing: [JSONValue] = []
-            let revisions = Dictionary(grouping: cloud.events.filter { $0.event.type != .baseline }) { "\($0.event.storeIdentifier)\u{0}\($0.event.revision)" }
-            for held in state.events.filter({ $0.type == 200 || $0.type == 300 })
-                .sorted(by: { ($0.storeIdentifier, $0.revision, $0.uniqueIdentifier) < ($1.storeIdentifier, $1.revision, $1.uniqueIdentifier) })
-            {
+            // Keyed and ordered by bytes: stores named in NFC and NFD are two stores.
+            let revisions = Dictionary(grouping: cloud.events.filter { $0.event.type != .baseline }) {
+                ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)")
+            }
+            for held in state.events.filter({ $0.type == 200 || $0.type == 300 }).sorted(by: { a, b in
+                if !exactlyEqual(a.storeIdentifier, b.storeIdentifier) { return utf8Precedes(a.storeIdentifier, b.storeIdentifier) }
+                return a.revision != b.revision ? a.revision < b.revision : utf8Precedes(a.uniqueIdentifier, b.uniqueIdentifier)
+            }) {
                 // A damaged archive is not compared: damagedArchives lists it.
                 guard let mine = held.v2Event().event else { continue }
                 let own = digest(mine)
-                for entry in (revisions["\(held.storeIdentifier)\u{0}\(held.revision)"] ?? []).sorted(by: { utf8Precedes($0.file, $1.file) })
+                for entry in (revisions[ExactString("\(held.storeIdentifier)\u{0}\(held.revision)")] ?? []).sorted(by: { utf8Precedes($0.file, $1.file) })
                 where entry.digest != own {
                     differing.append(
                         .object(

@@ -451,7 +451,7 @@ package enum EnsembleVerifier {
     static func order(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
         if a.severity != b.severity { return a.severity < b.severity }
         if a.code != b.code { return a.code < b.code }
-        if a.files != b.files { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }
+        if !exactlyEqual(a.files, b.files) { return a.files.lexicographicallyPrecedes(b.files, by: utf8Precedes) }
         return JSONWriter().string(.object(a.details)).utf8.lexicographicallyPrecedes(JSONWriter().string(.object(b.details)).utf8)
     }
 

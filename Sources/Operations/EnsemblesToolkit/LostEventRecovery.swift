@@ -32,8 +32,10 @@ struct LostEventRecovery {
         _ lost: [LostRevisionCure.Lost], from devices: [String], ensemble: String, cloudData: Set<ExactString>?
     ) throws(FormatError) -> LostEventRecovery {
         var recovery = LostEventRecovery()
-        var wanted = Set(lost.flatMap { run in (run.first...run.last).map { "\(run.store)\u{0}\($0)" } })
-        var added = Set<String>()
+        // By bytes: stores, and data files, named in NFC and NFD are two.
+        func key(_ store: String, _ revision: Int64) -> ExactString { ExactString("\(store)\u{0}\(revision)") }
+        var wanted = Set(lost.flatMap { run in (run.first...run.last).map { key(run.store, $0) } })
+        var added = Set<ExactString>()
         for device in devices {
             guard !wanted.isEmpty else { break }
             let state = try DeviceState.read(device)
@@ -41,10 +43,11 @@ struct LostEventRecovery {
                 recovery.notes.append("\(device) holds the ensemble \(state.folder.ensemble), not \(ensemble): nothing taken from it")
                 continue
             }
-            let candidates = state.events.filter { ($0.type == 200 || $0.type == 300) && wanted.contains("\($0.storeIdentifier)\u{0}\($0.revision)") }
-            for held in candidates.sorted(by: { ($0.storeIdentifier, $0.revision) < ($1.storeIdentifier, $1.revision) }) {
-                let key = "\(held.storeIdentifier)\u{0}\(held.revision)"
-                guard wanted.contains(key) else { continue }
+            let candidates = state.events.filter { ($0.type == 200 || $0.type == 300) && wanted.contains(key($0.storeIdentifier, $0.revision)) }
+            for held in candidates.sorted(by: { a, b in
+                exactlyEqual(a.storeIdentifier, b.storeIdentifier) ? a.revision < b.revision : utf8Precedes(a.storeIdentifier, b.storeIdentifier)
+            }) {
+                guard wanted.contains(key(held.storeIdentifier, held.revision)) else { continue }
                 let name = "\(held.storeIdentifier) revision \(held.revision)"
                 guard let event = held.v2Event().event else {
                     recovery.notes.append("\(device) holds \(name), but an archive of it is damaged: not recovered")
@@ -53,7 +56,7 @@ struct LostEventRecovery {
                 var files: [(name: String, bytes: [UInt8])] = []
                 var missing: String?
                 for file in Set(event.objectChanges.flatMap(\.dataFiles)).sorted(by: utf8Precedes)
-                where !(cloudData?.contains(ExactString(file)) ?? true) && !added.contains(file) {
+                where !(cloudData?.contains(ExactString(file)) ?? true) && !added.contains(ExactString(file)) {
                     // A copy that is no regular file, or too large, is as good as none.
                     let copy = ["/data/", "/newdata/"].lazy.compactMap {
                         try? EventFileReader.readBytes(at: URL(fileURLWithPath: state.folder.folder + $0 + file), limit: DataBlob.maximumContainerBytes)
@@ -68,8 +71,8 @@ struct LostEventRecovery {
                     recovery.notes.append("\(device) holds \(name), but its data file \(missing) is in neither the cloud nor the device: not recovered")
                     continue
                 }
-                wanted.remove(key)
-                for file in files where added.insert(file.name).inserted { recovery.dataFiles.append(file) }
+                wanted.remove(key(held.storeIdentifier, held.revision))
+                for file in files where added.insert(ExactString(file.name)).inserted { recovery.dataFiles.append(file) }
                 recovery.events.append(Event(sourced: SourcedEvent(event: event, file: state.folder.eventStore), device: device))
             }
         }

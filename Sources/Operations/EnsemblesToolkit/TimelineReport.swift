@@ -118,7 +118,7 @@ extension Ensemble {
             var mark = TimelineReport.Mark(
                 file: DeviceState.cloudFile(of: held), store: held.storeIdentifier, revision: held.revision, globalCount: held.globalCount,
                 timestamp: held.timestamp, type: Int(held.type), inserts: counts.inserts, updates: counts.updates, deletes: counts.deletes,
-                modelVersion: held.modelVersion, spans: held.type == 100 ? sortedUnique(Array(held.revisions.keys)) : [])
+                modelVersion: held.modelVersion, spans: held.type == 100 ? held.revisions.stores : [])
             mark.onlyOnDevice = true
             report.marks.append(mark)
         }

@@ -750,7 +750,7 @@ struct Convert: ParsableCommand, HasOutputOptions {
         let events = files.reduce(0) { $0 + $1.events }
         if json {
             let sortedFiles = files.sorted {
-                $0.source != $1.source ? utf8Precedes($0.source, $1.source) : utf8Precedes($0.destination, $1.destination)
+                !exactlyEqual($0.source, $1.source) ? utf8Precedes($0.source, $1.source) : utf8Precedes($0.destination, $1.destination)
             }
             writeJSON(
                 .object(
@@ -784,9 +784,9 @@ struct Convert: ParsableCommand, HasOutputOptions {
                             .array(
                                 errors.sorted { a, b in
                                     let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
-                                    if fileA != fileB { return utf8Precedes(fileA, fileB) }
+                                    if !exactlyEqual(fileA, fileB) { return utf8Precedes(fileA, fileB) }
                                     let pointerA = a.location.pointer?.description ?? "", pointerB = b.location.pointer?.description ?? ""
-                                    return pointerA != pointerB ? utf8Precedes(pointerA, pointerB) : a.code < b.code
+                                    return !exactlyEqual(pointerA, pointerB) ? utf8Precedes(pointerA, pointerB) : a.code < b.code
                                 }.map(\.jsonValue))
                         ),
                     ])))
