@@ -1,12 +1,14 @@
 import Foundation
 import Testing
 import EnsemblesToolkit
+import EventCodecs
 import JSONDocument
 
-/// Reports list files, stores and pointers in UTF-8 byte order (Spec/README.md 4, "string order"). Swift's
-/// `==` calls "café" in NFC (bytes 63 61 66 C3 A9) and in NFD (63 61 66 65 CC 81) equal; an order
-/// that asked it first took the next key instead and put the NFC name first.
-@Suite("Byte order of names that differ only in normalisation")
+/// Names are told apart and ordered by their UTF-8 bytes (Spec/README.md 4, "string order").
+/// Swift's `==` and hashing call "café" in NFC (bytes 63 61 66 C3 A9) and in NFD (63 61 66 65 CC 81)
+/// equal: an order that asked it first took the next key instead and put the NFC name first, and
+/// a set or dictionary keyed by such names took two files or stores for one.
+@Suite("Names that differ only in normalisation")
 struct ByteOrderTests {
     static let nfc = "caf\u{E9}"
     static let nfd = "cafe\u{301}"
@@ -21,9 +23,11 @@ struct ByteOrderTests {
 
     /// A v2 JSON event of `store` with the given type and global count (JSON text) and `extra`
     /// members at the top level.
-    static func event(store: String, type: String = "200", globalCount: String = "50", extra: String = #""x":0"#) -> Data {
+    static func event(
+        store: String, type: String = "200", globalCount: String = "50", extra: String = #""x":0"#, changes: String = "{}"
+    ) -> Data {
         let text = """
-            {"changesByEntity":{},"globalCount":\(globalCount),"revisionsByStoreIdentifier":{"\(store)":0},"storeIdentifier":"\(store)",\
+            {"changesByEntity":\(changes),"globalCount":\(globalCount),"revisionsByStoreIdentifier":{"\(store)":0},"storeIdentifier":"\(store)",\
             "timestamp":"731336181.321","type":\(type),"uniqueIdentifier":"E-\(store)",\(extra)}
             """
         return Data(text.utf8)
@@ -83,5 +87,99 @@ struct ByteOrderTests {
         let nfd = errors.compactMap { $0[JSONPointer(["file"])]?.stringValue }.filter { $0.contains("50_caf") }.map { Array($0.utf8).contains(0xCC) }
         #expect(nfd.contains(true) && nfd.contains(false), "\(run.stdout)")
         #expect(nfd == nfd.sorted { $0 && !$1 }, "\(run.stdout)")
+    }
+
+    @Test("an event whose revision set names both spellings gives one of them in revisionsByStoreIdentifier, without a crash")
+    func revisionsByStoreIdentifier() throws {
+        let json = try JSONParser.parse(
+            Array(
+                """
+                {"changesByEntity":{},"globalCount":5,"revisionsByStoreIdentifier":{"\(Self.nfc)":1,"\(Self.nfd)":2},\
+                "storeIdentifier":"\(Self.nfc)","timestamp":"0.0","type":200,"uniqueIdentifier":"U"}
+                """.utf8))
+        let revisions = try V2JSONDecoder().decodeEvent(json).event.revisionsByStoreIdentifier
+        // The NFD spelling comes first in string order.
+        #expect(revisions.count == 1 && revisions[Self.nfc] == 2)
+    }
+
+    @Test("a duplicate folder's file named in NFD beside the ensemble's in NFC is copied, not taken for the same file")
+    func duplicateFolderFold() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try Self.event(store: Self.nfc).write(to: ensemble.appendingPathComponent("events/50_\(Self.nfc)_0.cdeevent"))
+        let copy = scratch.appendingPathComponent("cloud/MainStore 2/events")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        try Self.event(store: Self.nfd).write(to: copy.appendingPathComponent("50_\(Self.nfd)_0.cdeevent"))
+        let run = try Run("inspect", "--json", ensemble.path)
+        let folders = try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "duplicateFolders"])]?.arrayValue ?? []
+        let copied = Self.bytes(folders.first?[JSONPointer(["copied"])]?.arrayValue ?? [])
+        #expect(copied == [Array("events/50_\(Self.nfd)_0.cdeevent".utf8)], "\(run.stdout)")
+    }
+
+    @Test("two unreadable files named in NFC and NFD are two findings of verify and two entries of inspect")
+    func unreadableTwice() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for name in [Self.nfc, Self.nfd] { try Data("{".utf8).write(to: ensemble.appendingPathComponent("events/50_\(name)_0.cdeevent")) }
+        let verify = try Run("verify", "--json", ensemble.path)
+        let diagnostics = try JSONParser.parse(verify.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+        let unreadable = diagnostics.filter { $0[JSONPointer(["code"])] == .string("verify.unreadable-file") }
+        #expect(unreadable.count == 2, "\(verify.stdout)")
+        let inspect = try Run("inspect", "--json", ensemble.path)
+        #expect((try JSONParser.parse(inspect.stdout)[JSONPointer(["ensembles", "0", "unreadable"])]?.arrayValue ?? []).count == 2, "\(inspect.stdout)")
+    }
+
+    @Test("an accept list records each file's own digest when two debris files differ only in normalisation")
+    func acceptListDigests() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try Data("a".utf8).write(to: ensemble.appendingPathComponent("events/\(Self.nfc) (1)"))
+        try Data("b".utf8).write(to: ensemble.appendingPathComponent("events/\(Self.nfd) (1)"))
+        let list = scratch.appendingPathComponent("accept.json").path
+        _ = try Run("verify", "--write-accept", list, ensemble.path)
+        let entries = try JSONParser.parse(try Data(contentsOf: URL(fileURLWithPath: list)))[JSONPointer(["accepted"])]?.arrayValue ?? []
+        let digests = entries.filter { $0[JSONPointer(["files", "0"])]?.stringValue?.hasPrefix("events/caf") == true }
+            .compactMap { $0[JSONPointer(["sha256"])]?.objectValue?.members.first?.value.stringValue }
+        // SHA-256 of "b" (the NFD file, first in string order), then of "a" (sha256sum's figures).
+        #expect(
+            digests == [
+                "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+            ], "\(entries)")
+    }
+
+    @Test("two stores named in NFC and NFD that insert one object without knowing each other insert it concurrently; inspect lists two stores")
+    func twoStores() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let insert = #"{"Tag":[{"globalIdentifier":"tag-twice","properties":[{"propertyName":"name","type":0,"value":"x"}],"type":100}]}"#
+        try Self.event(store: Self.nfc, globalCount: "50", changes: insert).write(to: ensemble.appendingPathComponent("events/50_\(Self.nfc)_0.cdeevent"))
+        try Data(
+            String(decoding: Self.event(store: Self.nfd, globalCount: "51", changes: insert), as: UTF8.self)
+                .replacingOccurrences(of: #"{"\#(Self.nfd)":0}"#, with: #"{"\#(Self.nfd)":1}"#).utf8
+        ).write(to: ensemble.appendingPathComponent("events/51_\(Self.nfd)_1.cdeevent"))
+        let verify = try Run("verify", "--json", ensemble.path)
+        let codes = (try JSONParser.parse(verify.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? [])
+            .filter { $0[JSONPointer(["details", "globalIdentifier"])] == .string("tag-twice") }.compactMap { $0[JSONPointer(["code"])]?.stringValue }
+        #expect(codes == ["verify.concurrent-insert"], "\(verify.stdout)")
+        let inspect = try Run("inspect", "--json", ensemble.path)
+        let stores = (try JSONParser.parse(inspect.stdout)[JSONPointer(["ensembles", "0", "stores"])]?.arrayValue ?? [])
+            .filter { $0[JSONPointer(["identifier"])]?.stringValue?.hasPrefix("caf") == true }
+        #expect(Self.bytes(stores.compactMap { $0[JSONPointer(["identifier"])] }) == [Array(Self.nfd.utf8), Array(Self.nfc.utf8)], "\(inspect.stdout)")
+        #expect(stores.map { $0[JSONPointer(["events"])] } == [JSONValue(Int64(1)), JSONValue(Int64(1))], "\(inspect.stdout)")
+    }
+
+    @Test("two files named in NFC and NFD that claim one revision with different contents are a conflicting revision")
+    func conflictingCopies() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // Both name the NFC store (the NFD file's name does not match its content).
+        for (name, value) in [(Self.nfc, "a"), (Self.nfd, "b")] {
+            let insert = #"{"Tag":[{"globalIdentifier":"tag-\#(value)","properties":[],"type":100}]}"#
+            try Self.event(store: Self.nfc, changes: insert).write(to: ensemble.appendingPathComponent("events/50_\(name)_0.cdeevent"))
+        }
+        let run = try Run("merge", "--json", ensemble.path)
+        let codes = (try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["code"])]?.stringValue }
+        #expect(codes.contains("merge.conflicting-revision"), "\(run.stdout)")
     }
 }

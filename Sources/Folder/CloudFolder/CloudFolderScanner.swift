@@ -125,13 +125,13 @@ package struct CloudFolderScanner: Sendable {
         let rootDuplicates = Self.duplicateNames(of: url.lastPathComponent).compactMap { name in
             (try? parent?.subfolder(name, displayPath: name)).map { (name: name, handle: $0) }
         }
-        let names = Set(entries.compactMap { $0.name.text })
+        let names = Set(entries.compactMap { $0.name.text.map(ExactString.init) })
         // Ensembles of a root: folders (never links) with a UTF-8 name, opened from the root's descriptor.
         let ensembles = entries.compactMap { name, info -> EnsembleListing? in
             // A folder of the root that cannot be read cannot be told to be an ensemble: left out;
             // `MainStore 2` beside `MainStore` is a duplicate of it, not an ensemble of its own.
             guard let text = name.text, !Self.isStagingName(text), info.isDirectory, !info.isSymlink,
-                Self.duplicateOriginal(text).map({ !names.contains($0) }) ?? true,
+                Self.duplicateOriginal(text).map({ !names.contains(ExactString($0)) }) ?? true,
                 let child = try? root.subfolder(text, displayPath: text), let childEntries = try? child.entries(displayPath: text),
                 Self.holdsEnsembleSubfolder(childEntries)
             else { return nil }
@@ -191,7 +191,8 @@ package struct CloudFolderScanner: Sendable {
         // With duplicates, every event file is listed: folding compares names.
         let listsEvents = listsEvents || !duplicates.isEmpty
         Self.listLayer(handle, found, prefix: nil, listsEvents: listsEvents, into: &entries, problems: &problems, eventsFolder: &eventsFolder)
-        var present = Set(entries.map(\.path))
+        // By the paths' bytes: a copy's file named in NFD beside the original's in NFC is another file.
+        var present = Set(entries.map { ExactString($0.path) })
         var folded: [DuplicateFolder] = []
         for (path, duplicate) in duplicates {
             var layer: [ListedEntry] = []
@@ -206,7 +207,7 @@ package struct CloudFolderScanner: Sendable {
             var record = DuplicateFolder(path: path, copied: [], shared: [])
             for entry in layer {
                 let foldedPath = String(entry.path.dropFirst(path.count + 1))
-                if present.insert(foldedPath).inserted {
+                if present.insert(ExactString(foldedPath)).inserted {
                     record.copied.append(foldedPath)
                     entries.append(entry)
                 } else {

@@ -22,7 +22,11 @@ public struct Event: Hashable, Sendable {
     public var revision: Int64 { revisionSet[storeIdentifier] ?? -1 }
     /// The revision set (Spec/README.md 2): the event's own revision and the latest revision it
     /// knew of every other store, by store identifier.
-    public var revisionsByStoreIdentifier: [String: Int64] { Dictionary(uniqueKeysWithValues: revisionSet.revisions.map { ($0.store, $0.revision) }) }
+    /// Stores whose identifiers differ only in Unicode normalisation are one key of a Swift
+    /// dictionary: of two such, the one first in string order is given.
+    public var revisionsByStoreIdentifier: [String: Int64] {
+        Dictionary(revisionSet.revisions.map { ($0.store, $0.revision) }, uniquingKeysWith: { first, _ in first })
+    }
     /// Lamport-style ordering counter.
     public var globalCount: Int64
     /// Seconds since 2001-01-01T00:00:00Z.

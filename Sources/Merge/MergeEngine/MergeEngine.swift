@@ -423,7 +423,7 @@ package struct MergeAnalysis: Sendable {
     /// their object changes were dropped.
     static func same(_ a: SourcedEvent, _ b: SourcedEvent, _ input: MergeInput) -> Bool {
         guard a.isSummary || b.isSummary else { return a.event == b.event }
-        if a.file == b.file && a.parts == b.parts { return true }
+        if exactlyEqual(a.file, b.file) && exactlyEqual(a.parts, b.parts) { return true }
         guard a.summary().event == b.summary().event, let x = try? input.body(of: a), let y = try? input.body(of: b) else { return false }
         return x == y
     }

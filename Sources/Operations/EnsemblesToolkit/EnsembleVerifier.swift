@@ -95,7 +95,7 @@ public struct EnsembleVerification: Sendable {
     public var ignored = 0
     /// The SHA-256 (lowercase hexadecimal) of each file the diagnostics name, nil for a path that
     /// is not a readable regular file; recorded only for an accept list (Spec/verify.md 5.1).
-    package var fileDigests: [String: String?] = [:]
+    package var fileDigests: [ExactString: String?] = [:]
 
     /// Adds findings made outside the folder's own checks (a device's, Spec/diagnostics.md
     /// 4.17d), in the order of Spec/diagnostics.md 5.
@@ -315,10 +315,10 @@ package enum EnsembleVerifier {
                 "every merge consolidates them again; a rebase would write one baseline")
         }
         // What a device does with each duplicate folder before it merges (Spec/cloud-layout.md 3.1).
-        let readFrom = Dictionary(listing.entries.map { (listing.foldedPath($0.path), $0.path) }, uniquingKeysWith: { first, _ in first })
+        let readFrom = Dictionary(listing.entries.map { (ExactString(listing.foldedPath($0.path)), $0.path) }, uniquingKeysWith: { first, _ in first })
         for duplicate in listing.duplicates {
             let differing = duplicate.shared.filter { folded in
-                guard let kept = readFrom[folded] else { return false }
+                guard let kept = readFrom[ExactString(folded)] else { return false }
                 let mine = try? DataFileReader.digest(of: listing.file(duplicate.path + "/" + folded))
                 return mine != (try? DataFileReader.digest(of: listing.file(kept)))
             }
@@ -441,10 +441,13 @@ package enum EnsembleVerifier {
         return String(stem[..<underscore])
     }
 
-    /// Identical diagnostics (code, files, details) are listed once.
+    /// Identical diagnostics (code, files, details) are listed once; by bytes, so that two files
+    /// named in NFC and NFD give two.
     private static func unique(_ sorted: [Diagnostic]) -> [Diagnostic] {
-        var seen = Set<String>()
-        return sorted.filter { seen.insert("\($0.code)\u{0}\($0.files.joined(separator: "\u{0}"))\u{0}\(JSONWriter().string(.object($0.details)))").inserted }
+        var seen = Set<ExactString>()
+        return sorted.filter {
+            seen.insert(ExactString("\($0.code)\u{0}\($0.files.joined(separator: "\u{0}"))\u{0}\(JSONWriter().string(.object($0.details)))")).inserted
+        }
     }
 
     /// Spec/diagnostics.md 5.

@@ -88,11 +88,12 @@ package struct FindingPolicy: Sendable {
     /// Applies the policy to one ensemble's verification, reading digests through `listing`.
     func apply(to verification: EnsembleVerification, listing: EnsembleListing) -> EnsembleVerification {
         var result = verification
-        var digests: [String: String?] = [:]
+        // By the paths' bytes: files named in NFC and NFD are two files with their own digests.
+        var digests: [ExactString: String?] = [:]
         func digest(_ path: String) -> String? {
-            if let known = digests[path] { return known }
+            if let known = digests[ExactString(path)] { return known }
             let value = (try? DataFileReader.digest(of: listing.file(path))).map { $0.map { String(format: "%02x", $0) }.joined() }
-            digests[path] = value
+            digests[ExactString(path)] = value
             return value
         }
         let candidates = accepted.filter { $0.ensemble == verification.displayPath }
@@ -112,7 +113,7 @@ package struct FindingPolicy: Sendable {
                 diagnostic.accepted = candidates.contains { entry in
                     entry.code == diagnostic.code && entry.files.elementsEqual(diagnostic.files, by: { $0.utf8.elementsEqual($1.utf8) })
                         && entry.details.utf8.elementsEqual(details.utf8)
-                        && diagnostic.files.allSatisfy { file in entry.sha256[file].map { $0 == digests[file] ?? nil } ?? false }
+                        && diagnostic.files.allSatisfy { file in entry.sha256[ExactString(file)].map { $0 == digests[ExactString(file)] ?? nil } ?? false }
                 }
             }
             result.diagnostics.append(diagnostic)
@@ -129,7 +130,7 @@ package struct FindingPolicy: Sendable {
         var entries: [JSONValue] = []
         for result in results {
             for diagnostic in result.diagnostics where mergeFailing[diagnostic.code] == nil {
-                let digests = diagnostic.files.map { file in (file, (result.fileDigests[file] ?? nil).map(JSONValue.string) ?? .null) }
+                let digests = diagnostic.files.map { file in (file, (result.fileDigests[ExactString(file)] ?? nil).map(JSONValue.string) ?? .null) }
                 entries.append(
                     .object(
                         JSONObject([
@@ -176,15 +177,15 @@ package struct FindingPolicy: Sendable {
             guard let files = entry["files"]?.arrayValue?.compactMap(\.stringValue), files.count == entry["files"]?.arrayValue?.count, !files.isEmpty
             else { throw invalid("files must be a non-empty array of strings", at / "files") }
             guard let details = entry["details"]?.objectValue else { throw invalid("details must be an object", at / "details") }
-            guard let sha256 = entry["sha256"]?.objectValue, Set(sha256.members.map(\.key)) == Set(files) else {
+            guard let sha256 = entry["sha256"]?.objectValue, Set(sha256.members.map { ExactString($0.key) }) == Set(files.map(ExactString.init)) else {
                 throw invalid("sha256 must have one member for each of the files", at / "sha256")
             }
-            var digests: [String: String?] = [:]
+            var digests: [ExactString: String?] = [:]
             for (file, value) in sha256.members {
                 switch value {
-                case .null: digests[file] = .some(nil)
+                case .null: digests[ExactString(file)] = .some(nil)
                 case .string(let hex) where hex.utf8.count == 64 && hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }):
-                    digests[file] = hex
+                    digests[ExactString(file)] = hex
                 default: throw invalid("a digest is 64 lowercase hexadecimal digits or null", at / "sha256" / file)
                 }
             }
@@ -203,5 +204,5 @@ package struct AcceptedFinding: Sendable {
     /// Canonical JSON text.
     var details: String
     /// Lowercase hexadecimal, or nil for a path that was not a readable regular file.
-    var sha256: [String: String?]
+    var sha256: [ExactString: String?]
 }

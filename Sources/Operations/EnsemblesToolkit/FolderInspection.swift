@@ -154,15 +154,17 @@ extension FolderInspection.EnsembleFolder {
 extension FolderInspection.Store {
     /// Registered stores plus stores seen only in event names, by identifier.
     static func all(_ contents: EnsembleContents) -> [Self] {
-        var registrations: [String: StoreRegistration] = [:]
-        for store in contents.stores { registrations[store.storeIdentifier] = store }
-        var revisions: [String: [Int64]] = [:]
-        for event in contents.events { revisions[event.name.storeIdentifier, default: []].append(event.name.revision) }
-        return sortedUnique(Array(registrations.keys) + Array(revisions.keys)).map { identifier in
-            let list = (revisions[identifier] ?? []).sorted()
+        // By the identifiers' bytes: stores named in NFC and NFD are two stores.
+        var registrations: [ExactString: StoreRegistration] = [:]
+        for store in contents.stores { registrations[ExactString(store.storeIdentifier)] = store }
+        var revisions: [ExactString: [Int64]] = [:]
+        for event in contents.events { revisions[ExactString(event.name.storeIdentifier), default: []].append(event.name.revision) }
+        return sortedUnique((Array(registrations.keys) + Array(revisions.keys)).map(\.value)).map { identifier in
+            let list = (revisions[ExactString(identifier)] ?? []).sorted()
+            let registration = registrations[ExactString(identifier)]
             return Self(
-                identifier: identifier, registered: registrations[identifier] != nil,
-                leechDate: registrations[identifier]?.leechDate.map(InspectReport.wholeSeconds), events: list.count,
+                identifier: identifier, registered: registration != nil,
+                leechDate: registration?.leechDate.map(InspectReport.wholeSeconds), events: list.count,
                 firstRevision: list.first, lastRevision: list.last, gaps: InspectReport.gaps(list))
         }
     }

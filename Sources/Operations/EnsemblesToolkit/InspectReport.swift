@@ -99,7 +99,7 @@ enum InspectReport {
     /// offset, pointer, code), null first, each (file, code, pointer, offset) once, with only
     /// the members the list has (no line or column; a missing file as `""`).
     static func sortedProblems(_ errors: [FormatError]) -> [FormatError] {
-        var seen = Set<String>()
+        var seen = Set<ExactString>()
         return errors.sorted { a, b in
             let fileA = a.location.file ?? "", fileB = b.location.file ?? ""
             if !fileA.utf8.elementsEqual(fileB.utf8) { return utf8Precedes(fileA, fileB) }
@@ -111,8 +111,10 @@ enum InspectReport {
             }
             return a.code < b.code
         }.filter { error in
-            seen.insert("\(error.location.file ?? "")\u{0}\(error.code)\u{0}\(error.location.pointer?.description ?? "-")\u{0}\(error.location.offset ?? -1)")
-                .inserted
+            let location = error.location
+            return seen.insert(
+                ExactString("\(location.file ?? "")\u{0}\(error.code)\u{0}\(location.pointer?.description ?? "-")\u{0}\(location.offset ?? -1)")
+            ).inserted
         }.map { error in
             FormatError(
                 error.code, error.message, location: .init(file: error.location.file ?? "", offset: error.location.offset, pointer: error.location.pointer))

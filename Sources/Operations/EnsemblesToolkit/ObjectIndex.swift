@@ -143,7 +143,7 @@ package final class ObjectIndex: @unchecked Sendable {
     private func concurrentInserts(_ touched: [Touch], _ object: [(String, JSONValue)]) -> [Diagnostic] {
         let inserting = Set(touched.filter(\.inserts).map(\.event)).sorted()
         let concurrent = inserting.filter { a in
-            inserting.contains { b in events[a].store != events[b].store && !knows(a, b) && !knows(b, a) }
+            inserting.contains { b in !exactlyEqual(events[a].store, events[b].store) && !knows(a, b) && !knows(b, a) }
         }
         guard !concurrent.isEmpty else { return [] }
         let stores = sortedUnique(concurrent.map { events[$0].store })
@@ -160,8 +160,10 @@ package final class ObjectIndex: @unchecked Sendable {
     /// 4.19b: consecutive inserts by one store with no delete in between.
     private func reinserts(_ touched: [Touch], _ object: [(String, JSONValue)]) -> [Diagnostic] {
         var found: [Diagnostic] = []
-        let byStore = Dictionary(grouping: Set(touched.filter(\.inserts).map(\.event)).sorted(), by: { events[$0].store })
-        for (store, inserting) in byStore {
+        // Stores named in NFC and NFD are two stores.
+        let byStore = Dictionary(grouping: Set(touched.filter(\.inserts).map(\.event)).sorted(), by: { ExactString(events[$0].store) })
+        for (exactStore, inserting) in byStore {
+            let store = exactStore.value
             let ordered = inserting.sorted { events[$0].revision < events[$1].revision }
             for (first, second) in zip(ordered, ordered.dropFirst()) where events[first].revision < events[second].revision {
                 let deletedBetween = touched.contains { touch in
