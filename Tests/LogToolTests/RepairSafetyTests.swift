@@ -193,6 +193,34 @@ struct RepairSafetyTests {
         #expect(RepairTests.snapshot(quarantine) == quarantineBefore)
     }
 
+    @Test("a journal naming a sibling of the cloud folder whose name differs only in Unicode normalisation is refused")
+    func normalisationSibling() throws {
+        let work = try RepairTests.scratch("normalisation")
+        defer { try? FileManager.default.removeItem(at: work) }
+        // The case's ensemble renamed "café" in NFC; its sibling "café" in NFD is another folder.
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: RepairTests.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("cloud/E"), to: folder.appendingPathComponent("cloud/\(nfc)"))
+        let quarantine = work.appendingPathComponent("q")
+        let apply = try Run(arguments: ["repair", "cloud/\(nfc)", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(apply.status == 0, "\(apply.stdout)\(apply.stderr)")
+        let sibling = folder.appendingPathComponent("cloud/\(nfd)/data")
+        try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
+        // A valid chain whose step puts the orphan back into the sibling instead.
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        var records = try Self.records(journal)
+        let step = try #require(records.firstIndex { $0["from"]?.stringValue?.hasSuffix("/cloud/\(nfc)/data/ORPHAN") == true })
+        let from = records[step]["from"]?.stringValue ?? ""
+        records[step]["from"] = .string(String(from.dropLast("/cloud/\(nfc)/data/ORPHAN".count)) + "/cloud/\(nfd)/data/ORPHAN")
+        try #require(records[step]["from"]?.stringValue.map { Array($0.utf8) } != Array(from.utf8))
+        try Self.write(records, to: journal)
+        let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
+        #expect(undo.status == 2, "\(undo.stdout)\(undo.stderr)")
+        #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sibling.path).isEmpty)
+    }
+
     @Test("a journal cut at a line boundary is refused: the quarantine holds files it no longer names")
     func journalCutBetweenLines() throws {
         let (work, folder, quarantine, _) = try RepairTests.repairedCopy("cut")

@@ -1,5 +1,6 @@
 import Foundation
 import Crypto
+import EnsembleModel
 import JSONDocument
 import CFileSystem
 import TemporaryFiles
@@ -157,7 +158,7 @@ package final class RepairJournal {
         }
         // Every run: a run stopped before this left the journal's entry unsynced.
         Self.syncFolder(self.quarantine.path)
-        guard let header, header.cloudRoot == self.cloudRoot.path else {
+        guard let header, exactlyEqual(header.cloudRoot, self.cloudRoot.path) else {
             throw FormatError(
                 .repairQuarantine, "this quarantine belongs to the repair of \(header?.cloudRoot ?? ""), not of \(self.cloudRoot.path)",
                 location: .init(file: quarantine.path))
@@ -372,7 +373,7 @@ package final class RepairJournal {
     package func quarantinePath(of file: URL) -> URL {
         let base = cloudRoot.deletingLastPathComponent().path
         let path = file.standardizedFileURL.path
-        let relative = path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : file.lastPathComponent
+        let relative = Self.below(base, path).map { $0.joined(separator: "/") } ?? file.lastPathComponent
         // In the header's terms: the journal names files in the quarantine where it first was.
         return URL(fileURLWithPath: recordedQuarantine).appendingPathComponent(Self.filesFolder).appendingPathComponent(relative)
     }
@@ -387,19 +388,23 @@ package final class RepairJournal {
         case quarantine([String])
     }
 
+    /// The components of `path` below the folder `base`, or nil when it is not below it; by bytes,
+    /// so that a folder whose name differs from `base`'s only in Unicode normalisation is another.
+    private static func below(_ base: String, _ path: String) -> [String]? {
+        let prefix = base.hasSuffix("/") ? base : base + "/"
+        guard path.utf8.starts(with: prefix.utf8) else { return nil }
+        let components = String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+            .split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
+        return components
+    }
+
     /// The place of `path`, or nil when no repair step may name it.
     private func place(_ path: String) -> Place? {
-        func below(_ base: String) -> [String]? {
-            let prefix = base.hasSuffix("/") ? base : base + "/"
-            guard path.hasPrefix(prefix) else { return nil }
-            let components = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
-            return components
-        }
-        if let components = below(recordedQuarantine + "/" + Self.filesFolder) { return .quarantine([Self.filesFolder] + components) }
+        if let components = Self.below(recordedQuarantine + "/" + Self.filesFolder, path) { return .quarantine([Self.filesFolder] + components) }
         let name = cloudRoot.lastPathComponent
-        if let components = below(cloudRoot.deletingLastPathComponent().path), let top = components.first,
-            top == name || (2...9).contains(where: { top == "\(name) \($0)" })
+        if let components = Self.below(cloudRoot.deletingLastPathComponent().path, path), let top = components.first,
+            exactlyEqual(top, name) || (2...9).contains(where: { exactlyEqual(top, "\(name) \($0)") })
         {
             return .cloud(components)
         }
@@ -412,7 +417,7 @@ package final class RepairJournal {
         switch step.operation {
         case .move(let from, let to, _, _):
             switch (place(from), place(to)) {
-            case (.cloud(let source)?, .quarantine(let target)?) where target == [Self.filesFolder] + source: return
+            case (.cloud(let source)?, .quarantine(let target)?) where exactlyEqual(target, [Self.filesFolder] + source): return
             case (.cloud?, .cloud?): return
             default:
                 throw FormatError(
@@ -427,7 +432,7 @@ package final class RepairJournal {
             }
         case .add(let from, let to, _, _):
             // Written in the quarantine at the path it takes in the cloud, then moved there.
-            guard case .quarantine(let source)? = place(from), case .cloud(let target)? = place(to), source == [Self.filesFolder] + target else {
+            guard case .quarantine(let source)? = place(from), case .cloud(let target)? = place(to), exactlyEqual(source, [Self.filesFolder] + target) else {
                 throw FormatError(
                     .repairJournal, "step \(step.number) adds \(to) from \(from), which no repair of \(cloudRoot.path) does: the journal was edited",
                     location: .init(file: journalURL.path))
@@ -454,7 +459,7 @@ package final class RepairJournal {
     /// journal was cut or edited, and undo would report success with files left behind
     /// (Spec/repair.md 6).
     private func checkAccounted() throws(FormatError) {
-        var expected = Set<String>()
+        var expected = Set<ExactString>()
         for step in steps {
             let inQuarantine: String
             switch step.operation {
@@ -464,8 +469,8 @@ package final class RepairJournal {
             }
             guard case .quarantine(let components)? = place(inQuarantine) else { continue }
             let relative = components.joined(separator: "/")
-            expected.insert(relative)
-            expected.insert(relative + Self.partialSuffix + "-\(step.number)")
+            expected.insert(ExactString(relative))
+            expected.insert(ExactString(relative + Self.partialSuffix + "-\(step.number)"))
         }
         var unaccounted: [String] = []
         var pending = [Self.filesFolder]
@@ -476,7 +481,7 @@ package final class RepairJournal {
                 guard lstat(path + "/" + name, &status) == 0 else { continue }
                 if status.st_mode & S_IFMT == S_IFDIR {
                     pending.append(relative + "/" + name)
-                } else if !expected.contains(relative + "/" + name) {
+                } else if !expected.contains(ExactString(relative + "/" + name)) {
                     unaccounted.append(path + "/" + name)
                 }
             }
@@ -484,7 +489,7 @@ package final class RepairJournal {
         guard unaccounted.isEmpty else {
             throw FormatError(
                 .repairJournal,
-                "the quarantine holds \(unaccounted.count) file(s) its journal does not name (the journal was cut or edited), such as \(unaccounted.sorted()[0]); nothing was changed",
+                "the quarantine holds \(unaccounted.count) file(s) its journal does not name (the journal was cut or edited), such as \(unaccounted.sorted(by: utf8Precedes)[0]); nothing was changed",
                 location: .init(file: journalURL.path))
         }
     }
