@@ -221,6 +221,18 @@ struct RepairSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sibling.path).isEmpty)
     }
 
+    @Test("a quarantine in the cloud folder whose name starts with a combining mark is refused: slash and mark are one character")
+    func quarantineAfterCombiningMark() throws {
+        let work = try RepairTests.scratch("combining")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: RepairTests.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let before = RepairTests.snapshot(folder.appendingPathComponent("cloud"))
+        let run = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", "cloud/\u{301}q"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("repair.quarantine"), "\(run.stdout)\(run.stderr)")
+        #expect(RepairTests.snapshot(folder.appendingPathComponent("cloud")) == before)
+    }
+
     @Test("a journal cut at a line boundary is refused: the quarantine holds files it no longer names")
     func journalCutBetweenLines() throws {
         let (work, folder, quarantine, _) = try RepairTests.repairedCopy("cut")

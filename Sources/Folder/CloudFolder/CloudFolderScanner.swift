@@ -45,7 +45,7 @@ package struct EnsembleListing: Sendable {
     /// The path a file of the listing has once the duplicate folders are folded in: `events/x`
     /// for `../MainStore 2/events/x`; other paths are their own.
     package func foldedPath(_ path: String) -> String {
-        for duplicate in duplicates where path.hasPrefix(duplicate.path + "/") { return String(path.dropFirst(duplicate.path.count + 1)) }
+        for duplicate in duplicates { if let folded = ExactString.remainder(of: path, after: duplicate.path + "/") { return folded } }
         return path
     }
 

@@ -391,10 +391,8 @@ package final class RepairJournal {
     /// The components of `path` below the folder `base`, or nil when it is not below it; by bytes,
     /// so that a folder whose name differs from `base`'s only in Unicode normalisation is another.
     private static func below(_ base: String, _ path: String) -> [String]? {
-        let prefix = base.hasSuffix("/") ? base : base + "/"
-        guard path.utf8.starts(with: prefix.utf8) else { return nil }
-        let components = String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-            .split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard let rest = ExactString.remainder(of: path, after: base.hasSuffix("/") ? base : base + "/") else { return nil }
+        let components = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
         return components
     }

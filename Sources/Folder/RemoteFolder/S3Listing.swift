@@ -42,11 +42,11 @@ extension RemoteSnapshot {
             let page: ListBucketReader.Page
             do { page = try ListBucketReader.read(response.body, maximumKeys: Self.maximumMembersPerFolder) } catch { throw error.inFile(".") }
             for object in page.objects {
-                guard object.key.hasPrefix(folder.prefix) else {
+                // By bytes: keys are byte strings, and a key spelt in the other normalisation is outside.
+                guard let relative = ExactString.remainder(of: object.key, after: folder.prefix) else {
                     problems.append(FormatError(.remoteUnsafeName, "a key outside the folder listed: \(object.key)", location: .init(file: ".")))
                     continue
                 }
-                let relative = String(object.key.dropFirst(folder.prefix.count))
                 // A key ending in `/` with no bytes is a console's folder marker, not a file.
                 if relative.isEmpty || (relative.hasSuffix("/") && object.size == 0) { continue }
                 let path = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -233,4 +233,13 @@ package struct ExactString: Hashable, Sendable {
     package func hash(into hasher: inout Hasher) {
         Self.withUTF8(of: value) { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
+
+    /// What follows `prefix` in `string` when the bytes of `string` start with those of
+    /// `prefix`, else nil. `hasPrefix` compares characters: it takes a path below `café` in NFD for
+    /// one below `café` in NFC, and misses `root/` in `root/` + U+0301, whose slash and accent
+    /// are one character.
+    package static func remainder(of string: String, after prefix: String) -> String? {
+        guard string.utf8.starts(with: prefix.utf8) else { return nil }
+        return String(decoding: string.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+    }
 }

@@ -201,7 +201,7 @@ extension Ensemble {
         let made: LostRevisionCure
         do {
             made = try LostRevisionCure.make(input, analysis, recovery: recovery, savesBefore: savesBefore) {
-                String($0.hasPrefix(prefix) ? $0.dropFirst(prefix.count) : Substring($0))
+                ExactString.remainder(of: $0, after: prefix) ?? $0
             }
         } catch let refusal as LostRevisionCure.Refusal {
             return refuse(refusal.reason)
@@ -255,7 +255,7 @@ extension Ensemble {
         let folder = listing.displayPath == "." ? base : base.appendingPathComponent(listing.displayPath)
         let inside = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
         let prefix = String(Converter.join(inside, "x").dropLast())
-        let relative = { (file: String) in String(file.hasPrefix(prefix) ? file.dropFirst(prefix.count) : Substring(file)) }
+        let relative = { (file: String) in ExactString.remainder(of: file, after: prefix) ?? file }
         var actions: [RepairPlan.Action] = []
         for file in added {
             guard
@@ -396,7 +396,8 @@ extension Ensemble {
         // Only files of the cloud root and the duplicates beside it may move (Spec/repair.md 2).
         let allowed = plan.cloudRoot.deletingLastPathComponent().path + "/"
         for action in plan.actions {
-            for file in action.moves.map(\.from) + action.quarantine + action.adds where !file.standardizedFileURL.path.hasPrefix(allowed) {
+            for file in action.moves.map(\.from) + action.quarantine + action.adds
+            where ExactString.remainder(of: file.standardizedFileURL.path, after: allowed) == nil {
                 throw EnsembleError(
                     .failure, FormatError(.repairMoveFailed, "the plan names a file outside the cloud folder", location: .init(file: file.path)))
             }
@@ -442,7 +443,11 @@ extension Ensemble {
         let target = resolved(quarantine)
         var roots = [plan.cloudRoot.resolvingSymlinksInPath().path]
         for action in plan.actions { roots += action.emptiedFolders.map { resolved($0) } }
-        for root in roots where target == root || target.hasPrefix(root == "/" ? "/" : root + "/") {
+        // Inside by bytes or by characters: on a file system that ignores normalisation (APFS)
+        // the two spellings of a folder are one folder.
+        for root in roots {
+            let folder = root == "/" ? "/" : root + "/"
+            guard target == root || target.hasPrefix(folder) || ExactString.remainder(of: target, after: folder) != nil else { continue }
             throw EnsembleError(
                 .usage,
                 FormatError(
