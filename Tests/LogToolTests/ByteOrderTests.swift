@@ -182,4 +182,34 @@ struct ByteOrderTests {
         let codes = (try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["code"])]?.stringValue }
         #expect(codes.contains("merge.conflicting-revision"), "\(run.stdout)")
     }
+
+    @Test("an iCloud placeholder of data/café in NFD does not make a missing data/café in NFC pending")
+    func deliveryByBytes() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let change = #"{"Tag":[{"globalIdentifier":"tag-d","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
+        let text = """
+            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
+            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UD"}
+            """
+        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        try Data("x".utf8).write(to: ensemble.appendingPathComponent("data/.\(Self.nfd).icloud"))
+        let run = try Run("verify", "--json", ensemble.path)
+        let missing = (try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? [])
+            .filter { $0[JSONPointer(["code"])] == .string("verify.missing-data-file") }
+        #expect(missing.map { $0[JSONPointer(["details", "delivery"])] } == [.string("missing")], "\(run.stdout)")
+    }
+
+    @Test("part 1 of a set of the NFC store and part 2 of the NFD store's, given directly, are two incomplete sets, not one event")
+    func partsOfTwoSets() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let parts = Run.packageRoot.appendingPathComponent("Fixtures/v2-json/multipart")
+        let first = scratch.appendingPathComponent("7_\(Self.nfc)_3_1of2.cdeevent"), second = scratch.appendingPathComponent("7_\(Self.nfd)_3_2of2.cdeevent")
+        try FileManager.default.copyItem(at: parts.appendingPathComponent("7_STORE-A_3_1of2.cdeevent"), to: first)
+        try FileManager.default.copyItem(at: parts.appendingPathComponent("7_STORE-A_3_2of2.cdeevent"), to: second)
+        let run = try Run("merge", "--json", first.path, second.path)
+        let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
+        #expect(errors.map { $0[JSONPointer(["code"])] } == [.string("merge.incomplete-data"), .string("merge.incomplete-data")], "\(run.stdout)")
+    }
 }

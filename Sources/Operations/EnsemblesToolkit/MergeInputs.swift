@@ -28,7 +28,7 @@ enum MergeInputs {
         _ inputs: [String], reader: EventFileReader, summarize: Bool = false, replayEarly: EarlyReplay.Mode? = nil,
         modelVersions: ModelVersionCatalog? = nil, warnings: inout [FormatError], foldersOnly: Bool = false,
         severalEnsembles: (String) -> String = { _ in "the inputs hold more than one ensemble; merge one at a time" },
-        contentsRead: ((EnsembleListing, EnsembleContents, _ highestComplete: [String: Int64]) -> Void)? = nil
+        contentsRead: ((EnsembleListing, EnsembleContents, _ highestComplete: [ExactString: Int64]) -> Void)? = nil
     ) throws(EnsembleError) -> MergeInput {
         var input = MergeInput()
         let store: EventStore?
@@ -51,8 +51,9 @@ enum MergeInputs {
         input.modelVersions = ModelVersionCatalog.forCheck(model: reader.model, known: modelVersions)
         var unreadable: [FormatError] = []
         var ensembles = 0
-        // Part files given directly, by base name (Spec/merge.md 3.1).
-        var partGroups: [String: [(path: String, index: Int, count: Int)]] = [:]
+        // Part files given directly, by base name (Spec/merge.md 3.1); by bytes, so that the
+        // sets of stores named in NFC and NFD stay two.
+        var partGroups: [ExactString: [(path: String, index: Int, count: Int)]] = [:]
         for path in inputs {
             var isDirectory: ObjCBool = false
             // `-` is one event file or log read from standard input (Spec/merge.md 2).
@@ -64,7 +65,7 @@ enum MergeInputs {
                 let name = URL(fileURLWithPath: path).lastPathComponent
                 // Without the wrapper suffixes (Spec/wrappers.md 5.3): `7_A_3_1of2.cdeevent.zip` is of set `7_A_3`.
                 if let (base, part) = CloudFileName.partOfSet(name) {
-                    partGroups[base, default: []].append((path, part.index, part.count))
+                    partGroups[ExactString(base), default: []].append((path, part.index, part.count))
                     continue
                 }
                 let result = reader.readFile(at: URL(fileURLWithPath: path), displayName: path)
@@ -119,8 +120,9 @@ enum MergeInputs {
                 }
             }
         }
-        for base in partGroups.keys.sorted(by: utf8Precedes) {
-            let group = Self.distinctParts(partGroups[base] ?? [])
+        for exactBase in partGroups.keys.sorted(by: { utf8Precedes($0.value, $1.value) }) {
+            let base = exactBase.value
+            let group = Self.distinctParts(partGroups[exactBase] ?? [])
             let counts = Set(group.map(\.count))
             guard counts.count == 1, let count = counts.first, Set(group.map(\.index)).count == group.count else {
                 unreadable += group.map {
@@ -164,17 +166,17 @@ enum MergeInputs {
     private static func distinctParts(_ group: [(path: String, index: Int, count: Int)]) -> [(path: String, index: Int, count: Int)] {
         var kept: [(path: String, index: Int, count: Int)] = []
         // Compared by SHA-256, read in chunks: parts are never held whole for this.
-        var digests: [String: [UInt8]] = [:]
+        var digests: [ExactString: [UInt8]] = [:]
         func contents(_ path: String) -> [UInt8]? {
-            if let known = digests[path] { return known }
+            if let known = digests[ExactString(path)] { return known }
             let digest = try? DataFileReader.digest(of: URL(fileURLWithPath: path))
-            digests[path] = digest
+            digests[ExactString(path)] = digest
             return digest
         }
         for member in group.sorted(by: { utf8Precedes($0.path, $1.path) }) {
             let same = kept.contains { other in
                 other.index == member.index && other.count == member.count
-                    && (other.path == member.path || (contents(other.path).map { $0 == contents(member.path) } ?? false))
+                    && (exactlyEqual(other.path, member.path) || (contents(other.path).map { $0 == contents(member.path) } ?? false))
             }
             if !same { kept.append(member) }
         }
@@ -200,7 +202,7 @@ enum MergeInputs {
         private var insertFailure: FormatError?
         /// By store, the highest revision of the complete events handed over that are not of type
         /// 0: what ``EnsembleContents/events`` no longer holds (Spec/diagnostics.md 2.4, last row).
-        private(set) var highestComplete: [String: Int64] = [:]
+        private(set) var highestComplete: [ExactString: Int64] = [:]
 
         init(store: EventStore, base: String, input: MergeInput, replayEarly: EarlyReplay.Mode?) {
             self.store = store
@@ -235,7 +237,7 @@ enum MergeInputs {
                     early?.abandon()
                 } else {
                     if sourced.event.type != .incomplete {
-                        let store = sourced.event.storeIdentifier
+                        let store = ExactString(sourced.event.storeIdentifier)
                         highestComplete[store] = max(highestComplete[store] ?? .min, sourced.event.revision)
                     }
                     events.append(sourced)
