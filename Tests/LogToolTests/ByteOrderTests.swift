@@ -212,4 +212,57 @@ struct ByteOrderTests {
         let errors = try JSONParser.parse(run.stdout)[JSONPointer(["errors"])]?.arrayValue ?? []
         #expect(errors.map { $0[JSONPointer(["code"])] } == [.string("merge.incomplete-data"), .string("merge.incomplete-data")], "\(run.stdout)")
     }
+
+    @Test("the cure finds the lost revision of the NFC store although the NFD store holds that revision")
+    func cureLostByBytes() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = scratch.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one"), to: folder)
+        let ensemble = folder.appendingPathComponent("cloud/E")
+        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/STORE-AAAA"), encoding: .utf8)
+        for store in [Self.nfc, Self.nfd] {
+            try Data(registration.replacingOccurrences(of: "STORE-AAAA", with: store).utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
+        }
+        // The NFC store's revisions 0 and 2, the NFD store's 1: the NFC store lost its revision 1.
+        for (count, store, revision) in [(10, Self.nfc, 0), (11, Self.nfd, 1), (12, Self.nfc, 2)] {
+            let text = """
+                {"changesByEntity":{},"globalCount":\(count),"revisionsByStoreIdentifier":{"\(store)":\(revision)},"storeIdentifier":"\(store)",\
+                "timestamp":"1.0","type":200,"uniqueIdentifier":"U\(count)"}
+                """
+            try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/\(count)_\(store)_\(revision).cdeevent"))
+        }
+        let run = try Run(arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--json"], in: folder)
+        let lost = try JSONParser.parse(run.stdout)[JSONPointer(["plan", "actions", "0", "cure", "lost"])]?.arrayValue ?? []
+        let stores = Self.bytes(lost.compactMap { $0[JSONPointer(["store"])] })
+        #expect(stores == [Array("STORE-AAAA".utf8), Array(Self.nfc.utf8)], "\(run.stdout)")
+    }
+
+    @Test("verify recommends a rebase when the NFD store has events and only the NFC store is in the baseline")
+    func rebaseReasonByBytes() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ensemble = scratch.appendingPathComponent("E")
+        for folder in ["stores", "events", "baselines"] {
+            try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        let registration = try String(
+            contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one/cloud/E/stores/STORE-AAAA"), encoding: .utf8)
+        for store in [Self.nfc, Self.nfd] {
+            try Data(registration.replacingOccurrences(of: "STORE-AAAA", with: store).utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
+        }
+        for (path, count, store, revision, type) in [
+            ("baselines/1_B0.cdeevent", 1, Self.nfc, 0, 100), ("events/2_\(Self.nfc)_1.cdeevent", 2, Self.nfc, 1, 200),
+            ("events/3_\(Self.nfd)_0.cdeevent", 3, Self.nfd, 0, 200),
+        ] {
+            let text = """
+                {"changesByEntity":{},"globalCount":\(count),"revisionsByStoreIdentifier":{"\(store)":\(revision)},"storeIdentifier":"\(store)",\
+                "timestamp":"1.0","type":\(type),"uniqueIdentifier":"U\(count)"}
+                """
+            try Data(text.utf8).write(to: ensemble.appendingPathComponent(path))
+        }
+        // Two events, no changes: the store missing from the baseline is the only reason.
+        let run = try Run("verify", "--json", ensemble.path)
+        #expect(try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "growth", "rebaseRecommended"])] == .bool(true), "\(run.stdout)")
+    }
 }

@@ -46,7 +46,7 @@ struct ObjectFindingsTests {
                 Event(uniqueIdentifier: store, type: .save, storeIdentifier: store, revision: 0, globalCount: 1, timestamp: 0, objectChanges: inserts),
                 from: "1_\(store)_0.cdeevent", to: index)
         }
-        let found = index.diagnostics(replayed: ["1_A_0.cdeevent", "1_B_0.cdeevent"])
+        let found = index.diagnostics(replayed: [ExactString("1_A_0.cdeevent"), ExactString("1_B_0.cdeevent")])
         #expect(found.count == 10_000)
         #expect(found.allSatisfy { $0.code == .verifyConcurrentInsert && $0.files == ["1_A_0.cdeevent", "1_B_0.cdeevent"] })
         #expect(Set(found.compactMap { $0.details["globalIdentifier"]?.stringValue }).count == 10_000)
@@ -65,8 +65,8 @@ struct ObjectFindingsTests {
                 from: "1_\(store)_0.cdeevent", to: index)
         }
         index.finishRecording(allReplayedLikely: true)
-        #expect(index.diagnostics(replayed: ["1_A_0.cdeevent"]).isEmpty)
-        #expect(index.diagnostics(replayed: ["1_A_0.cdeevent", "1_B_0.cdeevent"]).map(\.code) == [.verifyConcurrentInsert])
+        #expect(index.diagnostics(replayed: [ExactString("1_A_0.cdeevent")]).isEmpty)
+        #expect(index.diagnostics(replayed: [ExactString("1_A_0.cdeevent"), ExactString("1_B_0.cdeevent")]).map(\.code) == [.verifyConcurrentInsert])
     }
 
     @Test("an insert by a store that knows the other store's insert is not concurrent")

@@ -301,7 +301,7 @@ package enum EnsembleVerifier {
         }
         if replayed.beforeBaseline.count >= 2 {
             // Devices may apply such saves of two stores in different orders (Spec/repair.md 9.2).
-            let stores = replayed.beforeBaseline.keys.sorted(by: utf8Precedes)
+            let stores = replayed.beforeBaseline.keys.map(\.value).sorted(by: utf8Precedes)
             let files = replayed.beforeBaseline.values.flatMap { $0 }.sorted(by: utf8Precedes)
             add(
                 .verifySavesBeforeBaseline, .warning, nil, Array(files.prefix(100)),
@@ -375,29 +375,30 @@ package enum EnsembleVerifier {
     private struct ReplayedTotals {
         var events = 0
         var counts = SourcedEvent.ChangeCounts()
-        var stores: Set<String> = []
+        /// Stores and files by their bytes: two named in NFC and NFD are two.
+        var stores: Set<ExactString> = []
         /// The file of each event replayed (its first part's for a multipart event).
-        var files: Set<String> = []
+        var files: Set<ExactString> = []
         /// Replayed events made before the baselines: a global count not above theirs, and a
         /// revision set that names some other store lower than they do, or not at all
         /// (Spec/diagnostics.md 4.19d), by store.
-        var beforeBaseline: [String: [String]] = [:]
+        var beforeBaseline: [ExactString: [String]] = [:]
 
         init(_ analysis: MergeAnalysis) throws(FormatError) {
             let known = analysis.baselineRevisions
             let top = analysis.baselines.map(\.event.globalCount).max() ?? .min
             try analysis.forEachReplayedFields(revisions: known != nil) { event in
                 if let known, event.globalCount <= top, let revisionSet = event.revisionSet,
-                    known.revisions.contains(where: { $0.store != event.store && (revisionSet[$0.store] ?? -1) < $0.revision })
+                    known.revisions.contains(where: { !exactlyEqual($0.store, event.store) && (revisionSet[$0.store] ?? -1) < $0.revision })
                 {
-                    beforeBaseline[event.store, default: []].append(event.file)
+                    beforeBaseline[ExactString(event.store), default: []].append(event.file)
                 }
                 events += 1
-                files.insert(event.file)
+                files.insert(ExactString(event.file))
                 counts.inserts += event.counts.inserts
                 counts.updates += event.counts.updates
                 counts.deletes += event.counts.deletes
-                stores.insert(event.store)
+                stores.insert(ExactString(event.store))
             }
         }
     }
@@ -483,8 +484,8 @@ package enum EnsembleVerifier {
         let inserts = replayed.counts.inserts, updates = replayed.counts.updates, deletes = replayed.counts.deletes
         let b = Double(baselineChanges), i = Double(inserts), u = Double(updates), d = Double(deletes)
         let compaction = 1 - (b - d + i) / max(1, b + i + 0.2 * u)
-        let storesWithEvents = replayed.stores.union(covered.map(\.event.storeIdentifier))
-        let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0] == nil }
+        let storesWithEvents = replayed.stores.union(covered.map { ExactString($0.event.storeIdentifier) })
+        let missesStore = storesWithEvents.contains { analysis.baselineRevisions?[$0.value] == nil }
         let changes = baselineChanges + inserts + updates + deletes
         let reasons: [(holds: Bool, reason: String)] = [
             (analysis.baselines.isEmpty, "no baseline takes part"),

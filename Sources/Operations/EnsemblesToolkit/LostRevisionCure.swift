@@ -115,19 +115,21 @@ struct LostRevisionCure {
     /// highest revision any event names: the gaps between present revisions, and what lies
     /// above the latest present one (Spec/merge.md 5.4, 5.5).
     static func lostRevisions(_ events: [SourcedEvent], _ known: RevisionSet?) -> [Lost] {
-        var present: [String: Set<Int64>] = [:]
-        var named: [String: Int64] = [:]
+        // By bytes: stores named in NFC and NFD are two stores.
+        var present: [ExactString: Set<Int64>] = [:]
+        var named: [ExactString: Int64] = [:]
         for sourced in events {
-            present[sourced.event.storeIdentifier, default: []].insert(sourced.event.revision)
-            sourced.event.revisionSet.forEachPair { store, revision in named[store] = max(named[store] ?? -1, revision) }
+            present[ExactString(sourced.event.storeIdentifier), default: []].insert(sourced.event.revision)
+            sourced.event.revisionSet.forEachPair { store, revision in named[ExactString(store)] = max(named[ExactString(store)] ?? -1, revision) }
         }
         var lost: [Lost] = []
-        for store in named.keys.sorted(by: utf8Precedes) {
-            let have = present[store] ?? []
+        for exactStore in named.keys.sorted(by: { utf8Precedes($0.value, $1.value) }) {
+            let store = exactStore.value
+            let have = present[exactStore] ?? []
             // As the merge checks continuity: from above the baseline, or from the lowest present
             // revision of a store the baselines do not name.
             let start = known?[store].map { $0 + 1 } ?? have.min() ?? 0
-            let end = max(named[store] ?? -1, have.max() ?? -1)
+            let end = max(named[exactStore] ?? -1, have.max() ?? -1)
             guard start <= end else { continue }
             var run: Lost?
             for revision in start...end {
@@ -253,8 +255,8 @@ struct LostRevisionCure {
     ) -> JSONObject {
         // The events that depended on a lost revision: of its store above it, or naming its store
         // at or above it, and (in turn) every event that names one of those.
-        var tainted: [String: Int64] = [:]
-        for run in lost { tainted[run.store] = min(tainted[run.store] ?? .max, run.first) }
+        var tainted: [ExactString: Int64] = [:]
+        for run in lost { tainted[ExactString(run.store)] = min(tainted[ExactString(run.store)] ?? .max, run.first) }
         var dependent = Set<Int>()
         var changed = true
         while changed {
@@ -262,40 +264,42 @@ struct LostRevisionCure {
             for (index, sourced) in events.enumerated() where !dependent.contains(index) {
                 var depends = false
                 sourced.event.revisionSet.forEachPair { store, revision in
-                    if let low = tainted[store], revision >= low { depends = true }
+                    if let low = tainted[ExactString(store)], revision >= low { depends = true }
                 }
                 guard depends else { continue }
                 dependent.insert(index)
                 changed = true
-                let store = sourced.event.storeIdentifier
+                let store = ExactString(sourced.event.storeIdentifier)
                 tainted[store] = min(tainted[store] ?? .max, sourced.event.revision)
             }
         }
         // Objects some readable event or baseline inserts: a change of any other object can only
         // be of an object a lost revision inserted, and the salvage drops it (Spec/merge.md 8.3.1).
-        var inserted = Set<String>()
+        var inserted = Set<ExactString>()
         var bodies: [Int: Event] = [:]
         for (index, sourced) in events.enumerated() {
             guard let body = try? input.body(of: sourced) else { continue }
             bodies[index] = body
-            for change in body.objectChanges where change.type == .insert { inserted.insert(change.entity + "\u{0}" + change.globalIdentifier) }
+            for change in body.objectChanges where change.type == .insert { inserted.insert(ExactString(change.entity + "\u{0}" + change.globalIdentifier)) }
         }
         for sourced in baselines {
-            for change in ((try? input.body(of: sourced)) ?? sourced.event).objectChanges { inserted.insert(change.entity + "\u{0}" + change.globalIdentifier) }
+            for change in ((try? input.body(of: sourced)) ?? sourced.event).objectChanges {
+                inserted.insert(ExactString(change.entity + "\u{0}" + change.globalIdentifier))
+            }
         }
-        var touched: [String: (entity: String, id: String, properties: Set<String>, kept: Bool)] = [:]
+        var touched: [ExactString: (entity: String, id: String, properties: Set<ExactString>, kept: Bool)] = [:]
         var dependentChanges = 0
         for index in dependent.sorted() {
             guard let body = bodies[index] else { continue }
             for change in body.objectChanges {
-                let key = change.entity + "\u{0}" + change.globalIdentifier
+                let key = ExactString(change.entity + "\u{0}" + change.globalIdentifier)
                 var entry = touched[key] ?? (change.entity, change.globalIdentifier, [], inserted.contains(key))
                 if change.type == .delete {
-                    entry.properties.insert("(deleted)")
+                    entry.properties.insert(ExactString("(deleted)"))
                     dependentChanges += 1
                 }
                 for property in change.propertyChanges {
-                    entry.properties.insert(property.name)
+                    entry.properties.insert(ExactString(property.name))
                     dependentChanges += 1
                 }
                 touched[key] = entry
@@ -308,7 +312,9 @@ struct LostRevisionCure {
             let body = (try? input.body(of: sourced)) ?? sourced.event
             for change in body.objectChanges { allChanges += change.type == .delete ? 1 : change.propertyChanges.count }
         }
-        let objects = touched.values.sorted { ($0.entity, $0.id) < ($1.entity, $1.id) }
+        let objects = touched.values.sorted { a, b in
+            exactlyEqual(a.entity, b.entity) ? utf8Precedes(a.id, b.id) : utf8Precedes(a.entity, b.entity)
+        }
         return JSONObject([
             (
                 "lost",
@@ -325,7 +331,7 @@ struct LostRevisionCure {
                         .object(
                             JSONObject([
                                 ("entity", .string($0.entity)), ("id", .string($0.id)),
-                                ("properties", .array($0.properties.sorted(by: utf8Precedes).map(JSONValue.string))),
+                                ("properties", .array($0.properties.map(\.value).sorted(by: utf8Precedes).map(JSONValue.string))),
                                 ("kept", .bool($0.kept)),
                             ]))
                     })

@@ -99,13 +99,13 @@ package final class ObjectIndex: @unchecked Sendable {
 
     /// The findings about the objects of the events whose files are in `replayed` (the events the
     /// merge replays: neither covered nor dropped as duplicates).
-    func diagnostics(replayed: Set<String>) -> [Diagnostic] {
+    func diagnostics(replayed: Set<ExactString>) -> [Diagnostic] {
         let (objects, made) = queue.sync {
             selectCandidates()
             return (candidates ?? [], findingsIfAllReplayed)
         }
         // Each event's file looked up once, not once for every object it inserts or deletes.
-        let isReplayed = events.map { replayed.contains($0.file) }
+        let isReplayed = events.map { replayed.contains(ExactString($0.file)) }
         if let made, !isReplayed.contains(false) { return made }
         // Objects in pieces on every core (the caller sorts the findings).
         return Pieces.map(count: objects.count, size: 4_096) { findings(objects[$0], isReplayed: isReplayed) }.flatMap { $0 }
