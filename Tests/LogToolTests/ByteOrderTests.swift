@@ -3,6 +3,8 @@ import Testing
 import EnsemblesToolkit
 import EventCodecs
 import JSONDocument
+import MergeEngine
+@testable import LogToolCore
 
 /// Names are told apart and ordered by their UTF-8 bytes (Spec/README.md 4, "string order").
 /// Swift's `==` and hashing call "café" in NFC (bytes 63 61 66 C3 A9) and in NFD (63 61 66 65 CC 81)
@@ -264,5 +266,35 @@ struct ByteOrderTests {
         // Two events, no changes: the store missing from the baseline is the only reason.
         let run = try Run("verify", "--json", ensemble.path)
         #expect(try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "growth", "rebaseRecommended"])] == .bool(true), "\(run.stdout)")
+    }
+
+    @Test("the conformance runner tells a finding that names the NFD file from the expected one that names the NFC file")
+    func runnerComparesBytes() {
+        let expected = Data(#"{"errors":[{"code":"merge.unregistered-store","number":205,"files":["e/\#(Self.nfc)"],"details":{}}]}"#.utf8)
+        let line = FindingLine.render(
+            IntegrityProblem(code: .init("merge.unregistered-store"), number: 205, files: ["e/\(Self.nfd)"], message: "m"))
+        let same = FindingLine.render(IntegrityProblem(code: .init("merge.unregistered-store"), number: 205, files: ["e/\(Self.nfc)"], message: "m"))
+        #expect(MergeCases.findingDifferences(expected: expected, stderr: Data((same + "\n").utf8)).isEmpty)
+        #expect(!MergeCases.findingDifferences(expected: expected, stderr: Data((line + "\n").utf8)).isEmpty)
+    }
+
+    @Test("repair's fold moves the copy's NFD file into the ensemble and quarantines its NFC file, which the ensemble already has")
+    func foldByBytes() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = scratch.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/repair/fold-and-quarantine"), to: folder)
+        for (copy, name) in [("E", Self.nfc), ("E 2", Self.nfc), ("E 2", Self.nfd)] {
+            try Self.event(store: name).write(to: folder.appendingPathComponent("cloud/\(copy)/events/50_\(name)_0.cdeevent"))
+        }
+        let run = try Run(arguments: ["repair", "cloud/E", "--json"], in: folder)
+        let actions = try JSONParser.parse(run.stdout)[JSONPointer(["plan", "actions"])]?.arrayValue ?? []
+        let fold = try #require(actions.first { $0[JSONPointer(["code"])] == .string("repair.fold-duplicate") }, "\(run.stdout)")
+        let ours = { (values: [JSONValue]) in Self.bytes(values).filter { String(decoding: $0, as: UTF8.self).contains("/50_caf") } }
+        let moved = ours((fold[JSONPointer(["moves"])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["from"])] })
+        let quarantined = ours(fold[JSONPointer(["quarantine"])]?.arrayValue ?? [])
+        let copy = folder.appendingPathComponent("cloud/E 2/events").path
+        #expect(moved == [Array("\(copy)/50_\(Self.nfd)_0.cdeevent".utf8)], "\(run.stdout)")
+        #expect(quarantined == [Array("\(copy)/50_\(Self.nfc)_0.cdeevent".utf8)], "\(run.stdout)")
     }
 }

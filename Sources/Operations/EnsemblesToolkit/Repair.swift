@@ -96,7 +96,7 @@ extension Ensemble {
                     // the ensemble.
                     let unusable = Set(
                         result.diagnostics.filter { [.verifyUnreadableFile, .verifyOrphanDataFile].contains($0.code) }.flatMap(\.files).map {
-                            file($0).path
+                            ExactString(file($0).path)
                         })
                     actions.append(Self.fold(file(duplicate), into: folder, diagnostic, unusable: unusable))
                 case .verifyUnreadableFile where files.allSatisfy({ $0.hasPrefix("../") }),
@@ -209,9 +209,10 @@ extension Ensemble {
             return refuse("the salvage state cannot be made: \(error)")
         }
         let answers = recommended.flatMap { plan.actions[$0].answers }
-        let answered = Set(answers.map { $0.code + "\u{0}" + $0.files.joined(separator: "\u{0}") })
+        // By bytes: findings about files named in NFC and NFD are two findings.
+        let answered = Set(answers.map { ExactString($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}")) })
         plan.errorsLeft.removeAll {
-            answered.contains($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}")) || Self.lostCodes.contains(FormatError.Code($0.code))
+            answered.contains(ExactString($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}"))) || Self.lostCodes.contains(FormatError.Code($0.code))
         }
         let lost = made.lost.map { "\($0.store) \(IntegrityProblem.revisions($0.first, $0.last))" }.joined(separator: "; ")
         let recovered = (recovery?.events ?? []).map { "\($0.sourced.event.storeIdentifier) \($0.sourced.event.revision)" }.joined(separator: "; ")
@@ -240,7 +241,7 @@ extension Ensemble {
         action.cure = made.report
         plan.actions.removeAll {
             $0.code == FormatError.Code.repairRecommend.rawValue
-                && Set($0.answers.map { $0.code + "\u{0}" + $0.files.joined(separator: "\u{0}") }).isSubset(of: answered)
+                && Set($0.answers.map { ExactString($0.code + "\u{0}" + $0.files.joined(separator: "\u{0}")) }).isSubset(of: answered)
         }
         plan.actions.append(action)
     }
@@ -275,8 +276,9 @@ extension Ensemble {
 
     /// The fold of one duplicate folder (Spec/repair.md 3.1): the files only it has move into
     /// the ensemble, the rest into the quarantine, and its emptied folders go.
-    private static func fold(_ duplicate: URL, into folder: URL, _ diagnostic: Diagnostic, unusable: Set<String>) -> RepairPlan.Action {
-        let copied = Set(diagnostic.details["copied"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    private static func fold(_ duplicate: URL, into folder: URL, _ diagnostic: Diagnostic, unusable: Set<ExactString>) -> RepairPlan.Action {
+        // Paths by their bytes: a copy's file named in NFD is not the ensemble's file named in NFC.
+        let copied = Set((diagnostic.details["copied"]?.arrayValue?.compactMap(\.stringValue) ?? []).map(ExactString.init))
         var action = RepairPlan.Action(
             code: FormatError.Code.repairFoldDuplicate.rawValue, answers: [(diagnostic.code.rawValue, diagnostic.files)], does: "",
             afterwards: "every device reads the files it gains from the ensemble; the copy no longer syncs")
@@ -284,7 +286,7 @@ extension Ensemble {
         var pending = [duplicate]
         while let next = pending.popLast() {
             folders.append(next)
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: next.path)) ?? []).sorted()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: next.path)) ?? []).sorted(by: utf8Precedes)
             for name in names {
                 let child = next.appendingPathComponent(name)
                 var status = stat()
@@ -292,8 +294,8 @@ extension Ensemble {
                 switch status.st_mode & S_IFMT {
                 case S_IFDIR: pending.append(child)
                 case S_IFREG:
-                    let relative = String(child.path.dropFirst(duplicate.path.count + 1))
-                    if copied.contains(relative) && !unusable.contains(child.standardizedFileURL.path) {
+                    let relative = ExactString.remainder(of: child.path, after: duplicate.path + "/") ?? name
+                    if copied.contains(ExactString(relative)) && !unusable.contains(ExactString(child.standardizedFileURL.path)) {
                         action.moves.append((child, folder.appendingPathComponent(relative)))
                     } else {
                         action.quarantine.append(child)

@@ -122,8 +122,8 @@ struct Repair: ParsableCommand, HasOutputOptions {
         }
         let errorsAfter = after.flatMap(\.diagnostics).filter { $0.severity == .error }.map { ($0.code.rawValue, $0.files) }
         let key = { (finding: (String, [String])) in finding.0 + " " + finding.1.joined(separator: ", ") }
-        let before = Set(plan.errorsLeft.map(key))
-        let new = errorsAfter.map(key).filter { !before.contains($0) }.sorted()
+        let before = Set(plan.errorsLeft.map { ExactString(key($0)) })
+        let new = errorsAfter.map(key).filter { !before.contains(ExactString($0)) }.sorted(by: utf8Precedes)
         if json {
             writeJSON(
                 .object(
