@@ -297,4 +297,22 @@ struct ByteOrderTests {
         #expect(moved == [Array("\(copy)/50_\(Self.nfd)_0.cdeevent".utf8)], "\(run.stdout)")
         #expect(quarantined == [Array("\(copy)/50_\(Self.nfc)_0.cdeevent".utf8)], "\(run.stdout)")
     }
+
+    @Test("convert copies two registrations and two data files named in NFC and NFD, each with its own bytes")
+    func convertTwoNames() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), encoding: .utf8)
+        for (name, byte) in [(Self.nfc, "a"), (Self.nfd, "b")] {
+            try Data(registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: name).utf8).write(to: ensemble.appendingPathComponent("stores/\(name)"))
+            try Data(String(repeating: byte, count: 10).utf8).write(to: ensemble.appendingPathComponent("data/\(name)"))
+        }
+        let out = scratch.appendingPathComponent("out")
+        let run = try Run("convert", "-q", scratch.appendingPathComponent("cloud").path, out.path)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for (name, byte) in [(Self.nfc, "a"), (Self.nfd, "b")] {
+            #expect((try? Data(contentsOf: out.appendingPathComponent("MainStore/data/\(name)"))) == Data(String(repeating: byte, count: 10).utf8))
+            #expect((try? String(contentsOf: out.appendingPathComponent("MainStore/stores/\(name)"), encoding: .utf8))?.contains(name) == true)
+        }
+    }
 }

@@ -360,13 +360,14 @@ struct FolderWriter {
     /// What each written event file must read back as.
     private var written: [(path: String, event: Event)] = []
     /// The paths of `written`: searching the list for each new file made a folder of N events
-    /// cost N^2 comparisons (two events of one name: Spec/convert.md 2).
-    private var writtenPaths: Set<String> = []
+    /// cost N^2 comparisons (two events of one name: Spec/convert.md 2). Paths and names here
+    /// by their bytes: two files named in NFC and NFD are two files.
+    private var writtenPaths: Set<ExactString> = []
     /// The SHA-256 of every data file written, by name: enough to compare contents (a moved
     /// value with a copied file, the written file with what was meant) without keeping them.
-    private var blobs: [String: [UInt8]] = [:]
+    private var blobs: [ExactString: [UInt8]] = [:]
     /// The SHA-256 of every registration's content (inside its wrappers), by path.
-    private var copied: [String: [UInt8]] = [:]
+    private var copied: [ExactString: [UInt8]] = [:]
 
     init(root: URL, target: TargetDialect, binary: Bool, reader: EventFileReader, wrapping: Wrapping = .plain) {
         self.root = root
@@ -410,7 +411,7 @@ struct FolderWriter {
         case .baseline(let file):
             name = "baselines/" + [String(file.globalCount), file.uniqueIdentifier, file.storePrefix].compactMap { $0 }.joined(separator: "_") + ".cdeevent"
         }
-        guard !writtenPaths.contains(name) else {
+        guard !writtenPaths.contains(ExactString(name)) else {
             throw ConversionFailure(errors: [
                 FormatError(
                     .convertUnconvertible, "two events of the source map to the same file name \(name)",
@@ -422,7 +423,7 @@ struct FolderWriter {
         let fileName = String(name.split(separator: "/").last ?? Substring(name))
         try StagingArea.write(try Self.wrapped(bytes, name: fileName, wrapping, at: name), to: root.appendingPathComponent(name))
         written.append((name, event))
-        writtenPaths.insert(name)
+        writtenPaths.insert(ExactString(name))
         lastWritten = name
     }
 
@@ -471,7 +472,7 @@ struct FolderWriter {
         }
         let fileName = String(path.split(separator: "/").last ?? Substring(path))
         try StagingArea.write(try Self.wrapped(content, name: fileName, wrapping, at: path), to: root.appendingPathComponent(path))
-        copied[path] = Array(SHA256.hash(data: content))
+        copied[ExactString(path)] = Array(SHA256.hash(data: content))
     }
 
     /// The largest registration a reader reads (Spec/cloud-layout.md 5).
@@ -490,7 +491,7 @@ struct FolderWriter {
             throw ConversionFailure(errors: [error.inFile(display)])
         }
         try writeDataFile(read.content, name: name)
-        blobs[name] = Array(SHA256.hash(data: read.content))
+        blobs[ExactString(name)] = Array(SHA256.hash(data: read.content))
         return read.unwrapped
     }
 
@@ -512,7 +513,7 @@ struct FolderWriter {
                 guard case .attribute(.binary(let data)) = property.value, data.count > Converter.inlineBinaryLimit else { continue }
                 let name = Converter.dataFileName(data)
                 let digest = Array(SHA256.hash(data: data))
-                if blobs[name] == nil {
+                if blobs[ExactString(name)] == nil {
                     let url = root.appendingPathComponent("data").appendingPathComponent(name)
                     // A data file of the same name copied from the source must hold the same bytes.
                     if FileManager.default.fileExists(atPath: url.path) {
@@ -523,8 +524,8 @@ struct FolderWriter {
                         ])
                     }
                     try writeDataFile(Array(data), name: name)
-                    blobs[name] = digest
-                } else if blobs[name] != digest {
+                    blobs[ExactString(name)] = digest
+                } else if blobs[ExactString(name)] != digest {
                     throw ConversionFailure(errors: [
                         FormatError(
                             .convertUnconvertible, "data/\(name) of the source holds other bytes than the value that would move there",
@@ -552,14 +553,14 @@ struct FolderWriter {
                         + check.errors)
             }
         }
-        for (path, digest) in copied where registrationDigest(root.appendingPathComponent(path)) != digest {
+        for (path, digest) in copied where registrationDigest(root.appendingPathComponent(path.value)) != digest {
             throw ConversionFailure(errors: [
-                FormatError(.convertVerificationFailed, "the copied file does not read back as its source", location: .init(file: path))
+                FormatError(.convertVerificationFailed, "the copied file does not read back as its source", location: .init(file: path.value))
             ])
         }
-        for (name, digest) in blobs where dataFileDigest(root.appendingPathComponent("data").appendingPathComponent(name)) != digest {
+        for (name, digest) in blobs where dataFileDigest(root.appendingPathComponent("data").appendingPathComponent(name.value)) != digest {
             throw ConversionFailure(errors: [
-                FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name)"))
+                FormatError(.convertVerificationFailed, "the data file does not read back as written", location: .init(file: "data/\(name.value)"))
             ])
         }
     }
