@@ -304,7 +304,8 @@ struct ByteOrderTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), encoding: .utf8)
         for (name, byte) in [(Self.nfc, "a"), (Self.nfd, "b")] {
-            try Data(registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: name).utf8).write(to: ensemble.appendingPathComponent("stores/\(name)"))
+            let named = registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: name)
+            try Data(named.utf8).write(to: ensemble.appendingPathComponent("stores/\(name)"))
             try Data(String(repeating: byte, count: 10).utf8).write(to: ensemble.appendingPathComponent("data/\(name)"))
         }
         let out = scratch.appendingPathComponent("out")
