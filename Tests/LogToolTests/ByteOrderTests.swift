@@ -316,4 +316,23 @@ struct ByteOrderTests {
             #expect((try? String(contentsOf: out.appendingPathComponent("MainStore/stores/\(name)"), encoding: .utf8))?.contains(name) == true)
         }
     }
+
+    @Test("the timeline draws stores named in NFC and NFD in two lanes and keeps each mark's store and revision")
+    func timelineLanes() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for (count, store, revision) in [(50, Self.nfc, 0), (51, Self.nfd, 5), (52, Self.nfc, 1)] {
+            let text = String(decoding: Self.event(store: store, globalCount: "\(count)"), as: UTF8.self)
+                .replacingOccurrences(of: #"{"\#(store)":0}"#, with: #"{"\#(store)":\#(revision)}"#)
+            try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/\(count)_\(store)_\(revision).cdeevent"))
+        }
+        let run = LogTool.runCapturing(arguments: ["timeline", scratch.appendingPathComponent("cloud").path])
+        let opening = #"<script type="application/json" class="timeline-data">"#
+        let json = try #require(run.stdout.components(separatedBy: opening).dropFirst().first?.components(separatedBy: "</script>").first)
+        let data = try JSONParser.parse(Array(json.utf8))
+        let lanes = Self.bytes(data[JSONPointer(["lanes"])]?.arrayValue ?? []).filter { $0.starts(with: Array("caf".utf8)) }
+        #expect(lanes == [Array(Self.nfd.utf8), Array(Self.nfc.utf8)], "\(json.prefix(2000))")
+        let ours = try TimelineColumns.marks(data).filter { $0.globalCount >= 50 }.map { (Array($0.store.utf8), $0.revision) }
+        #expect(ours.map(\.0) == [Array(Self.nfc.utf8), Array(Self.nfd.utf8), Array(Self.nfc.utf8)] && ours.map(\.1) == [0, 5, 1], "\(ours)")
+    }
 }

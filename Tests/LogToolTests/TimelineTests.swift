@@ -235,15 +235,17 @@ enum TimelineColumns {
             guard index >= 0 && index < strings.count else { throw Unreadable(what: "string \(index)") }
             return strings[Int(index)]
         }
-        let stores = try column("store").values.map(string)
+        let storeIndices = try column("store").values
+        let stores = try storeIndices.map(string)
         var (globalCounts, gcPacked) = try column("globalCount")
         if gcPacked { for index in globalCounts.indices.dropFirst() { globalCounts[index] &+= globalCounts[index - 1] } }
         var (revisions, revisionPacked) = try column("revision")
         if revisionPacked {
-            var last: [String: Int64] = [:]
+            // By the store's index in `strings`, as the page's script does.
+            var last: [Int64: Int64] = [:]
             for index in revisions.indices {
-                revisions[index] &+= last[stores[index], default: 0]
-                last[stores[index]] = revisions[index]
+                revisions[index] &+= last[storeIndices[index], default: 0]
+                last[storeIndices[index]] = revisions[index]
             }
         }
         guard let unit = data[JSONPointer(["timeUnit"])]?.numberValue?.doubleValue else { throw Unreadable(what: "timeUnit") }

@@ -87,11 +87,11 @@ extension Ensemble {
                         spans: event.type == .baseline ? event.revisionSet.stores : []))
             }
             marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
-            let registered = Set(contents.stores.map(\.storeIdentifier))
-            let stores = sortedUnique(Array(registered) + marks.map(\.store) + contents.events.map(\.name.storeIdentifier))
-            let lanes = stores.map { TimelineReport.Lane(store: $0, registered: registered.contains($0)) }
-            var byRevision: [String: Int64] = [:]
-            for mark in marks where mark.spans.isEmpty { byRevision["\(mark.store)\u{0}\(mark.revision)"] = mark.globalCount }
+            // Stores by their bytes: two named in NFC and NFD are two lanes.
+            let registered = Set(contents.stores.map { ExactString($0.storeIdentifier) })
+            let stores = sortedUnique(contents.stores.map(\.storeIdentifier) + marks.map(\.store) + contents.events.map(\.name.storeIdentifier))
+            let lanes = stores.map { TimelineReport.Lane(store: $0, registered: registered.contains(ExactString($0))) }
+            let byRevision = Self.byRevision(marks)
             let findings = verification.diagnostics.map { diagnostic in
                 TimelineReport.Finding(diagnostic: diagnostic, placement: Self.placement(of: diagnostic, byRevision: byRevision))
             }
@@ -123,12 +123,11 @@ extension Ensemble {
             report.marks.append(mark)
         }
         report.marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
-        if !report.lanes.contains(where: { $0.store == state.info.storeIdentifier }) {
+        if !report.lanes.contains(where: { exactlyEqual($0.store, state.info.storeIdentifier) }) {
             report.lanes.append(TimelineReport.Lane(store: state.info.storeIdentifier, registered: false))
             report.lanes.sort { utf8Precedes($0.store, $1.store) }
         }
-        var byRevision: [String: Int64] = [:]
-        for mark in report.marks where mark.spans.isEmpty { byRevision["\(mark.store)\u{0}\(mark.revision)"] = mark.globalCount }
+        let byRevision = byRevision(report.marks)
         report.findings += deviceDiagnostics(document).map { TimelineReport.Finding(diagnostic: $0, placement: placement(of: $0, byRevision: byRevision)) }
         reports[index] = report
     }
@@ -136,7 +135,14 @@ extension Ensemble {
     /// Where a finding happens: at the event its first file names, across the missing
     /// revisions of a gap, towards the revision a dependency needs, on a store's lane, or on the
     /// folder (Spec/timeline.md 3).
-    static func placement(of diagnostic: Diagnostic, byRevision: [String: Int64]) -> TimelineReport.Placement {
+    /// The global count of each event mark by "store NUL revision", by bytes.
+    private static func byRevision(_ marks: [TimelineReport.Mark]) -> [ExactString: Int64] {
+        var byRevision: [ExactString: Int64] = [:]
+        for mark in marks where mark.spans.isEmpty { byRevision[ExactString("\(mark.store)\u{0}\(mark.revision)")] = mark.globalCount }
+        return byRevision
+    }
+
+    static func placement(of diagnostic: Diagnostic, byRevision: [ExactString: Int64]) -> TimelineReport.Placement {
         let details = diagnostic.details
         let store = details["store"]?.stringValue
         let named = diagnostic.files.lazy.compactMap { file -> EventFileName? in
@@ -146,7 +152,7 @@ extension Ensemble {
         switch diagnostic.code {
         case .verifyRevisionGap:
             guard let store, let first = details["first"]?.numberValue?.int64Value, let named else { break }
-            let before = byRevision["\(store)\u{0}\(first - 1)"] ?? named.globalCount
+            let before = byRevision[ExactString("\(store)\u{0}\(first - 1)")] ?? named.globalCount
             return .gap(store: store, from: before, to: named.globalCount)
         case .verifyMissingDependency:
             guard let store, let revision = details["revision"]?.numberValue?.int64Value, let named else { break }

@@ -86,8 +86,9 @@ enum TimelinePage {
         }
     }
 
+    /// Stores by their bytes: two named in NFC and NFD are two lanes.
     struct Place: Hashable {
-        var store: String
+        var store: ExactString
         var globalCount: Int64
     }
 
@@ -95,7 +96,7 @@ enum TimelinePage {
         let shownLanes = min(report.lanes.count, laneLimit)
         let more = report.lanes.count - shownLanes + (report.lanes.count > laneLimit ? 1 : 0)
         let laneIndex = Dictionary(
-            report.lanes.enumerated().map { ($1.store, min($0, laneLimit - 1)) }, uniquingKeysWith: { first, _ in first })
+            report.lanes.enumerated().map { (ExactString($1.store), min($0, laneLimit - 1)) }, uniquingKeysWith: { first, _ in first })
         var low = Int64.max, high = Int64.min
         // The axis spans the findings' places too: an event that has no mark (an empty file after
         // the last readable event) is still drawn inside the plot (Spec/timeline.md 2).
@@ -122,7 +123,7 @@ enum TimelinePage {
         let folderRows = (folderCount + perRow - 1) / perRow
         let top = folderCount == 0 ? folderTop : folderTop + Double(folderRows) * folderStep + 8
         func x(_ globalCount: Int64) -> Double { plotLeft + (Double(globalCount) - Double(low)) / span * plotWidth }
-        func y(_ store: String) -> Double { top + Double(laneIndex[store] ?? 0) * laneHeight + laneHeight / 2 }
+        func y(_ store: String) -> Double { top + Double(laneIndex[ExactString(store)] ?? 0) * laneHeight + laneHeight / 2 }
         let axisTop = top + Double(shownLanes) * laneHeight
         let height = axisTop + axisHeight
         let width = plotLeft + plotWidth + 40
@@ -155,23 +156,23 @@ enum TimelinePage {
         if report.marks.count <= markLimit {
             for (index, mark) in report.marks.enumerated() {
                 if mark.spans.isEmpty {
-                    drawn.insert(Place(store: mark.store, globalCount: mark.globalCount))
+                    drawn.insert(Place(store: ExactString(mark.store), globalCount: mark.globalCount))
                     svg +=
                         "<circle class=\"mark type-\(mark.type)\(mark.onlyOnDevice ? " device-only" : "")\" data-kind=\"\(mark.onlyOnDevice ? "device-only" : kind(ofType: mark.type))\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" cx=\"\(x(mark.globalCount))\" cy=\"\(y(mark.store))\" r=\"5\"><title>\(escape(mark.file))</title></circle>"
                 } else {
-                    let rows = mark.spans.compactMap { laneIndex[$0] }
+                    let rows = mark.spans.compactMap { laneIndex[ExactString($0)] }
                     let first = Double(rows.min() ?? 0), last = Double(rows.max() ?? 0)
                     svg +=
                         "<rect class=\"mark baseline\(mark.onlyOnDevice ? " device-only" : "")\" data-kind=\"\(mark.onlyOnDevice ? "device-only" : "baseline")\" data-i=\"\(index)\" data-store=\"\(escape(mark.store))\" x=\"\(x(mark.globalCount) - 4)\" y=\"\(top + first * laneHeight + 4)\" width=\"8\" height=\"\((last - first + 1) * laneHeight - 8)\"><title>\(escape(mark.file))</title></rect>"
                 }
             }
         } else {
-            for mark in report.marks where mark.spans.isEmpty { drawn.insert(Place(store: mark.store, globalCount: mark.globalCount)) }
+            for mark in report.marks where mark.spans.isEmpty { drawn.insert(Place(store: ExactString(mark.store), globalCount: mark.globalCount)) }
             // Many events: how many fall in each bin of each lane, darker for more.
             var tally: [Int: [Int: Int]] = [:]
             for mark in report.marks {
                 let bin = Int((Double(mark.globalCount) - Double(low)) / span * Double(bins - 1))
-                tally[laneIndex[mark.store] ?? 0, default: [:]][bin, default: 0] += 1
+                tally[laneIndex[ExactString(mark.store)] ?? 0, default: [:]][bin, default: 0] += 1
             }
             let most = tally.values.flatMap(\.values).max() ?? 1
             for (row, lane) in tally.sorted(by: { $0.key < $1.key }) {
@@ -194,7 +195,7 @@ enum TimelinePage {
             switch finding.placement {
             case .event(let store, let globalCount):
                 let (cx, cy) = (x(globalCount), y(store))
-                if drawn.contains(Place(store: store, globalCount: globalCount)) {
+                if drawn.contains(Place(store: ExactString(store), globalCount: globalCount)) {
                     // A triangle in the upper part of the lane, pointing at the event's mark.
                     let slot = slots["\(store)\u{0}\(globalCount)", default: 0]
                     slots["\(store)\u{0}\(globalCount)"] = slot + 1
@@ -282,11 +283,11 @@ enum TimelinePage {
     /// pairs, whichever is shorter), strings interned in `strings`, and what a column cannot say
     /// listed apart. About 6 bytes per event instead of one JSON array of 12 values each.
     static func columnarMarks(_ marks: [TimelineReport.Mark]) -> [(String, JSONValue)] {
-        var strings: [String] = [], interned: [String: Int64] = [:]
+        var strings: [String] = [], interned: [ExactString: Int64] = [:]
         func intern(_ text: String) -> Int64 {
-            if let index = interned[text] { return index }
+            if let index = interned[ExactString(text)] { return index }
             strings.append(text)
-            interned[text] = Int64(strings.count - 1)
+            interned[ExactString(text)] = Int64(strings.count - 1)
             return Int64(strings.count - 1)
         }
         let stores = marks.map { intern($0.store) }
