@@ -184,6 +184,17 @@ struct DeviceInspectTests {
         #expect(document[JSONPointer(["cloud", "differingRevisions"])] == .array([]), "\(run.stdout)")
     }
 
+    @Test("a device's convert registers both the NFC and the NFD store")
+    func convertRegistersBoth() throws {
+        let (scratch, device) = try Self.normalisationPair()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out")
+        let run = try Run("convert", "-q", device.appendingPathComponent("MainStore").path, out.path)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let stores = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("MainStore/stores").path)
+        #expect(Set(stores.map { ExactString($0) }).isSuperset(of: [ExactString("cafe\u{301}"), ExactString("caf\u{E9}")]), "\(stores)")
+    }
+
     /// A copy of the healthy case's event-data root in a scratch folder.
     static func copyOfHealthy() throws -> (scratch: URL, device: URL) {
         let scratch = try scratchDirectory()

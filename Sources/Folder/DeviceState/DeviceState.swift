@@ -129,17 +129,19 @@ package struct DeviceState: Sendable {
             let model = try? ModelXMLReader.parse(Data(version.xml.utf8), displayPath: version.name, versionName: version.name)
             let mainOnly = model.flatMap { try? CoreDataStoreContents.read(path: folder.eventStore, model: $0, includingWAL: false) }
             let identifiers = Set(
-                (mainOnly.flatMap { try? DeviceStoreReader(contents: $0, file: folder.eventStore).events(damaged: &ignored) } ?? []).map(\.uniqueIdentifier))
-            for index in events.indices { events[index].onlyInWal = !identifiers.contains(events[index].uniqueIdentifier) }
+                (mainOnly.flatMap { try? DeviceStoreReader(contents: $0, file: folder.eventStore).events(damaged: &ignored) } ?? []).map {
+                    ExactString($0.uniqueIdentifier)
+                })
+            for index in events.indices { events[index].onlyInWal = !identifiers.contains(ExactString(events[index].uniqueIdentifier)) }
         }
         events.sort(by: Self.precedes)
         var rows: [String: Int] = [:]
         for (entity, table) in contents.layout.entities { rows[table.table, default: 0] += contents.rows[entity]?.count ?? 0 }
-        let referenced = Set((contents.rows["CDEDataFile"] ?? []).compactMap { $0.attributes["filename"]?.text })
+        let referenced = sortedUnique((contents.rows["CDEDataFile"] ?? []).compactMap { $0.attributes["filename"]?.text })
         return DeviceState(
             folder: folder, info: info, modelVersion: version.name, walFile: walFile, rows: rows, events: events,
             dataFiles: DeviceFolder.fileNames(in: folder.folder + "/data"), newDataFiles: DeviceFolder.fileNames(in: folder.folder + "/newdata"),
-            referencedDataFiles: referenced.sorted(by: utf8Precedes), uploadCache: DeviceFolder.fileNames(in: folder.transitCache + "/upload"),
+            referencedDataFiles: referenced, uploadCache: DeviceFolder.fileNames(in: folder.transitCache + "/upload"),
             downloadCache: DeviceFolder.fileNames(in: folder.transitCache + "/download"), damagedArchives: damaged)
     }
 
@@ -214,8 +216,9 @@ package struct DeviceState: Sendable {
                 (known?.count ?? 0) + 1, min(known?.first ?? event.revision, event.revision), max(known?.last ?? event.revision, event.revision)
             )
         }
-        let present = Set(dataFiles + newDataFiles)
-        let referenced = Set(referencedDataFiles)
+        // Data files by their bytes: two named in NFC and NFD are two files.
+        let present = Set((dataFiles + newDataFiles).map(ExactString.init))
+        let referenced = Set(referencedDataFiles.map(ExactString.init))
         return .object(
             JSONObject([
                 ("ensemble", .string(folder.ensemble)),
@@ -265,8 +268,8 @@ package struct DeviceState: Sendable {
                     .object(
                         JSONObject([
                             ("data", strings(dataFiles)), ("newdata", strings(newDataFiles)), ("referenced", strings(referencedDataFiles)),
-                            ("missing", strings(referencedDataFiles.filter { !present.contains($0) })),
-                            ("unreferenced", strings(dataFiles.filter { !referenced.contains($0) })),
+                            ("missing", strings(referencedDataFiles.filter { !present.contains(ExactString($0)) })),
+                            ("unreferenced", strings(dataFiles.filter { !referenced.contains(ExactString($0)) })),
                         ]))
                 ),
                 ("transitCache", .object(JSONObject([("upload", strings(uploadCache)), ("download", strings(downloadCache))]))),

@@ -59,40 +59,46 @@ enum DeviceInspection {
             let registration = cloud.ensembleFolder + "/stores/" + store
             registrationPresent = FileManager.default.fileExists(atPath: registration)
             registrationIsDictionary = DeviceFolder.isPropertyListDictionary(registration)
-            let inCloud = Set(cloud.events.map(\.event.uniqueIdentifier))
-            let upload = Set(state.uploadCache)
-            let neverUploaded = state.ownCompleteEvents.filter { !inCloud.contains($0.uniqueIdentifier) }
+            // Identifiers and names by their bytes: two spelt in NFC and NFD are two.
+            let inCloud = Set(cloud.events.map { ExactString($0.event.uniqueIdentifier) })
+            let upload = Set(state.uploadCache.map(ExactString.init))
+            let neverUploaded = state.ownCompleteEvents.filter { !inCloud.contains(ExactString($0.uniqueIdentifier)) }
                 .sorted { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.uniqueIdentifier, $1.uniqueIdentifier) }
                 .map { event -> JSONValue in
                     let file = DeviceState.cloudFile(of: event)
                     let name = URL(fileURLWithPath: file).lastPathComponent
                     return .object(
                         JSONObject([
-                            ("uniqueIdentifier", .string(event.uniqueIdentifier)), ("file", .string(file)), ("inUploadCache", .bool(upload.contains(name))),
+                            ("uniqueIdentifier", .string(event.uniqueIdentifier)), ("file", .string(file)),
+                            ("inUploadCache", .bool(upload.contains(ExactString(name)))),
                         ]))
                 }
-            let imported = Set(state.events.filter { $0.type != 0 }.map(\.uniqueIdentifier))
-            let download = Set(state.downloadCache)
-            var seen = Set<String>()
+            let imported = Set(state.events.filter { $0.type != 0 }.map { ExactString($0.uniqueIdentifier) })
+            let download = Set(state.downloadCache.map(ExactString.init))
+            var seen = Set<ExactString>()
             let byCount = { (a: Event, b: Event) in
                 a.globalCount != b.globalCount ? a.globalCount < b.globalCount : utf8Precedes(a.uniqueIdentifier, b.uniqueIdentifier)
             }
-            let notImported = cloud.events.filter { !imported.contains($0.event.uniqueIdentifier) && seen.insert($0.event.uniqueIdentifier).inserted }
-                .sorted { byCount($0.event, $1.event) }
-                .map { entry -> JSONValue in
-                    let name = URL(fileURLWithPath: entry.file).lastPathComponent
-                    return .object(
-                        JSONObject([
-                            ("uniqueIdentifier", .string(entry.event.uniqueIdentifier)), ("file", .string(entry.file)),
-                            ("inDownloadCache", .bool(download.contains(name))),
-                        ]))
-                }
+            let notImported = cloud.events.filter {
+                !imported.contains(ExactString($0.event.uniqueIdentifier)) && seen.insert(ExactString($0.event.uniqueIdentifier)).inserted
+            }
+            .sorted { byCount($0.event, $1.event) }
+            .map { entry -> JSONValue in
+                let name = URL(fileURLWithPath: entry.file).lastPathComponent
+                return .object(
+                    JSONObject([
+                        ("uniqueIdentifier", .string(entry.event.uniqueIdentifier)), ("file", .string(entry.file)),
+                        ("inDownloadCache", .bool(download.contains(ExactString(name)))),
+                    ]))
+            }
             // A cloud baseline that is not the one the store was built from: the next merge
             // imports it and integrates in full (repair.md 8.3).
             let builtFrom = state.info.baselineUsedToConstructStore
-            let otherBaselines = cloud.events.filter { $0.event.type == .baseline && builtFrom != nil && $0.event.uniqueIdentifier != builtFrom }
-                .sorted { byCount($0.event, $1.event) }
-                .map { JSONValue.object(JSONObject([("uniqueIdentifier", .string($0.event.uniqueIdentifier)), ("file", .string($0.file))])) }
+            let otherBaselines = cloud.events.filter { entry in
+                entry.event.type == .baseline && builtFrom.map { !exactlyEqual(entry.event.uniqueIdentifier, $0) } ?? false
+            }
+            .sorted { byCount($0.event, $1.event) }
+            .map { JSONValue.object(JSONObject([("uniqueIdentifier", .string($0.event.uniqueIdentifier)), ("file", .string($0.file))])) }
             // One (store, revision) on both sides with other contents: the device never reads a
             // file with its own name for an event (repair.md 8.2), so the two stay apart.
             var differing: [JSONValue] = []
@@ -114,7 +120,7 @@ enum DeviceInspection {
                             JSONObject([
                                 ("storeIdentifier", .string(held.storeIdentifier)), ("revision", JSONValue(held.revision)),
                                 ("uniqueIdentifier", .string(held.uniqueIdentifier)), ("cloudUniqueIdentifier", .string(entry.event.uniqueIdentifier)),
-                                ("file", .string(entry.file)), ("sameName", .bool(entry.file == DeviceState.cloudFile(of: held))),
+                                ("file", .string(entry.file)), ("sameName", .bool(exactlyEqual(entry.file, DeviceState.cloudFile(of: held)))),
                             ])))
                 }
             }
@@ -228,14 +234,14 @@ extension Ensemble {
         // (205). The leech date is not kept on the device: the earliest save or merge of the
         // store stands for it (the reference date when it has none).
         var registrations: [(store: String, leechDate: Date)] = []
-        for store in Set(events.map(\.event.storeIdentifier)).sorted(by: utf8Precedes) {
-            let saves = state.events.filter { $0.storeIdentifier == store && ($0.type == 200 || $0.type == 300) }
+        for store in sortedUnique(events.map(\.event.storeIdentifier)) {
+            let saves = state.events.filter { exactlyEqual($0.storeIdentifier, store) && ($0.type == 200 || $0.type == 300) }
             registrations.append((store, Date(timeIntervalSinceReferenceDate: saves.map(\.timestamp).min() ?? 0)))
         }
-        let referenced = Set(state.events.flatMap { $0.changes.flatMap(\.dataFiles) })
+        let referenced = Set(state.events.flatMap { $0.changes.flatMap(\.dataFiles) }.map(ExactString.init))
         var dataFiles = state.dataFiles.map { (name: $0, path: state.folder.folder + "/data/" + $0) }
-        let inData = Set(state.dataFiles)
-        dataFiles += state.newDataFiles.filter { referenced.contains($0) && !inData.contains($0) }.map {
+        let inData = Set(state.dataFiles.map(ExactString.init))
+        dataFiles += state.newDataFiles.filter { referenced.contains(ExactString($0)) && !inData.contains(ExactString($0)) }.map {
             (name: $0, path: state.folder.folder + "/newdata/" + $0)
         }
         do {
