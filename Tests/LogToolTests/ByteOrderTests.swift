@@ -335,4 +335,22 @@ struct ByteOrderTests {
         let ours = try TimelineColumns.marks(data).filter { $0.globalCount >= 50 }.map { (Array($0.store.utf8), $0.revision) }
         #expect(ours.map(\.0) == [Array(Self.nfc.utf8), Array(Self.nfd.utf8), Array(Self.nfc.utf8)] && ours.map(\.1) == [0, 5, 1], "\(ours)")
     }
+
+    @Test("rebase copies the data file an event names in NFC, not the unnamed one spelt in NFD beside it")
+    func rebaseDataFiles() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let change = #"{"Tag":[{"globalIdentifier":"tag-50","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
+        let text = """
+            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
+            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UD50"}
+            """
+        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        for name in [Self.nfc, Self.nfd] { try Data(String(repeating: name, count: 30).utf8).write(to: ensemble.appendingPathComponent("data/\(name)")) }
+        let out = scratch.appendingPathComponent("out")
+        let run = try Run("rebase", "-q", scratch.appendingPathComponent("cloud").path, "--out", out.path)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let copied = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("MainStore/data").path).filter { $0.hasPrefix("caf") }
+        #expect(copied.map { Array($0.utf8) } == [Array(Self.nfc.utf8)], "\(copied)")
+    }
 }

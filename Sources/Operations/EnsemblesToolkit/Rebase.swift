@@ -290,12 +290,12 @@ private struct RebaseWriter {
         for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events
         where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
             copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
-            dataFiles.formUnion(sourced.dataFileReferences)
+            dataFiles.formUnion(sourced.dataFileReferences.map(ExactString.init))
         }
         for entry in listing.entries {
             switch entry.entry {
             case .storeRegistration: copies.append(entry.path)
-            case .dataFile(let file) where dataFiles.contains(file): copies.append(entry.path)
+            case .dataFile(let file) where dataFiles.contains(ExactString(file)): copies.append(entry.path)
             default: break
             }
         }
@@ -331,7 +331,7 @@ private struct RebaseWriter {
     /// test's fault changes them.
     private func writeBaseline(
         _ header: Event, changes made: inout ChangeRuns?, to url: URL, fault: RebaseFaults.Fault?, made madeAll: () -> Void
-    ) throws -> (digest: [UInt8], inserts: Int, dataFiles: Set<String>) {
+    ) throws -> (digest: [UInt8], inserts: Int, dataFiles: Set<ExactString>) {
         guard var changes = made.take() else { throw ConversionFailure(errors: [FormatError(.rebaseWriteFailed, "there is no baseline to write")]) }
         let count = changes.count
         var written = header
@@ -375,16 +375,17 @@ private struct RebaseWriter {
     /// The data files that the changes made so far name; the threads making them add to it.
     private final class DataFileNames: @unchecked Sendable {
         private let lock = NSLock()
-        private var set: Set<String> = []
+        /// By bytes: data files named in NFC and NFD are two files; only those named are copied.
+        private var set: Set<ExactString> = []
 
         func insert(_ names: [String]) {
             guard !names.isEmpty else { return }
             lock.lock()
-            set.formUnion(names)
+            set.formUnion(names.map(ExactString.init))
             lock.unlock()
         }
 
-        var names: Set<String> {
+        var names: Set<ExactString> {
             lock.lock()
             defer { lock.unlock() }
             return set
@@ -396,7 +397,7 @@ private struct RebaseWriter {
     /// the new folder sees it; applied to an empty state it gives S_C, and with the kept events
     /// replayed on top, in the order they have in both folders, the input's merged state.
     private func check(
-        _ baselineURL: URL, digest: [UInt8], header: EventHeader, inserts: Int, dataFiles: Set<String>, plan: RebasePlan, input: MergeInput,
+        _ baselineURL: URL, digest: [UInt8], header: EventHeader, inserts: Int, dataFiles: Set<ExactString>, plan: RebasePlan, input: MergeInput,
         expected: Pending
     ) throws {
         func failed(_ message: String) -> ConversionFailure { ConversionFailure(errors: [FormatError(.rebaseVerificationFailed, message)]) }
@@ -420,7 +421,7 @@ private struct RebaseWriter {
         guard EventHeader(of: read) == header, read.unknownFields.isEmpty, part.unknownKeys.isEmpty, result.unknownSectionOffsets.isEmpty,
             read.objectChanges.allSatisfy({ $0.unknownFields.isEmpty && $0.propertyChanges.allSatisfy(\.unknownFields.isEmpty) }),
             changes.changes.count == inserts, changes.changes.allSatisfy({ $0.type == .insert }),
-            Set(SourcedEvent(header: read, changes: changes, file: baselineURL.lastPathComponent).dataFileReferences) == dataFiles
+            Set(SourcedEvent(header: read, changes: changes, file: baselineURL.lastPathComponent).dataFileReferences.map(ExactString.init)) == dataFiles
         else {
             throw failed("the new baseline does not read back as the event written")
         }
