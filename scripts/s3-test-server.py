@@ -58,6 +58,8 @@ NAMES = {
     "with space": b"space",
     "\u00fcn\u00efcode\u2014\u65e5": b"unicode",
     "../escape": b"x",
+    # A slash and a combining mark are one character: split at characters, `..` hid in one piece.
+    "../\u0301escape": b"x",
     "a/../b": b"x",
     "x//y": b"x",
     "./dot": b"x",

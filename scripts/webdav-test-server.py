@@ -127,6 +127,8 @@ class Stub(http.server.BaseHTTPRequestHandler):
                 ("/names/..", False, 5),
                 ("/names/%2e%2e", False, 5),
                 ("/names/a%2Fb", False, 5),
+                # An encoded slash then a combining mark: one character, so only bytes see the slash.
+                ("/names/..%2F%CC%81escape", False, 5),
                 ("/names/../escape", False, 5),
                 ("/elsewhere/x", False, 5),
                 ("http://127.0.0.2/names/y", False, 5),

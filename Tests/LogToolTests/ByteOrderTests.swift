@@ -15,6 +15,16 @@ struct ByteOrderTests {
     static let nfc = "caf\u{E9}"
     static let nfd = "cafe\u{301}"
 
+    /// Whether this file system keeps a name in NFC and in NFD as two files (Linux file systems
+    /// do; APFS takes them for one): the tests that put both in one folder need it.
+    static let namesKeptApart: Bool = {
+        guard let folder = try? scratchDirectory() else { return false }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in [nfc, nfd] { try? Data().write(to: folder.appendingPathComponent(name)) }
+        return (try? FileManager.default.contentsOfDirectory(atPath: folder.path).count) == 2
+    }()
+    static let bothNames = Testing.ConditionTrait.enabled(if: namesKeptApart, "the file system takes a name in NFC and in NFD for one file")
+
     /// The example folder copied into a scratch folder: (scratch, ensemble folder).
     static func example() throws -> (scratch: URL, ensemble: URL) {
         let scratch = try scratchDirectory()
@@ -47,7 +57,7 @@ struct ByteOrderTests {
         #expect(!IntegrityProblem.reportPrecedes(nfcFirstDetail, nfdSecondDetail))
     }
 
-    @Test("verify orders two debris entries by their names' bytes, not by their kinds")
+    @Test("verify orders two debris entries by their names' bytes, not by their kinds", ByteOrderTests.bothNames)
     func verifyDebris() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -64,7 +74,7 @@ struct ByteOrderTests {
         #expect(debris.map { $0[JSONPointer(["details", "kind"])] } == [.string("symlink"), .string("conflictedCopy")], "\(run.stdout)")
     }
 
-    @Test("inspect orders unknown keys by their files' bytes before their pointers")
+    @Test("inspect orders unknown keys by their files' bytes before their pointers", ByteOrderTests.bothNames)
     func inspectUnknownKeys() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -76,7 +86,7 @@ struct ByteOrderTests {
         #expect(keys.map { $0[JSONPointer(["pointer"])] } == [.string("/zz"), .string("/aa")], "\(run.stdout)")
     }
 
-    @Test("convert --json orders its errors by their files' bytes before their pointers")
+    @Test("convert --json orders its errors by their files' bytes before their pointers", ByteOrderTests.bothNames)
     func convertErrors() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -118,7 +128,7 @@ struct ByteOrderTests {
         #expect(copied == [Array("events/50_\(Self.nfd)_0.cdeevent".utf8)], "\(run.stdout)")
     }
 
-    @Test("two unreadable files named in NFC and NFD are two findings of verify and two entries of inspect")
+    @Test("two unreadable files named in NFC and NFD are two findings of verify and two entries of inspect", ByteOrderTests.bothNames)
     func unreadableTwice() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -131,7 +141,7 @@ struct ByteOrderTests {
         #expect((try JSONParser.parse(inspect.stdout)[JSONPointer(["ensembles", "0", "unreadable"])]?.arrayValue ?? []).count == 2, "\(inspect.stdout)")
     }
 
-    @Test("an accept list records each file's own digest when two debris files differ only in normalisation")
+    @Test("an accept list records each file's own digest when two debris files differ only in normalisation", ByteOrderTests.bothNames)
     func acceptListDigests() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -171,7 +181,7 @@ struct ByteOrderTests {
         #expect(stores.map { $0[JSONPointer(["events"])] } == [JSONValue(Int64(1)), JSONValue(Int64(1))], "\(inspect.stdout)")
     }
 
-    @Test("two files named in NFC and NFD that claim one revision with different contents are a conflicting revision")
+    @Test("two files named in NFC and NFD that claim one revision with different contents are a conflicting revision", ByteOrderTests.bothNames)
     func conflictingCopies() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -215,7 +225,7 @@ struct ByteOrderTests {
         #expect(errors.map { $0[JSONPointer(["code"])] } == [.string("merge.incomplete-data"), .string("merge.incomplete-data")], "\(run.stdout)")
     }
 
-    @Test("the cure finds the lost revision of the NFC store although the NFD store holds that revision")
+    @Test("the cure finds the lost revision of the NFC store although the NFD store holds that revision", ByteOrderTests.bothNames)
     func cureLostByBytes() throws {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -240,7 +250,7 @@ struct ByteOrderTests {
         #expect(stores == [Array("STORE-AAAA".utf8), Array(Self.nfc.utf8)], "\(run.stdout)")
     }
 
-    @Test("verify recommends a rebase when the NFD store has events and only the NFC store is in the baseline")
+    @Test("verify recommends a rebase when the NFD store has events and only the NFC store is in the baseline", ByteOrderTests.bothNames)
     func rebaseReasonByBytes() throws {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -278,7 +288,7 @@ struct ByteOrderTests {
         #expect(!MergeCases.findingDifferences(expected: expected, stderr: Data((line + "\n").utf8)).isEmpty)
     }
 
-    @Test("repair's fold moves the copy's NFD file into the ensemble and quarantines its NFC file, which the ensemble already has")
+    @Test("repair's fold moves the copy's NFD file into the ensemble and quarantines its NFC file, which the ensemble already has", ByteOrderTests.bothNames)
     func foldByBytes() throws {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -298,7 +308,7 @@ struct ByteOrderTests {
         #expect(quarantined == [Array("\(copy)/50_\(Self.nfc)_0.cdeevent".utf8)], "\(run.stdout)")
     }
 
-    @Test("convert copies two registrations and two data files named in NFC and NFD, each with its own bytes")
+    @Test("convert copies two registrations and two data files named in NFC and NFD, each with its own bytes", ByteOrderTests.bothNames)
     func convertTwoNames() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -336,7 +346,7 @@ struct ByteOrderTests {
         #expect(ours.map(\.0) == [Array(Self.nfc.utf8), Array(Self.nfd.utf8), Array(Self.nfc.utf8)] && ours.map(\.1) == [0, 5, 1], "\(ours)")
     }
 
-    @Test("rebase copies the data file an event names in NFC, not the unnamed one spelt in NFD beside it")
+    @Test("rebase copies the data file an event names in NFC, not the unnamed one spelt in NFD beside it", ByteOrderTests.bothNames)
     func rebaseDataFiles() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -352,5 +362,48 @@ struct ByteOrderTests {
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let copied = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("MainStore/data").path).filter { $0.hasPrefix("caf") }
         #expect(copied.map { Array($0.utf8) } == [Array(Self.nfc.utf8)], "\(copied)")
+    }
+
+    @Test("JSON pointers whose tokens differ only in normalisation are two pointers, as their order says")
+    func pointers() {
+        let nfc = JSONPointer(["a", Self.nfc]), nfd = JSONPointer(["a", Self.nfd])
+        #expect(nfc != nfd && Set([nfc, nfd]).count == 2 && nfd < nfc)
+        #expect(JSONPointer(["a", Self.nfc]) == nfc)
+    }
+
+    @Test("verify: an unnamed data file in NFD beside a named one in NFC is an orphan; two files' unknown keys are two findings", ByteOrderTests.bothNames)
+    func verifyOrphanAndUnknownKeys() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let change = #"{"Tag":[{"globalIdentifier":"tag-o","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
+        let text = """
+            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
+            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UO"}
+            """
+        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        for name in [Self.nfc, Self.nfd] {
+            try Data(name.utf8).write(to: ensemble.appendingPathComponent("data/\(name)"))
+            try Self.event(store: name, globalCount: "60", extra: #""x-\#(name)":1"#).write(to: ensemble.appendingPathComponent("events/60_\(name)_0.cdeevent"))
+        }
+        let run = try Run("verify", "--json", ensemble.path)
+        let diagnostics = try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? []
+        func files(_ code: String) -> [[UInt8]] {
+            Self.bytes(diagnostics.filter { $0[JSONPointer(["code"])] == .string(code) }.compactMap { $0[JSONPointer(["files", "0"])] })
+                .filter { String(decoding: $0, as: UTF8.self).contains("caf") }
+        }
+        #expect(files("verify.orphan-data-file") == [Array("data/\(Self.nfd)".utf8)], "\(run.stdout)")
+        #expect(files("verify.unknown-keys") == [Array("events/60_\(Self.nfd)_0.cdeevent".utf8), Array("events/60_\(Self.nfc)_0.cdeevent".utf8)])
+    }
+
+    @Test("the timeline names a mark's file when its name spells the store in NFD and its content in NFC")
+    func timelineFileName() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try Self.event(store: Self.nfc).write(to: ensemble.appendingPathComponent("events/50_\(Self.nfd)_0.cdeevent"))
+        let run = LogTool.runCapturing(arguments: ["timeline", scratch.appendingPathComponent("cloud").path])
+        let opening = #"<script type="application/json" class="timeline-data">"#
+        let json = try #require(run.stdout.components(separatedBy: opening).dropFirst().first?.components(separatedBy: "</script>").first)
+        let marks = try TimelineColumns.marks(try JSONParser.parse(Array(json.utf8))).filter { $0.globalCount == 50 }
+        #expect(marks.map { Array($0.file.utf8) } == [Array("events/50_\(Self.nfd)_0.cdeevent".utf8)], "\(marks)")
     }
 }

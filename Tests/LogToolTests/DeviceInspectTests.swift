@@ -184,7 +184,7 @@ struct DeviceInspectTests {
         #expect(document[JSONPointer(["cloud", "differingRevisions"])] == .array([]), "\(run.stdout)")
     }
 
-    @Test("a device's convert registers both the NFC and the NFD store")
+    @Test("a device's convert registers both the NFC and the NFD store", ByteOrderTests.bothNames)
     func convertRegistersBoth() throws {
         let (scratch, device) = try Self.normalisationPair()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -193,6 +193,19 @@ struct DeviceInspectTests {
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let stores = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("MainStore/stores").path)
         #expect(Set(stores.map { ExactString($0) }).isSuperset(of: [ExactString("cafe\u{301}"), ExactString("caf\u{E9}")]), "\(stores)")
+    }
+
+    @Test("a device's data file named in NFD is not in a cloud that holds the name in NFC")
+    func dataFilesNotInCloudByBytes() throws {
+        let (scratch, device) = try Self.copyOfHealthy()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cloud = scratch.appendingPathComponent("cloud")
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("healthy/cloud"), to: cloud)
+        try Data("d".utf8).write(to: device.appendingPathComponent("MainStore/data/cafe\u{301}"))
+        try Data("d".utf8).write(to: cloud.appendingPathComponent("MainStore/data/caf\u{E9}"))
+        let run = try Run("inspect", "--json", device.appendingPathComponent("MainStore").path, "--cloud", cloud.path)
+        let missing = try JSONParser.parse(Array(run.stdout.utf8))[JSONPointer(["cloud", "dataFilesNotInCloud"])]?.arrayValue ?? []
+        #expect(missing.compactMap { $0.stringValue.map { Array($0.utf8) } } == [Array("cafe\u{301}".utf8)], "\(run.stdout)")
     }
 
     /// A copy of the healthy case's event-data root in a scratch folder.

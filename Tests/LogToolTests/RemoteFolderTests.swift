@@ -407,7 +407,7 @@ struct RemoteFolderTests {
             #expect(run.status == 1, "\(run.stderr)")
             #expect(try Self.files(under: destination) == ["with space", "ünïcode—日"], "\(path)")
             let lines = run.stderr.split(separator: "\n")
-            #expect(lines.count == 8, "\(run.stderr)")
+            #expect(lines.count == 9, "\(run.stderr)")
             #expect(lines.allSatisfy { $0.hasPrefix("remote.unsafe-name ") }, "\(run.stderr)")
             #expect(!run.stderr.contains("\u{0}"))
         }

@@ -193,28 +193,33 @@ struct RepairSafetyTests {
         #expect(RepairTests.snapshot(quarantine) == quarantineBefore)
     }
 
-    @Test("a journal naming a sibling of the cloud folder whose name differs only in Unicode normalisation is refused")
+    @Test("a journal naming a sibling of the cloud folder whose name differs only in Unicode normalisation is refused", ByteOrderTests.bothNames)
     func normalisationSibling() throws {
-        let work = try RepairTests.scratch("normalisation")
+        let (work, folder) = try RepairTests.unrepairedCopy("normalisation")
         defer { try? FileManager.default.removeItem(at: work) }
-        // The case's ensemble renamed "café" in NFC; its sibling "café" in NFD is another folder.
-        let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: RepairTests.root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        // The cloud folder renamed "café" in NFC; its sibling "café" in NFD is another folder.
         let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
-        try FileManager.default.moveItem(at: folder.appendingPathComponent("cloud/E"), to: folder.appendingPathComponent("cloud/\(nfc)"))
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("cloud"), to: folder.appendingPathComponent(nfc))
         let quarantine = work.appendingPathComponent("q")
-        let apply = try Run(arguments: ["repair", "cloud/\(nfc)", "--apply", "--quarantine", quarantine.path], in: folder)
+        let apply = try Run(arguments: ["repair", "\(nfc)/E", "--apply", "--quarantine", quarantine.path], in: folder)
         #expect(apply.status == 0, "\(apply.stdout)\(apply.stderr)")
-        let sibling = folder.appendingPathComponent("cloud/\(nfd)/data")
+        let sibling = folder.appendingPathComponent("\(nfd)/E/data")
         try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
-        // A valid chain whose step puts the orphan back into the sibling instead.
+        // A valid chain whose step moved the orphan from the sibling, and the quarantined file
+        // where that step says it is: undo would put it into the sibling.
         let journal = quarantine.appendingPathComponent("journal.jsonl")
         var records = try Self.records(journal)
-        let step = try #require(records.firstIndex { $0["from"]?.stringValue?.hasSuffix("/cloud/\(nfc)/data/ORPHAN") == true })
-        let from = records[step]["from"]?.stringValue ?? ""
-        records[step]["from"] = .string(String(from.dropLast("/cloud/\(nfc)/data/ORPHAN".count)) + "/cloud/\(nfd)/data/ORPHAN")
-        try #require(records[step]["from"]?.stringValue.map { Array($0.utf8) } != Array(from.utf8))
+        let suffix = "/\(nfc)/E/data/ORPHAN"
+        let step = try #require(records.firstIndex { $0["from"]?.stringValue?.hasSuffix(suffix) == true })
+        for key in ["from", "to"] {
+            let path = records[step][key]?.stringValue ?? ""
+            records[step][key] = .string(String(path.dropLast(suffix.count)) + "/\(nfd)/E/data/ORPHAN")
+        }
         try Self.write(records, to: journal)
+        let moved = quarantine.appendingPathComponent("files/\(nfd)/E/data")
+        try FileManager.default.createDirectory(at: moved, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(
+            at: quarantine.appendingPathComponent("files/\(nfc)/E/data/ORPHAN"), to: moved.appendingPathComponent("ORPHAN"))
         let undo = try Run(arguments: ["repair", "--undo", quarantine.path], in: folder)
         #expect(undo.status == 2, "\(undo.stdout)\(undo.stderr)")
         #expect(undo.stderr.contains("repair.journal"), "\(undo.stderr)")
@@ -223,14 +228,36 @@ struct RepairSafetyTests {
 
     @Test("a quarantine in the cloud folder whose name starts with a combining mark is refused: slash and mark are one character")
     func quarantineAfterCombiningMark() throws {
-        let work = try RepairTests.scratch("combining")
+        let (work, folder) = try RepairTests.unrepairedCopy("combining")
         defer { try? FileManager.default.removeItem(at: work) }
-        let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: RepairTests.root.appendingPathComponent("fold-and-quarantine"), to: folder)
         let before = RepairTests.snapshot(folder.appendingPathComponent("cloud"))
         let run = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", "cloud/\u{301}q"], in: folder)
         #expect(run.status == 2 && run.stderr.contains("repair.quarantine"), "\(run.stdout)\(run.stderr)")
         #expect(RepairTests.snapshot(folder.appendingPathComponent("cloud")) == before)
+    }
+
+    @Test("a resumed apply refuses a step that hides `..` behind a slash and a combining mark, one character")
+    func hiddenParentStep() throws {
+        let (work, folder, quarantine, _) = try RepairTests.repairedCopy("hidden-parent")
+        defer { try? FileManager.default.removeItem(at: work) }
+        // A file beside the cloud folder, and a valid chain whose last step moves it: the path
+        // cloud/../ + U+0301 + x names it through `..`.
+        let outside = folder.appendingPathComponent("\u{301}x")
+        let bytes = Data("beside the cloud folder\n".utf8)
+        try bytes.write(to: outside)
+        let journal = quarantine.appendingPathComponent("journal.jsonl")
+        var records = try Self.records(journal)
+        let step = records.compactMap { $0["step"]?.numberValue?.int64Value }.max() ?? 0
+        records.append(
+            JSONObject([
+                ("from", .string(folder.path + "/cloud/../\u{301}x")), ("op", .string("move")),
+                ("sha256", .string(SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())), ("size", JSONValue(Int64(bytes.count))),
+                ("step", JSONValue(step + 1)), ("to", .string(quarantine.path + "/files/cloud/../\u{301}x")),
+            ]))
+        try Self.write(records, to: journal)
+        let run = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("repair.journal"), "\(run.stdout)\(run.stderr)")
+        #expect(try Data(contentsOf: outside) == bytes)
     }
 
     @Test("a journal cut at a line boundary is refused: the quarantine holds files it no longer names")

@@ -133,13 +133,20 @@ struct RepairTests {
         #expect(Self.snapshot(folder) == before)
     }
 
+    /// A copy of the fold-and-quarantine fixture as `case` in a scratch folder: the scratch
+    /// folder (to remove) and the case folder.
+    static func unrepairedCopy(_ name: String) throws -> (work: URL, folder: URL) {
+        let work = try scratch(name)
+        let folder = work.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        return (work, folder)
+    }
+
     /// A copy of the fold-and-quarantine fixture in a scratch folder, repaired into `q` beside it:
     /// the scratch folder (to remove), the case folder, the quarantine, and the cloud folder's
     /// files before the repair.
     static func repairedCopy(_ name: String) throws -> (work: URL, folder: URL, quarantine: URL, before: [String: String]) {
-        let work = try scratch(name)
-        let folder = work.appendingPathComponent("case")
-        try FileManager.default.copyItem(at: root.appendingPathComponent("fold-and-quarantine"), to: folder)
+        let (work, folder) = try unrepairedCopy(name)
         let before = snapshot(folder.appendingPathComponent("cloud"))
         let quarantine = work.appendingPathComponent("q")
         _ = try Run(arguments: ["repair", "cloud/E", "--apply", "--quarantine", quarantine.path], in: folder)

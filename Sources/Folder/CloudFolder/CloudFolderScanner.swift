@@ -206,7 +206,7 @@ package struct CloudFolderScanner: Sendable {
             }
             var record = DuplicateFolder(path: path, copied: [], shared: [])
             for entry in layer {
-                let foldedPath = String(entry.path.dropFirst(path.count + 1))
+                let foldedPath = ExactString.remainder(of: entry.path, after: path + "/") ?? entry.path
                 if present.insert(ExactString(foldedPath)).inserted {
                     record.copied.append(foldedPath)
                     entries.append(entry)

@@ -392,7 +392,7 @@ package final class RepairJournal {
     /// so that a folder whose name differs from `base`'s only in Unicode normalisation is another.
     private static func below(_ base: String, _ path: String) -> [String]? {
         guard let rest = ExactString.remainder(of: path, after: base.hasSuffix("/") ? base : base + "/") else { return nil }
-        let components = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let components = ExactString.components(of: rest)
         guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return nil }
         return components
     }

@@ -183,7 +183,7 @@ package struct RemoteSnapshot: Sendable {
         // snapshot, so that the snapshot is the folder as it is now.
         let listedPaths = Set(entries.map(\.relative))
         for (path, _) in previous where !listedPaths.contains(path) {
-            let segments = path.split(separator: "/").map(String.init)
+            let segments = ExactString.components(of: path, omittingEmpty: true)
             guard segments.allSatisfy({ Self.unsafeReason($0) == nil }) else { continue }
             let url = segments.reduce(directory) { $0.appendingPathComponent($1) }
             if (try? FileManager.default.removeItem(at: url)) != nil { report.removed += 1 }
@@ -227,7 +227,8 @@ package struct RemoteSnapshot: Sendable {
     package static func unsafeReason(_ name: String) -> String? {
         if name.isEmpty { return "an empty name" }
         if name == "." || name == ".." { return "the name \(name)" }
-        if name.contains("/") { return "a name containing /" }
+        // By bytes: a slash followed by a combining mark is one character, not "/".
+        if name.utf8.contains(UInt8(ascii: "/")) { return "a name containing /" }
         if name.utf8.contains(0) { return "a name containing NUL" }
         if name.utf8.count > 255 { return "a name longer than 255 bytes" }
         return nil

@@ -49,7 +49,7 @@ extension RemoteSnapshot {
                 }
                 // A key ending in `/` with no bytes is a console's folder marker, not a file.
                 if relative.isEmpty || (relative.hasSuffix("/") && object.size == 0) { continue }
-                let path = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                let path = ExactString.components(of: relative)
                 let shown = relative
                 if let reason = path.lazy.compactMap({ Self.unsafeReason($0) }).first
                     ?? (path == [Self.manifestName] ? "the manifest's own name" : nil)

@@ -66,4 +66,14 @@ public struct JSONPointer: Hashable, Sendable, Comparable, CustomStringConvertib
     public static func < (lhs: JSONPointer, rhs: JSONPointer) -> Bool {
         lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8)
     }
+
+    /// Equal when their tokens have the same bytes, as `<` orders them: members named in NFC and
+    /// in NFD are two members (Swift's `==` on strings would call them one).
+    public static func == (lhs: JSONPointer, rhs: JSONPointer) -> Bool {
+        lhs.tokens.count == rhs.tokens.count && zip(lhs.tokens, rhs.tokens).allSatisfy { ExactString($0) == ExactString($1) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for token in tokens { hasher.combine(ExactString(token)) }
+    }
 }

@@ -242,4 +242,11 @@ package struct ExactString: Hashable, Sendable {
         guard string.utf8.starts(with: prefix.utf8) else { return nil }
         return String(decoding: string.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
+
+    /// The pieces of `path` between its `/` bytes. `split(separator: "/")` splits at characters,
+    /// and a slash followed by a combining mark is one character: `../` + U+0301 + `x` stayed
+    /// one piece, not `..` and U+0301 + `x`, and passed a check for `..`.
+    package static func components(of path: String, omittingEmpty: Bool = false) -> [String] {
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: omittingEmpty).map { String(decoding: $0, as: UTF8.self) }
+    }
 }

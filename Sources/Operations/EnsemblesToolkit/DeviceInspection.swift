@@ -15,7 +15,8 @@ enum DeviceInspection {
         /// One per event or baseline: path relative to the ensemble folder, and the SHA-256 of
         /// its v2 JSON encoding, which two events share exactly when their contents are equal.
         var events: [(event: Event, file: String, digest: [UInt8])]
-        var dataFiles: Set<String>
+        /// By bytes: two named in NFC and NFD are two files.
+        var dataFiles: Set<ExactString>
     }
 
     /// The SHA-256 of an event's v2 JSON encoding: the same for the same contents, whichever
@@ -46,7 +47,7 @@ enum DeviceInspection {
                 }
             }
         }
-        return CloudEvents(ensembleFolder: folder, events: events, dataFiles: Set(DeviceFolder.fileNames(in: folder + "/data")))
+        return CloudEvents(ensembleFolder: folder, events: events, dataFiles: Set(DeviceFolder.fileNames(in: folder + "/data").map(ExactString.init)))
     }
 
     /// Sections 5.6 and 5.7 added to the device's facts.
@@ -127,7 +128,7 @@ enum DeviceInspection {
             cloudValue = .object(
                 JSONObject([
                     ("registered", .bool(registrationPresent)), ("neverUploaded", .array(neverUploaded)), ("notImported", .array(notImported)),
-                    ("dataFilesNotInCloud", .array(state.dataFiles.filter { !cloud.dataFiles.contains($0) }.map(JSONValue.string))),
+                    ("dataFilesNotInCloud", .array(state.dataFiles.filter { !cloud.dataFiles.contains(ExactString($0)) }.map(JSONValue.string))),
                     ("otherBaselines", .array(otherBaselines)), ("differingRevisions", .array(differing)),
                 ]))
         }

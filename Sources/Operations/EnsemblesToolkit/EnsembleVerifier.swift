@@ -177,7 +177,8 @@ package enum EnsembleVerifier {
         input.loadBody = { sourced throws(FormatError) in
             try reader.readEvent(file: listing.file(sourced.file), parts: sourced.parts.map { listing.file($0) }, digest: sourced.contentDigest)
         }
-        var referenced = Set<String>()
+        // Data files and files by their bytes: two named in NFC and NFD are two.
+        var referenced = Set<ExactString>()
         for file in contents.events {
             guard let event = file.entry.event else {
                 if !file.entry.isComplete { incomplete(file.entry, delivery: evidence.delivery(ofIncomplete: file), into: &diagnostics) }
@@ -349,16 +350,16 @@ package enum EnsembleVerifier {
                     [("cause", .string(error.code.rawValue)), ("pointer", .null), ("offset", error.location.offset.map { JSONValue(Int64($0)) } ?? .null)])
             }
         }
-        for data in contents.dataFiles where !referenced.contains(data.name) {
+        for data in contents.dataFiles where !referenced.contains(ExactString(data.name)) {
             add(
                 .verifyOrphanDataFile, .info, nil, [data.file], "no readable event or baseline references this data file",
                 "it only takes space, unless an unreadable or missing event needs it")
         }
-        var unknownByFile: [String: [String]] = [:]
-        for key in contents.unknownKeys { unknownByFile[key.file, default: []].append(key.pointer.description) }
+        var unknownByFile: [ExactString: [String]] = [:]
+        for key in contents.unknownKeys { unknownByFile[ExactString(key.file), default: []].append(key.pointer.description) }
         for (file, pointers) in unknownByFile {
             add(
-                .verifyUnknownKeys, .info, nil, [file], "the file has members this toolkit does not know",
+                .verifyUnknownKeys, .info, nil, [file.value], "the file has members this toolkit does not know",
                 "they are kept by every rewrite; a newer writer may have added them",
                 [("pointers", .array(pointers.sorted(by: utf8Precedes).map(JSONValue.string)))])
         }
@@ -403,9 +404,9 @@ package enum EnsembleVerifier {
         }
     }
 
-    private static func collect(_ sourced: SourcedEvent, into input: inout MergeInput, referenced: inout Set<String>) {
+    private static func collect(_ sourced: SourcedEvent, into input: inout MergeInput, referenced: inout Set<ExactString>) {
         if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
-        referenced.formUnion(sourced.dataFileReferences)
+        referenced.formUnion(sourced.dataFileReferences.map(ExactString.init))
     }
 
     private static func incomplete(_ entry: EventEntry, delivery: JSONValue, into diagnostics: inout [Diagnostic]) {

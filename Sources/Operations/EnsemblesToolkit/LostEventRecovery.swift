@@ -55,7 +55,7 @@ struct LostEventRecovery {
                 }
                 var files: [(name: String, bytes: [UInt8])] = []
                 var missing: String?
-                for file in Set(event.objectChanges.flatMap(\.dataFiles)).sorted(by: utf8Precedes)
+                for file in sortedUnique(event.objectChanges.flatMap(\.dataFiles))
                 where !(cloudData?.contains(ExactString(file)) ?? true) && !added.contains(ExactString(file)) {
                     // A copy that is no regular file, or too large, is as good as none.
                     let copy = ["/data/", "/newdata/"].lazy.compactMap {

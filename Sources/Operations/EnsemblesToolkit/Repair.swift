@@ -261,7 +261,7 @@ extension Ensemble {
         for file in added {
             guard
                 let cure = input.baselines.first(where: {
-                    folder.appendingPathComponent(relative($0.file)).standardizedFileURL.path == file.standardizedFileURL.path
+                    exactlyEqual(folder.appendingPathComponent(relative($0.file)).standardizedFileURL.path, file.standardizedFileURL.path)
                 })
             else { continue }
             let covered = LostRevisionCure.coveredBy(cure, input, relative: relative)

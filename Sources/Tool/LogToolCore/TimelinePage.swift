@@ -185,7 +185,7 @@ enum TimelinePage {
         svg += "</g><g class=\"findings\">"
         var folderIndex = 0
         // Several findings about one event stand side by side, 13 units apart, not on top of each other.
-        var slots: [String: Int] = [:]
+        var slots: [ExactString: Int] = [:]
         for (index, finding) in report.findings.enumerated() {
             let diagnostic = finding.diagnostic
             let tip = "<title>\(escape(diagnostic.code.rawValue)): \(escape(diagnostic.reason))</title>"
@@ -197,8 +197,8 @@ enum TimelinePage {
                 let (cx, cy) = (x(globalCount), y(store))
                 if drawn.contains(Place(store: ExactString(store), globalCount: globalCount)) {
                     // A triangle in the upper part of the lane, pointing at the event's mark.
-                    let slot = slots["\(store)\u{0}\(globalCount)", default: 0]
-                    slots["\(store)\u{0}\(globalCount)"] = slot + 1
+                    let slot = slots[ExactString("\(store)\u{0}\(globalCount)"), default: 0]
+                    slots[ExactString("\(store)\u{0}\(globalCount)")] = slot + 1
                     let tx = cx + Double(slot) * 13
                     svg +=
                         "<path \(attributes("event-finding")) data-store=\"\(escape(store))\" data-gc=\"\(globalCount)\" data-slot=\"\(slot)\" d=\"M\(tx - 6),\(cy - 16) L\(tx + 6),\(cy - 16) L\(tx),\(cy - 6) Z\">\(tip)</path>"
@@ -333,7 +333,7 @@ enum TimelinePage {
         // A file is named by its global count, store and revision unless listed in `files`.
         var files: [JSONValue] = [], spans: [JSONValue] = [], deviceOnly: [JSONValue] = []
         for (index, mark) in marks.enumerated() {
-            if !(gcPacked && revisionPacked) || mark.file != "events/\(mark.globalCount)_\(mark.store)_\(mark.revision).cdeevent" {
+            if !(gcPacked && revisionPacked) || !exactlyEqual(mark.file, "events/\(mark.globalCount)_\(mark.store)_\(mark.revision).cdeevent") {
                 files.append(.array([JSONValue(Int64(index)), .string(mark.file)]))
             }
             if !mark.spans.isEmpty { spans.append(.array([JSONValue(Int64(index)), .array(mark.spans.map(JSONValue.string))])) }
