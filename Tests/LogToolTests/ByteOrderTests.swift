@@ -47,6 +47,17 @@ struct ByteOrderTests {
 
     static func bytes(_ values: [JSONValue]) -> [[UInt8]] { values.compactMap { $0.stringValue.map { Array($0.utf8) } } }
 
+    /// Writes events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent: an insert whose attribute is held in
+    /// the data file `name`.
+    static func writeEventNaming(dataFile name: String, in ensemble: URL) throws {
+        let change = #"{"Tag":[{"globalIdentifier":"tag-d","properties":[{"propertyName":"icon","type":0,"filename":"\#(name)"}],"type":100}]}"#
+        let text = """
+            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
+            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UD"}
+            """
+        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+    }
+
     @Test("IntegrityProblem.reportPrecedes orders files by bytes before details")
     func problems() {
         let nfcFirstDetail = IntegrityProblem(
@@ -199,12 +210,7 @@ struct ByteOrderTests {
     func deliveryByBytes() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let change = #"{"Tag":[{"globalIdentifier":"tag-d","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
-        let text = """
-            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
-            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UD"}
-            """
-        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        try Self.writeEventNaming(dataFile: Self.nfc, in: ensemble)
         try Data("x".utf8).write(to: ensemble.appendingPathComponent("data/.\(Self.nfd).icloud"))
         let run = try Run("verify", "--json", ensemble.path)
         let missing = (try JSONParser.parse(run.stdout)[JSONPointer(["ensembles", "0", "diagnostics"])]?.arrayValue ?? [])
@@ -350,12 +356,7 @@ struct ByteOrderTests {
     func rebaseDataFiles() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let change = #"{"Tag":[{"globalIdentifier":"tag-50","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
-        let text = """
-            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
-            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UD50"}
-            """
-        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        try Self.writeEventNaming(dataFile: Self.nfc, in: ensemble)
         for name in [Self.nfc, Self.nfd] { try Data(String(repeating: name, count: 30).utf8).write(to: ensemble.appendingPathComponent("data/\(name)")) }
         let out = scratch.appendingPathComponent("out")
         let run = try Run("rebase", "-q", scratch.appendingPathComponent("cloud").path, "--out", out.path)
@@ -375,12 +376,7 @@ struct ByteOrderTests {
     func verifyOrphanAndUnknownKeys() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let change = #"{"Tag":[{"globalIdentifier":"tag-o","properties":[{"propertyName":"icon","type":0,"filename":"\#(Self.nfc)"}],"type":100}]}"#
-        let text = """
-            {"changesByEntity":\(change),"globalCount":50,"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":12},\
-            "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UO"}
-            """
-        try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent"))
+        try Self.writeEventNaming(dataFile: Self.nfc, in: ensemble)
         for name in [Self.nfc, Self.nfd] {
             try Data(name.utf8).write(to: ensemble.appendingPathComponent("data/\(name)"))
             try Self.event(store: name, globalCount: "60", extra: #""x-\#(name)":1"#).write(to: ensemble.appendingPathComponent("events/60_\(name)_0.cdeevent"))
