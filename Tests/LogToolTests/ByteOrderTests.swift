@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 import EnsemblesToolkit
@@ -401,5 +402,34 @@ struct ByteOrderTests {
         let json = try #require(run.stdout.components(separatedBy: opening).dropFirst().first?.components(separatedBy: "</script>").first)
         let marks = try TimelineColumns.marks(try JSONParser.parse(Array(json.utf8))).filter { $0.globalCount == 50 }
         #expect(marks.map { Array($0.file.utf8) } == [Array("events/50_\(Self.nfd)_0.cdeevent".utf8)], "\(marks)")
+    }
+
+    @Test("merge --sqlite writes a table for each of two entities named in NFC and NFD")
+    func sqliteTables() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let entities = ["Caf\u{E9}", "Cafe\u{301}"]
+        for (offset, entity) in entities.enumerated() {
+            let change = #"{"\#(entity)":[{"globalIdentifier":"o-\#(offset)","properties":[{"propertyName":"name","type":0,"value":"x"}],"type":100}]}"#
+            let text = """
+                {"changesByEntity":\(change),"globalCount":\(50 + offset),"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":\(12 + offset)},\
+                "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"UQ\(offset)"}
+                """
+            try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/\(50 + offset)_A1B2C3D4-STORE-ALPHA_\(12 + offset).cdeevent"))
+        }
+        let database = scratch.appendingPathComponent("state.sqlite")
+        let run = try Run("merge", "-q", "--sqlite", database.path, ensemble.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        var handle: OpaquePointer?
+        try #require(sqlite3_open_v2(database.path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        try #require(sqlite3_prepare_v2(handle, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1, &statement, nil) == SQLITE_OK)
+        defer { sqlite3_finalize(statement) }
+        var tables: [[UInt8]] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if let text = sqlite3_column_text(statement, 0) { tables.append(Array(String(cString: text).utf8)) }
+        }
+        #expect(tables.filter { $0.starts(with: Array("Caf".utf8)) } == [Array(entities[1].utf8), Array(entities[0].utf8)])
     }
 }

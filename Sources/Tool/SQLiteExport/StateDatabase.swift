@@ -20,9 +20,10 @@ package enum StateDatabase {
     /// else from what the state holds.
     private static func fill(_ database: Connection, with state: StoreState) throws {
         let objects = state.objectsInOrder
-        var columns: [String: [(name: String, type: String)]] = [:]
-        var joins: [String: Set<String>] = [:]  // entity -> to-many relationship names
-        var ordered: Set<String> = []  // "entity\0relationship" of ordered ones
+        // Names by their bytes: entities and properties named in NFC and NFD are two tables or columns.
+        var columns: [ExactString: [(name: String, type: String)]] = [:]
+        var joins: [ExactString: Set<ExactString>] = [:]  // entity -> to-many relationship names
+        var ordered: Set<ExactString> = []  // "entity\0relationship" of ordered ones
         if let model = state.dataModel {
             for entity in model.entityNames where !(model.entities[entity]?.isAbstract ?? false) {
                 var list: [(String, String)] = []
@@ -32,37 +33,39 @@ package enum StateDatabase {
                     }
                     for relationship in ancestor.relationships.values.sorted(by: { utf8Precedes($0.name, $1.name) }) where !relationship.isTransient {
                         if relationship.isToMany {
-                            joins[entity, default: []].insert(relationship.name)
-                            if relationship.isOrdered { ordered.insert("\(entity)\u{0}\(relationship.name)") }
+                            joins[ExactString(entity), default: []].insert(ExactString(relationship.name))
+                            if relationship.isOrdered { ordered.insert(ExactString("\(entity)\u{0}\(relationship.name)")) }
                         } else {
                             list.append((relationship.name, "TEXT"))
                         }
                     }
                 }
-                columns[entity] = list
+                columns[ExactString(entity)] = list
             }
         }
         for object in objects {
             for property in object.properties {
                 switch property.value {
                 case .toMany, .ordered:
-                    joins[object.entity, default: []].insert(property.name)
-                    if case .ordered = property.value { ordered.insert("\(object.entity)\u{0}\(property.name)") }
+                    joins[ExactString(object.entity), default: []].insert(ExactString(property.name))
+                    if case .ordered = property.value { ordered.insert(ExactString("\(object.entity)\u{0}\(property.name)")) }
                 default:
-                    if !(columns[object.entity] ?? []).contains(where: { $0.name == property.name }) {
-                        columns[object.entity, default: []].append((property.name, ""))
+                    if !(columns[ExactString(object.entity)] ?? []).contains(where: { exactlyEqual($0.name, property.name) }) {
+                        columns[ExactString(object.entity), default: []].append((property.name, ""))
                     }
                 }
             }
-            if columns[object.entity] == nil { columns[object.entity] = [] }
+            if columns[ExactString(object.entity)] == nil { columns[ExactString(object.entity)] = [] }
         }
-        for (entity, list) in columns.sorted(by: { utf8Precedes($0.key, $1.key) }) {
+        for (exactEntity, list) in columns.sorted(by: { utf8Precedes($0.key.value, $1.key.value) }) {
+            let entity = exactEntity.value
             let definitions = [#""globalIdentifier" TEXT PRIMARY KEY"#] + list.map { "\(quote($0.name)) \($0.type)".trimmingCharacters(in: .whitespaces) }
             try database.execute("CREATE TABLE \(quote(entity)) (\(definitions.joined(separator: ", ")))")
         }
-        for (entity, relationships) in joins.sorted(by: { utf8Precedes($0.key, $1.key) }) {
-            for relationship in relationships.sorted(by: utf8Precedes) {
-                let position = ordered.contains("\(entity)\u{0}\(relationship)") ? #", "position" INTEGER NOT NULL"# : ""
+        for (exactEntity, relationships) in joins.sorted(by: { utf8Precedes($0.key.value, $1.key.value) }) {
+            let entity = exactEntity.value
+            for relationship in relationships.map(\.value).sorted(by: utf8Precedes) {
+                let position = ordered.contains(ExactString("\(entity)\u{0}\(relationship)")) ? #", "position" INTEGER NOT NULL"# : ""
                 try database.execute(
                     "CREATE TABLE \(quote("\(entity)_\(relationship)")) (\"owner\" TEXT NOT NULL, \"member\" TEXT NOT NULL\(position), PRIMARY KEY (\"owner\", \"member\"))"
                 )
