@@ -432,4 +432,26 @@ struct ByteOrderTests {
         }
         #expect(tables.filter { $0.starts(with: Array("Caf".utf8)) } == [Array(entities[1].utf8), Array(entities[0].utf8)])
     }
+
+    @Test("history lists the NFD store's event as concurrent with the NFC store's, whose file name differs only so", ByteOrderTests.bothNames)
+    func historyConcurrent() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), encoding: .utf8)
+        for (store, value) in [(Self.nfc, "a"), (Self.nfd, "b")] {
+            let named = registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: store)
+            try Data(named.utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
+            let change = #"{"Tag":[{"globalIdentifier":"tag-work","properties":[{"propertyName":"name","type":0,"value":"\#(value)"}],"type":200}]}"#
+            try Self.event(store: store, changes: change).write(to: ensemble.appendingPathComponent("events/50_\(store)_0.cdeevent"))
+        }
+        let run = try Run("history", "-q", "--entity", "Tag", "--id", "tag-work", "--json", ensemble.path)
+        let changes = (try JSONParser.parse(run.stdout)[JSONPointer(["changes"])]?.arrayValue ?? [])
+            .filter { $0[JSONPointer(["file"])]?.stringValue?.contains("/50_caf") == true }
+        #expect(changes.count == 2, "\(run.stdout)")
+        for change in changes {
+            let own = change[JSONPointer(["file"])]?.stringValue ?? ""
+            let others = (change[JSONPointer(["concurrentWith"])]?.arrayValue ?? []).compactMap(\.stringValue).filter { $0.contains("/50_caf") }
+            #expect(others.count == 1 && others.allSatisfy { !exactlyEqual($0, own) }, "\(own): \(others)")
+        }
+    }
 }

@@ -216,8 +216,8 @@ enum HistoryReport {
             files.append(entry.event.file)
         }
         let concurrent = ConcurrentEvents.find(events).enumerated().map { index, others in
-            // Files that are canonically equivalent count as the same file, as they always have.
-            sortedUnique(others.map { files[$0] }.filter { $0 != files[index] })
+            // By bytes: a file named in NFD is not the file named in NFC (Spec/README.md 4).
+            sortedUnique(others.map { files[$0] }.filter { !exactlyEqual($0, files[index]) })
         }
         let listed = changes.map { entry in
             var change = entry.change
