@@ -48,6 +48,15 @@ struct ByteOrderTests {
 
     static func bytes(_ values: [JSONValue]) -> [[UInt8]] { values.compactMap { $0.stringValue.map { Array($0.utf8) } } }
 
+    /// Registers the NFC and the NFD store in `ensemble`, each with a copy of the registration
+    /// `template` of the store `named`.
+    static func registerBoth(in ensemble: URL, copying template: URL, of named: String) throws {
+        let registration = try String(contentsOf: template, encoding: .utf8)
+        for store in [nfc, nfd] {
+            try Data(registration.replacingOccurrences(of: named, with: store).utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
+        }
+    }
+
     /// Writes events/50_A1B2C3D4-STORE-ALPHA_12.cdeevent: an insert whose attribute is held in
     /// the data file `name`.
     static func writeEventNaming(dataFile name: String, in ensemble: URL) throws {
@@ -239,10 +248,7 @@ struct ByteOrderTests {
         let folder = scratch.appendingPathComponent("case")
         try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one"), to: folder)
         let ensemble = folder.appendingPathComponent("cloud/E")
-        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/STORE-AAAA"), encoding: .utf8)
-        for store in [Self.nfc, Self.nfd] {
-            try Data(registration.replacingOccurrences(of: "STORE-AAAA", with: store).utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
-        }
+        try Self.registerBoth(in: ensemble, copying: ensemble.appendingPathComponent("stores/STORE-AAAA"), of: "STORE-AAAA")
         // The NFC store's revisions 0 and 2, the NFD store's 1: the NFC store lost its revision 1.
         for (count, store, revision) in [(10, Self.nfc, 0), (11, Self.nfd, 1), (12, Self.nfc, 2)] {
             let text = """
@@ -265,11 +271,8 @@ struct ByteOrderTests {
         for folder in ["stores", "events", "baselines"] {
             try FileManager.default.createDirectory(at: ensemble.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
-        let registration = try String(
-            contentsOf: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one/cloud/E/stores/STORE-AAAA"), encoding: .utf8)
-        for store in [Self.nfc, Self.nfd] {
-            try Data(registration.replacingOccurrences(of: "STORE-AAAA", with: store).utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
-        }
+        try Self.registerBoth(
+            in: ensemble, copying: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one/cloud/E/stores/STORE-AAAA"), of: "STORE-AAAA")
         for (path, count, store, revision, type) in [
             ("baselines/1_B0.cdeevent", 1, Self.nfc, 0, 100), ("events/2_\(Self.nfc)_1.cdeevent", 2, Self.nfc, 1, 200),
             ("events/3_\(Self.nfd)_0.cdeevent", 3, Self.nfd, 0, 200),
@@ -319,10 +322,8 @@ struct ByteOrderTests {
     func convertTwoNames() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), encoding: .utf8)
+        try Self.registerBoth(in: ensemble, copying: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), of: "A1B2C3D4-STORE-ALPHA")
         for (name, byte) in [(Self.nfc, "a"), (Self.nfd, "b")] {
-            let named = registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: name)
-            try Data(named.utf8).write(to: ensemble.appendingPathComponent("stores/\(name)"))
             try Data(String(repeating: byte, count: 10).utf8).write(to: ensemble.appendingPathComponent("data/\(name)"))
         }
         let out = scratch.appendingPathComponent("out")
@@ -437,10 +438,8 @@ struct ByteOrderTests {
     func historyConcurrent() throws {
         let (scratch, ensemble) = try Self.example()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let registration = try String(contentsOf: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), encoding: .utf8)
+        try Self.registerBoth(in: ensemble, copying: ensemble.appendingPathComponent("stores/A1B2C3D4-STORE-ALPHA"), of: "A1B2C3D4-STORE-ALPHA")
         for (store, value) in [(Self.nfc, "a"), (Self.nfd, "b")] {
-            let named = registration.replacingOccurrences(of: "A1B2C3D4-STORE-ALPHA", with: store)
-            try Data(named.utf8).write(to: ensemble.appendingPathComponent("stores/\(store)"))
             let change = #"{"Tag":[{"globalIdentifier":"tag-work","properties":[{"propertyName":"name","type":0,"value":"\#(value)"}],"type":200}]}"#
             try Self.event(store: store, changes: change).write(to: ensemble.appendingPathComponent("events/50_\(store)_0.cdeevent"))
         }
