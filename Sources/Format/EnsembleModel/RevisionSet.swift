@@ -269,3 +269,17 @@ package struct RevisionSet: Hashable, Sendable {
         }
     }
 }
+
+/// One revision of one store, the store told apart by its bytes (two identifiers spelt in NFC
+/// and NFD are two stores): a key for events by (store, revision).
+package struct StoreRevision: Hashable, Sendable {
+    package var store: ExactString
+    package var revision: Int64
+
+    package init(store: ExactString, revision: Int64) {
+        self.store = store
+        self.revision = revision
+    }
+
+    package init(_ store: String, _ revision: Int64) { self.init(store: ExactString(store), revision: revision) }
+}

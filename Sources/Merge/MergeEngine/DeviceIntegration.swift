@@ -68,10 +68,7 @@ package struct DeviceIntegration: Sendable {
         return result
     }
 
-    private struct Key: Hashable {
-        var store: ExactString
-        var revision: Int64
-    }
+    private typealias Key = StoreRevision
 
     private mutating func run(_ input: MergeInput) throws(FormatError) {
         // Step 1: what is not visible yet.

@@ -105,7 +105,7 @@ enum DeviceInspection {
             var differing: [JSONValue] = []
             // Keyed and ordered by bytes: stores named in NFC and NFD are two stores.
             let revisions = Dictionary(grouping: cloud.events.filter { $0.event.type != .baseline }) {
-                ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)")
+                StoreRevision($0.event.storeIdentifier, $0.event.revision)
             }
             for held in state.events.filter({ $0.type == 200 || $0.type == 300 }).sorted(by: { a, b in
                 if !exactlyEqual(a.storeIdentifier, b.storeIdentifier) { return utf8Precedes(a.storeIdentifier, b.storeIdentifier) }
@@ -114,7 +114,7 @@ enum DeviceInspection {
                 // A damaged archive is not compared: damagedArchives lists it.
                 guard let mine = held.v2Event().event else { continue }
                 let own = digest(mine)
-                for entry in (revisions[ExactString("\(held.storeIdentifier)\u{0}\(held.revision)")] ?? []).sorted(by: { utf8Precedes($0.file, $1.file) })
+                for entry in (revisions[StoreRevision(held.storeIdentifier, held.revision)] ?? []).sorted(by: { utf8Precedes($0.file, $1.file) })
                 where entry.digest != own {
                     differing.append(
                         .object(

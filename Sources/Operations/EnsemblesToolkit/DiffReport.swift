@@ -8,10 +8,7 @@ import CloudFolder
 /// integrates, and the state it reaches.
 struct DiffSide {
     /// An event by store and revision, compared exactly (Spec/diff.md 4).
-    struct Key: Hashable {
-        var store: ExactString
-        var revision: Int64
-    }
+    typealias Key = StoreRevision
 
     var path: String
     var view: String?

@@ -33,8 +33,7 @@ struct LostEventRecovery {
     ) throws(FormatError) -> LostEventRecovery {
         var recovery = LostEventRecovery()
         // By bytes: stores, and data files, named in NFC and NFD are two.
-        func key(_ store: String, _ revision: Int64) -> ExactString { ExactString("\(store)\u{0}\(revision)") }
-        var wanted = Set(lost.flatMap { run in (run.first...run.last).map { key(run.store, $0) } })
+        var wanted = Set(lost.flatMap { run in (run.first...run.last).map { StoreRevision(run.store, $0) } })
         var added = Set<ExactString>()
         for device in devices {
             guard !wanted.isEmpty else { break }
@@ -43,11 +42,11 @@ struct LostEventRecovery {
                 recovery.notes.append("\(device) holds the ensemble \(state.folder.ensemble), not \(ensemble): nothing taken from it")
                 continue
             }
-            let candidates = state.events.filter { ($0.type == 200 || $0.type == 300) && wanted.contains(key($0.storeIdentifier, $0.revision)) }
+            let candidates = state.events.filter { ($0.type == 200 || $0.type == 300) && wanted.contains(StoreRevision($0.storeIdentifier, $0.revision)) }
             for held in candidates.sorted(by: { a, b in
                 exactlyEqual(a.storeIdentifier, b.storeIdentifier) ? a.revision < b.revision : utf8Precedes(a.storeIdentifier, b.storeIdentifier)
             }) {
-                guard wanted.contains(key(held.storeIdentifier, held.revision)) else { continue }
+                guard wanted.contains(StoreRevision(held.storeIdentifier, held.revision)) else { continue }
                 let name = "\(held.storeIdentifier) revision \(held.revision)"
                 guard let event = held.v2Event().event else {
                     recovery.notes.append("\(device) holds \(name), but an archive of it is damaged: not recovered")
@@ -71,7 +70,7 @@ struct LostEventRecovery {
                     recovery.notes.append("\(device) holds \(name), but its data file \(missing) is in neither the cloud nor the device: not recovered")
                     continue
                 }
-                wanted.remove(key(held.storeIdentifier, held.revision))
+                wanted.remove(StoreRevision(held.storeIdentifier, held.revision))
                 for file in files where added.insert(ExactString(file.name)).inserted { recovery.dataFiles.append(file) }
                 recovery.events.append(Event(sourced: SourcedEvent(event: event, file: state.folder.eventStore), device: device))
             }

@@ -283,12 +283,12 @@ private struct RebaseWriter {
         let baseline = try writeBaseline(header, changes: &changes, to: baselineURL, fault: fault, made: expected.start)
         var dataFiles = baseline.dataFiles
         // Every copy of a kept event (an event delivered twice has two files), and its data files.
-        let keptRevisions = Set(plan.kept.map { ExactString("\($0.event.storeIdentifier)\u{0}\($0.event.revision)") })
+        let keptRevisions = Set(plan.kept.map { StoreRevision($0.event.storeIdentifier, $0.event.revision) })
         let base = listing.displayPath == "." ? path : Converter.join(path, listing.displayPath)
         var copies: [String] = []
         // Copies of a kept event claim the same revision, so they have its global count, above the cutoff.
         for sourced in try input.eventStore?.events(globalCountAbove: plan.cutoff) ?? input.events
-        where keptRevisions.contains(ExactString("\(sourced.event.storeIdentifier)\u{0}\(sourced.event.revision)")) {
+        where keptRevisions.contains(StoreRevision(sourced.event.storeIdentifier, sourced.event.revision)) {
             copies += (sourced.parts.isEmpty ? [sourced.file] : sourced.parts).map { String(String($0.dropFirst(base.count)).trimmingPrefix("/")) }
             dataFiles.formUnion(sourced.dataFileReferences.map(ExactString.init))
         }

@@ -135,14 +135,14 @@ extension Ensemble {
     /// Where a finding happens: at the event its first file names, across the missing
     /// revisions of a gap, towards the revision a dependency needs, on a store's lane, or on the
     /// folder (Spec/timeline.md 3).
-    /// The global count of each event mark by "store NUL revision", by bytes.
-    private static func byRevision(_ marks: [TimelineReport.Mark]) -> [ExactString: Int64] {
-        var byRevision: [ExactString: Int64] = [:]
-        for mark in marks where mark.spans.isEmpty { byRevision[ExactString("\(mark.store)\u{0}\(mark.revision)")] = mark.globalCount }
+    /// The global count of each event mark by its store and revision.
+    private static func byRevision(_ marks: [TimelineReport.Mark]) -> [StoreRevision: Int64] {
+        var byRevision: [StoreRevision: Int64] = [:]
+        for mark in marks where mark.spans.isEmpty { byRevision[StoreRevision(mark.store, mark.revision)] = mark.globalCount }
         return byRevision
     }
 
-    static func placement(of diagnostic: Diagnostic, byRevision: [ExactString: Int64]) -> TimelineReport.Placement {
+    static func placement(of diagnostic: Diagnostic, byRevision: [StoreRevision: Int64]) -> TimelineReport.Placement {
         let details = diagnostic.details
         let store = details["store"]?.stringValue
         let named = diagnostic.files.lazy.compactMap { file -> EventFileName? in
@@ -152,7 +152,7 @@ extension Ensemble {
         switch diagnostic.code {
         case .verifyRevisionGap:
             guard let store, let first = details["first"]?.numberValue?.int64Value, let named else { break }
-            let before = byRevision[ExactString("\(store)\u{0}\(first - 1)")] ?? named.globalCount
+            let before = byRevision[StoreRevision(store, first - 1)] ?? named.globalCount
             return .gap(store: store, from: before, to: named.globalCount)
         case .verifyMissingDependency:
             guard let store, let revision = details["revision"]?.numberValue?.int64Value, let named else { break }
