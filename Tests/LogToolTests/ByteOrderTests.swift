@@ -1,4 +1,5 @@
 import CSQLite
+import DataModel
 import Foundation
 import Testing
 import EnsemblesToolkit
@@ -452,5 +453,62 @@ struct ByteOrderTests {
             let others = (change[JSONPointer(["concurrentWith"])]?.arrayValue ?? []).compactMap(\.stringValue).filter { $0.contains("/50_caf") }
             #expect(others.count == 1 && others.allSatisfy { !exactlyEqual($0, own) }, "\(own): \(others)")
         }
+    }
+
+    /// A model of `entities`: (name, [(attribute, type)]).
+    static func modelXML(_ entities: [(String, [(String, String)])]) -> String {
+        let body = entities.map { entity, attributes in
+            let lines = attributes.map { #"<attribute name="\#($0.0)" optional="YES" attributeType="\#($0.1)"/>"# }
+            return #"<entity name="\#(entity)" syncable="YES">"# + lines.joined() + "</entity>"
+        }
+        return #"<?xml version="1.0" encoding="UTF-8"?><model type="com.apple.IDECoreDataModeler.DataModel">"# + body.joined() + "</model>"
+    }
+
+    /// Whether the UTF-8 bytes of `text` hold those of `part` (`contains` compares characters).
+    static func holdsBytes(_ text: String, _ part: String) -> Bool { Array(text.utf8).firstRange(of: Array(part.utf8)) != nil }
+
+    @Test("a model's entities and properties whose names differ only in normalisation are two, each found by its own bytes")
+    func modelNames() throws {
+        let xml = Self.modelXML([("T\u{E2}che", [(Self.nfc, "String"), (Self.nfd, "Integer 32")]), ("Ta\u{302}che", [("note", "String")])])
+        let model = try ModelXMLReader.parse(Data(xml.utf8), displayPath: "contents", versionName: nil)
+        #expect(model.entityNames.map { Array($0.utf8) } == [Array("Ta\u{302}che".utf8), Array("T\u{E2}che".utf8)])
+        #expect(model.shape(of: Self.nfc, in: "T\u{E2}che") == .attribute(.string))
+        #expect(model.shape(of: Self.nfd, in: "T\u{E2}che") == .attribute(.integer32))
+        #expect(model.shape(of: "note", in: "T\u{E2}che") == nil)
+        #expect(model.shape(of: "note", in: "Ta\u{302}che") == .attribute(.string))
+        #expect(model.shape(of: Self.nfc, in: "Ta\u{302}che") == nil)
+        #expect(!model.entity("T\u{E2}che", isKindOf: "Ta\u{302}che"))
+    }
+
+    @Test("merge refuses an event naming the NFD spelling of an entity or property the model has only in NFC, and says so")
+    func modelLookAlikes() throws {
+        let (scratch, ensemble) = try Self.example()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let version = scratch.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data(Self.modelXML([("T\u{E2}che", [(Self.nfc, "String")])]).utf8).write(to: version.appendingPathComponent("contents"))
+        // The example's stores without its events and baselines.
+        for folder in ["events", "baselines"] {
+            for file in try FileManager.default.contentsOfDirectory(atPath: ensemble.appendingPathComponent(folder).path) {
+                try FileManager.default.removeItem(at: ensemble.appendingPathComponent("\(folder)/\(file)"))
+            }
+        }
+        func merge(entity: String, property: String) throws -> (code: JSONValue?, message: String) {
+            let change = #"{"\#(entity)":[{"globalIdentifier":"t","properties":[{"propertyName":"\#(property)","type":0,"value":"x"}],"type":100}]}"#
+            try Self.event(store: "A1B2C3D4-STORE-ALPHA", globalCount: "0", changes: change)
+                .write(to: ensemble.appendingPathComponent("events/0_A1B2C3D4-STORE-ALPHA_0.cdeevent"))
+            let run = try Run("merge", "--json", "--model", scratch.appendingPathComponent("M.xcdatamodeld").path, ensemble.path)
+            let error = try JSONParser.parse(run.stdout)[JSONPointer(["errors", "0"])]
+            return (error?[JSONPointer(["code"])], error?[JSONPointer(["message"])]?.stringValue ?? run.stdout + run.stderr)
+        }
+        let note = "\", which differs only in Unicode normalisation"
+        #expect(try merge(entity: "T\u{E2}che", property: Self.nfc).code == nil)
+        let entity = try merge(entity: "Ta\u{302}che", property: Self.nfc)
+        #expect(entity.code == .string("model.unknown-entity"))
+        #expect(Self.holdsBytes(entity.message, "has \"T\u{E2}che" + note), "\(entity.message)")
+        let property = try merge(entity: "T\u{E2}che", property: Self.nfd)
+        #expect(property.code == .string("model.unknown-property"))
+        #expect(Self.holdsBytes(property.message, "has \"\(Self.nfc)" + note), "\(property.message)")
+        #expect(try !merge(entity: "T\u{E2}che", property: "other").message.contains(note))
     }
 }

@@ -124,11 +124,11 @@ package struct CoreDataLayout: Hashable, Sendable {
         for name in model.entityNames {
             guard let entity = model.entities[name], let mapping = entities[name] else { continue }
             var own: [Column] = []
-            for attributeName in entity.attributes.keys.sorted() {
+            for attributeName in entity.attributes.keys.map(\.value).sorted() {
                 guard let attribute = entity.attributes[attributeName], !attribute.isTransient else { continue }
                 own.append(Column(name: Self.columnName(attributeName), role: .attribute(entity: name, name: attributeName)))
             }
-            for relationshipName in entity.relationships.keys.sorted() {
+            for relationshipName in entity.relationships.keys.map(\.value).sorted() {
                 guard let relationship = entity.relationships[relationshipName], !relationship.isTransient else { continue }
                 let inverse = relationship.inverseName.flatMap { inverseName in
                     model.property(inverseName, of: relationship.destinationEntity).flatMap { property -> Relationship? in

@@ -1,31 +1,29 @@
 import JSONDocument
 
 /// One version of a Core Data model: entities with inheritance resolved (Spec/model.md).
+///
+/// Entities and properties are found by the UTF-8 bytes of their names (Spec/README.md section 4):
+/// `Café` in NFC and in NFD are two entities, and an event naming one does not find the other.
 public struct DataModel: Hashable, Sendable {
     /// The version's name (`Model_2` for `Model_2.xcdatamodel`), or nil for a bare `contents` file.
     public var versionName: String?
     /// By name.
-    package let entities: [String: Entity]
+    package let entities: [ExactString: Entity]
     /// Every entity's properties with the inherited ones, and its ancestors: a merge asks for
     /// them once per property change, so they are resolved once here.
-    private let propertiesByEntity: [String: [String: Property]]
+    private let propertiesByEntity: [ExactString: [ExactString: Property]]
     /// ``shape(of:in:)`` of every property, by entity.
-    private let shapesByEntity: [String: [String: PropertyShape]]
-    private let kinds: [String: Set<String>]
+    private let shapesByEntity: [ExactString: [ExactString: PropertyShape]]
+    private let kinds: [ExactString: Set<ExactString>]
 
-    package init(versionName: String?, entities: [String: Entity]) {
+    package init(versionName: String?, entities: [ExactString: Entity]) {
         self.versionName = versionName
         self.entities = entities
-        var properties: [String: [String: Property]] = [:]
-        var kinds: [String: Set<String>] = [:]
+        var properties: [ExactString: [ExactString: Property]] = [:]
+        var kinds: [ExactString: Set<ExactString>] = [:]
         for name in entities.keys {
-            var table: [String: Property] = [:]
-            var lineage: [Entity] = []
-            var next: String? = name
-            while let current = next, let entity = entities[current], !lineage.contains(where: { $0.name == current }) {
-                lineage.append(entity)
-                next = entity.parentName
-            }
+            var table: [ExactString: Property] = [:]
+            let lineage = Self.lineage(of: name, in: entities)
             // Nearest first: a property redefined lower in the lineage wins, attributes before
             // relationships of the same entity.
             for ancestor in lineage.reversed() {
@@ -33,7 +31,7 @@ public struct DataModel: Hashable, Sendable {
                 for (key, attribute) in ancestor.attributes { table[key] = .attribute(attribute) }
             }
             properties[name] = table
-            kinds[name] = Set(lineage.map(\.name))
+            kinds[name] = Set(lineage.map { ExactString($0.name) })
         }
         propertiesByEntity = properties
         shapesByEntity = properties.mapValues { $0.mapValues(PropertyShape.init) }
@@ -41,16 +39,21 @@ public struct DataModel: Hashable, Sendable {
     }
 
     /// Entity names in UTF-8 byte order.
-    public var entityNames: [String] { entities.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+    public var entityNames: [String] { entities.keys.map(\.value).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
 
     /// The entity and its ancestors, nearest first. Safe on any model the reader accepted
     /// (cycles are rejected when reading).
-    package func lineage(of name: String) -> [Entity] {
+    package func lineage(of name: String) -> [Entity] { Self.lineage(of: ExactString(name), in: entities) }
+
+    /// The lineage of `name` in `entities`, stopping at a name seen before (a cycle, which the
+    /// reader reports).
+    private static func lineage(of name: ExactString, in entities: [ExactString: Entity]) -> [Entity] {
         var result: [Entity] = []
-        var next: String? = name
-        while let current = next, let entity = entities[current], !result.contains(where: { $0.name == current }) {
+        var seen: Set<ExactString> = []
+        var next: ExactString? = name
+        while let current = next, let entity = entities[current], seen.insert(current).inserted {
             result.append(entity)
-            next = entity.parentName
+            next = entity.parentName.map(ExactString.init)
         }
         return result
     }
@@ -66,9 +69,28 @@ public struct DataModel: Hashable, Sendable {
         shapesByEntity[entity]?[name]
     }
 
+    /// The message of `model.unknown-entity` for `name`.
+    package func unknownEntityMessage(_ name: String) -> String {
+        "the model has no entity \"\(name)\"" + Self.normalisationNote(name, among: entities.keys)
+    }
+
+    /// The message of `model.unknown-property` for `name` in `entity`.
+    package func unknownPropertyMessage(_ name: String, of entity: String) -> String {
+        "\(entity) has no property \"\(name)\" in the model" + Self.normalisationNote(name, among: propertiesByEntity[entity]?.keys.map(\.self) ?? [])
+    }
+
+    /// Names that differ only in Unicode normalisation look alike in a message: one the model has
+    /// is named beside the one it lacks, or the message would say the model lacks what it shows.
+    private static func normalisationNote(_ name: String, among names: some Sequence<ExactString>) -> String {
+        // Swift's `==` takes canonically equivalent strings for equal: exactly the look-alikes.
+        let twins = names.lazy.map(\.value).filter { $0 == name }
+        guard let twin = twins.min(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) else { return "" }
+        return " (it has \"\(twin)\", which differs only in Unicode normalisation: names are compared by their UTF-8 bytes)"
+    }
+
     /// Whether `entity` is `ancestor` or inherits from it.
     public func entity(_ entity: String, isKindOf ancestor: String) -> Bool {
-        kinds[entity]?.contains(ancestor) ?? false
+        kinds[entity]?.contains(ExactString(ancestor)) ?? false
     }
 }
 
@@ -100,9 +122,9 @@ package struct Entity: Hashable, Sendable {
     package var isAbstract: Bool
     package var representedClassName: String?
     package var versionHashModifier: String?
-    /// Own attributes only; inherited ones are found through ``DataModel/property(_:of:)``.
-    package var attributes: [String: Attribute]
-    package var relationships: [String: Relationship]
+    /// Own attributes only, by name; inherited ones are found through ``DataModel/property(_:of:)``.
+    package var attributes: [ExactString: Attribute]
+    package var relationships: [ExactString: Relationship]
 }
 
 /// Core Data attribute types, spelled as `attributeType` in the model XML.

@@ -113,8 +113,10 @@ package enum ModelXMLReader {
         guard root.name == "model" else {
             throw error(.dataModelNotAModel, "the root element is <\(root.name)>, not <model>", root)
         }
-        var entities: [String: Entity] = [:]
-        var positions: [String: Element] = [:]
+        // By the names' bytes (Spec/README.md section 4), as the model is read: two entities or
+        // properties whose names differ only in Unicode normalisation are two.
+        var entities: [ExactString: Entity] = [:]
+        var positions: [ExactString: Element] = [:]
         for element in root.children where element.name == "entity" {
             let name = try required("name", element)
             guard entities[name] == nil else {
@@ -172,7 +174,7 @@ package enum ModelXMLReader {
     /// Parents, destinations and inverses must name what exists; inheritance must not loop;
     /// a sub-entity must not redefine an inherited property.
     private static func checkReferences(
-        _ model: DataModel, positions: [String: Element],
+        _ model: DataModel, positions: [ExactString: Element],
         error: (FormatError.Code, String, Element) -> FormatError
     ) throws(FormatError) {
         let fallback = Element(name: "model", attributes: [:], line: 0, column: 0)
@@ -183,16 +185,16 @@ package enum ModelXMLReader {
                 guard model.entities[parent] != nil else {
                     throw error(.dataModelUnknownEntity, "\(name) has the parent entity \"\(parent)\", which the model does not define", position)
                 }
-                var seen: Set<String> = [name]
+                var seen: Set<ExactString> = [ExactString(name)]
                 var next: String? = parent
                 while let current = next {
-                    guard seen.insert(current).inserted else {
+                    guard seen.insert(ExactString(current)).inserted else {
                         throw error(.dataModelInheritanceCycle, "the parent entities of \(name) form a cycle through \"\(current)\"", position)
                     }
                     next = model.entities[current]?.parentName
                 }
                 let inherited = model.lineage(of: parent)
-                let own = (Array(entity.attributes.keys) + Array(entity.relationships.keys)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                let own = (entity.attributes.keys.map(\.value) + entity.relationships.keys.map(\.value)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                 for property in own {
                     if let owner = inherited.first(where: { $0.attributes[property] != nil || $0.relationships[property] != nil }) {
                         throw error(

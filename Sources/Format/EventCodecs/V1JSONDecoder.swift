@@ -130,7 +130,7 @@ package struct V1JSONDecoder: Sendable {
             throw FormatError(.v1Structure, "change type \"\(typeText)\" is not insert, update or delete", at: pointer / V1Key.type)
         }
         guard let entity = model.entities[entityName] else {
-            throw FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: pointer / V1Key.entity)
+            throw FormatError(.modelUnknownEntity, model.unknownEntityMessage(entityName), at: pointer / V1Key.entity)
         }
         if type == .insert && entity.isAbstract {
             throw FormatError(.modelAbstractEntity, "\(entityName) is abstract: no object of it can be inserted", at: pointer / V1Key.entity)
@@ -164,7 +164,7 @@ package struct V1JSONDecoder: Sendable {
     private func decodeProperty(_ name: String, _ value: JSONValue, entity: String, at pointer: JSONPointer) throws(FormatError) -> PropertyChange {
         switch model.property(name, of: entity) {
         case nil:
-            throw FormatError(.modelUnknownProperty, "\(entity) has no property \"\(name)\" in the model", at: pointer)
+            throw FormatError(.modelUnknownProperty, model.unknownPropertyMessage(name, of: entity), at: pointer)
         case .attribute(let attribute)?:
             if attribute.isTransient {
                 throw FormatError(.modelTransientProperty, "\(entity).\(name) is transient and never synced", at: pointer)

@@ -250,3 +250,12 @@ package struct ExactString: Hashable, Sendable {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: omittingEmpty).map { String(decoding: $0, as: UTF8.self) }
     }
 }
+
+extension Dictionary where Key == ExactString {
+    /// The value for the name with exactly these UTF-8 bytes: tables of names (a model's
+    /// entities and properties) are looked up by the strings events and files hold.
+    package subscript(_ name: String) -> Value? {
+        get { self[ExactString(name)] }
+        set { self[ExactString(name)] = newValue }
+    }
+}

@@ -165,7 +165,7 @@ struct LostRevisionCure {
             return ids
         }
         let changes = objects.map { object -> ObjectChange in
-            var properties: [String: PropertyChange] = [:]
+            var properties: [ExactString: PropertyChange] = [:]
             var dataFiles: [String] = []
             for (name, value) in object.properties {
                 switch value {
@@ -186,12 +186,12 @@ struct LostRevisionCure {
                 }
             }
             // Nearest entity first: a property redefined lower down is the one the object has.
-            var seen = Set<String>()
+            var seen = Set<ExactString>()
             for entity in model.lineage(of: object.entity) {
-                for attribute in entity.attributes.values where !attribute.isTransient && seen.insert(attribute.name).inserted {
+                for attribute in entity.attributes.values where !attribute.isTransient && seen.insert(ExactString(attribute.name)).inserted {
                     if properties[attribute.name] == nil { properties[attribute.name] = PropertyChange(name: attribute.name, value: .attribute(.null)) }
                 }
-                for relationship in entity.relationships.values where !relationship.isTransient && seen.insert(relationship.name).inserted {
+                for relationship in entity.relationships.values where !relationship.isTransient && seen.insert(ExactString(relationship.name)).inserted {
                     let name = relationship.name
                     guard relationship.isToMany else {
                         if properties[name] == nil { properties[name] = PropertyChange(name: name, value: .toOne(relatedIdentifier: nil)) }

@@ -265,7 +265,7 @@ enum TICDSReplayer {
             for entity in model.entities.values {
                 for (name, relationship) in entity.relationships
                 where relationship.inverseName == nil && model.entity(key.entity, isKindOf: relationship.destinationEntity) {
-                    oneSided.append((entity.name, name))
+                    oneSided.append((entity.name, name.value))
                 }
             }
             guard !oneSided.isEmpty else { return }

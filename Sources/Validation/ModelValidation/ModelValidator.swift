@@ -53,7 +53,7 @@ package struct ModelValidator: Sendable {
             guard let isAbstract = run.isAbstract else {
                 // One error for the entity, not one per change: they would share code and pointer.
                 if unknownEntities.insert(ExactString(entityName)).inserted {
-                    errors.append(FormatError(.modelUnknownEntity, "the model has no entity \"\(entityName)\"", at: .root / "changesByEntity" / entityName))
+                    errors.append(FormatError(.modelUnknownEntity, model.unknownEntityMessage(entityName), at: .root / "changesByEntity" / entityName))
                 }
                 continue
             }
@@ -121,7 +121,7 @@ package struct ModelValidator: Sendable {
     private func check(_ value: CheckedValue, _ definition: Rule, entity: String, name: () -> String) -> Problem? {
         switch definition {
         case .unknown:
-            return Problem(code: .modelUnknownProperty, message: "\(entity) has no property \"\(name())\" in the model")
+            return Problem(code: .modelUnknownProperty, message: model.unknownPropertyMessage(name(), of: entity))
         case .transient:
             return Problem(code: .modelTransientProperty, message: "\(entity).\(name()) is transient and never synced")
         case .attribute(let type):
