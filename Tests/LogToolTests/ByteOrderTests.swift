@@ -464,6 +464,21 @@ struct ByteOrderTests {
         return #"<?xml version="1.0" encoding="UTF-8"?><model type="com.apple.IDECoreDataModeler.DataModel">"# + body.joined() + "</model>"
     }
 
+    /// The example folder's stores without its events and baselines, and beside it the model
+    /// `M.xcdatamodeld` of `entities` (``modelXML(_:)``): (scratch, ensemble folder, model).
+    static func bareExample(model entities: [(String, [(String, String)])]) throws -> (scratch: URL, ensemble: URL, model: URL) {
+        let (scratch, ensemble) = try example()
+        let model = scratch.appendingPathComponent("M.xcdatamodeld")
+        try FileManager.default.createDirectory(at: model.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
+        try Data(modelXML(entities).utf8).write(to: model.appendingPathComponent("M.xcdatamodel/contents"))
+        for folder in ["events", "baselines"] {
+            for file in try FileManager.default.contentsOfDirectory(atPath: ensemble.appendingPathComponent(folder).path) {
+                try FileManager.default.removeItem(at: ensemble.appendingPathComponent("\(folder)/\(file)"))
+            }
+        }
+        return (scratch, ensemble, model)
+    }
+
     /// Whether the UTF-8 bytes of `text` hold those of `part` (`contains` compares characters).
     static func holdsBytes(_ text: String, _ part: String) -> Bool { Array(text.utf8).firstRange(of: Array(part.utf8)) != nil }
 
@@ -482,22 +497,13 @@ struct ByteOrderTests {
 
     @Test("merge refuses an event naming the NFD spelling of an entity or property the model has only in NFC, and says so")
     func modelLookAlikes() throws {
-        let (scratch, ensemble) = try Self.example()
+        let (scratch, ensemble, model) = try Self.bareExample(model: [("T\u{E2}che", [(Self.nfc, "String")])])
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let version = scratch.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
-        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
-        try Data(Self.modelXML([("T\u{E2}che", [(Self.nfc, "String")])]).utf8).write(to: version.appendingPathComponent("contents"))
-        // The example's stores without its events and baselines.
-        for folder in ["events", "baselines"] {
-            for file in try FileManager.default.contentsOfDirectory(atPath: ensemble.appendingPathComponent(folder).path) {
-                try FileManager.default.removeItem(at: ensemble.appendingPathComponent("\(folder)/\(file)"))
-            }
-        }
         func merge(entity: String, property: String) throws -> (code: JSONValue?, message: String) {
             let change = #"{"\#(entity)":[{"globalIdentifier":"t","properties":[{"propertyName":"\#(property)","type":0,"value":"x"}],"type":100}]}"#
             try Self.event(store: "A1B2C3D4-STORE-ALPHA", globalCount: "0", changes: change)
                 .write(to: ensemble.appendingPathComponent("events/0_A1B2C3D4-STORE-ALPHA_0.cdeevent"))
-            let run = try Run("merge", "--json", "--model", scratch.appendingPathComponent("M.xcdatamodeld").path, ensemble.path)
+            let run = try Run("merge", "--json", "--model", model.path, ensemble.path)
             let error = try JSONParser.parse(run.stdout)[JSONPointer(["errors", "0"])]
             return (error?[JSONPointer(["code"])], error?[JSONPointer(["message"])]?.stringValue ?? run.stdout + run.stderr)
         }
@@ -510,5 +516,24 @@ struct ByteOrderTests {
         #expect(property.code == .string("model.unknown-property"))
         #expect(Self.holdsBytes(property.message, "has \"\(Self.nfc)" + note), "\(property.message)")
         #expect(try !merge(entity: "T\u{E2}che", property: "other").message.contains(note))
+    }
+
+    @Test("history says which event set each of two properties whose names differ only in normalisation")
+    func historySetBy() throws {
+        let (scratch, ensemble, model) = try Self.bareExample(model: [("T", [(Self.nfc, "String"), (Self.nfd, "String")])])
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for (count, name, type) in [(0, Self.nfc, 100), (1, Self.nfd, 200)] {
+            let change = #"{"T":[{"globalIdentifier":"t","properties":[{"propertyName":"\#(name)","type":0,"value":"v"}],"type":\#(type)}]}"#
+            let text = """
+                {"changesByEntity":\(change),"globalCount":\(count),"revisionsByStoreIdentifier":{"A1B2C3D4-STORE-ALPHA":\(count)},\
+                "storeIdentifier":"A1B2C3D4-STORE-ALPHA","timestamp":"1.0","type":200,"uniqueIdentifier":"U\(count)"}
+                """
+            try Data(text.utf8).write(to: ensemble.appendingPathComponent("events/\(count)_A1B2C3D4-STORE-ALPHA_\(count).cdeevent"))
+        }
+        let run = try Run("history", "-q", "--model", model.path, "--entity", "T", "--id", "t", "--json", ensemble.path)
+        let final = try JSONParser.parse(run.stdout)
+        func setBy(_ name: String) -> String? { final[JSONPointer(["final", "properties", name, "setBy"])]?.stringValue }
+        #expect(setBy(Self.nfc)?.hasSuffix("/0_A1B2C3D4-STORE-ALPHA_0.cdeevent") == true, "\(run.stdout)")
+        #expect(setBy(Self.nfd)?.hasSuffix("/1_A1B2C3D4-STORE-ALPHA_1.cdeevent") == true, "\(run.stdout)")
     }
 }

@@ -165,11 +165,15 @@ public struct StoreState: Sendable {
     private var watchedLast: ObjectKey?
     /// The file of the event being applied, for provenance.
     public var currentSource: String?
-    /// For each watched object: property name -> the file of the change that set it last, or
-    /// nil when an inverse relationship set it.
-    private var provenanceByObject: [ObjectKey: [String: String?]] = [:]
-    /// ``provenance(of:)`` of the object ``watch(entity:id:)`` named last.
-    public var provenance: [String: String?] { watchedLast.flatMap { provenanceByObject[$0] } ?? [:] }
+    /// For each watched object: property name (by its bytes: two properties whose names differ
+    /// only in normalisation are two) -> the file of the change that set it last, or nil when an
+    /// inverse relationship set it.
+    private var provenanceByObject: [ObjectKey: [ExactString: String?]] = [:]
+
+    /// For the object ``watch(entity:id:)`` named last: the file of the change that set the
+    /// property with exactly this name last, `.some(nil)` when an inverse relationship set it,
+    /// nil when nothing set it.
+    public func provenance(ofProperty name: String) -> String?? { watchedLast.flatMap { provenanceByObject[$0]?[name] } }
 
     /// An empty store; with a model, inverse relationships are kept consistent.
     public init(model: DataModel?) { self.model = model }
@@ -204,7 +208,7 @@ public struct StoreState: Sendable {
 
     /// For a watched object: property name -> the file of the change that set it last, or nil
     /// when an inverse relationship set it; nil for an object not watched or never inserted.
-    package func provenance(of object: ObjectKey) -> [String: String?]? { provenanceByObject[object] }
+    package func provenance(of object: ObjectKey) -> [ExactString: String?]? { provenanceByObject[object] }
 
     // MARK: - Numbering
 

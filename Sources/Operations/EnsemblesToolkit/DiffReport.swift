@@ -84,9 +84,9 @@ extension Ensemble {
                         entity: ExactString($0[JSONPointer(["entity"])]?.stringValue ?? ""), id: ExactString($0[JSONPointer(["id"])]?.stringValue ?? ""))
                 })
             // Only the records are kept from each replay, so that its state goes before the next.
-            var setBy: [[StoreState.ObjectKey: [String: String?]]] = []
+            var setBy: [[StoreState.ObjectKey: [ExactString: String?]]] = []
             for side in [a, b] {
-                var found: [StoreState.ObjectKey: [String: String?]] = [:]
+                var found: [StoreState.ObjectKey: [ExactString: String?]] = [:]
                 if let replay = side.replayWatching {
                     let replayed = try replay(objects)
                     for key in objects { found[key] = replayed.provenance(of: key) }
@@ -229,7 +229,7 @@ extension Ensemble {
     /// Each property entry with `aSetBy` beside `a` and `bSetBy` beside `b`: the file of the event
     /// that set the value last, or null when an inverse relationship did (Spec/diff.md 5).
     static func withProvenance(
-        _ rows: [JSONValue], a: [StoreState.ObjectKey: [String: String?]], b: [StoreState.ObjectKey: [String: String?]]
+        _ rows: [JSONValue], a: [StoreState.ObjectKey: [ExactString: String?]], b: [StoreState.ObjectKey: [ExactString: String?]]
     ) -> [JSONValue] {
         rows.map { row in
             guard var object = row.objectValue else { return row }

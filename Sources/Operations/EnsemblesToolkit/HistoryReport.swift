@@ -225,7 +225,7 @@ enum HistoryReport {
             return change
         }
         let final = try (state.properties(entity: entity, id: id) ?? []).map { property in
-            ObjectHistory.FinalProperty(name: property.name, value: property.value, setBy: state.provenance[property.name] ?? nil)
+            ObjectHistory.FinalProperty(name: property.name, value: property.value, setBy: state.provenance(ofProperty: property.name) ?? nil)
         }
         return ObjectHistory(entity: entity, id: id, changes: listed, live: state.isLive(entity: entity, id: id), finalProperties: final)
     }
