@@ -536,4 +536,41 @@ struct ByteOrderTests {
         #expect(setBy(Self.nfc)?.hasSuffix("/0_A1B2C3D4-STORE-ALPHA_0.cdeevent") == true, "\(run.stdout)")
         #expect(setBy(Self.nfd)?.hasSuffix("/1_A1B2C3D4-STORE-ALPHA_1.cdeevent") == true, "\(run.stdout)")
     }
+
+    @Test("the cure writes the marker of the NFD entity when only the NFC entity has live objects, and both spellings of a property")
+    func cureMarkersByBytes() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = scratch.appendingPathComponent("case")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/repair-cure/lost-one"), to: folder)
+        let (nfcEntity, nfdEntity) = ("T\u{E2}che", "Ta\u{302}che")
+        let contents = folder.appendingPathComponent("Model.xcdatamodeld/Model.xcdatamodel/contents")
+        // The NFC entity also has attributes named `café` in NFC and in NFD.
+        let twins = [(nfcEntity, ["title", Self.nfc, Self.nfd]), (nfdEntity, ["title"])].map { entity, attributes in
+            #"<entity name="\#(entity)" syncable="YES">"#
+                + attributes.map { #"<attribute name="\#($0)" optional="YES" attributeType="String"/>"# }.joined() + "</entity>"
+        }
+        try Data(try String(contentsOf: contents, encoding: .utf8).replacingOccurrences(of: "</model>", with: twins.joined() + "</model>").utf8)
+            .write(to: contents)
+        // The first event also inserts an object of the NFC entity.
+        let first = folder.appendingPathComponent("cloud/E/events/1_STORE-AAAA_0.cdeevent")
+        let insert = #""\#(nfcEntity)":[{"globalIdentifier":"t1","properties":[{"propertyName":"title","type":0,"value":"x"}],"type":100}],"#
+        try Data(try String(contentsOf: first, encoding: .utf8).replacingOccurrences(of: #"{"changesByEntity":{"#, with: #"{"changesByEntity":{"# + insert).utf8)
+            .write(to: first)
+        let quarantine = scratch.appendingPathComponent("quarantine")
+        let run = try Run(
+            arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path, "--json"], in: folder)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let baselines = folder.appendingPathComponent("cloud/E/baselines")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: baselines.path).first)
+        let changes = try JSONParser.parse(Array(try Data(contentsOf: baselines.appendingPathComponent(name))))[JSONPointer(["changesByEntity"])]
+        func identifiers(_ entity: String) -> [String] {
+            (changes?[JSONPointer([entity])]?.arrayValue ?? []).compactMap { $0[JSONPointer(["globalIdentifier"])]?.stringValue }
+        }
+        #expect(identifiers(nfcEntity) == ["t1"])
+        // Every property of the object, each spelling once: the two `café` unset, so null.
+        let properties = changes?[JSONPointer([nfcEntity, "0", "properties"])]?.arrayValue ?? []
+        #expect(Self.bytes(properties.compactMap { $0[JSONPointer(["propertyName"])] }) == [Self.nfd, Self.nfc, "title"].map { Array($0.utf8) })
+        #expect(identifiers(nfdEntity).map { Array($0.utf8) } == [Array(("CURE-NONE-" + nfdEntity).utf8)])
+    }
 }

@@ -155,12 +155,14 @@ struct LostRevisionCure {
         _ state: StoreState, model: DataModel, store: String, globalCount: Int64, timestamp: Double, revisionSet: RevisionSet
     ) -> Event {
         let objects = state.objectsInOrder
-        var liveByEntity: [String: [String]] = [:]
-        for object in objects { liveByEntity[object.entity, default: []].append(object.id) }
-        var kindCache: [String: [String]] = [:]
+        // By the entities' bytes: a model may have two entities whose names differ only in
+        // normalisation (Spec/model.md 4.1), each with its own objects and marker.
+        var liveByEntity: [ExactString: [String]] = [:]
+        for object in objects { liveByEntity[ExactString(object.entity), default: []].append(object.id) }
+        var kindCache: [ExactString: [String]] = [:]
         func live(ofKind destination: String) -> [String] {
             if let cached = kindCache[destination] { return cached }
-            let ids = sortedUnique(liveByEntity.filter { model.entity($0.key, isKindOf: destination) }.flatMap(\.value))
+            let ids = sortedUnique(liveByEntity.filter { model.entity($0.key.value, isKindOf: destination) }.flatMap(\.value))
             kindCache[destination] = ids
             return ids
         }
