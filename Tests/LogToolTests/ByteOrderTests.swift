@@ -555,8 +555,8 @@ struct ByteOrderTests {
         // The first event also inserts an object of the NFC entity.
         let first = folder.appendingPathComponent("cloud/E/events/1_STORE-AAAA_0.cdeevent")
         let insert = #""\#(nfcEntity)":[{"globalIdentifier":"t1","properties":[{"propertyName":"title","type":0,"value":"x"}],"type":100}],"#
-        try Data(try String(contentsOf: first, encoding: .utf8).replacingOccurrences(of: #"{"changesByEntity":{"#, with: #"{"changesByEntity":{"# + insert).utf8)
-            .write(to: first)
+        let text = try String(contentsOf: first, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: #"{"changesByEntity":{"#, with: #"{"changesByEntity":{"# + insert).utf8).write(to: first)
         let quarantine = scratch.appendingPathComponent("quarantine")
         let run = try Run(
             arguments: ["repair", "cloud/E", "--cure-lost", "--model", "Model.xcdatamodeld", "--apply", "--quarantine", quarantine.path, "--json"], in: folder)
