@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, bottom to top; a target depends only on targets in lower layers:
 //   Infrastructure  CZlib -> Deflate; CFileSystem -> TemporaryFiles; CSQLite, TemporaryFiles ->
 //                   SQLiteConnection (a new database file is published like every other);
-//                   ParallelWork; ProgressReporting; CPrefetch (SQLiteConnection reports errors as
+//                   ParallelWork; ProgressReporting; CPrefetch; XMLInput (SQLiteConnection reports errors as
 //                   JSONDocument's FormatError, the one error type of every layer)
 //   Format          JSONDocument -> EnsembleModel, DataModel -> EventCodecs; FileWrappers;
 //                   KeyedArchive
@@ -50,7 +50,7 @@ let package = Package(
         // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
         .target(
             name: "DataModel",
-            dependencies: ["JSONDocument", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["JSONDocument", "XMLInput", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/DataModel"
         ),
         // NSKeyedArchiver archives from untrusted bytes, bounded, with an allow-list of classes;
@@ -62,6 +62,9 @@ let package = Package(
         .target(name: "Deflate", dependencies: ["CZlib"], path: "Sources/Infrastructure/Deflate"),
         // Slots and a counter that concurrent workers share (no dependencies).
         .target(name: "ParallelWork", path: "Sources/Infrastructure/ParallelWork"),
+        // The check every XML document passes before Foundation's XMLParser reads it (the parser
+        // stops the process on some documents that are not UTF-8).
+        .target(name: "XMLInput", path: "Sources/Infrastructure/XMLInput"),
         .target(
             name: "EventCodecs",
             dependencies: [
@@ -151,7 +154,7 @@ let package = Package(
         // URLSession (Spec/remote.md; why URLSession: HTTPTransport.swift). The only network code.
         .target(
             name: "RemoteFolder",
-            dependencies: ["JSONDocument", "TemporaryFiles", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["JSONDocument", "TemporaryFiles", "XMLInput", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Folder/RemoteFolder"
         ),
         .target(
@@ -209,7 +212,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzDecoders",
             dependencies: [
-                "JSONDocument", "EnsembleModel", "EventCodecs", "FileWrappers", "SchemaValidation", "KeyedArchive", "TICDS", "RemoteFolder",
+                "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "FileWrappers", "SchemaValidation", "KeyedArchive", "TICDS", "RemoteFolder",
             ],
             path: "Fuzz/Sources/FuzzDecoders",
             swiftSettings: [.define("FUZZING", .when(traits: ["Fuzzing"])), .unsafeFlags(["-parse-as-library"])]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DataModel
 import JSONDocument
 import EnsembleModel
 import EventCodecs
@@ -97,6 +98,13 @@ struct FuzzCrasherTests {
         }
         Self.replayTICDS(bytes, file)
         Self.replayRemote(bytes, file)
+        // The model reader (the fuzz target's group `model`): the XML crashers stopped it too.
+        do throws(FormatError) {
+            _ = try ModelXMLReader.parse(Data(bytes), displayPath: "contents", versionName: nil).modelHash
+        } catch {
+            #expect(error.code.rawValue.hasPrefix("datamodel."), "\(file): \(error)")
+            Self.expectListed(error, "model reader", file, bytes: bytes)
+        }
     }
 
     /// The TICoreDataSync readers the fuzz target feeds (its groups `fzacryptor`, `changeset`,

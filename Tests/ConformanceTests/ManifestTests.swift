@@ -30,7 +30,7 @@ struct ManifestTests {
         let readme = try String(contentsOf: Fixtures.root.deletingLastPathComponent().appendingPathComponent("Spec/README.md"), encoding: .utf8)
         let version = try #require(try Self.manifest()["spec"]?.stringValue)
         #expect(readme.contains("**Spec version: \(version) (draft).**"))
-        #expect(try Self.manifest()["kit"]?.stringValue == "1.7.0")
+        #expect(try Self.manifest()["kit"]?.stringValue == "1.8.0")
     }
 
     @Test("every fixture file is listed with its SHA-256, and every listed file exists")

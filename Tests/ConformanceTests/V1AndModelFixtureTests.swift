@@ -52,7 +52,10 @@ struct ModelFixtureTests {
             Issue.record("\(path) loaded")
         } catch {
             #expect(error.code.rawValue == testCase["code"]?.stringValue, "\(path): \(error)")
-            if let line = testCase["line"]?.numberValue?.int64Value, error.code != .dataModelXMLSyntax {
+            // The parser's lines of xml-syntax differ between parsers; those of the check made
+            // before parsing (model.md 3.1) do not.
+            let checkedBeforeParsing = testCase["rule"]?.stringValue == "model.md 3.1"
+            if let line = testCase["line"]?.numberValue?.int64Value, error.code != .dataModelXMLSyntax || checkedBeforeParsing {
                 #expect(error.location.line.map(Int64.init) == line, "\(path): \(error)")
             }
         }

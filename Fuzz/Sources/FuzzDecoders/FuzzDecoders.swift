@@ -1,4 +1,5 @@
 #if FUZZING
+import DataModel
 import EventCodecs
 import FileWrappers
 import EnsembleModel
@@ -29,12 +30,12 @@ let fuzzArchiveClasses: ArchiveClasses = {
 
 /// The groups of decoders an input goes to. `FUZZ_DECODERS` (a comma-separated list of these
 /// names) narrows a run to some of them, so that each gets its share of executions and its own
-/// statistics; unset, every input goes to every group but `webdav`, `s3` and `httpdate`. Those
-/// reach Foundation code that leaks: XMLParser a string for each error of a document
+/// statistics; unset, every input goes to every group but `webdav`, `s3`, `httpdate` and `model`.
+/// Those reach Foundation code that leaks: XMLParser a string for each error of a document
 /// (Fuzz/lsan.supp), DateFormatter a character set for some texts it does not read. With leak
 /// detection on, libFuzzer would stop on them, or check every input for leaks at a few inputs a
-/// second. Run them on their own, `FUZZ_DECODERS=webdav,s3,httpdate` (run.sh then turns leak
-/// detection off).
+/// second. Run them on their own, `FUZZ_DECODERS=webdav,s3,httpdate,model` (run.sh then turns
+/// leak detection off).
 enum FuzzGroup: String, CaseIterable {
     /// Event files, blobs, wrappers and keyed archives (the original decoders).
     case events
@@ -53,11 +54,14 @@ enum FuzzGroup: String, CaseIterable {
     case server
     /// HTTP dates (RFC 9110 5.6.7), as WebDAV listings give them.
     case httpdate
+    /// A Core Data model's `contents` XML (Spec/model.md 3, 4), and the description and hash of
+    /// a model it reads as.
+    case model
 
     /// The groups of this run, read once from the environment.
     static let selected: Set<FuzzGroup> = {
         guard let names = ProcessInfo.processInfo.environment["FUZZ_DECODERS"], !names.isEmpty else {
-            return Set(allCases).subtracting([.webdav, .s3, .httpdate])
+            return Set(allCases).subtracting([.webdav, .s3, .httpdate, .model])
         }
         return Set(names.split(separator: ",").compactMap { FuzzGroup(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
     }()
@@ -87,6 +91,9 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         _ = S3ErrorReader.code(Data(bytes))
     }
     if groups.contains(.server) { fuzzServerAnswer(bytes) }
+    if groups.contains(.model), let model = try? ModelXMLReader.parse(Data(bytes), displayPath: "contents", versionName: nil) {
+        _ = model.modelHash
+    }
     if groups.contains(.httpdate) {
         let text = String(decoding: bytes.prefix(256), as: UTF8.self)
         _ = MultistatusReader.date(text)
