@@ -25,18 +25,16 @@ package enum CompiledModel {
         let folder = isDirectory.boolValue ? url : url.deletingLastPathComponent()
         let infoPath = isDirectory.boolValue ? path + "/VersionInfo.plist" : folder.appendingPathComponent("VersionInfo.plist").path
         let location = FormatError.Location(file: infoPath)
-        let bytes: [UInt8]
-        do {
-            let handle = try FileHandle(forReadingFrom: folder.appendingPathComponent("VersionInfo.plist"))
-            defer { try? handle.close() }
-            bytes = Array(try handle.read(upToCount: maximumBytes + 1) ?? Data())
-        } catch {
+        guard
+            let bytes = try ModelFile.contents(
+                of: folder.appendingPathComponent("VersionInfo.plist"), name: "VersionInfo.plist", followingLink: false, limit: maximumBytes,
+                location: location)
+        else {
             let why =
                 isDirectory.boolValue
-                ? "the .momd has no readable VersionInfo.plist" : "a .mom is read only with the VersionInfo.plist of its .momd beside it"
+                ? "the .momd has no VersionInfo.plist" : "a .mom is read only with the VersionInfo.plist of its .momd beside it"
             throw FormatError(.dataModelUnreadable, why, location: location)
         }
-        guard bytes.count <= maximumBytes else { throw FormatError(.dataModelTooLarge, "VersionInfo.plist is larger than 16 MiB", location: location) }
         let plist = try PropertyListGuard.read(bytes, limit: maximumBytes, code: .dataModelUnreadable, location: location)
         guard let hashesByVersion = (plist as? [String: Any])?["NSManagedObjectModel_VersionHashes"] as? [String: Any] else {
             throw FormatError(.dataModelUnreadable, "VersionInfo.plist has no dictionary NSManagedObjectModel_VersionHashes", location: location)

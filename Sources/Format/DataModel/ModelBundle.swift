@@ -62,7 +62,7 @@ public struct ModelBundle: Sendable {
             if let version {
                 throw FormatError(.dataModelVersionNotFound, "a bare contents file has no version \"\(version)\"", location: .init(file: displayPath))
             }
-            return try ModelXMLReader.read(contentsOf: root, displayPath: displayPath, versionName: nil)
+            return try ModelXMLReader.read(contentsOf: root, displayPath: displayPath, versionName: nil, followingLink: true)
         case .versionFolder:
             if let version, version != versions.first {
                 throw FormatError(
@@ -70,7 +70,7 @@ public struct ModelBundle: Sendable {
             }
             return try ModelXMLReader.read(
                 contentsOf: root.appendingPathComponent("contents"),
-                displayPath: displayPath + "/contents", versionName: versions.first)
+                displayPath: displayPath + "/contents", versionName: versions.first, followingLink: false)
         case .bundle:
             if version == nil, let currentVersionError { throw currentVersionError }
             guard let chosen = version ?? currentVersion else {
@@ -91,26 +91,27 @@ public struct ModelBundle: Sendable {
             }
             return try ModelXMLReader.read(
                 contentsOf: root.appendingPathComponent(folder).appendingPathComponent("contents"),
-                displayPath: "\(displayPath)/\(folder)/contents", versionName: chosen)
+                displayPath: "\(displayPath)/\(folder)/contents", versionName: chosen, followingLink: false)
         }
     }
 
     private static func currentVersion(of bundle: URL, versions: [String], displayPath: String) throws(FormatError) -> String? {
-        let marker = bundle.appendingPathComponent(".xccurrentversion")
-        guard let data = FileManager.default.contents(atPath: marker.path) else {
-            return versions.count == 1 ? versions[0] : nil
-        }
-        let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        let location = FormatError.Location(file: displayPath + "/.xccurrentversion")
+        guard
+            let bytes = try ModelFile.contents(
+                of: bundle.appendingPathComponent(".xccurrentversion"), name: ".xccurrentversion", followingLink: false,
+                limit: ModelXMLReader.maximumBytes, location: location)
+        else { return versions.count == 1 ? versions[0] : nil }
+        // Guarded: a property list of a few hundred bytes whose arrays share members expanded
+        // without bound when it was bridged (Spec/model.md 8.5).
+        let plist = try? PropertyListGuard.read(bytes, limit: ModelXMLReader.maximumBytes, code: .dataModelUnreadable, location: location)
         guard let name = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String else {
-            throw FormatError(
-                .dataModelUnreadable, ".xccurrentversion is not a property list with a string _XCCurrentVersionName",
-                location: .init(file: displayPath + "/.xccurrentversion"))
+            throw FormatError(.dataModelUnreadable, ".xccurrentversion is not a property list with a string _XCCurrentVersionName", location: location)
         }
         let version = name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
         guard versions.contains(version) else {
             throw FormatError(
-                .dataModelVersionNotFound, ".xccurrentversion names \"\(name)\", which the bundle does not contain",
-                location: .init(file: displayPath + "/.xccurrentversion"))
+                .dataModelVersionNotFound, ".xccurrentversion names \"\(name)\", which the bundle does not contain", location: location)
         }
         return version
     }

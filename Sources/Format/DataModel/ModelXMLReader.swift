@@ -13,19 +13,13 @@ package enum ModelXMLReader {
     /// The largest `contents` file read (Spec/model.md).
     package static let maximumBytes = 16 * 1024 * 1024
 
-    package static func read(contentsOf url: URL, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
-        let data: Data
-        do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: maximumBytes + 1) ?? Data()
-        } catch {
-            throw FormatError(.dataModelUnreadable, "the model file could not be read: \(error.localizedDescription)", location: .init(file: displayPath))
-        }
-        guard data.count <= maximumBytes else {
-            throw FormatError(.dataModelTooLarge, "the model file is larger than \(maximumBytes) bytes", location: .init(file: displayPath))
-        }
-        return try parse(data, displayPath: displayPath, versionName: versionName)
+    /// Reads the `contents` file at `url`; a symbolic link only when `followingLink` (the path
+    /// the user gave, Spec/model.md 2.1).
+    package static func read(contentsOf url: URL, displayPath: String, versionName: String?, followingLink: Bool) throws(FormatError) -> DataModel {
+        let location = FormatError.Location(file: displayPath)
+        guard let bytes = try ModelFile.contents(of: url, name: "the model file", followingLink: followingLink, limit: maximumBytes, location: location)
+        else { throw FormatError(.dataModelUnreadable, "the model file is missing", location: location) }
+        return try parse(Data(bytes), displayPath: displayPath, versionName: versionName)
     }
 
     package static func parse(_ data: Data, displayPath: String, versionName: String?) throws(FormatError) -> DataModel {
