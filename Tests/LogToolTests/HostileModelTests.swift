@@ -3,10 +3,11 @@ import JSONDocument
 import Testing
 
 /// A model on disk is read as Spec/model.md 2.2 and 2.5 say: its files only when they are
-/// regular files, never through a symbolic link inside the bundle, and bounded. Each case runs
-/// `logtool inspect --json` as a child process that is killed after a minute, so that a reader
-/// that waits (a FIFO named `contents` blocked it forever) fails the test instead of the suite.
-@Suite("Hostile model files")
+/// regular files, never through a symbolic link inside the bundle, and bounded; a Core Data
+/// store only when it is a regular file. Each case runs logtool as a child process that is killed
+/// after a minute, so that a reader that waits (a FIFO named `contents` or `store.sqlite` blocked
+/// it forever) fails the test instead of the suite.
+@Suite("Hostile model and store files")
 struct HostileModelTests {
     /// A bundle `M.xcdatamodeld` in a scratch folder with the version `M` whose `contents` is
     /// the Single model; `change` alters it before the run. The error `inspect --json` reports.
@@ -62,6 +63,22 @@ struct HostileModelTests {
             }
             #expect(result.code == .string(code), "\(size) bytes: \(result.run.output.prefix(500))")
             #expect(result.file?.stringValue?.hasSuffix("M.xcdatamodeld/.xccurrentversion") == true)
+        }
+    }
+
+    @Test("a Core Data store that is a FIFO is refused by inspect and --store-metadata, not waited for")
+    func storeFIFO() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = scratch.appendingPathComponent("store.sqlite")
+        #expect(mkfifo(store.path, 0o600) == 0)
+        let cloud = Run.packageRoot.appendingPathComponent("Fixtures/folders/example/cloud/MainStore").path
+        for (arguments, code) in [
+            (["inspect", store.path], "file.unreadable"), (["merge", "--store-metadata", store.path, cloud], "coredata.unreadable-store"),
+        ] {
+            let run = try ChildProcess.run(Run.binary, arguments, scratch: scratch, killAfterSeconds: 60, killAboveMegabytes: 1_024)
+            #expect(run.killed == nil, "\(arguments): \(run.killed ?? "")")
+            #expect(run.output.contains("[\(code)]") || run.output.contains(code), "\(arguments): \(run.output.prefix(500))")
         }
     }
 }

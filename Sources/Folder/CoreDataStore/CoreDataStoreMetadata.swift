@@ -59,9 +59,14 @@ package struct CoreDataStoreMetadata: Sendable, Hashable {
 
     /// Reads the store at `path` (never writing to it).
     package static func read(path: String) throws(FormatError) -> CoreDataStoreMetadata {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        // The path as given may be a link (as a model's, Spec/model.md 2.1); what it names must be a
+        // regular file: SQLite's open of a FIFO waits for a writer forever.
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target) else {
             throw FormatError(.coreDataUnreadableStore, "no such file", location: .init(file: path))
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw FormatError(.coreDataUnreadableStore, "not a regular file (a folder, FIFO, socket or device is never read)", location: .init(file: path))
         }
         do {
             let connection = try Connection(readOnly: path)
