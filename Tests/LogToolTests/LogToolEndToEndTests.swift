@@ -127,4 +127,21 @@ struct LogToolEndToEndTests {
         let verdicts = try JSONParser.parse(run.stdout)[JSONPointer(["files"])]?.arrayValue ?? []
         #expect(verdicts.map { $0[JSONPointer(["verdict"])] } == [.string("valid"), .string("invalid"), .string("unparseable")])
     }
+
+    @Test("validate refuses a FIFO, and a file over the JSON limit from its size, without reading it")
+    func validateBounded() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let fifo = scratch.appendingPathComponent("fifo.json"), large = scratch.appendingPathComponent("large.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        // Sparse: 300 MiB that take no room, over the 256 MiB a JSON document may have.
+        #expect(FileManager.default.createFile(atPath: large.path, contents: nil) && truncate(large.path, 300 * 1024 * 1024) == 0)
+        let run = try ChildProcess.run(
+            Run.binary, ["validate", "--json", "--schema", "v2-event", fifo.path, large.path], scratch: scratch, killAfterSeconds: 60,
+            killAboveMegabytes: 1_024)
+        #expect(run.killed == nil)
+        let verdicts = try JSONParser.parse(Array(run.output.utf8.prefix { $0 != UInt8(ascii: "\n") }))[JSONPointer(["files"])]?.arrayValue ?? []
+        #expect(verdicts.map { $0[JSONPointer(["errors", "0", "code"])] } == [.string("file.unreadable"), .string("json.too-large")], "\(run.output)")
+        #expect(run.megabytes < 100, "\(run.megabytes) MB: the large file was read")
+    }
 }

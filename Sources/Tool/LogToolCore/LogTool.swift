@@ -848,20 +848,17 @@ struct Validate: ParsableCommand, HasOutputOptions {
         for file in files {
             var verdict = "valid"
             var errors: [FormatError] = []
-            do {
-                // `-` is standard input, bounded as every JSON document is.
+            do throws(FormatError) {
+                // `-` is standard input, bounded as every JSON document is, a file likewise.
                 let bytes =
                     file == EventFileReader.standardInputName
                     ? Data(try EventFileReader.readStandardInput(limit: JSONReadingOptions().maximumBytes))
-                    : try Data(contentsOf: URL(fileURLWithPath: file))
+                    : Data(try EventFileReader.readBytes(at: URL(fileURLWithPath: file), limit: JSONReadingOptions().maximumBytes))
                 let document = try JSONParser.parse(bytes)
                 errors = validator.validate(document)
                 if !errors.isEmpty { verdict = "invalid" }
-            } catch let error as FormatError {
-                errors = [error]
-                verdict = "unparseable"
             } catch {
-                errors = [FormatError(.fileUnreadable, "the file could not be read: \(error.localizedDescription)")]
+                errors = [error]
                 verdict = "unparseable"
             }
             errors = errors.map { $0.inFile(file) }
