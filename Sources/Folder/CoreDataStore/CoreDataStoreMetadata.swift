@@ -57,15 +57,20 @@ package struct CoreDataStoreMetadata: Sendable, Hashable {
         KnownModelVersion(name: URL(fileURLWithPath: path).lastPathComponent, source: path, entityHashes: entityHashes)
     }
 
+    /// The type of what `path` names, through a link (the path as given may be one, as a
+    /// model's, Spec/model.md 2.1); nil when nothing is there. A store is opened only when this
+    /// is a regular file: SQLite's open of a FIFO, or a look at its header, waits for a writer
+    /// forever.
+    package static func fileType(_ path: String) -> FileAttributeType? {
+        (try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+    }
+
     /// Reads the store at `path` (never writing to it).
     package static func read(path: String) throws(FormatError) -> CoreDataStoreMetadata {
-        // The path as given may be a link (as a model's, Spec/model.md 2.1); what it names must be a
-        // regular file: SQLite's open of a FIFO waits for a writer forever.
-        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target) else {
+        guard let type = fileType(path) else {
             throw FormatError(.coreDataUnreadableStore, "no such file", location: .init(file: path))
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+        guard type == .typeRegular else {
             throw FormatError(.coreDataUnreadableStore, "not a regular file (a folder, FIFO, socket or device is never read)", location: .init(file: path))
         }
         do {

@@ -26,12 +26,9 @@ package enum ModelXMLReader {
         // Before the parser sees it: it stops the process on some documents that are not UTF-8
         // (Spec/model.md 3.1).
         if let problem = XMLInput.problem(data) {
-            let before = data.prefix(problem.offset)
-            let line = before.count { $0 == UInt8(ascii: "\n") } + 1
-            let column = problem.offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 - data.startIndex + 1 } ?? 0) + 1
             throw FormatError(
                 .dataModelXMLSyntax, "the model XML is not what the toolkit reads: \(problem.reason)",
-                location: .init(file: displayPath, offset: problem.offset, line: line, column: column))
+                location: .init(file: displayPath, offset: problem.offset, in: data))
         }
         let collector = ElementCollector()
         let parser = XMLParser(data: data)

@@ -117,3 +117,16 @@ extension FormatError: Codable {
         try container.encode(message, forKey: .message)
     }
 }
+
+extension FormatError.Location {
+    /// Byte `offset` of `bytes` with its line and column (from 1, counted in bytes; lines end at
+    /// LF, Spec/README.md section 4): where a parser, or a check made before one, stops.
+    package init(file: String? = nil, offset: Int, in bytes: some Collection<UInt8>) {
+        var line = 1, lineStart = 0
+        for (index, byte) in bytes.prefix(offset).enumerated() where byte == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        self.init(file: file, offset: offset, line: line, column: offset - lineStart + 1)
+    }
+}

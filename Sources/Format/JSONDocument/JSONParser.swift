@@ -432,12 +432,7 @@ public struct JSONParser {
     }
 
     private func error(_ code: FormatError.Code, _ message: String, at offset: Int) -> FormatError {
-        var line = 1, lineStart = 0
-        for i in 0..<min(offset, bytes.count) where bytes[i] == 0x0A {
-            line += 1
-            lineStart = i + 1
-        }
-        return FormatError(code, message, location: .init(offset: offset, line: line, column: offset - lineStart + 1))
+        FormatError(code, message, location: .init(offset: offset, in: bytes))
     }
 }
 

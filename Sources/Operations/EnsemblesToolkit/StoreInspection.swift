@@ -13,11 +13,9 @@ package enum StoreInspection {
     /// named `*.cdeevent` is an event in a format the toolkit does not read, Spec/wrappers.md 6).
     static func looksLikeStore(_ path: String) -> Bool {
         guard !path.hasSuffix(".cdeevent") else { return false }
-        // Only a regular file is opened to look: opening a FIFO waits for a writer forever (the
-        // event file reader then refuses it, as it refuses every special file).
-        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard (try? FileManager.default.attributesOfItem(atPath: target))?[.type] as? FileAttributeType == .typeRegular,
-            let handle = FileHandle(forReadingAtPath: path)
+        // Only a regular file is opened to look (the event file reader then refuses a special
+        // file, as it refuses every one).
+        guard CoreDataStoreMetadata.fileType(path) == .typeRegular, let handle = FileHandle(forReadingAtPath: path)
         else { return false }
         defer { try? handle.close() }
         return (try? handle.read(upToCount: sqliteMagic.count)).map { Array($0) == sqliteMagic } ?? false
