@@ -50,7 +50,7 @@ let package = Package(
         // Core Data models: XML through Foundation's XMLParser (libxml2), SHA-256 for the model hash.
         .target(
             name: "DataModel",
-            dependencies: ["JSONDocument", "XMLInput", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["JSONDocument", "XMLInput", "FileInput", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Format/DataModel"
         ),
         // NSKeyedArchiver archives from untrusted bytes, bounded, with an allow-list of classes;
@@ -65,6 +65,9 @@ let package = Package(
         // The check every XML document passes before Foundation's XMLParser reads it (the parser
         // stops the process on some documents that are not UTF-8).
         .target(name: "XMLInput", path: "Sources/Infrastructure/XMLInput"),
+        // Files of folders the toolkit does not control, opened without blocking or following a
+        // link, checked to be regular and read bounded (event, data and model files).
+        .target(name: "FileInput", path: "Sources/Infrastructure/FileInput"),
         .target(
             name: "EventCodecs",
             dependencies: [
@@ -116,7 +119,7 @@ let package = Package(
         // event store read with CDEEventStoreModel, data files, transit cache (Spec/device-state.md 5, 6).
         .target(
             name: "DeviceState",
-            dependencies: ["JSONDocument", "DataModel", "EnsembleModel", "EventCodecs", "KeyedArchive", "SQLiteConnection", "CoreDataStore"],
+            dependencies: ["JSONDocument", "DataModel", "EnsembleModel", "EventCodecs", "KeyedArchive", "SQLiteConnection", "CoreDataStore", "FileInput"],
             path: "Sources/Folder/DeviceState"
         ),
         .target(
@@ -135,7 +138,7 @@ let package = Package(
             name: "CloudFolder",
             dependencies: [
                 "JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "SchemaValidation", "ModelValidation",
-                "SQLiteConnection", "CFileSystem", "TemporaryFiles", "ProgressReporting", "FileWrappers", "ParallelWork",
+                "SQLiteConnection", "CFileSystem", "FileInput", "TemporaryFiles", "ProgressReporting", "FileWrappers", "ParallelWork",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Folder/CloudFolder"

@@ -218,7 +218,9 @@ struct DeviceInspectTests {
 
     /// Runs inspect on `path` and expects one error with `code` naming `file`, the exit status
     /// `status`, and nothing written in `folder`.
-    static func expectOneError(_ path: String, code: String, file: String, status: Int32, folder: URL, arguments: [String] = []) throws {
+    static func expectOneError(
+        _ path: String, code: String, file: String, status: Int32, folder: URL, arguments: [String] = [], message: String? = nil
+    ) throws {
         let before = RepairTests.snapshot(folder)
         let run = try Run(["inspect", "--json", path] + arguments)
         #expect(run.status == status, "\(code): \(run.stdout) \(run.stderr)")
@@ -226,6 +228,7 @@ struct DeviceInspectTests {
         #expect(errors.count == 1, "\(code): \(run.stdout)")
         #expect(errors.first?[JSONPointer(["code"])] == .string(code), "\(run.stdout)")
         #expect(errors.first?[JSONPointer(["files", "0"])]?.stringValue?.hasSuffix(file) == true, "\(run.stdout)")
+        if let message { #expect(errors.first?[JSONPointer(["message"])]?.stringValue?.contains(message) == true, "\(run.stdout)") }
         #expect(RepairTests.snapshot(folder) == before, "\(code): files changed")
     }
 
@@ -258,8 +261,17 @@ struct DeviceInspectTests {
         // No store.plist: not leeched.
         try FileManager.default.removeItem(at: store)
         try original.write(to: store)
-        try FileManager.default.removeItem(at: ensemble.appendingPathComponent("store.plist"))
+        let info = ensemble.appendingPathComponent("store.plist")
+        try FileManager.default.removeItem(at: info)
         try Self.expectOneError(device.path, code: "eventdata.invalid-store-info", file: "store.plist", status: 1, folder: scratch)
+        // One far larger than any the original writes is refused from its size, never loaded.
+        #expect(FileManager.default.createFile(atPath: info.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: info)
+        try handle.truncate(atOffset: 64 << 20)
+        try handle.close()
+        try Self.expectOneError(
+            device.path, code: "eventdata.invalid-store-info", file: "store.plist", status: 1, folder: scratch,
+            message: "larger than the limit of 16777216 bytes")
     }
 }
 

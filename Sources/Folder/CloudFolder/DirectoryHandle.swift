@@ -1,4 +1,5 @@
 import CFileSystem
+import FileInput
 import ParallelWork
 import Foundation
 import JSONDocument
@@ -191,7 +192,7 @@ package final class DirectoryHandle: Sendable {
             errno = names.isEmpty ? ENOENT : EACCES
             return -1
         }
-        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        let flags = FileInput.openFlags()
         // The whole path in one call where the system resolves it without links: opening and
         // checking each folder on the way was a third of the calls of reading a folder's files
         // (Benchmarks/README.md). Otherwise one name at a time: where the system cannot, and at
@@ -274,7 +275,7 @@ package struct FileReference: Sendable {
     /// Opens the file for reading without following a link at its end (nor, below a folder, at
     /// any name below the folder) and without blocking: a descriptor, or -1 with `errno` set.
     func open() -> Int32 {
-        guard let folder else { return Foundation.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard let folder else { return Foundation.open(path, FileInput.openFlags()) }
         return folder.handle.openFile(folder.relative)
     }
 }

@@ -6,6 +6,7 @@ import SchemaValidation
 import DataModel
 import ModelValidation
 import FileWrappers
+import FileInput
 
 extension FormatError.Code {
     public static let fileUnreadable = Self("file.unreadable")
@@ -500,35 +501,14 @@ package struct EventFileReader: Sendable {
             let code: FormatError.Code = read == head.count && head == V2Binary.magic ? .binaryTooLarge : .jsonTooLarge
             throw FormatError(code, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
         }
-        // Read into memory left uninitialized: zeroing it first was a fifth of this call's
-        // instructions (Benchmarks/README.md).
-        var room = Int(size) + 1, failure: Int32 = 0
-        var bytes = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in (count, failure) = Self.read(descriptor, into: buffer) }
-        // A file that grew since fstat fills its room: it is read on, never beyond the limit.
-        while failure == 0 && bytes.count == room && room <= limit {
-            let more = min(room, limit + 1 - room)
-            bytes += [UInt8](unsafeUninitializedCapacity: more) { buffer, count in (count, failure) = Self.read(descriptor, into: buffer) }
-            if bytes.count < room + more { break }
-            room += more
+        do {
+            return try FileInput.read(descriptor, size: size, limit: limit)
+        } catch {
+            guard error != .tooLarge else {
+                throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
+            }
+            throw FormatError(.fileUnreadable, "the file could not be read: \(error.reason)")
         }
-        guard failure == 0 else { throw FormatError(.fileUnreadable, "the file could not be read: \(String(cString: strerror(failure)))") }
-        guard bytes.count <= limit else {
-            throw FormatError(.jsonTooLarge, "the file is larger than the limit of \(limit) bytes", location: .init(offset: limit))
-        }
-        return bytes
-    }
-
-    /// Reads from `descriptor` until `buffer` is full or the file ends; returns how many bytes
-    /// were read, and the `errno` of a failed read (0: none).
-    private static func read(_ descriptor: Int32, into buffer: UnsafeMutableBufferPointer<UInt8>) -> (count: Int, failure: Int32) {
-        var count = 0
-        while count < buffer.count {
-            let read = Foundation.read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
-            if read < 0 && errno == EINTR { continue }
-            guard read > 0 else { return (count, read < 0 ? errno : 0) }
-            count += read
-        }
-        return (count, 0)
     }
 
     /// Opens `file` without following a link and without blocking, and checks on the open
@@ -548,11 +528,11 @@ package struct EventFileReader: Sendable {
             }
             throw FormatError(.fileUnreadable, "the file could not be opened: \(String(cString: strerror(errno)))")
         }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        do {
+            return (descriptor, try FileInput.regularSize(descriptor))
+        } catch {
             close(descriptor)
-            throw FormatError(.fileUnreadable, "not a regular file (a link, FIFO, socket or device is never read)")
+            throw FormatError(.fileUnreadable, error.reason)
         }
-        return (descriptor, Int64(status.st_size))
     }
 }

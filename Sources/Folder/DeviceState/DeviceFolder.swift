@@ -1,3 +1,4 @@
+import FileInput
 import Foundation
 import JSONDocument
 import KeyedArchive
@@ -88,8 +89,8 @@ package struct DeviceFolder: Sendable, Hashable {
     /// Whether the file at `path` is a property-list dictionary (what the original checks of a
     /// registration file, Spec/device-state.md 5.7).
     package static func isPropertyListDictionary(_ path: String) -> Bool {
-        guard entryType(path) == .typeRegular, let data = FileManager.default.contents(atPath: path),
-            case .dictionary? = try? PropertyListValue.read([UInt8](data), maximumBytes: 16 * 1024 * 1024, maximumDepth: 64)
+        guard let bytes = try? FileInput.read(path: path, limit: DeviceStoreInfo.maximumBytes),
+            case .dictionary? = try? PropertyListValue.read(bytes, maximumBytes: DeviceStoreInfo.maximumBytes, maximumDepth: 64)
         else { return false }
         return true
     }
@@ -107,14 +108,27 @@ package struct DeviceStoreInfo: Sendable, Hashable {
     /// `incompleteEventIdentifiers`: identifier -> mandatory.
     package var incompleteEvents: [String: Bool]
 
+    /// The largest `store.plist` or registration property list read (the original writes a few
+    /// hundred bytes).
+    static let maximumBytes = 16 * 1024 * 1024
+
     package static func read(path: String) throws(FormatError) -> DeviceStoreInfo {
         let location = FormatError.Location(file: path)
-        guard DeviceFolder.entryType(path) == .typeRegular, let data = FileManager.default.contents(atPath: path) else {
-            throw FormatError(.eventDataInvalidStoreInfo, "no store.plist (or not a regular file): the device is not leeched", location: location)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileInput.read(path: path, limit: maximumBytes)
+        } catch {
+            switch error {
+            case .cannotOpen(errno: ENOENT), .cannotOpen(errno: ELOOP), .notRegular:
+                throw FormatError(.eventDataInvalidStoreInfo, "no store.plist (or not a regular file): the device is not leeched", location: location)
+            case .tooLarge: throw FormatError(.eventDataInvalidStoreInfo, "larger than the limit of \(maximumBytes) bytes", location: location)
+            case .cannotOpen, .cannotRead:
+                throw FormatError(.eventDataInvalidStoreInfo, "store.plist could not be read: \(error.reason)", location: location)
+            }
         }
         let plist: PropertyListValue
         do {
-            plist = try PropertyListValue.read([UInt8](data), maximumBytes: 16 * 1024 * 1024, maximumDepth: 64)
+            plist = try PropertyListValue.read(bytes, maximumBytes: maximumBytes, maximumDepth: 64)
         } catch {
             throw FormatError(.eventDataInvalidStoreInfo, "not a property list: \(error.message)", location: location)
         }

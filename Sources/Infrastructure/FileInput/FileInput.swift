@@ -1,0 +1,95 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reading a file whose name came from a folder the toolkit does not control: opened without
+/// blocking, so that a FIFO is refused instead of waited on forever (`FileHandle` waits on one;
+/// Foundation's whole-file readers refuse one, but follow links and load any size); checked
+/// with `fstat` on the open descriptor,
+/// which is then the only thing read, so that a name swapped for a link or a device after it was
+/// listed is refused; read bounded, so that a file larger than its reader's limit, or one that
+/// grows while it is read, never costs more than the limit. Every reader of such files uses it:
+/// event, baseline and data files (Spec/cloud-layout.md 7) and a model's files (Spec/model.md 2).
+/// Readers turn a ``Failure`` into their own error codes.
+package enum FileInput {
+    /// Why a file was not read.
+    package enum Failure: Error, Equatable {
+        /// `open` failed with this `errno` (`ELOOP` for a link not followed, `ENOENT` for none).
+        case cannotOpen(errno: Int32)
+        /// A folder, link, FIFO, socket or device.
+        case notRegular
+        /// `read` failed with this `errno`.
+        case cannotRead(errno: Int32)
+        /// Larger than the limit: the file's size says so before anything is read, or it grew
+        /// past the limit while it was read.
+        case tooLarge
+
+        /// The system's words for a failed open or read, or what the file is not.
+        package var reason: String {
+            switch self {
+            case .cannotOpen(let failure), .cannotRead(let failure): String(cString: strerror(failure))
+            case .notRegular: "not a regular file (a link, FIFO, socket or device is never read)"
+            case .tooLarge: "larger than the limit"
+            }
+        }
+    }
+
+    /// The flags of every open for reading: without blocking, closed on exec, and without
+    /// following a link at the last name unless `followingLink` (a path the user gave may be one).
+    package static func openFlags(followingLink: Bool = false) -> Int32 {
+        O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLink ? 0 : O_NOFOLLOW)
+    }
+
+    /// The bytes of the regular file at `path`, at most `limit` of them.
+    package static func read(path: String, followingLink: Bool = false, limit: Int) throws(Failure) -> [UInt8] {
+        let descriptor = open(path, openFlags(followingLink: followingLink))
+        guard descriptor >= 0 else { throw .cannotOpen(errno: errno) }
+        defer { close(descriptor) }
+        return try read(descriptor, size: regularSize(descriptor), limit: limit)
+    }
+
+    /// The size of the open file `descriptor` when it is a regular file.
+    package static func regularSize(_ descriptor: Int32) throws(Failure) -> Int64 {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
+        return Int64(status.st_size)
+    }
+
+    /// Reads the open regular file `descriptor`, of `size` bytes by its `fstat`, from its current
+    /// offset: at most `limit` bytes. A file whose size is beyond `limit` is refused before
+    /// anything is read.
+    package static func read(_ descriptor: Int32, size: Int64, limit: Int) throws(Failure) -> [UInt8] {
+        guard size <= Int64(limit) else { throw .tooLarge }
+        // Read into memory left uninitialized: zeroing it first was a fifth of an event file's
+        // reading instructions (Benchmarks/README.md). One byte of room beyond the size tells a
+        // file that grew since `fstat`: it is read on, never beyond the limit.
+        var room = Int(size) + 1, failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in (count, failure) = fill(buffer, from: descriptor) }
+        while failure == 0 && bytes.count == room && room <= limit {
+            let more = min(room, limit + 1 - room)
+            bytes += [UInt8](unsafeUninitializedCapacity: more) { buffer, count in (count, failure) = fill(buffer, from: descriptor) }
+            if bytes.count < room + more { break }
+            room += more
+        }
+        guard failure == 0 else { throw .cannotRead(errno: failure) }
+        guard bytes.count <= limit else { throw .tooLarge }
+        return bytes
+    }
+
+    /// Reads from `descriptor` until `buffer` is full or the file ends; returns how many bytes
+    /// were read, and the `errno` of a failed read (0: none).
+    private static func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, from descriptor: Int32) -> (count: Int, failure: Int32) {
+        var count = 0
+        while count < buffer.count {
+            let read = Foundation.read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { return (count, read < 0 ? errno : 0) }
+            count += read
+        }
+        return (count, 0)
+    }
+}
