@@ -57,6 +57,10 @@ struct BinaryPlistWriter {
     }
 
     static func ascii(_ text: String) -> [UInt8] { marker(0x5, count: text.utf8.count) + Array(text.utf8) }
+    /// A string of any text, as UTF-16 big-endian (what Apple's writer uses for text that is not ASCII).
+    static func unicode(_ text: String) -> [UInt8] {
+        marker(0x6, count: text.utf16.count) + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+    }
     static func integer(_ value: Int) -> [UInt8] { [0x12] + big(value, size: 4) }
     static func uid(_ value: Int) -> [UInt8] { [0x83] + big(value, size: 4) }
 

@@ -38,12 +38,48 @@ struct KeyedArchiveTests {
         let archive = try KeyedArchiveReader().read(bytes)
         let change = ArchivedObject(
             className: "CDEPropertyChangeValue", classes: ["CDEPropertyChangeValue", "NSObject"],
-            members: [
-                "classVersion": .integer(1), "propertyName": .string("tags"), "type": .integer(2), "value": .null,
-                "addedIdentifiers": .set([.string("tag-1"), .string("tag-2")]),
-            ])
+            members: Dictionary(
+                uniqueKeysWithValues: [
+                    ("classVersion", .integer(1)), ("propertyName", .string("tags")), ("type", .integer(2)), ("value", .null),
+                    ("addedIdentifiers", .set([.string("tag-1"), .string("tag-2")])),
+                ].map { (ExactString($0), $1) }))
         #expect(archive.root == .array([.object(change)]))
         #expect(archive.linked.isEmpty)
+    }
+
+    @Test("keys and strings that differ only in Unicode normalisation are two, in XML and binary lists and in archives (Spec/README.md 4)")
+    func twinNames() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)  // to Swift's String, which is why the readers do not use it
+        let xml = "<?xml version=\"1.0\"?><plist><dict><key>\(composed)</key><integer>1</integer><key>\(decomposed)</key><integer>2</integer></dict></plist>"
+        var writer = BinaryPlistWriter(referenceSize: 1)
+        let root = writer.add([])
+        let keys = [composed, decomposed].map { writer.add(BinaryPlistWriter.unicode($0)) }
+        let values = [1, 2].map { writer.add(BinaryPlistWriter.integer($0)) }
+        writer.objects[root] = writer.dictionary([(keys[0], values[0]), (keys[1], values[1])])
+        for bytes in [Array(xml.utf8), writer.bytes(top: root)] {
+            let value = try PropertyListValue.read(bytes, maximumBytes: 1 << 20, maximumDepth: 8)
+            guard case .dictionary(let members) = value else {
+                Issue.record("not a dictionary: \(value)")
+                continue
+            }
+            #expect(members.count == 2)
+            #expect(members[composed] == .integer(1) && members[decomposed] == .integer(2))
+        }
+        #expect(PropertyListValue.string(composed) != .string(decomposed))
+        // In an archive: a generic object's members, and a dictionary's keys.
+        let archive = try KeyedArchiveReader().read(
+            X.archive([
+                X.object(classNumber: 3, [("NS.keys", X.references([4, 5])), ("NS.objects", X.references([2, 6]))]),  // 1
+                X.object(classNumber: 7, [(composed, "<integer>1</integer>"), (decomposed, "<integer>2</integer>")]),  // 2
+                X.classDescription("NSDictionary"),  // 3
+                "<string>\(composed)</string>", "<string>\(decomposed)</string>", "<string>\(decomposed)</string>",  // 4, 5, 6
+                X.classDescription("CDEPropertyChangeValue"),  // 7
+            ]))
+        let object = try #require(archive.root?.value(forKey: composed))
+        #expect(object[member: composed] == .integer(1) && object[member: decomposed] == .integer(2))
+        #expect(archive.root?.value(forKey: decomposed) == .string(decomposed))
+        #expect(ArchivedValue.string(composed) != .string(decomposed))
     }
 
     @Test("dictionaries, strings, dates, data, null, UUID and URL decode as Foundation archives them")

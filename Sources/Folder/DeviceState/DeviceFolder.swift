@@ -105,8 +105,8 @@ package struct DeviceStoreInfo: Sendable, Hashable {
     package var backendIdentity: JSONValue
     package var verifiesStoreRegistrationInCloud: Bool
     package var baselineUsedToConstructStore: String?
-    /// `incompleteEventIdentifiers`: identifier -> mandatory.
-    package var incompleteEvents: [String: Bool]
+    /// `incompleteEventIdentifiers`: identifier -> mandatory, identifiers told apart by their bytes.
+    package var incompleteEvents: [ExactString: Bool]
 
     /// The largest `store.plist` or registration property list read (the original writes a few
     /// hundred bytes).
@@ -153,7 +153,7 @@ package struct DeviceStoreInfo: Sendable, Hashable {
         case let value?: identity = value.jsonValue
         case nil: break
         }
-        var incomplete: [String: Bool] = [:]
+        var incomplete: [ExactString: Bool] = [:]
         if case .dictionary(let listed)? = info["incompleteEventIdentifiers"] {
             for (identifier, value) in listed {
                 switch value {
@@ -193,28 +193,7 @@ extension PropertyListValue {
         case .string(let text): .string(text)
         case .uid(let number): JSONValue(Int64(clamping: number))
         case .array(let values): .array(values.map(\.jsonValue))
-        case .dictionary(let members): .object(JSONObject(members.keys.sorted().map { ($0, members[$0]?.jsonValue ?? .null) }))
-        }
-    }
-}
-
-extension ArchivedValue {
-    /// As JSON, for values shown to people (the backend identity): data as base64 text, dates as
-    /// seconds from 2001, UUIDs and URLs as text, objects as their members.
-    var jsonValue: JSONValue {
-        switch self {
-        case .null: .null
-        case .bool(let value): .bool(value)
-        case .integer(let value): JSONValue(value)
-        case .real(let value), .date(let value): value.isFinite ? JSONValue(value) : .null
-        case .string(let text): .string(text)
-        case .data(let bytes): .string(Data(bytes).base64EncodedString())
-        case .uuid(let uuid): .string(uuid.uuidString)
-        case .url(_, let relative): .string(relative)
-        case .array(let values), .set(let values), .orderedSet(let values): .array(values.map(\.jsonValue))
-        case .dictionary(let pairs): .object(JSONObject(pairs.map { ($0.key.string ?? "\($0.key)", $0.value.jsonValue) }))
-        case .object(let object): .object(JSONObject(object.members.keys.sorted().map { ($0, object.members[$0]?.jsonValue ?? .null) }))
-        case .link(let number): JSONValue(Int64(number))
+        case .dictionary(let members): .object(JSONObject(members.inUTF8Order.map { ($0.key.value, $0.value.jsonValue) }))
         }
     }
 }

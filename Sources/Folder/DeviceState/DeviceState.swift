@@ -181,16 +181,16 @@ package struct DeviceState: Sendable {
 
     /// Section 5.3: identifier, in the store, listed, mandatory; by identifier.
     package var incompleteEvents: [(identifier: String, inStore: Bool, listed: Bool, mandatory: Bool)] {
-        let inStore = Set(events.map(\.uniqueIdentifier))
-        let identifiers = Set(events.filter { $0.type == 0 }.map(\.uniqueIdentifier)).union(info.incompleteEvents.keys)
-        return identifiers.sorted(by: utf8Precedes).map { identifier in
-            (identifier, inStore.contains(identifier), info.incompleteEvents[identifier] != nil, info.incompleteEvents[identifier] ?? false)
+        let inStore = Set(events.map { ExactString($0.uniqueIdentifier) })
+        let identifiers = Set(events.filter { $0.type == 0 }.map { ExactString($0.uniqueIdentifier) }).union(info.incompleteEvents.keys)
+        return identifiers.sorted { utf8Precedes($0.value, $1.value) }.map { identifier in
+            (identifier.value, inStore.contains(identifier), info.incompleteEvents[identifier] != nil, info.incompleteEvents[identifier] ?? false)
         }
     }
 
     /// The identifiers of the mandatory incomplete events (203), UTF-8 order.
     package var mandatoryIncompleteEvents: [String] {
-        info.incompleteEvents.filter(\.value).keys.sorted(by: utf8Precedes)
+        info.incompleteEvents.filter(\.value).keys.map(\.value).sorted(by: utf8Precedes)
     }
 
     /// The device's own complete events: its store, types 100, 200 and 300.

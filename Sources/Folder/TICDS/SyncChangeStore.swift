@@ -170,7 +170,7 @@ package enum SyncChangeStore {
     /// The root value of one change's keyed-archive payload (`ZCHANGEDATTRIBUTES`,
     /// `ZCHANGEDRELATIONSHIPS`) as JSON, with Foundation's classes only (Spec/ticds.md 4.3).
     package static func payload(_ archive: [UInt8]) throws(FormatError) -> JSONValue {
-        try KeyedArchiveReader(classes: .foundation).read(archive).root.map(jsonValue) ?? .null
+        try KeyedArchiveReader(classes: .foundation).read(archive).root?.jsonValue ?? .null
     }
 
     /// The rows of AppliedSyncChangeSets.ticdsync (Spec/ticds.md 3.9), by primary key.
@@ -213,24 +213,5 @@ package enum SyncChangeStore {
             metadata.path = shown
             return metadata
         }
-    }
-}
-
-/// A keyed archive's value as JSON: data as base64 text, dates as seconds from 2001, UUIDs and
-/// URLs as text, objects as their members (Spec/ticds.md 4.3).
-func jsonValue(_ value: ArchivedValue) -> JSONValue {
-    switch value {
-    case .null: .null
-    case .bool(let value): .bool(value)
-    case .integer(let value): JSONValue(value)
-    case .real(let value), .date(let value): value.isFinite ? JSONValue(value) : .null
-    case .string(let text): .string(text)
-    case .data(let bytes): .string(Data(bytes).base64EncodedString())
-    case .uuid(let uuid): .string(uuid.uuidString)
-    case .url(_, let relative): .string(relative)
-    case .array(let values), .set(let values), .orderedSet(let values): .array(values.map(jsonValue))
-    case .dictionary(let pairs): .object(JSONObject(pairs.map { ($0.key.string ?? "\($0.key)", jsonValue($0.value)) }))
-    case .object(let object): .object(JSONObject(object.members.keys.sorted().map { ($0, object.members[$0].map(jsonValue) ?? .null) }))
-    case .link(let number): JSONValue(Int64(number))
     }
 }

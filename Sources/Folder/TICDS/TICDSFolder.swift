@@ -155,7 +155,7 @@ package struct TICDSFolder: Sendable {
     /// The members of a property-list dictionary of the folder (deviceInfo, documentInfo,
     /// recentsync; Spec/ticds.md 3), bounded in size and depth; anything else is
     /// `ticds.invalid-plist`.
-    package static func dictionary(_ bytes: [UInt8]) throws(FormatError) -> [String: PropertyListValue] {
+    package static func dictionary(_ bytes: [UInt8]) throws(FormatError) -> [ExactString: PropertyListValue] {
         let value: PropertyListValue
         do {
             value = try PropertyListValue.read(bytes, maximumBytes: maximumPlistBytes, maximumDepth: 64)
@@ -191,7 +191,7 @@ package struct TICDSFolder: Sendable {
     /// application folder (or alone, when it is in none).
     /// `dates` replaces the modification times of the files it names (paths relative to the
     /// application folder, seconds since 1970), for a folder copied without them (Spec/ticds.md 6.5).
-    package static func read(_ given: String, password source: PasswordSource?, dates: [String: Double] = [:]) throws(FormatError) -> TICDSFolder {
+    package static func read(_ given: String, password source: PasswordSource?, dates: [ExactString: Double] = [:]) throws(FormatError) -> TICDSFolder {
         let path = trimmed(given)
         var root = path
         var only: String?
@@ -233,7 +233,7 @@ struct Reader {
     var syncKey: [UInt8]?
     var undecrypted: [String] = []
     /// Modification times given instead of the file system's.
-    var dates: [String: Double] = [:]
+    var dates: [ExactString: Double] = [:]
 
     init(handle: DirectoryHandle, rootPath: String) {
         self.handle = handle
@@ -291,7 +291,7 @@ struct Reader {
     }
 
     /// A property-list dictionary; `encryptable` files are decrypted first in an encrypted folder.
-    mutating func dictionary(_ relative: String, encryptable: Bool) -> [String: PropertyListValue]? {
+    mutating func dictionary(_ relative: String, encryptable: Bool) -> [ExactString: PropertyListValue]? {
         let read = encryptable ? plainBytes(relative, limit: TICDSFolder.maximumPlistBytes)?.bytes : bytes(relative, limit: TICDSFolder.maximumPlistBytes)
         guard let read else { return nil }
         do {
@@ -527,7 +527,7 @@ extension TICDSFolder {
 
     /// A `--dates` file (Spec/ticds.md 6.5): a JSON object from paths relative to the application
     /// folder to seconds since 1970.
-    package static func readDates(_ path: String) throws(FormatError) -> [String: Double] {
+    package static func readDates(_ path: String) throws(FormatError) -> [ExactString: Double] {
         let location = FormatError.Location(file: path)
         let value: JSONValue
         do {
@@ -536,7 +536,7 @@ extension TICDSFolder {
             throw FormatError(.ticdsInvalidDates, error.message, location: location)
         }
         guard let object = value.objectValue else { throw FormatError(.ticdsInvalidDates, "not a JSON object of paths to dates", location: location) }
-        var dates: [String: Double] = [:]
+        var dates: [ExactString: Double] = [:]
         for (key, date) in object.members {
             guard let seconds = date.numberValue?.doubleValue, seconds.isFinite else {
                 throw FormatError(.ticdsInvalidDates, "the date of \(key) is not a finite number of seconds since 1970", location: location)

@@ -252,6 +252,11 @@ package struct ExactString: Hashable, Sendable {
 }
 
 extension Dictionary where Key == ExactString {
+    /// The entries with their keys in UTF-8 byte order.
+    package var inUTF8Order: [(key: ExactString, value: Value)] {
+        sorted { $0.key.value.utf8.lexicographicallyPrecedes($1.key.value.utf8) }
+    }
+
     /// The value for the name with exactly these UTF-8 bytes: tables of names (a model's
     /// entities and properties) are looked up by the strings events and files hold.
     package subscript(_ name: String) -> Value? {

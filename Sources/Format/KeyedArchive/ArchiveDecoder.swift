@@ -124,10 +124,10 @@ struct ArchiveDecoder {
         guard let links = classes.keyedClasses[className] else {
             throw FormatError(.archiveClassNotAllowed, "the class \(className) is not on the allow-list", at: pointer / "$class")
         }
-        var values: [String: ArchivedValue] = [:]
+        var values: [ExactString: ArchivedValue] = [:]
         var size = 1, height = 1
-        for key in members.keys.sorted() where key != "$class" {
-            guard let member = members[key] else { continue }
+        for (exactKey, member) in members.inUTF8Order where exactKey != ExactString("$class") {
+            let key = exactKey.value
             let result: Decoded
             if links.contains(key), case .uid(let target) = member {
                 let linked = try checked(target, from: pointer / key)
@@ -140,7 +140,7 @@ struct ArchiveDecoder {
             } else {
                 result = try inline(member, at: pointer / key, depth: depth + 1)
             }
-            values[key] = result.value
+            values[exactKey] = result.value
             size += result.size
             height = max(height, result.height + 1)
             guard size <= limits.maximumValues else {
@@ -209,7 +209,7 @@ struct ArchiveDecoder {
     }
 
     /// The member `key` as an array of references, for `NS.objects` and `NS.keys`.
-    private func references(_ members: [String: PropertyListValue], _ key: String, at pointer: JSONPointer) throws(FormatError) -> [PropertyListValue] {
+    private func references(_ members: [ExactString: PropertyListValue], _ key: String, at pointer: JSONPointer) throws(FormatError) -> [PropertyListValue] {
         guard case .array(let list) = members[key] else {
             throw FormatError(.archiveInvalidObject, "\(key) is missing or not an array", at: pointer / key)
         }
@@ -222,7 +222,7 @@ struct ArchiveDecoder {
     }
 
     private mutating func foundationValue(
-        _ className: String, _ members: [String: PropertyListValue], at pointer: JSONPointer, depth: Int
+        _ className: String, _ members: [ExactString: PropertyListValue], at pointer: JSONPointer, depth: Int
     ) throws(FormatError) -> Decoded {
         func invalid(_ message: String, _ key: String) -> FormatError {
             FormatError(.archiveInvalidObject, "\(className): \(message)", at: pointer / key)

@@ -105,14 +105,14 @@ struct BinaryPropertyList {
                 for element in numbers { values.append(try object(element, depth: depth + 1)) }
                 return .array(values)
             }
-            var values: [String: PropertyListValue] = [:]
+            var values: [ExactString: PropertyListValue] = [:]
             values.reserveCapacity(count)
             for index in 0..<count {
                 guard case .string(let key) = try object(numbers[index], depth: depth + 1) else {
                     throw failure("a dictionary key that is not a string", at: position)
                 }
-                guard values[key] == nil else { throw failure("a dictionary with the key \"\(key)\" twice", at: position) }
-                values[key] = try object(numbers[count + index], depth: depth + 1)
+                guard values[ExactString(key)] == nil else { throw failure("a dictionary with the key \"\(key)\" twice", at: position) }
+                values[ExactString(key)] = try object(numbers[count + index], depth: depth + 1)
             }
             return .dictionary(values)
         default:

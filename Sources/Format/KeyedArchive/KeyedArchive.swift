@@ -4,8 +4,8 @@ import JSONDocument
 /// A decoded `NSKeyedArchiver` archive: the values named in `$top`, and the values of the objects
 /// that links point to (Spec/device-state.md 3).
 package struct KeyedArchive: Hashable, Sendable {
-    /// `$top`'s entries, decoded.
-    package var top: [String: ArchivedValue]
+    /// `$top`'s entries, decoded, by the keys' bytes (``PropertyListValue``).
+    package var top: [ExactString: ArchivedValue]
     /// The decoded value of every object a ``ArchivedValue/link(_:)`` names, by object number.
     package var linked: [Int: ArchivedValue]
 
@@ -107,10 +107,10 @@ package struct KeyedArchiveReader: Sendable {
             throw FormatError(.archiveNotKeyedArchive, "$top is missing or not a dictionary", at: .root / "$top")
         }
         var decoder = ArchiveDecoder(objects: objects, classes: classes, limits: limits)
-        var top: [String: ArchivedValue] = [:]
-        for key in topEntries.keys.sorted() {
-            let pointer = JSONPointer.root / "$top" / key
-            guard case .uid(let reference) = topEntries[key] else {
+        var top: [ExactString: ArchivedValue] = [:]
+        for (key, entry) in topEntries.inUTF8Order {
+            let pointer = JSONPointer.root / "$top" / key.value
+            guard case .uid(let reference) = entry else {
                 throw FormatError(.archiveNotKeyedArchive, "a $top entry that is not a reference", at: pointer)
             }
             top[key] = try decoder.root(reference, from: pointer)

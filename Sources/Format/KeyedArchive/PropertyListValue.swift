@@ -13,7 +13,39 @@ package indirect enum PropertyListValue: Hashable, Sendable {
     /// A reference into the archive's `$objects`.
     case uid(UInt64)
     case array([PropertyListValue])
-    case dictionary([String: PropertyListValue])
+    /// Keys are told apart by their UTF-8 bytes, as Apple's readers tell them (Spec/README.md 4):
+    /// two keys differing only in Unicode normalisation are two keys.
+    case dictionary([ExactString: PropertyListValue])
+
+    package static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.bool(a), .bool(b)): a == b
+        case let (.integer(a), .integer(b)): a == b
+        case let (.real(a), .real(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case let (.date(a), .date(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case let (.data(a), .data(b)): a == b
+        // By bytes: `String ==` takes canonically equivalent text for equal.
+        case let (.string(a), .string(b)): ExactString(a) == ExactString(b)
+        case let (.uid(a), .uid(b)): a == b
+        case let (.array(a), .array(b)): a == b
+        case let (.dictionary(a), .dictionary(b)): a == b
+        default: false
+        }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let value): hasher.combine(0); hasher.combine(value)
+        case .integer(let value): hasher.combine(1); hasher.combine(value)
+        case .real(let value): hasher.combine(2); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .date(let value): hasher.combine(3); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .data(let value): hasher.combine(4); hasher.combine(value)
+        case .string(let value): hasher.combine(5); hasher.combine(ExactString(value))
+        case .uid(let value): hasher.combine(6); hasher.combine(value)
+        case .array(let value): hasher.combine(7); hasher.combine(value)
+        case .dictionary(let value): hasher.combine(8); hasher.combine(value)
+        }
+    }
 }
 
 extension FormatError.Code {

@@ -193,15 +193,15 @@ struct XMLPropertyList {
             guard depth <= maximumDepth else {
                 throw FormatError(.archiveTooDeep, "a property list nested deeper than \(maximumDepth)", location: .init(offset: open.offset))
             }
-            var values: [String: PropertyListValue] = [:]
+            var values: [ExactString: PropertyListValue] = [:]
             if !open.empty {
                 while true {
                     let next = try nextTag()
                     if next.closing && next.name == "dict" { break }
                     guard next.name == "key", !next.closing else { throw failure("a dictionary entry without a key", at: next.offset) }
                     let key = try text(of: next)
-                    guard values[key] == nil else { throw failure("a dictionary with the key \"\(key)\" twice", at: next.offset) }
-                    values[key] = try value(try nextTag(), depth: depth + 1)
+                    guard values[ExactString(key)] == nil else { throw failure("a dictionary with the key \"\(key)\" twice", at: next.offset) }
+                    values[ExactString(key)] = try value(try nextTag(), depth: depth + 1)
                 }
             }
             // `<dict><key>CF$UID</key><integer>n</integer></dict>` is a UID, as in Apple's readers.
