@@ -232,6 +232,21 @@ struct DeviceInspectTests {
         #expect(RepairTests.snapshot(folder) == before, "\(code): files changed")
     }
 
+    @Test("incomplete event identifiers that differ only in Unicode normalisation are two events (Spec/device-state.md 3.1, 5.3)")
+    func twinIncompleteEvents() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        let plist = scratch.appendingPathComponent("store.plist")
+        try Data(
+            ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>persistentStoreIdentifier</key><string>S</string>"
+                + "<key>incompleteEventIdentifiers</key><dict><key>\(composed)</key><true/><key>\(decomposed)</key><false/></dict></dict></plist>").utf8
+        ).write(to: plist)
+        let info = try DeviceStoreInfo.read(path: plist.path)
+        #expect(info.incompleteEvents.count == 2)
+        #expect(info.incompleteEvents[composed] == true && info.incompleteEvents[decomposed] == false)
+    }
+
     @Test("bad input: one diagnostic with the file and its code, no crash, nothing written")
     func badInput() throws {
         let (scratch, device) = try Self.copyOfHealthy()

@@ -162,6 +162,24 @@ struct TICDSFolderTests {
         #expect(!TICDSFolder.looksLikeTICDS(made.app.appendingPathComponent("ClientDevices").path))
     }
 
+    @Test("an integrity key has at least 5 UTF-16 code units, as NSString counts its length (Spec/ticds.md 3)")
+    func integrityKeyLength() {
+        // 5 code units in 4 characters (an accent written as a combining mark; a character outside
+        // the Basic Multilingual Plane) are keys; 4 code units are not; hidden names never are.
+        let names = ["KEY-1", "abc\u{1F44D}", "ab\u{1F44D}", "e\u{301}xyz", "exyz", ".hidden-key"]
+        #expect(TICDSFolder.integrityKeys(names) == ["KEY-1", "abc\u{1F44D}", "e\u{301}xyz"])
+    }
+
+    @Test("--dates keeps a date for each of two paths that differ only in Unicode normalisation (Spec/ticds.md 6.5)")
+    func twinDatePaths() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dates-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"D/caf\#u{E9}": 1, "D/cafe\#u{301}": 2}"#.utf8).write(to: file)
+        let dates = try TICDSFolder.readDates(file.path)
+        #expect(dates.count == 2)
+        #expect(dates["D/caf\u{E9}"] == 1 && dates["D/cafe\u{301}"] == 2)
+    }
+
     @Test("sets come in the order of the remote file's modification time, then the set identifier")
     func setOrder() throws {
         let made = try HandMadeFolder.make()

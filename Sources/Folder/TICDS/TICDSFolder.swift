@@ -167,9 +167,10 @@ package struct TICDSFolder: Sendable {
     }
 
     /// The integrity keys among the names of `IntegrityKey/`, in byte order: hidden names and
-    /// those shorter than five characters left out, as the framework leaves them out (Spec/ticds.md 3).
+    /// those shorter than five UTF-16 code units left out, as the framework leaves them out
+    /// (`NSString`'s length; Spec/ticds.md 3).
     package static func integrityKeys(_ names: [String]) -> [String] {
-        names.filter { !$0.hasPrefix(".") && $0.count >= 5 }
+        names.filter { !$0.utf8.starts(with: [UInt8(ascii: ".")]) && $0.utf16.count >= 5 }
     }
 
     /// Whether `inspect` and `verify` read `path` as a TICoreDataSync folder.
