@@ -66,7 +66,7 @@ let package = Package(
         // stops the process on some documents that are not UTF-8).
         .target(name: "XMLInput", path: "Sources/Infrastructure/XMLInput"),
         // Files of folders the toolkit does not control, opened without blocking or following a
-        // link, checked to be regular and read bounded (event, data and model files).
+        // link, checked to be regular and read bounded (event, data, model and device files).
         .target(name: "FileInput", path: "Sources/Infrastructure/FileInput"),
         .target(
             name: "EventCodecs",
@@ -235,7 +235,7 @@ let package = Package(
             ]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "ModelValidation", "MergeEngine", "SyntheticHistory", "TestSupport"]),
-        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers"]),
+        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers", "FileInput"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "RemoteFolder", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

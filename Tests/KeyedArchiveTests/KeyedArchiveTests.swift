@@ -80,6 +80,11 @@ struct KeyedArchiveTests {
         #expect(object[member: composed] == .integer(1) && object[member: decomposed] == .integer(2))
         #expect(archive.root?.value(forKey: decomposed) == .string(decomposed))
         #expect(ArchivedValue.string(composed) != .string(decomposed))
+        // Class names too: one spelt with U+212A KELVIN SIGN is not the allowed `KThing`.
+        let kelvin = X.archive([X.object(classNumber: 2, []), X.classDescription("\u{212A}Thing")])
+        #expect("\u{212A}Thing" == "KThing")
+        #expect(Self.rejection(kelvin, KeyedArchiveReader(classes: ArchiveClasses(keyedClasses: ["KThing": []])))?.code == .archiveClassNotAllowed)
+        #expect(Self.rejection(kelvin, KeyedArchiveReader(classes: ArchiveClasses(keyedClasses: ["\u{212A}Thing": []]))) == nil)
     }
 
     @Test("dictionaries, strings, dates, data, null, UUID and URL decode as Foundation archives them")

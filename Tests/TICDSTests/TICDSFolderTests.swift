@@ -170,6 +170,17 @@ struct TICDSFolderTests {
         #expect(TICDSFolder.integrityKeys(names) == ["KEY-1", "abc\u{1F44D}", "e\u{301}xyz"])
     }
 
+    @Test("a hidden name starts with the byte \".\": \".\" followed by a combining mark is hidden too (Spec/ticds.md 3)")
+    func hiddenByByte() throws {
+        let made = try HandMadeFolder.make()
+        defer { made.remove() }
+        // To Swift, ".\u{301}c4" does not start with ".": its first character is "." and the accent.
+        try made.folder("Documents/DOC1/SyncChanges/.\u{301}c4")
+        try made.folder("Documents/DOC1/SyncChanges/.c5")
+        let folder = try TICDSFolder.read(made.app.path, password: nil)
+        #expect(folder.documents.first?.syncClients == ["c1", "c3"])
+    }
+
     @Test("--dates keeps a date for each of two paths that differ only in Unicode normalisation (Spec/ticds.md 6.5)")
     func twinDatePaths() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("dates-\(UUID().uuidString).json")

@@ -402,8 +402,8 @@ struct DeviceStoreReader {
         var properties: [DeviceProperty] = []
         for (index, element) in elements.enumerated() {
             let pointer = rootPointer / index
-            guard case .object(let object) = element, object.className == "CDEPropertyChangeValue", let name = object.members["propertyName"]?.string,
-                case .integer(let type)? = object.members["type"], (0...3).contains(type)
+            guard case .object(let object) = element, ExactString(object.className) == ExactString("CDEPropertyChangeValue"),
+                let name = object.members["propertyName"]?.string, case .integer(let type)? = object.members["type"], (0...3).contains(type)
             else { throw FormatError(.archiveInvalidObject, "not a CDEPropertyChangeValue with a propertyName and a type 0 to 3", at: pointer) }
             guard let value = attributeValue(object.members["value"] ?? .null) else {
                 throw FormatError(.archiveInvalidObject, "a value of a kind no attribute has", at: pointer / "value")

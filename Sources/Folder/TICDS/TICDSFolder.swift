@@ -249,17 +249,19 @@ struct Reader {
 
     /// The entries of the folder `relative` ("" for the root); empty when it is missing.
     func entries(_ relative: String) -> [FolderEntry] {
-        let folder = relative.isEmpty ? handle : relative.split(separator: "/").reduce(Optional(handle)) { $0?.folder(String($1)) }
+        let folder = relative.isEmpty ? handle : ExactString.components(of: relative, omittingEmpty: true).reduce(Optional(handle)) { $0?.folder($1) }
         return (try? folder?.listedEntries(displayPath: join(rootPath, relative))) ?? []
     }
 
     func folderExists(_ relative: String) -> Bool {
-        relative.split(separator: "/").reduce(Optional(handle)) { $0?.folder(String($1)) } != nil
+        ExactString.components(of: relative, omittingEmpty: true).reduce(Optional(handle)) { $0?.folder($1) } != nil
     }
 
     func join(_ a: String, _ b: String) -> String { a.isEmpty ? b : b.isEmpty ? a : a + "/" + b }
 
-    static func visible(_ entry: FolderEntry) -> Bool { entry.name.text.map { !$0.hasPrefix(".") } ?? false }
+    /// Hidden names start with the byte `.` (`hasPrefix` compares characters, and `.` followed by
+    /// a combining mark is another character).
+    static func visible(_ entry: FolderEntry) -> Bool { entry.name.text != nil && entry.name.bytes.first != UInt8(ascii: ".") }
 
     /// The bytes of a regular file, at most `limit`.
     mutating func bytes(_ relative: String, limit: Int) -> [UInt8]? {

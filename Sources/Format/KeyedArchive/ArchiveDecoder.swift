@@ -118,7 +118,7 @@ struct ArchiveDecoder {
             throw FormatError(.archiveInvalidObject, "an object without a $class reference", at: pointer)
         }
         let (className, classNames) = try classDescription(classReference, from: pointer / "$class")
-        if ArchiveClasses.foundationClassNames.contains(className) {
+        if ArchiveClasses.foundationClassNames.contains(ExactString(className)) {
             return try foundationValue(className, members, at: pointer, depth: depth)
         }
         guard let links = classes.keyedClasses[className] else {
@@ -129,7 +129,7 @@ struct ArchiveDecoder {
         for (exactKey, member) in members.inUTF8Order where exactKey != ExactString("$class") {
             let key = exactKey.value
             let result: Decoded
-            if links.contains(key), case .uid(let target) = member {
+            if links.contains(exactKey), case .uid(let target) = member {
                 let linked = try checked(target, from: pointer / key)
                 if linked == 0 {
                     result = Decoded(value: .null, size: 1, height: 1)

@@ -32,7 +32,7 @@ package indirect enum ArchivedValue: Hashable, Sendable {
         case (.null, .null): true
         case let (.bool(a), .bool(b)): a == b
         case let (.integer(a), .integer(b)): a == b
-        case let (.real(a), .real(b)), let (.date(a), .date(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case let (.real(a), .real(b)), let (.date(a), .date(b)): a == b || (a.isNaN && b.isNaN)
         // By bytes: `String ==` takes canonically equivalent text for equal (Spec/README.md 4).
         case let (.string(a), .string(b)): ExactString(a) == ExactString(b)
         case let (.data(a), .data(b)): a == b
@@ -51,10 +51,10 @@ package indirect enum ArchivedValue: Hashable, Sendable {
         case .null: hasher.combine(0)
         case .bool(let value): hasher.combine(1); hasher.combine(value)
         case .integer(let value): hasher.combine(2); hasher.combine(value)
-        case .real(let value): hasher.combine(3); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .real(let value): hasher.combine(3); hasher.combine(value.isNaN ? Double.nan : value)
         case .string(let value): hasher.combine(4); hasher.combine(ExactString(value))
         case .data(let value): hasher.combine(5); hasher.combine(value)
-        case .date(let value): hasher.combine(6); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .date(let value): hasher.combine(6); hasher.combine(value.isNaN ? Double.nan : value)
         case .uuid(let value): hasher.combine(7); hasher.combine(value)
         case .url(let base, let relative): hasher.combine(8); hasher.combine(base); hasher.combine(ExactString(relative))
         case .array(let values): hasher.combine(9); hasher.combine(values)

@@ -23,11 +23,13 @@ package struct KeyedArchive: Hashable, Sendable {
 /// decoded as themselves; any other class is refused unless it is named here, with the members
 /// that are links (kept as object numbers, never followed, so that owner pointers are not cycles).
 package struct ArchiveClasses: Hashable, Sendable {
-    /// Class name -> the member keys that are links.
-    package var keyedClasses: [String: Set<String>]
+    /// Class name -> the member keys that are links, both by their bytes (device-state.md 3.1): a
+    /// name canonically equivalent to an allowed one, such as one spelt with U+212A KELVIN SIGN
+    /// for `K`, is another class.
+    package var keyedClasses: [ExactString: Set<ExactString>]
 
     package init(keyedClasses: [String: Set<String>] = [:]) {
-        self.keyedClasses = keyedClasses
+        self.keyedClasses = Dictionary(uniqueKeysWithValues: keyedClasses.map { (ExactString($0.key), Set($0.value.map(ExactString.init))) })
     }
 
     /// Foundation's value classes only.
@@ -51,10 +53,11 @@ package struct ArchiveClasses: Hashable, Sendable {
     }()
 
     /// Foundation's classes this reader decodes as values.
-    package static let foundationClassNames: Set<String> = [
-        "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet", "NSDictionary", "NSMutableDictionary",
-        "NSString", "NSMutableString", "NSDate", "NSData", "NSMutableData", "NSNull", "NSUUID", "NSURL",
-    ]
+    package static let foundationClassNames = Set(
+        [
+            "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet", "NSDictionary", "NSMutableDictionary",
+            "NSString", "NSMutableString", "NSDate", "NSData", "NSMutableData", "NSNull", "NSUUID", "NSURL",
+        ].map(ExactString.init))
 }
 
 /// Reads `NSKeyedArchiver` archives from untrusted bytes within limits (Spec/device-state.md 3).

@@ -21,8 +21,8 @@ package indirect enum PropertyListValue: Hashable, Sendable {
         switch (lhs, rhs) {
         case let (.bool(a), .bool(b)): a == b
         case let (.integer(a), .integer(b)): a == b
-        case let (.real(a), .real(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
-        case let (.date(a), .date(b)): a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case let (.real(a), .real(b)): a == b || (a.isNaN && b.isNaN)
+        case let (.date(a), .date(b)): a == b || (a.isNaN && b.isNaN)
         case let (.data(a), .data(b)): a == b
         // By bytes: `String ==` takes canonically equivalent text for equal.
         case let (.string(a), .string(b)): ExactString(a) == ExactString(b)
@@ -37,8 +37,8 @@ package indirect enum PropertyListValue: Hashable, Sendable {
         switch self {
         case .bool(let value): hasher.combine(0); hasher.combine(value)
         case .integer(let value): hasher.combine(1); hasher.combine(value)
-        case .real(let value): hasher.combine(2); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
-        case .date(let value): hasher.combine(3); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .real(let value): hasher.combine(2); hasher.combine(value.isNaN ? Double.nan : value)
+        case .date(let value): hasher.combine(3); hasher.combine(value.isNaN ? Double.nan : value)
         case .data(let value): hasher.combine(4); hasher.combine(value)
         case .string(let value): hasher.combine(5); hasher.combine(ExactString(value))
         case .uid(let value): hasher.combine(6); hasher.combine(value)

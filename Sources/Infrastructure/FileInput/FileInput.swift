@@ -6,21 +6,23 @@ import Glibc
 import Darwin
 #endif
 
-/// Reading a file whose name came from a folder the toolkit does not control: opened without
-/// blocking, so that a FIFO is refused instead of waited on forever (`FileHandle` waits on one;
-/// Foundation's whole-file readers refuse one, but follow links and load any size); checked
-/// with `fstat` on the open descriptor,
-/// which is then the only thing read, so that a name swapped for a link or a device after it was
-/// listed is refused; read bounded, so that a file larger than its reader's limit, or one that
-/// grows while it is read, never costs more than the limit. Every reader of such files uses it:
-/// event, baseline and data files (Spec/cloud-layout.md 7) and a model's files (Spec/model.md 2).
-/// Readers turn a ``Failure`` into their own error codes.
+/// Reading a file whose name came from a folder the toolkit does not control. A path is looked at
+/// first (`lstat`, or `stat` where a link may be followed) and opened only when it is a regular
+/// file, so that a device is never opened (opening some has effects); it is opened without
+/// blocking, so that a FIFO put in its place meanwhile is refused instead of waited on forever
+/// (`FileHandle` waits on one; Foundation's whole-file readers refuse one, but follow links and
+/// load any size); `fstat` on the open descriptor checks again, and the descriptor is then the
+/// only thing read; the read never goes more than one byte beyond the reader's limit, also for a
+/// file that grows while it is read. Every reader of such files uses it: event, baseline and
+/// data files (Spec/cloud-layout.md 7), a model's files (Spec/model.md 2) and a device's
+/// property lists (Spec/device-state.md 6.2). Readers turn a ``Failure`` into their own codes.
 package enum FileInput {
     /// Why a file was not read.
     package enum Failure: Error, Equatable {
-        /// `open` failed with this `errno` (`ELOOP` for a link not followed, `ENOENT` for none).
+        /// Looking at or opening the path failed with this `errno` (`ELOOP` for a link not
+        /// followed, `ENOENT` for nothing there).
         case cannotOpen(errno: Int32)
-        /// A folder, link, FIFO, socket or device.
+        /// A folder, FIFO, socket or device (a link not followed is `cannotOpen(errno: ELOOP)`).
         case notRegular
         /// `read` failed with this `errno`.
         case cannotRead(errno: Int32)
@@ -46,6 +48,13 @@ package enum FileInput {
 
     /// The bytes of the regular file at `path`, at most `limit` of them.
     package static func read(path: String, followingLink: Bool = false, limit: Int) throws(Failure) -> [UInt8] {
+        var status = stat()
+        guard (followingLink ? stat(path, &status) : lstat(path, &status)) == 0 else { throw .cannotOpen(errno: errno) }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFLNK: throw .cannotOpen(errno: ELOOP)
+        default: throw .notRegular
+        }
         let descriptor = open(path, openFlags(followingLink: followingLink))
         guard descriptor >= 0 else { throw .cannotOpen(errno: errno) }
         defer { close(descriptor) }
