@@ -45,7 +45,7 @@ struct EnsemblesServerTests {
 
     /// Copies of a few merge cases, verify's healthy folder, and a folder for unsafe names.
     static let served: URL = {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ensembles-served-\(UUID().uuidString)")
+        let root = ProcessScratch.path("ensembles-served")
         let manager = FileManager.default
         try? manager.createDirectory(at: root.appendingPathComponent("merge"), withIntermediateDirectories: true)
         for (name, folder, _) in cases where name.hasPrefix("merge/") {

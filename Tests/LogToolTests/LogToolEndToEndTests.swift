@@ -47,6 +47,19 @@ struct Run {
     }
 }
 
+/// A folder for what lives as long as the test process (copies a test server serves, its dates
+/// file): removed when the process exits, so a run leaves nothing in the temporary folder.
+enum ProcessScratch {
+    static let root: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-tests-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        atexit { try? FileManager.default.removeItem(at: ProcessScratch.root) }
+        return url
+    }()
+
+    static func path(_ name: String) -> URL { root.appendingPathComponent(name) }
+}
+
 @Suite("logtool end to end")
 struct LogToolEndToEndTests {
     @Test("inspect prints a readable report of the example folder and exits 0")

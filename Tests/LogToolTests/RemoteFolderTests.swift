@@ -87,7 +87,7 @@ final class FailureList: @unchecked Sendable {
 struct RemoteFolderTests {
     /// What the anonymous WsgiDAV serves: copies of `Fixtures/merge` and `Fixtures/verify`.
     static let served: URL = {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("webdav-served-\(UUID().uuidString)")
+        let root = ProcessScratch.path("webdav-served")
         try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         for folder in ["merge", "verify"] {
             try? FileManager.default.copyItem(

@@ -19,7 +19,7 @@ enum S3Availability {
         "moto is not installed (python3 -m pip install 'moto[server]==5.2.1'; scripts/test installs it): S3 tests skipped"))
 struct S3FolderTests {
     /// key -> LastModified seconds of the `dated/` copy, as boto3 lists them.
-    static let datesFile = FileManager.default.temporaryDirectory.appendingPathComponent("s3-dates-\(UUID().uuidString).json")
+    static let datesFile = ProcessScratch.path("s3-dates.json")
     static let server: LoopbackServer? = try? LoopbackServer(
         [datesFile.path, Run.packageRoot.appendingPathComponent("Fixtures/merge").path, Run.packageRoot.appendingPathComponent("Fixtures/verify").path],
         script: "s3-test-server.py")
