@@ -211,6 +211,13 @@ struct ExactStringTests {
         #expect(ExactString.representationHash(long) == ExactString.representationHash(copy))
     }
 
+    @Test("a string's hash counts its length: keys made of strings split at another byte hash apart")
+    func hashCountsLength() {
+        // Hashed as bytes alone, both pairs fed "abc" to the hasher: every such key collided.
+        #expect([ExactString("ab"), ExactString("c")].hashValue != [ExactString("a"), ExactString("bc")].hashValue)
+        #expect(JSONValue.array([.string("ab"), .string("")]).hashValue != JSONValue.array([.string("a"), .string("b")]).hashValue)
+    }
+
     @Test("prefix keys: the first 8 bytes big-endian, zero-padded; a smaller key is an earlier string in UTF-8 order")
     func prefixKeys() {
         #expect(ExactString.prefixKey("") == 0)

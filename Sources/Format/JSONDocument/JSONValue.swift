@@ -229,9 +229,14 @@ package struct ExactString: Hashable, Sendable {
         return (bits.0 ^ bits.1 &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
     }
 
+    /// The length first: bytes alone run together in a key of several strings ("ab" + "c" and
+    /// "a" + "bc" fed the hasher the same bytes).
     @usableFromInline
     package func hash(into hasher: inout Hasher) {
-        Self.withUTF8(of: value) { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        Self.withUTF8(of: value) {
+            hasher.combine($0.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
     }
 
     /// What follows `prefix` in `string` when the bytes of `string` start with those of
