@@ -1,3 +1,4 @@
+import EnsembleModel
 import EnsemblesToolkit
 import FileWrappers
 import Foundation
@@ -271,6 +272,37 @@ struct TICDSFolderTests {
         let unapplied = found.first { $0.code == .ticdsUnappliedSets }
         #expect(unapplied?.details["sets"] == .array([HandMadeFolder.binary, HandMadeFolder.setA, HandMadeFolder.setC].map(JSONValue.string)))
         #expect(unapplied?.details["oldestAge"] == JSONValue(9_800.0))
+    }
+
+    @Test("set and client identifiers are told apart by their bytes: a twin in another Unicode normalisation is another set, another client")
+    func twinIdentifiers() throws {
+        let made = try HandMadeFolder.make()
+        defer { made.remove() }
+        let doc = "Documents/DOC1/"
+        // c2 lists setB and a set spelt with U+00C9; c3 made the one spelt with E + U+0301, which
+        // c2 has not applied. A client folder spelt with U+00E9 in SyncChanges has its folder in
+        // ClientDevices only in the other spelling: it is unknown.
+        let composed = "0000000005.000000-\u{C9}", decomposed = "0000000005.000000-E\u{301}"
+        try made.write(doc + "WholeStore/c2/AppliedSyncChangeSets.ticdsync", try HandMadeFolder.appliedSets([HandMadeFolder.setB, composed]), time: 800)
+        try made.write(doc + "SyncChanges/c3/\(decomposed).syncchg", try HandMadeFolder.changeSet(), time: 1_000)
+        try made.write(doc + "SyncChanges/c\u{E9}/\(HandMadeFolder.setC)x.syncchg", try HandMadeFolder.changeSet(), time: 1_000)
+        try made.write("ClientDevices/ce\u{301}/deviceInfo.plist", Array(HandMadeFolder.plist("")))
+        let found = try Ensemble(at: made.app).verifyTICDS(now: 10_000)
+        let unapplied = found.first { $0.code == .ticdsUnappliedSets }?.details["sets"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(unapplied.contains { exactlyEqual($0, decomposed) })
+        #expect(!unapplied.contains { exactlyEqual($0, composed) })
+        let unknown = found.filter { $0.code == .ticdsUnknownClient }.compactMap { $0.details["client"]?.stringValue }
+        #expect(unknown.count == 2 && unknown.contains { exactlyEqual($0, "c\u{E9}") } && unknown.contains("c3"))
+    }
+
+    @Test("replayed objects are keyed by the bytes of entity and sync ID, and ordered by them")
+    func objectKeysByBytes() {
+        let composed = TICDSObjectKey(entity: "Note", syncID: "caf\u{E9}"), decomposed = TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed]).count == 2)
+        // "cafe" + U+0301 comes first in byte order (0x65 < 0xC3); neither precedes itself.
+        #expect(decomposed < composed && !(composed < decomposed) && !(composed < composed))
+        #expect(TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}") == decomposed)
     }
 
     @Test("an encrypted folder: the right password reads it, a wrong one is one finding, none is one finding")

@@ -1,11 +1,11 @@
 import DataModel
 import EnsembleModel
-import EnsemblesToolkit
+@testable import EnsemblesToolkit
 import Foundation
 import JSONDocument
 import KeyedArchive
 import MergeEngine
-import TICDS
+@testable import TICDS
 import Testing
 
 /// `merge` of a TICoreDataSync document (Spec/ticds.md 10) against the replays the independent
@@ -280,5 +280,41 @@ struct TICDSReplayTests {
             #expect(error.kind == .usage)
             #expect(error.problems.map(\.code) == [.ticdsWrongPassword])
         }
+    }
+}
+
+/// Objects of a replay keyed by the bytes of their sync IDs (Spec/ticds.md 2.2, 10.5), on a
+/// document built in memory.
+@Suite("TICDS replay: sync IDs by their bytes")
+struct TICDSReplayTwinTests {
+    /// A set of `client` changing the `title` of the note `syncID` to `title`.
+    static func titleSet(_ client: String, _ identifier: String, syncID: String, title: String, modified: Double) -> TICDSChangeSet {
+        let change = TICDSChange(
+            primaryKey: 1, changeType: 2, entity: "Note", syncID: syncID, relevantKey: "title", relatedEntity: nil, localTimeStamp: 1,
+            changedAttributes: .string(title), changedRelationships: .null, damagedPayload: nil)
+        return TICDSChangeSet(
+            client: client, identifier: identifier, file: TICDSFile(path: "SyncChanges/\(client)/\(identifier).syncchg", size: 1, modified: modified),
+            form: .sqlite, changes: [change], error: nil)
+    }
+
+    @Test("a local change to one note and a remote change to its twin in another normalisation are no conflict: two notes, two titles")
+    func twinSyncIDs() throws {
+        let composed = TICDSObjectKey(entity: "Note", syncID: "caf\u{E9}"), decomposed = TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}")
+        let whole = TICDSWholeStore(
+            client: "local", file: nil, layers: [], store: nil, storeError: nil, appliedFile: nil, applied: [], appliedError: nil)
+        let sets = [
+            Self.titleSet("local", "S-1", syncID: composed.syncID, title: "mine", modified: 10),
+            Self.titleSet("remote", "S-2", syncID: decomposed.syncID, title: "theirs", modified: 20),
+        ]
+        let document = TICDSDocument(
+            identifier: "DOC", path: ".", infoFile: nil, description: nil, integrityKeys: nil, syncClients: ["local", "remote"], sets: sets,
+            otherSyncFiles: [], wholeStores: [whole], recentSyncs: [], temporaryFiles: [], deletedClients: [])
+        let start = [composed: TICDSReplayObject(), decomposed: TICDSReplayObject()]
+        let replay = TICDSReplayer.replay(document, whole: whole, start: start, model: try TICDSReplayTests.model(), remoteWins: nil)
+        #expect(replay.stop == nil)
+        #expect(replay.order.map(\.identifier) == ["S-1", "S-2"])
+        #expect(replay.objects.count == 2)
+        #expect(replay.objects[composed]?.attributes["title"] == .string("mine"))
+        #expect(replay.objects[decomposed]?.attributes["title"] == .string("theirs"))
     }
 }

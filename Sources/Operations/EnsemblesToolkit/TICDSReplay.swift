@@ -31,13 +31,27 @@ extension FormatError.Code {
     public static let ticdsWholeStoreAmbiguous = Self("ticds.whole-store-ambiguous")
 }
 
-/// An object of a replay: its entity and `ticdsSyncID` (Spec/ticds.md 10.2).
+/// An object of a replay: its entity and `ticdsSyncID` (Spec/ticds.md 10.2), equal and ordered
+/// by their bytes: sync IDs that differ only in Unicode normalisation are two objects, as the
+/// framework's string comparisons and SQLite's tell them apart.
 package struct TICDSObjectKey: Hashable, Sendable, Comparable {
     package var entity: String
     package var syncID: String
 
+    package init(entity: String, syncID: String) {
+        self.entity = entity
+        self.syncID = syncID
+    }
+
+    package static func == (a: Self, b: Self) -> Bool { exactlyEqual(a.entity, b.entity) && exactlyEqual(a.syncID, b.syncID) }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactString(entity))
+        hasher.combine(ExactString(syncID))
+    }
+
     package static func < (a: Self, b: Self) -> Bool {
-        a.entity != b.entity ? utf8Precedes(a.entity, b.entity) : utf8Precedes(a.syncID, b.syncID)
+        !exactlyEqual(a.entity, b.entity) ? utf8Precedes(a.entity, b.entity) : utf8Precedes(a.syncID, b.syncID)
     }
 }
 
@@ -332,20 +346,21 @@ enum TICDSReplayer {
             var set: TICDSChangeSet
             var value: AttributeValue
         }
-        var written: [[String]: Written] = [:]
+        // By bytes, as the objects are (``TICDSObjectKey``).
+        var written: [[ExactString]: Written] = [:]
         sets: for set in order {
             guard set.form == .sqlite, let changes = set.changes else {
                 stop = stopped(at: set)
                 break
             }
-            let local = set.client == whole.client
+            let local = exactlyEqual(set.client, whole.client)
             let ordered = TICDSReport.changeOrder(changes)
             // The conflict check comes before the set's changes are applied (Spec/ticds.md 6.2, 10.5).
             var skipped: Set<Int64> = []
             for change in ordered where change.changeType == 2 {
                 guard let entity = change.entity, let syncID = change.syncID, let name = change.relevantKey else { continue }
                 let value = value(change.changedAttributes, type: attributeType(name, of: entity, model: model))
-                let key = [entity, syncID, name]
+                let key = [entity, syncID, name].map(ExactString.init)
                 if let earlier = written[key], earlier.local != local, earlier.value != value {
                     guard let remoteWins else {
                         stop = conflict(
@@ -430,7 +445,7 @@ extension Ensemble {
         let stores = document.wholeStores.filter { $0.file != nil }
         let whole: TICDSWholeStore
         if let asClient {
-            guard let chosen = stores.first(where: { $0.client == asClient }) else {
+            guard let chosen = stores.first(where: { exactlyEqual($0.client, asClient) }) else {
                 throw usage(.ticdsNoSuchClient, "document \(document.identifier) has no WholeStore of client \(asClient)")
             }
             whole = chosen

@@ -1,4 +1,5 @@
 import CoreDataStore
+import EnsembleModel
 import Foundation
 import JSONDocument
 import TICDS
@@ -84,15 +85,15 @@ enum TICDSReport {
     /// The sets `client`'s AppliedSyncChangeSets does not list, in the framework's order: of the
     /// other clients (its view, 6.1), or also its own (a replay from its WholeStore, 10.1).
     static func unapplied(by client: String, in document: TICDSDocument, includingOwn: Bool) -> (applied: [String]?, next: [TICDSChangeSet]) {
-        let applied = document.wholeStores.first { $0.client == client }?.applied?.map(\.identifier)
-        let done = Set(applied ?? [])
-        return (applied, applyOrder(document.sets.filter { (includingOwn || $0.client != client) && !done.contains($0.identifier) }))
+        let applied = document.wholeStores.first { exactlyEqual($0.client, client) }?.applied?.map(\.identifier)
+        let done = Set((applied ?? []).map(ExactString.init))
+        return (applied, applyOrder(document.sets.filter { (includingOwn || !exactlyEqual($0.client, client)) && !done.contains(ExactString($0.identifier)) }))
     }
 
     static func views(_ document: TICDSDocument, only: String?) -> JSONValue {
         .object(
             JSONObject(
-                document.syncClients.filter { only == nil || $0 == only }.map { client in
+                document.syncClients.filter { client in only.map { exactlyEqual(client, $0) } ?? true }.map { client in
                     let (applied, next) = view(of: client, in: document)
                     let listed: [JSONValue] = next.map { set in
                         .object(
@@ -234,7 +235,7 @@ enum TICDSReport {
                 "\(folder.undecrypted.count) encrypted files were not read; give the app's sync password",
                 [("undecrypted", JSONValue(Int64(folder.undecrypted.count)))])
         }
-        let known = Set(folder.clients.map(\.identifier))
+        let known = Set(folder.clients.map { ExactString($0.identifier) })
         for client in folder.clients where client.deviceInfo == nil {
             add(
                 .ticdsClientWithoutDeviceInfo, .warning, ["ClientDevices/" + client.identifier],
@@ -243,7 +244,7 @@ enum TICDSReport {
                 [("client", .string(client.identifier))])
         }
         for identifier in folder.deletedDocuments {
-            let present = folder.documents.contains { $0.identifier == identifier }
+            let present = folder.documents.contains { exactlyEqual($0.identifier, identifier) }
             add(
                 .ticdsDeletedDocument, present ? .warning : .info, ["Information/DeletedDocuments/\(identifier).plist"],
                 "document \(identifier) is listed as deleted" + (present ? " but its folder is still in Documents" : ""),
@@ -271,8 +272,8 @@ enum TICDSReport {
                     "a client registering the document has no store to download", [detail])
             }
             // A document folder read alone has no ClientDevices to compare with.
-            for client in document.syncClients where !known.contains(client) && !folder.appIdentifier.isEmpty {
-                let sets = document.sets.filter { $0.client == client }
+            for client in document.syncClients where !known.contains(ExactString(client)) && !folder.appIdentifier.isEmpty {
+                let sets = document.sets.filter { exactlyEqual($0.client, client) }
                 add(
                     .ticdsUnknownClient, .warning, sets.isEmpty ? [base + "SyncChanges/" + client] : sets.map(\.file.path),
                     "client \(client) has sync changes but no folder in ClientDevices",
@@ -309,8 +310,8 @@ enum TICDSReport {
             // What each client has not applied yet, as its AppliedSyncChangeSets says (Spec/ticds.md 6.1).
             for whole in document.wholeStores {
                 guard let applied = whole.applied else { continue }
-                let done = Set(applied.map(\.identifier))
-                let pending = applyOrder(document.sets.filter { $0.client != whole.client && !done.contains($0.identifier) })
+                let done = Set(applied.map { ExactString($0.identifier) })
+                let pending = applyOrder(document.sets.filter { !exactlyEqual($0.client, whole.client) && !done.contains(ExactString($0.identifier)) })
                 guard let oldest = pending.first else { continue }
                 add(
                     .ticdsUnappliedSets, .info, pending.map(\.file.path),
@@ -376,7 +377,7 @@ extension Ensemble {
     /// `ticds.invalid-dates`.
     public func inspectTICDS(asClient: String? = nil, datesFile: String? = nil) throws(EnsembleError) -> JSONValue {
         let folder = try TICDSReport.read(try firstInput(), password: options.password, datesFile: datesFile)
-        if let asClient, !folder.documents.contains(where: { $0.syncClients.contains(asClient) }) {
+        if let asClient, !folder.documents.contains(where: { $0.syncClients.contains { exactlyEqual($0, asClient) } }) {
             throw EnsembleError(
                 .usage,
                 FormatError(.ticdsNoSuchClient, "no document of this folder has sync changes of client \(asClient)", location: .init(file: try firstInput())))
