@@ -279,30 +279,77 @@ struct TICDSFolderTests {
         let made = try HandMadeFolder.make()
         defer { made.remove() }
         let doc = "Documents/DOC1/"
-        // c2 lists setB and a set spelt with U+00C9; c3 made the one spelt with E + U+0301, which
-        // c2 has not applied. A client folder spelt with U+00E9 in SyncChanges has its folder in
-        // ClientDevices only in the other spelling: it is unknown.
-        let composed = "0000000005.000000-\u{C9}", decomposed = "0000000005.000000-E\u{301}"
+        // c2 lists setB and a set spelt with U+00C9; c3 made both that one and the one spelt with
+        // E + U+0301, which c2 has not applied. A client folder spelt with U+00E9 in SyncChanges
+        // has its folder in ClientDevices only in the other spelling: it is unknown. A set whose
+        // identifier ends in U+0600 (which joins the "." after it into one character) is a set.
+        let composed = "0000000005.000000-\u{C9}", decomposed = "0000000005.000000-E\u{301}", prepended = "0000000006.000000-\u{600}"
         try made.write(doc + "WholeStore/c2/AppliedSyncChangeSets.ticdsync", try HandMadeFolder.appliedSets([HandMadeFolder.setB, composed]), time: 800)
-        try made.write(doc + "SyncChanges/c3/\(decomposed).syncchg", try HandMadeFolder.changeSet(), time: 1_000)
+        for identifier in [composed, decomposed, prepended] {
+            try made.write(doc + "SyncChanges/c3/\(identifier).syncchg", try HandMadeFolder.changeSet(), time: 1_000)
+        }
         try made.write(doc + "SyncChanges/c\u{E9}/\(HandMadeFolder.setC)x.syncchg", try HandMadeFolder.changeSet(), time: 1_000)
         try made.write("ClientDevices/ce\u{301}/deviceInfo.plist", Array(HandMadeFolder.plist("")))
+        // DOC0 is listed as deleted in the other spelling of a folder that is present.
+        try made.write("Information/DeletedDocuments/D\u{C9}.plist", Array(HandMadeFolder.plist("")))
+        try made.folder("Documents/DE\u{301}/SyncChanges")
         let found = try Ensemble(at: made.app).verifyTICDS(now: 10_000)
         let unapplied = found.first { $0.code == .ticdsUnappliedSets }?.details["sets"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(unapplied.contains { exactlyEqual($0, decomposed) })
+        #expect(unapplied.contains { exactlyEqual($0, decomposed) } && unapplied.contains { exactlyEqual($0, prepended) })
         #expect(!unapplied.contains { exactlyEqual($0, composed) })
         let unknown = found.filter { $0.code == .ticdsUnknownClient }.compactMap { $0.details["client"]?.stringValue }
         #expect(unknown.count == 2 && unknown.contains { exactlyEqual($0, "c\u{E9}") } && unknown.contains("c3"))
+        // A finding's files are each path once by its bytes: c3's four sets, twins included.
+        #expect(found.first { $0.code == .ticdsUnknownClient && $0.details["client"] == .string("c3") }?.files.count == 4)
+        let deleted = found.first { $0.code == .ticdsDeletedDocument && $0.files.contains { exactlyEqual($0, "Information/DeletedDocuments/D\u{C9}.plist") } }
+        #expect(deleted?.details["folderPresent"] == .bool(false))
+        // c2's view in inspect (a client with sets of its own has one): what it applies next.
+        try made.write(doc + "SyncChanges/c2/0000000007.000000-F.syncchg", try HandMadeFolder.changeSet(), time: 1_000)
+        let report = try Ensemble(at: made.app).inspectTICDS()
+        let documents = Self.member(report, "documents")?.arrayValue ?? []
+        let document = documents.first { Self.member($0, "identifier")?.stringValue == "DOC1" }
+        let next = Self.member(document, "clientViews", "c2", "next")?.arrayValue?.compactMap { Self.member($0, "identifier")?.stringValue } ?? []
+        #expect(next.contains { exactlyEqual($0, decomposed) } && !next.contains { exactlyEqual($0, composed) })
+    }
+
+    @Test("a document folder given alone is read alone, not with its twin in another normalisation")
+    func twinDocuments() throws {
+        let made = try HandMadeFolder.make()
+        defer { made.remove() }
+        for name in ["D\u{C9}", "DE\u{301}"] {
+            try made.folder("Documents/\(name)/SyncChanges")
+            try made.folder("Documents/\(name)/IntegrityKey")
+        }
+        let report = try Ensemble(at: made.app.appendingPathComponent("Documents/D\u{C9}")).inspectTICDS()
+        let identifiers = Self.member(report, "documents")?.arrayValue?.compactMap { Self.member($0, "identifier")?.stringValue } ?? []
+        #expect(identifiers.count == 1 && identifiers.allSatisfy { exactlyEqual($0, "D\u{C9}") })
+    }
+
+    @Test("a change set's columns are matched as SQLite matches them, ASCII letters without case: one spelt with U+212A for K is another column")
+    func columnNamesByBytes() throws {
+        let table = HandMadeFolder.changeTable.replacingOccurrences(of: "ZRELEVANTKEY", with: "ZRELEVANT\u{212A}EY")
+            .replacingOccurrences(of: "ZCHANGETYPE", with: "zChangeType")
+        let bytes = try HandMadeFolder.database(
+            [table, HandMadeFolder.insertChange],
+            binds: [
+                [], [.integer(1), .integer(3), .text("Note"), .text("N-1"), .text("tag"), .text("Tag"), .real(10), .null, .blob(HandMadeFolder.tagArchive)],
+            ])
+        let changes = try SyncChangeStore.changes(bytes)
+        #expect(changes.count == 1 && changes.first?.changeType == 3 && changes.first?.relevantKey == nil && changes.first?.syncID == "N-1")
     }
 
     @Test("replayed objects are keyed by the bytes of entity and sync ID, and ordered by them")
     func objectKeysByBytes() {
         let composed = TICDSObjectKey(entity: "Note", syncID: "caf\u{E9}"), decomposed = TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}")
         #expect(composed != decomposed)
-        #expect(Set([composed, decomposed]).count == 2)
-        // "cafe" + U+0301 comes first in byte order (0x65 < 0xC3); neither precedes itself.
+        var keys: Set<TICDSObjectKey> = [composed]
+        keys.insert(decomposed)
+        #expect(keys.count == 2)
+        // "cafe" + U+0301 comes first in byte order (0x65 < 0xC3), for sync IDs and for entities
+        // (whose twins decide before the sync IDs, which sort the other way).
         #expect(decomposed < composed && !(composed < decomposed) && !(composed < composed))
-        #expect(TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}") == decomposed)
+        let first = TICDSObjectKey(entity: "Cafe\u{301}", syncID: "b"), second = TICDSObjectKey(entity: "Caf\u{E9}", syncID: "a")
+        #expect(first < second && !(second < first))
     }
 
     @Test("an encrypted folder: the right password reads it, a wrong one is one finding, none is one finding")

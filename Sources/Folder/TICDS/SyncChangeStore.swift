@@ -103,18 +103,24 @@ package enum SyncChangeStore {
         }
     }
 
-    /// The columns `table` has, upper-cased; empty when there is no such table.
-    static func columns(_ connection: Connection, table: String) throws(FormatError) -> Set<String> {
+    /// The columns `table` has, with ASCII letters upper-cased as SQLite matches column names
+    /// (only ASCII letters: `uppercased()` made a column spelt with U+0131 or U+017F, or with
+    /// U+212A KELVIN SIGN for K, match one the framework names), compared by bytes; empty when
+    /// there is no such table.
+    static func columns(_ connection: Connection, table: String) throws(FormatError) -> Set<ExactString> {
         let statement = try connection.prepare("SELECT name FROM pragma_table_info(?1)")
         try statement.bind(1, .text(table))
-        var names: Set<String> = []
-        while try statement.step() { names.insert(statement.text(0).uppercased()) }
+        var names: Set<ExactString> = []
+        while try statement.step() {
+            let upper = statement.text(0).utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }
+            names.insert(ExactString(String(decoding: upper, as: UTF8.self)))
+        }
         return names
     }
 
     /// `SELECT` of `wanted` columns from `table`, NULL for the missing ones.
-    static func select(_ wanted: [String], from table: String, present: Set<String>) -> String {
-        "SELECT " + wanted.map { present.contains($0) ? "\"\($0)\"" : "NULL" }.joined(separator: ", ") + " FROM \"\(table)\" ORDER BY 1"
+    static func select(_ wanted: [String], from table: String, present: Set<ExactString>) -> String {
+        "SELECT " + wanted.map { present.contains(ExactString($0)) ? "\"\($0)\"" : "NULL" }.joined(separator: ", ") + " FROM \"\(table)\" ORDER BY 1"
     }
 
     /// The changes of a set in SQLite form, by primary key (Spec/ticds.md 4.3).
@@ -180,7 +186,7 @@ package enum SyncChangeStore {
         }
         return try withDatabase(bytes, code: .ticdsInvalidAppliedSets) { connection throws(FormatError) in
             let present = try columns(connection, table: "ZTICDSSYNCCHANGESET")
-            guard present.contains("ZSYNCCHANGESETIDENTIFIER") else {
+            guard present.contains(ExactString("ZSYNCCHANGESETIDENTIFIER")) else {
                 throw FormatError(.ticdsInvalidAppliedSets, "no ZTICDSSYNCCHANGESET table with a ZSYNCCHANGESETIDENTIFIER column")
             }
             let statement = try connection.prepare(

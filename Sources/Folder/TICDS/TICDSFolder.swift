@@ -176,7 +176,7 @@ package struct TICDSFolder: Sendable {
     /// Whether `inspect` and `verify` read `path` as a TICoreDataSync folder.
     package static func looksLikeTICDS(_ path: String) -> Bool { isApplicationFolder(trimmed(path)) || isDocumentFolder(trimmed(path)) }
 
-    static func trimmed(_ path: String) -> String { path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path }
+    static func trimmed(_ path: String) -> String { path.utf8.count > 1 ? ExactString.stem(of: path, before: "/") ?? path : path }
 
     static func isFolder(_ path: String) -> Bool {
         var status = stat()
@@ -377,12 +377,12 @@ struct Reader {
             entries(relative).filter(Self.visible).compactMap { entry in
                 guard let name = entry.name.text else { return nil }
                 guard let suffix else { return name }
-                return name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : nil
+                return ExactString.stem(of: name, before: suffix)
             }
         }
         var documents: [TICDSDocument] = []
         for entry in entries("Documents") where entry.isDirectory && Self.visible(entry) {
-            guard let name = entry.name.text, only == nil || only == name else { continue }
+            guard let name = entry.name.text, only.map({ ExactString($0) == ExactString(name) }) ?? true else { continue }
             documents.append(document(name, relative: "Documents/" + name, syncKey: syncKey))
         }
         return TICDSFolder(
@@ -411,11 +411,11 @@ struct Reader {
             for entry in entries(folder) where Self.visible(entry) {
                 guard let fileName = entry.name.text else { continue }
                 let path = folder + "/" + fileName
-                guard entry.isRegularFile, fileName.hasSuffix(".syncchg") else {
+                guard entry.isRegularFile, let identifier = ExactString.stem(of: fileName, before: ".syncchg") else {
                     document.otherSyncFiles.append(file(path, entry))
                     continue
                 }
-                document.sets.append(changeSet(client: name, identifier: String(fileName.dropLast(8)), file: file(path, entry)))
+                document.sets.append(changeSet(client: name, identifier: identifier, file: file(path, entry)))
             }
         }
         for client in entries(at("WholeStore")) where client.isDirectory && Self.visible(client) {
@@ -423,15 +423,15 @@ struct Reader {
             document.wholeStores.append(wholeStore(client: name, folder: at("WholeStore/" + name)))
         }
         for entry in entries(at("RecentSyncs")) where entry.isRegularFile && Self.visible(entry) {
-            guard let name = entry.name.text, name.hasSuffix(".recentsync") else { continue }
+            guard let name = entry.name.text, let client = ExactString.stem(of: name, before: ".recentsync") else { continue }
             let path = at("RecentSyncs/" + name)
             var date: Double?
             if let plist = dictionary(path, encryptable: false), case .date(let value)? = plist["kTICDSLastSyncDate"] { date = value }
-            document.recentSyncs.append(TICDSRecentSync(client: String(name.dropLast(11)), file: file(path, entry), lastSyncDate: date))
+            document.recentSyncs.append(TICDSRecentSync(client: client, file: file(path, entry), lastSyncDate: date))
         }
         document.temporaryFiles = files(below: at("TemporaryFiles"), depth: 0)
         document.deletedClients = entries(at("DeletedClients")).filter(Self.visible).compactMap { $0.name.text }.map {
-            $0.hasSuffix(".plist") ? String($0.dropLast(6)) : $0
+            ExactString.stem(of: $0, before: ".plist") ?? $0
         }
         return document
     }

@@ -248,6 +248,16 @@ package struct ExactString: Hashable, Sendable {
         return String(decoding: string.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 
+    /// What comes before `suffix` in `name` when the bytes of `name` end with those of `suffix`,
+    /// else nil. `hasSuffix` and `dropLast` work on characters: a name ending in a prepended
+    /// mark (U+0600) joins it with the `.` of `.plist` into one character, and was not taken as
+    /// ending with `.plist`.
+    package static func stem(of name: String, before suffix: String) -> String? {
+        let bytes = Array(name.utf8), tail = Array(suffix.utf8)
+        guard bytes.count >= tail.count, bytes.suffix(tail.count).elementsEqual(tail) else { return nil }
+        return String(decoding: bytes.dropLast(tail.count), as: UTF8.self)
+    }
+
     /// The pieces of `path` between its `/` bytes. `split(separator: "/")` splits at characters,
     /// and a slash followed by a combining mark is one character: `../` + U+0301 + `x` stayed
     /// one piece, not `..` and U+0301 + `x`, and passed a check for `..`.

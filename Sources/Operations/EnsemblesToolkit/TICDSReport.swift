@@ -208,7 +208,7 @@ enum TICDSReport {
             _ code: FormatError.Code, _ severity: Diagnostic.Severity, _ files: [String], _ reason: String, _ consequence: String,
             _ details: [(String, JSONValue)] = []
         ) {
-            let unique = Array(Set(files)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let unique = sortedUnique(files)
             found.append(
                 Diagnostic(code: code, severity: severity, number: nil, files: unique, reason: reason, consequence: consequence, details: JSONObject(details)))
         }
@@ -216,7 +216,7 @@ enum TICDSReport {
         for error in folder.errors {
             let path = error.location.file ?? "."
             if error.code == .fileKindBinaryStore {
-                let set = folder.documents.flatMap(\.sets).first { $0.file.path == path }
+                let set = folder.documents.flatMap(\.sets).first { exactlyEqual($0.file.path, path) }
                 add(
                     error.code, .warning, [path], error.message,
                     "TICoreDataSync's released branches write sets in this form and apply them; the toolkit cannot show or replay what it holds",
