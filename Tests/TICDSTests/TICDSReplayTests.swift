@@ -297,6 +297,20 @@ struct TICDSReplayTwinTests {
             form: .sqlite, changes: [change], error: nil)
     }
 
+    @Test("replayed objects are keyed by the bytes of entity and sync ID, and ordered by them")
+    func objectKeysByBytes() {
+        let composed = TICDSObjectKey(entity: "Note", syncID: "caf\u{E9}"), decomposed = TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}")
+        #expect(composed != decomposed)
+        var keys: Set<TICDSObjectKey> = [composed]
+        keys.insert(decomposed)
+        #expect(keys.count == 2)
+        // "cafe" + U+0301 comes first in byte order (0x65 < 0xC3), for sync IDs and for entities
+        // (whose twins decide before the sync IDs, which sort the other way).
+        #expect(decomposed < composed && !(composed < decomposed) && !(composed < composed))
+        let first = TICDSObjectKey(entity: "Cafe\u{301}", syncID: "b"), second = TICDSObjectKey(entity: "Caf\u{E9}", syncID: "a")
+        #expect(first < second && !(second < first))
+    }
+
     @Test("a local change to one note and a remote change to its twin in another normalisation are no conflict: two notes, two titles")
     func twinSyncIDs() throws {
         let composed = TICDSObjectKey(entity: "Note", syncID: "caf\u{E9}"), decomposed = TICDSObjectKey(entity: "Note", syncID: "cafe\u{301}")

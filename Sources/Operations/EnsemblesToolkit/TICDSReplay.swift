@@ -38,11 +38,6 @@ package struct TICDSObjectKey: Hashable, Sendable, Comparable {
     package var entity: String
     package var syncID: String
 
-    package init(entity: String, syncID: String) {
-        self.entity = entity
-        self.syncID = syncID
-    }
-
     package static func == (a: Self, b: Self) -> Bool { exactlyEqual(a.entity, b.entity) && exactlyEqual(a.syncID, b.syncID) }
 
     package func hash(into hasher: inout Hasher) {

@@ -308,10 +308,8 @@ enum TICDSReport {
                     "they sort after every set made until that date: clients apply later sets before them", [detail, ("sets", JSONValue(Int64(future.count)))])
             }
             // What each client has not applied yet, as its AppliedSyncChangeSets says (Spec/ticds.md 6.1).
-            for whole in document.wholeStores {
-                guard let applied = whole.applied else { continue }
-                let done = Set(applied.map { ExactString($0.identifier) })
-                let pending = applyOrder(document.sets.filter { !exactlyEqual($0.client, whole.client) && !done.contains(ExactString($0.identifier)) })
+            for whole in document.wholeStores where whole.applied != nil {
+                let pending = view(of: whole.client, in: document).next
                 guard let oldest = pending.first else { continue }
                 add(
                     .ticdsUnappliedSets, .info, pending.map(\.file.path),
