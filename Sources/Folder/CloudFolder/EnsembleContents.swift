@@ -25,12 +25,31 @@ package struct EventEntry: Sendable {
     package var bytes: Int64
     /// The part count from the names, nil for a single file.
     package var partCount: Int?
-    /// The whole decoded event, until a ``summary`` replaces it.
-    private var decoded: Event?
+    /// What was decoded: the whole event, or its summary, which replaces it. One of the two
+    /// only: a folder's reader keeps an entry per event, and room for both made an entry a
+    /// third larger (Benchmarks/README.md, timeline memory).
+    private enum Decoded: Sendable {
+        case none
+        case event(Event)
+        case summary(SourcedEvent)
+    }
+
+    private var decoded: Decoded
+
     /// With `summarize`: the event as the merge analysis needs it, object changes dropped. Once
     /// set, it is also ``event``, which then keeps no copy of its own.
     package var summary: SourcedEvent? {
-        didSet { if summary != nil { decoded = nil } }
+        get {
+            guard case .summary(let summary) = decoded else { return nil }
+            return summary
+        }
+        set {
+            if let newValue {
+                decoded = .summary(newValue)
+            } else if case .summary = decoded {
+                decoded = .none
+            }
+        }
     }
 
     package init(file: String, files: [Int: String], bytes: Int64, partCount: Int?, event: Event?) {
@@ -38,17 +57,23 @@ package struct EventEntry: Sendable {
         parts = files.count == 1 && files[1].map({ exactlyEqual($0, file) }) == true ? nil : files
         self.bytes = bytes
         self.partCount = partCount
-        decoded = event
+        decoded = event.map(Decoded.event) ?? .none
     }
 
     /// Every file of the set, by part index (one entry for a single-file event).
     package var files: [Int: String] { parts ?? [1: file] }
     /// The decoded event; nil when a file is unreadable or a part is missing. Without its object
     /// changes when the folder was read with `summarize` (it is the ``summary``'s then). Set by
-    /// the reader before any summary is made.
+    /// the reader before any summary is made, which then replaces it.
     package var event: Event? {
-        get { summary?.event ?? decoded }
-        set { decoded = newValue }
+        get {
+            switch decoded {
+            case .none: nil
+            case .event(let event): event
+            case .summary(let summary): summary.event
+            }
+        }
+        set { decoded = newValue.map(Decoded.event) ?? .none }
     }
     /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
     package var digest: UInt64?
@@ -277,9 +302,14 @@ package struct EnsembleContents: Sendable {
                 if sink != nil { baselineBodies.append(chunk[index].3.take()) }
             }
         }
-        contents.baselines = baselines
-        sink?.read(baselines: baselines, bodies: consume baselineBodies)
+        // Moved, not shared: the reading closures' variable kept a second reference, and the
+        // sort below then copied the whole list.
+        swap(&contents.baselines, &baselines)
+        sink?.read(baselines: contents.baselines, bodies: consume baselineBodies)
         var events: [EventFileEntry] = []
+        // Grown once (a file count is at least the entries' count): a grown array held its old
+        // buffer beside the new one, at the largest entry count the folder has.
+        if sink == nil { events.reserveCapacity(eventFileCount) }
         // For a sink, in the order the names give, a global count never split between chunks.
         let order =
             sink == nil
@@ -319,7 +349,7 @@ package struct EnsembleContents: Sendable {
             }
             sink?.read(events: readable, bodies: consume bodies)
         }
-        contents.events = events
+        swap(&contents.events, &events)
         if let groupFailure {
             contents.problems.append(
                 FormatError(groupFailure.code, "the index of the event files failed: \(groupFailure.message)", location: .init(file: "events")))
@@ -328,7 +358,7 @@ package struct EnsembleContents: Sendable {
         // (each holds a dozen references) cost a sort of a million-change folder half a second.
         let keys = contents.events.map { ($0.name.globalCount, $0.name.storeIdentifier, $0.name.revision) }
         let sorted = keys.indices.sorted { keys[$0] <~ keys[$1] || (!(keys[$1] <~ keys[$0]) && $0 < $1) }
-        contents.events = sorted.map { contents.events[$0] }
+        contents.events.permute(to: sorted)
         contents.baselines.sort { ($0.name.globalCount, $0.entry.file) <~ ($1.name.globalCount, $1.entry.file) }
         contents.stores.sort { utf8Precedes($0.storeIdentifier, $1.storeIdentifier) }
         // Each pointer's text is made once, not at every comparison (JSONPointer's order).
@@ -629,4 +659,25 @@ func <~ (lhs: (Int64, String, Int64), rhs: (Int64, String, Int64)) -> Bool {
 
 func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
     lhs.0 != rhs.0 ? lhs.0 < rhs.0 : utf8Precedes(lhs.1, rhs.1)
+}
+
+extension Array {
+    /// Reorders the array in place so that element `i` is the one that was at `order[i]`
+    /// (`order` a permutation of the indices): by swaps along the permutation's cycles, each
+    /// element moved once. A reordered copy held a second array of a million large entries at
+    /// the peak of a folder's reading, and a sort of the entries themselves moved each of them
+    /// log n times.
+    mutating func permute(to order: [Int]) {
+        var order = order
+        for start in indices where order[start] != start {
+            var position = start
+            while order[position] != start {
+                let next = order[position]
+                swapAt(position, next)
+                order[position] = position
+                position = next
+            }
+            order[position] = position
+        }
+    }
 }
