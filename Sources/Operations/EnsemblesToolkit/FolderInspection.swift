@@ -130,9 +130,13 @@ public struct FolderInspection: Sendable, Equatable, Codable {
 // MARK: - Building (package)
 
 extension FolderInspection {
-    /// The report of scanned ensembles, in the order and form Spec/inspect.md 3.1 gives.
-    package init(_ contents: [EnsembleContents]) {
-        ensembles = contents.sorted { utf8Precedes($0.identifier, $1.identifier) }.map(EnsembleFolder.init)
+    /// The report of the folder's ensembles, in the order Spec/inspect.md 3.1 gives. Each
+    /// ensemble is read, summarized (object changes counted, not kept) and reported before the
+    /// next is read: a folder's whole events were all held at once, four times the memory of
+    /// its report (Benchmarks/README.md, inspect memory).
+    package init(_ listings: [EnsembleListing], reader: EventFileReader) {
+        ensembles = listings.map { EnsembleFolder(EnsembleContents.read($0, reader: reader, summarize: true)) }
+            .sorted { utf8Precedes($0.identifier, $1.identifier) }
     }
 }
 
@@ -176,7 +180,7 @@ extension FolderInspection.EventFile {
         self.init(
             file: file.entry.file, globalCount: file.name.globalCount, store: file.name.storeIdentifier, revision: file.name.revision,
             type: event?.type, timestamp: event.flatMap { $0.timestamp.isFinite ? $0.timestamp : nil },
-            objectChanges: event?.objectChanges.count, bytes: file.entry.bytes, parts: FolderInspection.parts(file.entry),
+            objectChanges: FolderInspection.objectChanges(file.entry), bytes: file.entry.bytes, parts: FolderInspection.parts(file.entry),
             layers: file.entry.layers.map(\.rawValue))
     }
 }
@@ -187,12 +191,17 @@ extension FolderInspection.BaselineFile {
         self.init(
             file: file.entry.file, legacyName: file.name.isLegacyName, globalCount: file.name.globalCount,
             uniqueIdentifier: file.name.uniqueIdentifier, storePrefix: file.name.storePrefix, store: event?.storeIdentifier,
-            revisionSet: event.map { $0.revisionSet.revisions }, objectChanges: event?.objectChanges.count, bytes: file.entry.bytes,
+            revisionSet: event.map { $0.revisionSet.revisions }, objectChanges: FolderInspection.objectChanges(file.entry), bytes: file.entry.bytes,
             parts: FolderInspection.parts(file.entry), layers: file.entry.layers.map(\.rawValue))
     }
 }
 
 extension FolderInspection {
+    /// How many object changes a readable event holds: counted by its summary, which keeps none.
+    static func objectChanges(_ entry: EventEntry) -> Int? {
+        entry.summary?.changeCounts.total ?? entry.event?.objectChanges.count
+    }
+
     static func parts(_ entry: EventEntry) -> (count: Int, present: [Int], complete: Bool)? {
         entry.partCount.map { (count: $0, present: entry.files.keys.sorted(), complete: entry.isComplete) }
     }

@@ -18,7 +18,7 @@ enum InspectReport {
             throw FormatError(.folderNotFound, "no such file or folder", location: .init(file: path))
         }
         if isDirectory.boolValue {
-            return folder(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })
+            return try folderInspection(path: path, reader: reader).jsonValue
         }
         let url = URL(fileURLWithPath: path)
         let position = eventPartPosition(forFileNamed: url.lastPathComponent)
@@ -70,15 +70,11 @@ enum InspectReport {
 
     // MARK: - Folders
 
-    /// The report for a cloud folder (an ensemble or a root of ensembles): the document of
-    /// ``FolderInspection``, which is built once and printed from (Spec/inspect.md 3.1).
-    package static func folder(_ ensembles: [EnsembleContents]) -> JSONValue {
-        FolderInspection(ensembles).jsonValue
-    }
-
-    /// The typed report for the folder at `path`; throws when it is missing or holds no ensemble.
+    /// The typed report for the folder at `path` (an ensemble or a root of ensembles), whose
+    /// document the command prints (Spec/inspect.md 3.1); throws when it is missing or holds no
+    /// ensemble.
     package static func folderInspection(path: String, reader: EventFileReader = EventFileReader()) throws(FormatError) -> FolderInspection {
-        FolderInspection(try CloudFolderScanner().scan(path).map { EnsembleContents.read($0, reader: reader) })
+        FolderInspection(try CloudFolderScanner().scan(path), reader: reader)
     }
 
     /// Missing revisions between the lowest and the highest present, as closed ranges.
