@@ -53,6 +53,24 @@ struct TimelineTests {
         #expect(Set(marks.compactMap { $0[JSONPointer(["store"])]?.stringValue }) == ["ALPHA-STORE"])
     }
 
+    @Test("a store that only an unreadable event's name gives has a lane, unregistered, and no mark")
+    func laneFromFileName() throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cloud = scratch.appendingPathComponent("cloud")
+        try FileManager.default.copyItem(at: Run.packageRoot.appendingPathComponent("Fixtures/verify/revision-gap/cloud"), to: cloud)
+        try Data("not an event".utf8).write(to: cloud.appendingPathComponent("E/events/2_ZULU-STORE_0.cdeevent"))
+        let run = try Run("timeline", "--json", cloud.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        let ensemble = try JSONParser.parse(Array(run.stdout.utf8))[JSONPointer(["ensembles", "0"])]
+        let lanes = (ensemble?[JSONPointer(["lanes"])]?.arrayValue ?? []).map {
+            ($0[JSONPointer(["store"])]?.stringValue ?? "?", $0[JSONPointer(["registered"])] == .bool(true))
+        }
+        #expect(lanes.map(\.0) == ["ALPHA-STORE", "ZULU-STORE"] && lanes.map(\.1) == [true, false])
+        let marks = ensemble?[JSONPointer(["marks"])]?.arrayValue ?? []
+        #expect(Set(marks.compactMap { $0[JSONPointer(["store"])]?.stringValue }) == ["ALPHA-STORE"])
+    }
+
     @Test("-o writes the page and refuses an existing file without --force")
     func output() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID().uuidString).html")

@@ -76,8 +76,10 @@ extension Ensemble {
         // Each folder listed and read once: the marks come from what verify read.
         try forEachVerified(asStore: asStore) { contents, verification in
             var marks: [TimelineReport.Mark] = []
-            for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
-                guard let event = entry.event else { continue }
+            marks.reserveCapacity(contents.events.count + contents.baselines.count)
+            // Read in place: a joined copy of the entries was a second copy of the folder's.
+            func addMark(_ entry: borrowing EventEntry) {
+                guard let event = entry.event else { return }
                 let counts = entry.summary?.changeCounts ?? SourcedEvent(event: event, file: entry.file).changeCounts
                 marks.append(
                     TimelineReport.Mark(
@@ -86,10 +88,16 @@ extension Ensemble {
                         deletes: counts.deletes, modelVersion: event.modelVersion,
                         spans: event.type == .baseline ? event.revisionSet.stores : []))
             }
+            for index in contents.events.indices { addMark(contents.events[index].entry) }
+            for index in contents.baselines.indices { addMark(contents.baselines[index].entry) }
             marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
             // Stores by their bytes: two named in NFC and NFD are two lanes.
             let registered = Set(contents.stores.map { ExactString($0.storeIdentifier) })
-            let stores = sortedUnique(contents.stores.map(\.storeIdentifier) + marks.map(\.store) + contents.events.map(\.name.storeIdentifier))
+            // Each store once before sorting: a folder names a few stores a million times.
+            var named = registered
+            for mark in marks { named.insert(ExactString(mark.store)) }
+            for file in contents.events { named.insert(ExactString(file.name.storeIdentifier)) }
+            let stores = sortedUnique(named.map(\.value))
             let lanes = stores.map { TimelineReport.Lane(store: $0, registered: registered.contains(ExactString($0))) }
             let byRevision = Self.byRevision(marks)
             let findings = verification.diagnostics.map { diagnostic in
