@@ -313,6 +313,23 @@ struct TICDSFolderTests {
         #expect(next.contains { exactlyEqual($0, decomposed) } && !next.contains { exactlyEqual($0, composed) })
     }
 
+    @Test("two binary-store sets whose names differ only in normalisation: each finding names its own set and size")
+    func twinBinaryStores() throws {
+        let made = try HandMadeFolder.make()
+        defer { made.remove() }
+        let doc = "Documents/DOC1/SyncChanges/c1/"
+        let composed = "0000000008.000000-\u{C9}", decomposed = "0000000008.000000-E\u{301}"
+        // Sizes 10 and 20, so that a finding that took its twin's set shows the twin's size too.
+        try made.write(doc + "\(composed).syncchg", Array("bplist00..".utf8), time: 1_000)
+        try made.write(doc + "\(decomposed).syncchg", Array("bplist00..........".utf8) + [0, 0], time: 1_000)
+        let found = try Ensemble(at: made.app).verifyTICDS(now: 10_000).filter { $0.code == .fileKindBinaryStore }
+        for (identifier, size) in [(composed, 10), (decomposed, 20)] {
+            let finding = found.first { $0.files.count == 1 && exactlyEqual($0.files[0], doc + "\(identifier).syncchg") }
+            #expect(finding?.details["set"]?.stringValue.map { exactlyEqual($0, identifier) } == true, "\(Array(identifier.utf8))")
+            #expect(finding?.details["size"] == JSONValue(Int64(size)))
+        }
+    }
+
     @Test("a document folder given alone is read alone, not with its twin in another normalisation")
     func twinDocuments() throws {
         let made = try HandMadeFolder.make()
