@@ -97,9 +97,11 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     public private(set) var members: [(key: String, value: JSONValue)]
     /// Positions by key, only for objects larger than ``indexThreshold``: most objects of an event
     /// have a handful of members, where a scan costs less than building a dictionary for each
-    /// (Benchmarks/README.md, the reading pipeline by stage).
+    /// (Benchmarks/README.md, the reading pipeline by stage), and a report's object per event
+    /// has nine to a dozen, where the dictionary was half the report's memory (Benchmarks/README.md,
+    /// memory per event).
     private var index: [ExactString: Int]?
-    private static let indexThreshold = 8
+    private static let indexThreshold = 16
 
     public init() {
         members = []
