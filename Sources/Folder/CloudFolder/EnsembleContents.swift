@@ -27,7 +27,7 @@ package struct EventEntry: Sendable {
     package var partCount: Int?
     /// What was decoded: the whole event, or its summary, which replaces it. One of the two
     /// only: a folder's reader keeps an entry per event, and room for both made an entry a
-    /// third larger (Benchmarks/README.md, timeline memory).
+    /// third larger (Benchmarks/README.md, memory per event).
     private enum Decoded: Sendable {
         case none
         case event(Event)

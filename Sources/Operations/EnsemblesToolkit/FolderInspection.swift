@@ -133,7 +133,7 @@ extension FolderInspection {
     /// The report of the folder's ensembles, in the order Spec/inspect.md 3.1 gives. Each
     /// ensemble is read, summarized (object changes counted, not kept) and reported before the
     /// next is read: a folder's whole events were all held at once, four times the memory of
-    /// its report (Benchmarks/README.md, inspect memory).
+    /// its report (Benchmarks/README.md, memory per event).
     package init(_ listings: [EnsembleListing], reader: EventFileReader) {
         ensembles = listings.map { EnsembleFolder(EnsembleContents.read($0, reader: reader, summarize: true)) }
             .sorted { utf8Precedes($0.identifier, $1.identifier) }
