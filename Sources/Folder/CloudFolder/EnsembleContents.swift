@@ -64,7 +64,8 @@ package struct EventEntry: Sendable {
     package var files: [Int: String] { parts ?? [1: file] }
     /// The decoded event; nil when a file is unreadable or a part is missing. Without its object
     /// changes when the folder was read with `summarize` (it is the ``summary``'s then). Set by
-    /// the reader before any summary is made, which then replaces it.
+    /// the reader before any summary is made, which then replaces it; setting it replaces a
+    /// summary too.
     package var event: Event? {
         get {
             switch decoded {
@@ -663,10 +664,10 @@ func <~ (lhs: (Int64, String), rhs: (Int64, String)) -> Bool {
 
 extension Array {
     /// Reorders the array in place so that element `i` is the one that was at `order[i]`
-    /// (`order` a permutation of the indices): by swaps along the permutation's cycles, each
-    /// element moved once. A reordered copy held a second array of a million large entries at
+    /// (`order` a permutation of the indices): by swaps along the permutation's cycles, fewer
+    /// swaps than elements. A reordered copy held a second array of a million large entries at
     /// the peak of a folder's reading, and a sort of the entries themselves moved each of them
-    /// log n times.
+    /// about log n times.
     mutating func permute(to order: [Int]) {
         var order = order
         for start in indices where order[start] != start {

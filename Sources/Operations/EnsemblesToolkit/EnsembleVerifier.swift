@@ -179,8 +179,9 @@ package enum EnsembleVerifier {
         }
         // Data files and files by their bytes: two named in NFC and NFD are two.
         var referenced = Set<ExactString>()
-        // Grown to size once: the summaries are large values, and a grown array held its old
-        // buffer beside the new one (Benchmarks/README.md, memory per event).
+        // Sized once for the usual folder (a baseline in events/ or an event in baselines/ may
+        // grow them): the summaries are large values, and a grown array held its old buffer
+        // beside the new one (Benchmarks/README.md, memory per event).
         input.events.reserveCapacity(contents.events.count)
         input.baselines.reserveCapacity(contents.baselines.count)
         for file in contents.events {
