@@ -76,6 +76,15 @@ package struct EventEntry: Sendable {
         }
         set { decoded = newValue.map(Decoded.event) ?? .none }
     }
+    /// How many object changes of each type the event holds; nil when ``event`` is. A summary
+    /// keeps its counts, not its changes.
+    package var changeCounts: SourcedEvent.ChangeCounts? {
+        switch decoded {
+        case .none: nil
+        case .event(let event): SourcedEvent.ChangeCounts(event.objectChanges)
+        case .summary(let summary): summary.changeCounts
+        }
+    }
     /// ``EventFileReader/combinedDigest(_:)`` of the files' bytes, when all were read.
     package var digest: UInt64?
     /// The wrappers removed from its files (Spec/wrappers.md 5), those of the first file that

@@ -18,6 +18,11 @@ package struct SourcedEvent: Sendable {
 
         package init() {}
 
+        /// The counts of `changes` by type.
+        package init(_ changes: [ObjectChange]) {
+            for index in changes.indices { count(changes[index].type) }
+        }
+
         mutating func count(_ type: ChangeType) {
             switch type {
             case .insert: inserts += 1

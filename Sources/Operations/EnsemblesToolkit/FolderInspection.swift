@@ -180,7 +180,7 @@ extension FolderInspection.EventFile {
         self.init(
             file: file.entry.file, globalCount: file.name.globalCount, store: file.name.storeIdentifier, revision: file.name.revision,
             type: event?.type, timestamp: event.flatMap { $0.timestamp.isFinite ? $0.timestamp : nil },
-            objectChanges: FolderInspection.objectChanges(file.entry), bytes: file.entry.bytes, parts: FolderInspection.parts(file.entry),
+            objectChanges: file.entry.changeCounts?.total, bytes: file.entry.bytes, parts: FolderInspection.parts(file.entry),
             layers: file.entry.layers.map(\.rawValue))
     }
 }
@@ -191,17 +191,12 @@ extension FolderInspection.BaselineFile {
         self.init(
             file: file.entry.file, legacyName: file.name.isLegacyName, globalCount: file.name.globalCount,
             uniqueIdentifier: file.name.uniqueIdentifier, storePrefix: file.name.storePrefix, store: event?.storeIdentifier,
-            revisionSet: event.map { $0.revisionSet.revisions }, objectChanges: FolderInspection.objectChanges(file.entry), bytes: file.entry.bytes,
+            revisionSet: event.map { $0.revisionSet.revisions }, objectChanges: file.entry.changeCounts?.total, bytes: file.entry.bytes,
             parts: FolderInspection.parts(file.entry), layers: file.entry.layers.map(\.rawValue))
     }
 }
 
 extension FolderInspection {
-    /// How many object changes a readable event holds: counted by its summary, which keeps none.
-    static func objectChanges(_ entry: EventEntry) -> Int? {
-        entry.summary?.changeCounts.total ?? entry.event?.objectChanges.count
-    }
-
     static func parts(_ entry: EventEntry) -> (count: Int, present: [Int], complete: Bool)? {
         entry.partCount.map { (count: $0, present: entry.files.keys.sorted(), complete: entry.isComplete) }
     }

@@ -115,8 +115,7 @@ private final class MetadataTables {
             for part in entry.files.keys.sorted() {
                 if let path = entry.files[part] { try add(path, entry.file.hasPrefix("baselines/") ? "baseline" : "event") }
             }
-            guard let event = entry.event else { continue }
-            let counts = entry.summary?.changeCounts ?? SourcedEvent(event: event, file: entry.file).changeCounts
+            guard let event = entry.event, let counts = entry.changeCounts else { continue }
             let parts: SQLValue = entry.partCount.map { .integer(Int64($0)) } ?? .null
             let model: SQLValue = event.modelVersion.map { .text($0) } ?? .null
             if event.type == .baseline {

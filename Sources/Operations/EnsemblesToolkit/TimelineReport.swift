@@ -79,8 +79,7 @@ extension Ensemble {
             marks.reserveCapacity(contents.events.count + contents.baselines.count)
             // Read in place: a joined copy of the entries was a second copy of the folder's.
             func addMark(_ entry: borrowing EventEntry) {
-                guard let event = entry.event else { return }
-                let counts = entry.summary?.changeCounts ?? SourcedEvent(event: event, file: entry.file).changeCounts
+                guard let event = entry.event, let counts = entry.changeCounts else { return }
                 marks.append(
                     TimelineReport.Mark(
                         file: entry.file, store: event.storeIdentifier, revision: event.revision, globalCount: event.globalCount,
