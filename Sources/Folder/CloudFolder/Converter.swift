@@ -269,7 +269,8 @@ package struct Converter: Sendable {
             }
             summary.notes.append("\(file) is not a valid store registration (\(problem.code.rawValue): \(problem.message)); it was copied as it is")
         }
-        for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) where !entry.isComplete {
+        contents.forEachEntry { entry in
+            guard !entry.isComplete else { return }
             problems.append(
                 FormatError(
                     .convertUnconvertible, "a multipart set with parts missing cannot be converted", location: .init(file: Self.join(sourceBase, entry.file))))

@@ -199,6 +199,13 @@ package struct EnsembleContents: Sendable {
         guard wrapping.count <= 1 else { return nil }
         return wrapping.keys.first ?? []
     }
+
+    /// Calls `body` with each event's entry, then each baseline's, where they are stored: a
+    /// joined list of the two would be a second copy of every entry of the folder.
+    package func forEachEntry(_ body: (borrowing EventEntry) throws -> Void) rethrows {
+        for index in events.indices { try body(events[index].entry) }
+        for index in baselines.indices { try body(baselines[index].entry) }
+    }
     private var internedStrings: [ExactString: String] = [:]
 
     /// The one stored copy of a string equal (byte for byte) to `string`.

@@ -110,7 +110,7 @@ enum MergeInputs {
                 }
                 input.registeredStores = Set(contents.stores.map { ExactString($0.storeIdentifier) })
                 input.dataFiles = Set(contents.dataFiles.map { ExactString($0.name) })
-                for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
+                contents.forEachEntry { entry in
                     if let sourced = Self.sourced(entry, base: base) {
                         // The type, not the folder, decides the role (Spec/merge.md 4.1).
                         if sourced.event.type == .baseline { input.baselines.append(sourced) } else { input.events.append(sourced) }
@@ -285,7 +285,7 @@ enum MergeInputs {
 
     /// A folder entry's event as the merge sees it, with paths from the input; nil when it could
     /// not be read.
-    fileprivate static func sourced(_ entry: EventEntry, base: String) -> SourcedEvent? {
+    fileprivate static func sourced(_ entry: borrowing EventEntry, base: String) -> SourcedEvent? {
         guard let event = entry.event else { return nil }
         var sourced = entry.summary ?? SourcedEvent(event: event, file: entry.file, parts: entry.partFiles)
         sourced.file = Converter.join(base, entry.file)

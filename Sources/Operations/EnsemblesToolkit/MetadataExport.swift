@@ -111,11 +111,11 @@ private final class MetadataTables {
         let events = try database.prepare("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         let revisions = try database.prepare("INSERT INTO revisions VALUES (?, ?, ?, ?)")
         let baselines = try database.prepare("INSERT INTO baselines VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        for entry in contents.events.map(\.entry) + contents.baselines.map(\.entry) {
+        try contents.forEachEntry { entry in
             for part in entry.files.keys.sorted() {
                 if let path = entry.files[part] { try add(path, entry.file.hasPrefix("baselines/") ? "baseline" : "event") }
             }
-            guard let event = entry.event, let counts = entry.changeCounts else { continue }
+            guard let event = entry.event, let counts = entry.changeCounts else { return }
             let parts: SQLValue = entry.partCount.map { .integer(Int64($0)) } ?? .null
             let model: SQLValue = event.modelVersion.map { .text($0) } ?? .null
             if event.type == .baseline {

@@ -77,8 +77,7 @@ extension Ensemble {
         try forEachVerified(asStore: asStore) { contents, verification in
             var marks: [TimelineReport.Mark] = []
             marks.reserveCapacity(contents.events.count + contents.baselines.count)
-            // Read in place: a joined copy of the entries was a second copy of the folder's.
-            func addMark(_ entry: borrowing EventEntry) {
+            contents.forEachEntry { entry in
                 guard let event = entry.event, let counts = entry.changeCounts else { return }
                 marks.append(
                     TimelineReport.Mark(
@@ -87,8 +86,6 @@ extension Ensemble {
                         deletes: counts.deletes, modelVersion: event.modelVersion,
                         spans: event.type == .baseline ? event.revisionSet.stores : []))
             }
-            for index in contents.events.indices { addMark(contents.events[index].entry) }
-            for index in contents.baselines.indices { addMark(contents.baselines[index].entry) }
             marks.sort { $0.globalCount != $1.globalCount ? $0.globalCount < $1.globalCount : utf8Precedes($0.file, $1.file) }
             // Stores by their bytes: two named in NFC and NFD are two lanes.
             let registered = Set(contents.stores.map { ExactString($0.storeIdentifier) })
