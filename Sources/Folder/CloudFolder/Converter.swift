@@ -52,7 +52,7 @@ package struct Converter: Sendable {
 
     /// The name a binary value gets in `data/`: the lowercase hex SHA-256 of its bytes.
     package static func dataFileName(_ bytes: some DataProtocol) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        lowercaseHex(SHA256.hash(data: bytes))
     }
 
     package var reader: EventFileReader

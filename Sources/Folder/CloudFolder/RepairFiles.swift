@@ -77,7 +77,7 @@ enum RepairFiles {
     static func digest(of file: Int32) throws(FormatError) -> String {
         var hasher = SHA256()
         try stream(file) { chunk in hasher.update(data: chunk) }
-        return hex(Array(hasher.finalize()))
+        return lowercaseHex(hasher.finalize())
     }
 
     /// Hands `file`'s bytes from its start to `body`, a chunk at a time.
@@ -94,7 +94,6 @@ enum RepairFiles {
         }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     static func failure(_ what: String, _ path: String) -> FormatError {
         FormatError(.repairMoveFailed, "\(what): \(String(cString: strerror(errno)))", location: .init(file: path))

@@ -264,7 +264,7 @@ package final class RepairJournal {
         var hasher = SHA256()
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: JSONWriter().bytes(.object(record)))
-        return RepairFiles.hex(Array(hasher.finalize().prefix(16)))
+        return lowercaseHex(hasher.finalize().prefix(16))
     }
 
     /// A record as a journal line with its check, and the check.
@@ -578,7 +578,7 @@ package final class RepairJournal {
     package func add(_ bytes: [UInt8], to: URL) throws(FormatError) {
         let number = nextNumber
         let staged = quarantinePath(of: to)
-        let sha = RepairFiles.hex(Array(SHA256.hash(data: bytes)))
+        let sha = lowercaseHex(SHA256.hash(data: bytes))
         let step = Step(number: number, operation: .add(from: staged.path, to: to.path, sha256: sha, size: Int64(bytes.count)))
         try checkPaths(step)
         let (target, targetName) = try locate(to.path, creating: false)
@@ -753,7 +753,7 @@ package final class RepairJournal {
             }
             _ = fchmod(output, before.st_mode & 0o777)
             guard fsync(output) == 0 else { throw RepairFiles.failure("cannot flush the copy", to) }
-            guard RepairFiles.hex(Array(hasher.finalize())) == sha256, try RepairFiles.digest(of: output) == sha256 else {
+            guard lowercaseHex(hasher.finalize()) == sha256, try RepairFiles.digest(of: output) == sha256 else {
                 throw FormatError(
                     .repairSourceChanged, "the file changed since it was planned, or its copy does not read back: nothing was moved",
                     location: .init(file: from))

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JSONDocument
 
 /// A user name and password for a remote folder. They come from a file or the environment,
 /// never from an argument, and are never written to output, an error or the manifest
@@ -80,7 +81,7 @@ final class Authenticator: @unchecked Sendable {
 
     private static func cnonce() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return lowercaseHex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     /// The Digest `Authorization` header (RFC 7616 3.4).
@@ -93,8 +94,8 @@ final class Authenticator: @unchecked Sendable {
         let lower = algorithm.lowercased()
         let hash: (String) -> String = { text in
             lower.hasPrefix("sha-256")
-                ? SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-                : Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+                ? lowercaseHex(SHA256.hash(data: Data(text.utf8)))
+                : lowercaseHex(Insecure.MD5.hash(data: Data(text.utf8)))
         }
         let realm = challenge["realm"] ?? ""
         let nonce = challenge["nonce"] ?? ""

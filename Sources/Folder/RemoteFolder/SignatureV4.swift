@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JSONDocument
 
 /// AWS Signature Version 4 for S3 requests (Spec/remote.md 11.3), written from AWS's published
 /// description of the algorithm: a canonical request, the string to sign, a signing key derived
@@ -53,7 +54,7 @@ struct SignatureV4: Sendable {
         for part in [String(timestamp.prefix(8)), region, service, "aws4_request"] {
             key = SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: key)))
         }
-        let signature = Self.hex(Array(HMAC<SHA256>.authenticationCode(for: Array(toSign.utf8), using: key)))
+        let signature = lowercaseHex(HMAC<SHA256>.authenticationCode(for: Array(toSign.utf8), using: key))
         return (canonical.signedHeaders, signature)
     }
 
@@ -105,7 +106,6 @@ struct SignatureV4: Sendable {
     }
 
     /// The SHA-256 of a text's UTF-8 bytes, as lowercase hex.
-    static func sha256Hex(_ text: String) -> String { hex(Array(SHA256.hash(data: Array(text.utf8)))) }
+    static func sha256Hex(_ text: String) -> String { lowercaseHex(SHA256.hash(data: Array(text.utf8))) }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }

@@ -65,6 +65,6 @@ extension DataModel {
     /// This toolkit's writers put it in an event's `modelVersion`.
     public var modelHash: String {
         let digest = SHA256.hash(data: JSONWriter().bytes(descriptionDocument))
-        return "sha256:" + digest.map { String(format: "%02x", $0) }.joined()
+        return "sha256:" + lowercaseHex(digest)
     }
 }

@@ -15,16 +15,15 @@ package enum DataDescriptionStyle: String, CaseIterable, Sendable, Hashable {
 
     /// The description of `bytes` in this style.
     package func text(_ bytes: [UInt8]) -> String {
-        func hex(_ slice: ArraySlice<UInt8>) -> String { slice.map { String(format: "%02x", $0) }.joined() }
         func groups(_ slice: ArraySlice<UInt8>) -> [String] {
-            stride(from: slice.startIndex, to: slice.endIndex, by: 4).map { hex(slice[$0..<min($0 + 4, slice.endIndex)]) }
+            stride(from: slice.startIndex, to: slice.endIndex, by: 4).map { lowercaseHex(slice[$0..<min($0 + 4, slice.endIndex)]) }
         }
         switch self {
         case .grouped:
             return "<" + groups(bytes[...]).joined(separator: " ") + ">"
         case .lengthPrefixed:
             let prefix = "{length = \(bytes.count), bytes = 0x"
-            guard bytes.count > 24 else { return prefix + hex(bytes[...]) + "}" }
+            guard bytes.count > 24 else { return prefix + lowercaseHex(bytes) + "}" }
             let head = groups(bytes[0..<16]).joined(separator: " ")
             let tail = groups(bytes[(bytes.count - 8)...]).joined(separator: " ")
             return prefix + head + " ... " + tail + " }"
@@ -148,7 +147,7 @@ package struct ModelVersionCatalog: Sendable {
     package static func md5ModelVersion(_ hashes: [String: [UInt8]], style: DataDescriptionStyle) -> String {
         let names = hashes.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
         let text = names.map { "\($0)_\(style.text(hashes[$0] ?? []))" }.joined(separator: "__")
-        return "md5" + Insecure.MD5.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        return "md5" + lowercaseHex(Insecure.MD5.hash(data: Array(text.utf8)))
     }
 
     /// The entity hashes of a property-list `modelVersion`: nil when it is not a property list

@@ -92,7 +92,7 @@ package struct FindingPolicy: Sendable {
         var digests: [ExactString: String?] = [:]
         func digest(_ path: String) -> String? {
             if let known = digests[ExactString(path)] { return known }
-            let value = (try? DataFileReader.digest(of: listing.file(path))).map { $0.map { String(format: "%02x", $0) }.joined() }
+            let value = (try? DataFileReader.digest(of: listing.file(path))).map(lowercaseHex)
             digests[ExactString(path)] = value
             return value
         }

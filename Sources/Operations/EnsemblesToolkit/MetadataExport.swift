@@ -105,7 +105,7 @@ private final class MetadataTables {
             let mtime: SQLValue = found ? .real(Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9) : .null
             // Opened without following a link at its end, as every reader opens a file (Spec/cloud-layout.md 2).
             let digest = regular ? (try? DataFileReader.digest(of: URL(fileURLWithPath: folder + "/" + path))) : nil
-            let hex: SQLValue = digest.map { .text($0.map { String(format: "%02x", $0) }.joined()) } ?? .null
+            let hex: SQLValue = digest.map { .text(lowercaseHex($0)) } ?? .null
             try run(file, [.text(ensemble), .text(path), .text(kind), regular ? .integer(Int64(status.st_size)) : .null, hex, mtime])
         }
         let events = try database.prepare("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

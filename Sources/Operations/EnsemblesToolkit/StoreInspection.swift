@@ -31,7 +31,7 @@ package enum StoreInspection {
         }
         func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         func integer(_ value: Int64?) -> JSONValue { value.map { JSONValue($0) } ?? .null }
-        func hex(_ bytes: [UInt8]?) -> JSONValue { bytes.map { .string($0.map { String(format: "%02x", $0) }.joined()) } ?? .null }
+        func hex(_ bytes: [UInt8]?) -> JSONValue { bytes.map { .string(lowercaseHex($0)) } ?? .null }
         let entities: [JSONValue] = (store?.entities ?? []).map { entity in
             .object(
                 JSONObject([

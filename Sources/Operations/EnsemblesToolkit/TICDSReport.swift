@@ -175,7 +175,7 @@ enum TICDSReport {
                     .object(
                         JSONObject([
                             ("encrypted", .bool(folder.password != .notEncrypted)),
-                            ("salt", folder.salt.map { .string($0.map { String(format: "%02x", $0) }.joined()) } ?? .null),
+                            ("salt", folder.salt.map { .string(lowercaseHex($0)) } ?? .null),
                             ("password", .string(folder.password.rawValue)), ("testString", string(folder.testString)),
                             ("undecrypted", strings(folder.undecrypted)),
                         ]))

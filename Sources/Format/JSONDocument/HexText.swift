@@ -1,0 +1,14 @@
+/// `bytes` as lowercase hexadecimal digits, two to a byte, most significant first: how digests,
+/// keys and hashes are written in reports, file names and signatures. By a table rather than
+/// `String(format: "%02x")`, which goes through Foundation's formatter once per byte (a fifth
+/// of `inspect --sqlite`'s time on a folder of 100,000 files, one digest each).
+package func lowercaseHex(_ bytes: some Sequence<UInt8>) -> String {
+    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(bytes.underestimatedCount * 2)
+    for byte in bytes {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
+}
