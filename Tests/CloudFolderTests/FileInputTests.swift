@@ -40,6 +40,24 @@ struct FileInputTests {
         }
     }
 
+    @Test("a piece of an open file from an offset, shorter where the file ends, leaves the descriptor's offset alone")
+    func pieces() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("file").path
+        let content = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        try Data(content).write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, FileInput.openFlags())
+        defer { close(descriptor) }
+        #expect(try FileInput.read(descriptor, at: 0, upTo: 10) == Array(content[0..<10]))
+        #expect(try FileInput.read(descriptor, at: 500, upTo: 3) == Array(content[500..<503]))
+        #expect(try FileInput.read(descriptor, at: 990, upTo: 100) == Array(content[990...]))
+        #expect(try FileInput.read(descriptor, at: 1000, upTo: 100) == [])
+        #expect(try FileInput.read(descriptor, at: 5000, upTo: 100) == [])
+        #expect(lseek(descriptor, 0, SEEK_CUR) == 0)
+        #expect(Self.failure { () throws(FileInput.Failure) in try FileInput.read(-1, at: 0, upTo: 10) } == .cannotRead(errno: EBADF))
+    }
+
     @Test("nothing, a link not followed, a FIFO, a folder and a device are refused without waiting; a link the caller follows is read")
     func refusals() throws {
         let folder = try Self.scratch()

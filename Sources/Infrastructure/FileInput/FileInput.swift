@@ -89,12 +89,24 @@ package enum FileInput {
         return bytes
     }
 
-    /// Reads from `descriptor` until `buffer` is full or the file ends; returns how many bytes
-    /// were read, and the `errno` of a failed read (0: none).
-    private static func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, from descriptor: Int32) -> (count: Int, failure: Int32) {
+    /// Up to `count` bytes of the open file `descriptor` from `offset` (fewer where the file
+    /// ends), read as ``read(_:size:limit:)`` reads, into memory left uninitialized, without
+    /// moving the descriptor's offset: a piece of a file read a chunk at a time.
+    package static func read(_ descriptor: Int32, at offset: Int64, upTo count: Int) throws(Failure) -> [UInt8] {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in (filled, failure) = fill(buffer, from: descriptor, at: offset) }
+        guard failure == 0 else { throw .cannotRead(errno: failure) }
+        return bytes
+    }
+
+    /// Reads from `descriptor` (at `offset` when given, else at its own offset) until `buffer` is
+    /// full or the file ends; returns how many bytes were read, and the `errno` of a failed read
+    /// (0: none).
+    private static func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, from descriptor: Int32, at offset: Int64? = nil) -> (count: Int, failure: Int32) {
         var count = 0
         while count < buffer.count {
-            let read = Foundation.read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
+            let start = buffer.baseAddress.map { $0 + count }, room = buffer.count - count
+            let read = offset.map { pread(descriptor, start, room, off_t($0) + off_t(count)) } ?? Foundation.read(descriptor, start, room)
             if read < 0 && errno == EINTR { continue }
             guard read > 0 else { return (count, read < 0 ? errno : 0) }
             count += read
