@@ -235,7 +235,7 @@ let package = Package(
             ]),
         .testTarget(name: "SchemaValidationTests", dependencies: ["JSONDocument", "SchemaValidation", "TestSupport"]),
         .testTarget(name: "MergeEngineTests", dependencies: ["JSONDocument", "EnsembleModel", "DataModel", "EventCodecs", "ModelValidation", "MergeEngine", "SyntheticHistory", "TestSupport"]),
-        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers", "FileInput", "SyntheticHistory"]),
+        .testTarget(name: "CloudFolderTests", dependencies: ["EnsembleModel", "EventCodecs", "CloudFolder", "DataModel", "ModelValidation", "JSONDocument", "FileWrappers", "FileInput", "SyntheticHistory"]),
         .testTarget(name: "LogToolTests", dependencies: ["LogToolCore", "RemoteFolder", "SQLiteConnection", "DeviceState", "Deflate", "EnsemblesToolkit", "JSONDocument", "EnsembleModel", "CloudFolder", "SchemaValidation", "CSQLite", "TestSupport", "logtool", "DataModel", "CoreDataStore", "TemporaryFiles", "EventCodecs", "FileWrappers",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -7,7 +7,7 @@ import FileWrappers
 
 /// Data files read as Spec/data-blobs.md 4 says, from a descriptor opened like every other file
 /// (no link, FIFO or device): sizes are decided from `fstat` before anything is read, and a
-/// container is checked in chunks, so a data file of any size costs a fixed buffer.
+/// container is checked in chunks, so a data file of any size costs one chunk of memory at a time.
 package enum DataFileReader {
     /// Bytes read at once while checking a container.
     static let chunkBytes = 1 << 20
@@ -24,7 +24,7 @@ package enum DataFileReader {
         let (descriptor, size) = try EventFileReader.openRegularFile(file)
         defer { close(descriptor) }
         let head = try read(descriptor, at: 0, upTo: DataBlob.headerLength)
-        guard let header = try DataBlob.header(fileSize: size, prefix: head[...]) else {
+        guard let header = try DataBlob.header(fileSize: size, prefix: head) else {
             if let content { try stream(descriptor, from: 0) { content($0) } }
             return
         }
@@ -71,7 +71,7 @@ package enum DataFileReader {
     }
 
     /// Hands every byte of a regular file to `body`, a chunk at a time: copies of files of any
-    /// size (registrations, data files) cost a fixed buffer.
+    /// size (registrations, data files) cost one chunk of memory at a time.
     package static func forEachChunk(at url: URL, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
         try forEachChunk(FileReference(url), body)
     }
