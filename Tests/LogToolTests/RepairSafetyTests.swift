@@ -71,6 +71,33 @@ struct RepairSafetyTests {
         }
     }
 
+    @Test("a file of several chunks moved into the quarantine: the journal's sha256 is its SHA-256, and every byte arrives", arguments: [false, true])
+    func moveOfSeveralChunks(across: Bool) throws {
+        guard !across || Self.otherFileSystem != nil else { return }
+        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "chunks")
+        let quarantines = try Self.scratch(on: across ? Self.otherFileSystem! : FileManager.default.temporaryDirectory, "chunks")
+        defer {
+            try? FileManager.default.removeItem(at: work)
+            try? FileManager.default.removeItem(at: quarantines)
+        }
+        let cloud = work.appendingPathComponent("cloud")
+        let data = cloud.appendingPathComponent("E/data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let file = data.appendingPathComponent("BIG")
+        let content = Self.bytes((5 << 19) + 7, seed: 9)
+        try content.write(to: file)
+        let journal = try RepairJournal(quarantine: quarantines.appendingPathComponent("q"), cloudRoot: cloud)
+        try journal.move(file, to: journal.quarantinePath(of: file))
+        let moved = try Data(contentsOf: journal.quarantinePath(of: file))
+        let same = moved == content
+        #expect(same, "the quarantined copy has \(moved.count) bytes, the file had \(content.count)")
+        // The digest computed here in one piece, not in the journal's chunks.
+        let expected = SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
+        let lines = try String(decoding: Data(contentsOf: quarantines.appendingPathComponent("q/journal.jsonl")), as: UTF8.self).split(separator: "\n")
+        let digests = try lines.compactMap { try JSONParser.parse(Array($0.utf8))[JSONPointer(["sha256"])]?.stringValue }
+        #expect(digests == [expected])
+    }
+
     @Test(
         "a blocked undo across file systems leaves no partial file in the cloud folder and says repair.undo-blocked",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [true, false])

@@ -2,6 +2,7 @@ import Foundation
 import Crypto
 import JSONDocument
 import CFileSystem
+import FileInput
 
 /// A folder the repair moves files into or out of is held by descriptor (Spec/repair.md 5.2), as
 /// every folder read is (``DirectoryHandle``): every name below it is reached one component at a
@@ -80,20 +81,22 @@ enum RepairFiles {
         return lowercaseHex(hasher.finalize())
     }
 
-    /// Hands `file`'s bytes from its start to `body`, a chunk at a time.
+    /// Hands `file`'s bytes from its start to `body`, a chunk at a time, until a read finds
+    /// nothing more.
     static func stream(_ file: Int32, _ body: (ArraySlice<UInt8>) throws(FormatError) -> Void) throws(FormatError) {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: off_t = 0
+        var offset: Int64 = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, $0.count, offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw failure("cannot read the file", "") }
-            if count == 0 { return }
-            try body(buffer[..<count])
-            offset += off_t(count)
+            let chunk: [UInt8]
+            do {
+                chunk = try FileInput.read(file, at: offset, upTo: 1 << 20)
+            } catch {
+                throw FormatError(.repairMoveFailed, "cannot read the file: \(error.reason)", location: .init(file: ""))
+            }
+            if chunk.isEmpty { return }
+            try body(chunk[...])
+            offset += Int64(chunk.count)
         }
     }
-
 
     static func failure(_ what: String, _ path: String) -> FormatError {
         FormatError(.repairMoveFailed, "\(what): \(String(cString: strerror(errno)))", location: .init(file: path))
