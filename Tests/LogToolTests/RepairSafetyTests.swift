@@ -99,6 +99,76 @@ struct RepairSafetyTests {
     }
 
     @Test(
+        "a download renamed over the original right after it was checked survives: only the name set aside is unlinked",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
+    func replacedAfterTheCheck() throws {
+        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "checked")
+        let quarantines = try Self.scratch(on: Self.otherFileSystem!, "checked")
+        defer {
+            try? FileManager.default.removeItem(at: work)
+            try? FileManager.default.removeItem(at: quarantines)
+        }
+        let data = work.appendingPathComponent("cloud/E/data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let file = data.appendingPathComponent("BIG")
+        let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2)
+        try old.write(to: file)
+        let journal = try RepairJournal(quarantine: quarantines.appendingPathComponent("q"), cloudRoot: work.appendingPathComponent("cloud"))
+        journal.duringCopy = { stage, path in
+            guard stage == .checked else { return }
+            let download = data.appendingPathComponent(".download")
+            try? new.write(to: download)
+            _ = rename(download.path, path)
+        }
+        try journal.move(file, to: journal.quarantinePath(of: file))
+        #expect(try Data(contentsOf: file) == new, "the download renamed over the original was unlinked")
+        #expect(try Data(contentsOf: journal.quarantinePath(of: file)) == old)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["BIG"])
+    }
+
+    @Test(
+        "a step stopped between setting the original aside and unlinking it is completed, or puts back a file that is not the original",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [false, true])
+    func stoppedWhileSetAside(replaced: Bool) throws {
+        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "aside")
+        let quarantines = try Self.scratch(on: Self.otherFileSystem!, "aside")
+        defer {
+            try? FileManager.default.removeItem(at: work)
+            try? FileManager.default.removeItem(at: quarantines)
+        }
+        let cloud = work.appendingPathComponent("cloud")
+        let data = cloud.appendingPathComponent("E/data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let file = data.appendingPathComponent("BIG")
+        let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2)
+        try old.write(to: file)
+        let quarantine = quarantines.appendingPathComponent("q")
+        let target: URL
+        do {
+            // Its lock on the quarantine goes with it, as a crashed process's does.
+            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+            journal.duringCopy = { (stage, _) throws(FormatError) in
+                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
+            }
+            target = journal.quarantinePath(of: file)
+            #expect(throws: FormatError.self) { try journal.move(file, to: target) }
+        }
+        let aside = data.appendingPathComponent("BIG.repair-unlink-1")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["BIG.repair-unlink-1"])
+        // The version set aside is not the original when something replaced it there meanwhile.
+        if replaced { try new.write(to: aside) }
+        let again = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+        if replaced {
+            #expect(throws: FormatError.self) { try again.recover() }
+            #expect(try Data(contentsOf: file) == new, "the file set aside was not put back")
+        } else {
+            try again.recover()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == [])
+        }
+        #expect(try Data(contentsOf: target) == old)
+    }
+
+    @Test(
         "a blocked undo across file systems leaves no partial file in the cloud folder and says repair.undo-blocked",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [true, false])
     func blockedUndoAcross(_ unnamed: Bool) throws {

@@ -106,7 +106,12 @@ enum RepairFiles {
     /// and change time. A sync service that replaces a file (a new inode) or writes into it (a new
     /// change time) fails it (Spec/repair.md 5.2).
     static func same(_ a: stat, _ b: stat) -> Bool {
+        sameRenamed(a, b) && a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec
+    }
+
+    /// ``same(_:_:)`` but for the change time, which a rename of the file sets.
+    static func sameRenamed(_ a: stat, _ b: stat) -> Bool {
         a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec
-            && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec
+            && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec
     }
 }

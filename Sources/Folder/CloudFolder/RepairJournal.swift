@@ -88,8 +88,8 @@ package final class RepairJournal {
     private let cloudParent: DirectoryHandle?
     private let quarantineFolder: DirectoryHandle
     /// Called during a copy across file systems with the original's path: tests replace files
-    /// there, as a sync service may.
-    package var duringCopy: ((CopyStage, String) -> Void)?
+    /// there, as a sync service may, or stop the step there by throwing, as a crash would.
+    package var duringCopy: ((CopyStage, String) throws(FormatError) -> Void)?
 
     /// Whether a copy across file systems is made in a file without a name where the file system
     /// can (Spec/repair.md 5.2); tests turn it off to take the path of file systems that cannot.
@@ -101,6 +101,8 @@ package final class RepairJournal {
         case copied
         /// Published at the destination; the original not yet unlinked.
         case published
+        /// The original set aside and found to be the file copied; not yet unlinked.
+        case checked
     }
 
     /// The journal's file name inside the quarantine folder.
@@ -109,6 +111,8 @@ package final class RepairJournal {
     package static let filesFolder = "files"
     /// The suffix of a copy in progress across file systems, followed by `-<step>` (Spec/repair.md 5.2).
     static let partialSuffix = ".repair-partial"
+    /// The name an original takes, beside itself, while it is checked before its unlink (Spec/repair.md 5.2 rule 4).
+    static let asideSuffix = ".repair-unlink"
     /// The journal format this version writes.
     static let format: Int64 = 2
 
@@ -672,6 +676,9 @@ package final class RepairJournal {
         let (source, sourceName) = try locate(from, creating: false)
         let (target, targetName) = try locate(to, creating: false)
         let partialName = targetName + Self.partialSuffix + "-\(step)"
+        if recovering, let source {
+            try settleAside(source, sourceName, step: step, sha256: sha256, copied: target?.digest(targetName)?.sha256 == sha256, from: from)
+        }
         switch (source?.status(sourceName) != nil, target?.status(targetName) != nil) {
         case (false, true):
             return .moved
@@ -682,7 +689,7 @@ package final class RepairJournal {
             else {
                 throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
             }
-            return try unlinkOriginal(source, sourceName, ifStill: status, from: from, to: to)
+            return try unlinkOriginal(source, sourceName, ifStill: status, step: step, from: from, to: to)
         case (false, false):
             throw FormatError(.repairMoveFailed, "neither \(from) nor \(to) exists: the file was moved by something else", location: .init(file: from))
         case (true, false):
@@ -710,7 +717,8 @@ package final class RepairJournal {
         }
         if errno == EEXIST { throw FormatError(blocked, "something now stands at \(to): nothing was moved", location: .init(file: to)) }
         guard errno == EXDEV else { throw RepairFiles.failure("cannot move the file to \(to)", from) }
-        return try copyAcross(source, sourceName, into: target, targetName, partialName: partialName, sha256: sha256, blocked: blocked, from: from, to: to)
+        return try copyAcross(
+            source, sourceName, into: target, targetName, partialName: partialName, step: step, sha256: sha256, blocked: blocked, from: from, to: to)
     }
 
     /// Another file system: copy from one descriptor of the original into a file that has no name
@@ -718,7 +726,7 @@ package final class RepairJournal {
     /// `TO.repair-partial-N`), flush, read back and check, publish without replacing, and unlink
     /// the original only while its name still names the file copied (Spec/repair.md 5.2).
     private func copyAcross(
-        _ source: DirectoryHandle, _ sourceName: String, into target: DirectoryHandle, _ targetName: String, partialName: String, sha256: String,
+        _ source: DirectoryHandle, _ sourceName: String, into target: DirectoryHandle, _ targetName: String, partialName: String, step: Int, sha256: String,
         blocked: FormatError.Code, from: String, to: String
     ) throws(FormatError) -> MoveOutcome {
         let (input, before) = try source.openRegularFile(sourceName)
@@ -765,7 +773,7 @@ package final class RepairJournal {
         guard fstat(input, &after) == 0, RepairFiles.same(before, after) else {
             throw FormatError(.repairSourceChanged, "the file was written to or replaced while it was copied: nothing was moved", location: .init(file: from))
         }
-        duringCopy?(.copied, from)
+        try duringCopy?(.copied, from)
         let status =
             named
             ? cfs_renameat_noreplace(target.descriptor, partialName, target.descriptor, targetName) : cfs_link_unnamed(output, target.descriptor, targetName)
@@ -776,21 +784,58 @@ package final class RepairJournal {
         published = true
         if named { TemporaryFiles.unregister(target.path + "/" + partialName) }
         target.sync()
-        duringCopy?(.published, from)
-        return try unlinkOriginal(source, sourceName, ifStill: after, from: from, to: to)
+        try duringCopy?(.published, from)
+        return try unlinkOriginal(source, sourceName, ifStill: after, step: step, from: from, to: to)
     }
 
     /// Unlinks the original of a published copy only if its name still names the file that was
-    /// copied, unchanged; otherwise both stay.
+    /// copied, unchanged; otherwise both stay. The name is first taken by a rename to
+    /// `NAME.repair-unlink-STEP` beside it, and only that name is checked and unlinked: a check of
+    /// the name followed by an unlink of it lost a download a sync service renamed over it in
+    /// between (Spec/repair.md 5.2 rule 4).
     private func unlinkOriginal(
-        _ source: DirectoryHandle, _ name: String, ifStill copied: stat, from: String, to: String
+        _ source: DirectoryHandle, _ name: String, ifStill copied: stat, step: Int, from: String, to: String
     ) throws(FormatError)
         -> MoveOutcome
     {
-        guard let now = source.status(name), RepairFiles.same(now, copied) else { return .keptBoth(from: from, to: to) }
-        guard unlinkat(source.descriptor, name, 0) == 0 else { throw RepairFiles.failure("cannot remove the original after copying", from) }
+        guard let before = source.status(name), RepairFiles.same(before, copied) else { return .keptBoth(from: from, to: to) }
+        let aside = name + Self.asideSuffix + "-\(step)"
+        guard cfs_renameat_noreplace(source.descriptor, name, source.descriptor, aside) == 0 else {
+            if errno == ENOENT { return .keptBoth(from: from, to: to) }
+            throw RepairFiles.failure("cannot set the original aside at \(from)\(Self.asideSuffix)-\(step) to remove it", from)
+        }
+        // The rename set its change time: that was compared just before it.
+        guard let now = source.status(aside), RepairFiles.sameRenamed(now, copied) else {
+            // A sync service put a new version at the name just before it was taken: it goes back.
+            try putBack(source, name, step: step, from: from)
+            return .keptBoth(from: from, to: to)
+        }
+        try duringCopy?(.checked, from)
+        guard unlinkat(source.descriptor, aside, 0) == 0 else { throw RepairFiles.failure("cannot remove the original after copying", from) }
         source.sync()
         return .moved
+    }
+
+    /// Renames the file set aside by step `step` back to `name` without replacing; where something
+    /// stands at `name` again, it stays aside and the error says where.
+    private func putBack(_ folder: DirectoryHandle, _ name: String, step: Int, from: String) throws(FormatError) {
+        guard cfs_renameat_noreplace(folder.descriptor, name + Self.asideSuffix + "-\(step)", folder.descriptor, name) == 0 else {
+            throw FormatError(
+                .repairSourceChanged, "\(from) was replaced again while it was removed: the version set aside stays at \(from)\(Self.asideSuffix)-\(step)",
+                location: .init(file: from))
+        }
+        folder.sync()
+    }
+
+    /// A stopped step's original left at its aside name (the step stopped inside rule 4 of
+    /// Spec/repair.md 5.2): unlinked when it has the journaled digest and its copy stands at TO
+    /// with it, otherwise put back at its name (5.3).
+    private func settleAside(_ source: DirectoryHandle, _ name: String, step: Int, sha256: String, copied: Bool, from: String) throws(FormatError) {
+        let aside = name + Self.asideSuffix + "-\(step)"
+        guard source.status(aside) != nil else { return }
+        guard copied, source.digest(aside)?.sha256 == sha256 else { return try putBack(source, name, step: step, from: from) }
+        guard unlinkat(source.descriptor, aside, 0) == 0 else { throw RepairFiles.failure("cannot remove the original after copying", from) }
+        source.sync()
     }
 
     // MARK: Undo
@@ -922,6 +967,7 @@ package final class RepairJournal {
         if let moved, moved.status(movedName + Self.partialSuffix + "-\(number)") != nil {
             _ = unlinkat(moved.descriptor, movedName + Self.partialSuffix + "-\(number)", 0)
         }
+        if let moved { try settleAside(moved, movedName, step: number, sha256: sha, copied: home?.digest(homeName)?.sha256 == sha, from: to) }
         switch (home?.status(homeName) != nil, moved?.status(movedName) != nil) {
         case (true, false):
             break
@@ -933,7 +979,7 @@ package final class RepairJournal {
             guard let home, let moved, home.digest(homeName)?.sha256 == sha, let (copy, status) = moved.digest(movedName), copy == sha else {
                 throw FormatError(.repairMoveFailed, "both \(from) and \(to) exist and differ: nothing was changed", location: .init(file: to))
             }
-            guard case .moved = try unlinkOriginal(moved, movedName, ifStill: status, from: to, to: from) else {
+            guard case .moved = try unlinkOriginal(moved, movedName, ifStill: status, step: number, from: to, to: from) else {
                 throw FormatError(.repairSourceChanged, "\(to) changed while it was removed: both stay", location: .init(file: to))
             }
         case (false, false):
