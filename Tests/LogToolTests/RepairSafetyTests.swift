@@ -127,9 +127,9 @@ struct RepairSafetyTests {
     }
 
     @Test(
-        "a step stopped between setting the original aside and unlinking it is completed, or puts back a file that is not the original",
-        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [false, true])
-    func stoppedWhileSetAside(replaced: Bool) throws {
+        "a step stopped between setting the original aside and unlinking it is completed, puts back a file that is not the original, or is undone",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [(false, false), (true, false), (false, true)])
+    func stoppedWhileSetAside(replaced: Bool, undone: Bool) throws {
         let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "aside")
         let quarantines = try Self.scratch(on: Self.otherFileSystem!, "aside")
         defer {
@@ -158,6 +158,14 @@ struct RepairSafetyTests {
         // The version set aside is not the original when something replaced it there meanwhile.
         if replaced { try new.write(to: aside) }
         let again = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+        if undone {
+            // Undo rolls the stopped step back: the original comes home, nothing stays aside.
+            let result = try again.undo()
+            #expect(result.refused.isEmpty, "\(result.refused)")
+            #expect(try Data(contentsOf: file) == old)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["BIG"])
+            return
+        }
         if replaced {
             #expect(throws: FormatError.self) { try again.recover() }
             #expect(try Data(contentsOf: file) == new, "the file set aside was not put back")

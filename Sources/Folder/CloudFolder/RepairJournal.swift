@@ -473,6 +473,7 @@ package final class RepairJournal {
             let relative = components.joined(separator: "/")
             expected.insert(ExactString(relative))
             expected.insert(ExactString(relative + Self.partialSuffix + "-\(step.number)"))
+            expected.insert(ExactString(relative + Self.asideSuffix + "-\(step.number)"))
         }
         var unaccounted: [String] = []
         var pending = [Self.filesFolder]
@@ -882,6 +883,10 @@ package final class RepairJournal {
             case .move(let from, let to, let sha, _):
                 let (home, homeName) = try locate(from, creating: false)
                 let (moved, movedName) = try locate(to, creating: false)
+                // An undo stopped inside rule 4 of 5.2 left the moved file aside (5.3).
+                if steps[position].undoStarted, let moved {
+                    try settleAside(moved, movedName, step: steps[position].number, sha256: sha, copied: home?.digest(homeName)?.sha256 == sha, from: to)
+                }
                 let fromExists = home?.status(homeName) != nil
                 let toExists = moved?.status(movedName) != nil
                 // An undo stopped after the move back: the file is home again.
@@ -967,6 +972,8 @@ package final class RepairJournal {
         if let moved, moved.status(movedName + Self.partialSuffix + "-\(number)") != nil {
             _ = unlinkat(moved.descriptor, movedName + Self.partialSuffix + "-\(number)", 0)
         }
+        // Stopped inside rule 4 of 5.2, forward (the original aside) or rolling back (the copy aside).
+        if let home { try settleAside(home, homeName, step: number, sha256: sha, copied: moved?.digest(movedName)?.sha256 == sha, from: from) }
         if let moved { try settleAside(moved, movedName, step: number, sha256: sha, copied: home?.digest(homeName)?.sha256 == sha, from: to) }
         switch (home?.status(homeName) != nil, moved?.status(movedName) != nil) {
         case (true, false):
