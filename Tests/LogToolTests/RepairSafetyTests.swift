@@ -30,6 +30,29 @@ struct RepairSafetyTests {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
     }
 
+    /// A cloud folder in the temporary folder holding one data file, `E/data/BIG`, and a folder for
+    /// quarantines on `quarantinesOn` (another file system, for a move that copies); `remove()`
+    /// deletes both.
+    struct OneFileCloud {
+        let work: URL, quarantines: URL, cloud: URL, data: URL, file: URL
+        var quarantine: URL { quarantines.appendingPathComponent("q") }
+
+        init(_ name: String, content: Data, quarantinesOn base: URL) throws {
+            work = try RepairSafetyTests.scratch(on: FileManager.default.temporaryDirectory, name)
+            quarantines = try RepairSafetyTests.scratch(on: base, name)
+            cloud = work.appendingPathComponent("cloud")
+            data = cloud.appendingPathComponent("E/data")
+            file = data.appendingPathComponent("BIG")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+            try content.write(to: file)
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: work)
+            try? FileManager.default.removeItem(at: quarantines)
+        }
+    }
+
     @Test(
         "a file replaced by a sync service while it is copied across file systems: both versions kept, 20 runs of 20",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
@@ -74,26 +97,18 @@ struct RepairSafetyTests {
     @Test("a file of several chunks moved into the quarantine: the journal's sha256 is its SHA-256, and every byte arrives", arguments: [false, true])
     func moveOfSeveralChunks(across: Bool) throws {
         guard !across || Self.otherFileSystem != nil else { return }
-        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "chunks")
-        let quarantines = try Self.scratch(on: across ? Self.otherFileSystem! : FileManager.default.temporaryDirectory, "chunks")
-        defer {
-            try? FileManager.default.removeItem(at: work)
-            try? FileManager.default.removeItem(at: quarantines)
-        }
-        let cloud = work.appendingPathComponent("cloud")
-        let data = cloud.appendingPathComponent("E/data")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let file = data.appendingPathComponent("BIG")
         let content = Self.bytes((5 << 19) + 7, seed: 9)
-        try content.write(to: file)
-        let journal = try RepairJournal(quarantine: quarantines.appendingPathComponent("q"), cloudRoot: cloud)
+        let folders = try OneFileCloud("chunks", content: content, quarantinesOn: across ? Self.otherFileSystem! : FileManager.default.temporaryDirectory)
+        defer { folders.remove() }
+        let file = folders.file
+        let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
         try journal.move(file, to: journal.quarantinePath(of: file))
         let moved = try Data(contentsOf: journal.quarantinePath(of: file))
         let same = moved == content
         #expect(same, "the quarantined copy has \(moved.count) bytes, the file had \(content.count)")
         // The digest computed here in one piece, not in the journal's chunks.
         let expected = SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
-        let lines = try String(decoding: Data(contentsOf: quarantines.appendingPathComponent("q/journal.jsonl")), as: UTF8.self).split(separator: "\n")
+        let lines = try String(decoding: Data(contentsOf: folders.quarantine.appendingPathComponent("journal.jsonl")), as: UTF8.self).split(separator: "\n")
         let digests = try lines.compactMap { try JSONParser.parse(Array($0.utf8))[JSONPointer(["sha256"])]?.stringValue }
         #expect(digests == [expected])
     }
@@ -102,18 +117,11 @@ struct RepairSafetyTests {
         "a download renamed over the original right after it was checked survives: only the name set aside is unlinked",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
     func replacedAfterTheCheck() throws {
-        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "checked")
-        let quarantines = try Self.scratch(on: Self.otherFileSystem!, "checked")
-        defer {
-            try? FileManager.default.removeItem(at: work)
-            try? FileManager.default.removeItem(at: quarantines)
-        }
-        let data = work.appendingPathComponent("cloud/E/data")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let file = data.appendingPathComponent("BIG")
         let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2)
-        try old.write(to: file)
-        let journal = try RepairJournal(quarantine: quarantines.appendingPathComponent("q"), cloudRoot: work.appendingPathComponent("cloud"))
+        let folders = try OneFileCloud("checked", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let (data, file) = (folders.data, folders.file)
+        let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
         journal.duringCopy = { stage, path in
             guard stage == .checked else { return }
             let download = data.appendingPathComponent(".download")
@@ -130,19 +138,10 @@ struct RepairSafetyTests {
         "a step stopped between setting the original aside and unlinking it is completed, puts back a file that is not the original, or is undone",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [(false, false), (true, false), (false, true)])
     func stoppedWhileSetAside(replaced: Bool, undone: Bool) throws {
-        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "aside")
-        let quarantines = try Self.scratch(on: Self.otherFileSystem!, "aside")
-        defer {
-            try? FileManager.default.removeItem(at: work)
-            try? FileManager.default.removeItem(at: quarantines)
-        }
-        let cloud = work.appendingPathComponent("cloud")
-        let data = cloud.appendingPathComponent("E/data")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let file = data.appendingPathComponent("BIG")
         let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2)
-        try old.write(to: file)
-        let quarantine = quarantines.appendingPathComponent("q")
+        let folders = try OneFileCloud("aside", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let (cloud, data, file, quarantine) = (folders.cloud, folders.data, folders.file, folders.quarantine)
         let target: URL
         do {
             // Its lock on the quarantine goes with it, as a crashed process's does.
@@ -180,18 +179,9 @@ struct RepairSafetyTests {
         "a blocked undo across file systems leaves no partial file in the cloud folder and says repair.undo-blocked",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [true, false])
     func blockedUndoAcross(_ unnamed: Bool) throws {
-        let work = try Self.scratch(on: FileManager.default.temporaryDirectory, "blocked")
-        let quarantines = try Self.scratch(on: Self.otherFileSystem!, "blocked")
-        defer {
-            try? FileManager.default.removeItem(at: work)
-            try? FileManager.default.removeItem(at: quarantines)
-        }
-        let cloud = work.appendingPathComponent("cloud")
-        let data = cloud.appendingPathComponent("E/data")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let file = data.appendingPathComponent("BIG")
-        try Self.bytes(1 << 20, seed: 3).write(to: file)
-        let quarantine = quarantines.appendingPathComponent("q")
+        let folders = try OneFileCloud("blocked", content: Self.bytes(1 << 20, seed: 3), quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let (cloud, data, file, quarantine) = (folders.cloud, folders.data, folders.file, folders.quarantine)
         let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
         journal.copiesIntoUnnamedFiles = unnamed
         try journal.move(file, to: journal.quarantinePath(of: file))
