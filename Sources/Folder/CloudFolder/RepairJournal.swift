@@ -113,6 +113,9 @@ package final class RepairJournal {
     static let partialSuffix = ".repair-partial"
     /// The name an original takes, beside itself, while it is checked before its unlink (Spec/repair.md 5.2 rule 4).
     static let asideSuffix = ".repair-unlink"
+
+    /// The aside name of `name` for step `step`.
+    static func aside(_ name: String, step: Int) -> String { name + asideSuffix + "-\(step)" }
     /// The journal format this version writes.
     static let format: Int64 = 2
 
@@ -473,7 +476,7 @@ package final class RepairJournal {
             let relative = components.joined(separator: "/")
             expected.insert(ExactString(relative))
             expected.insert(ExactString(relative + Self.partialSuffix + "-\(step.number)"))
-            expected.insert(ExactString(relative + Self.asideSuffix + "-\(step.number)"))
+            expected.insert(ExactString(Self.aside(relative, step: step.number)))
         }
         var unaccounted: [String] = []
         var pending = [Self.filesFolder]
@@ -800,10 +803,10 @@ package final class RepairJournal {
         -> MoveOutcome
     {
         guard let before = source.status(name), RepairFiles.same(before, copied) else { return .keptBoth(from: from, to: to) }
-        let aside = name + Self.asideSuffix + "-\(step)"
+        let aside = Self.aside(name, step: step)
         guard cfs_renameat_noreplace(source.descriptor, name, source.descriptor, aside) == 0 else {
             if errno == ENOENT { return .keptBoth(from: from, to: to) }
-            throw RepairFiles.failure("cannot set the original aside at \(from)\(Self.asideSuffix)-\(step) to remove it", from)
+            throw RepairFiles.failure("cannot set the original aside at \(Self.aside(from, step: step)) to remove it", from)
         }
         // The rename set its change time: that was compared just before it.
         guard let now = source.status(aside), RepairFiles.sameRenamed(now, copied) else {
@@ -820,9 +823,9 @@ package final class RepairJournal {
     /// Renames the file set aside by step `step` back to `name` without replacing; where something
     /// stands at `name` again, it stays aside and the error says where.
     private func putBack(_ folder: DirectoryHandle, _ name: String, step: Int, from: String) throws(FormatError) {
-        guard cfs_renameat_noreplace(folder.descriptor, name + Self.asideSuffix + "-\(step)", folder.descriptor, name) == 0 else {
+        guard cfs_renameat_noreplace(folder.descriptor, Self.aside(name, step: step), folder.descriptor, name) == 0 else {
             throw FormatError(
-                .repairSourceChanged, "\(from) was replaced again while it was removed: the version set aside stays at \(from)\(Self.asideSuffix)-\(step)",
+                .repairSourceChanged, "\(from) was replaced again while it was removed: the version set aside stays at \(Self.aside(from, step: step))",
                 location: .init(file: from))
         }
         folder.sync()
@@ -832,7 +835,7 @@ package final class RepairJournal {
     /// Spec/repair.md 5.2): unlinked when it has the journaled digest and its copy stands at TO
     /// with it, otherwise put back at its name (5.3).
     private func settleAside(_ source: DirectoryHandle, _ name: String, step: Int, sha256: String, copied: Bool, from: String) throws(FormatError) {
-        let aside = name + Self.asideSuffix + "-\(step)"
+        let aside = Self.aside(name, step: step)
         guard source.status(aside) != nil else { return }
         guard copied, source.digest(aside)?.sha256 == sha256 else { return try putBack(source, name, step: step, from: from) }
         guard unlinkat(source.descriptor, aside, 0) == 0 else { throw RepairFiles.failure("cannot remove the original after copying", from) }
