@@ -114,21 +114,27 @@ struct RepairSafetyTests {
     }
 
     @Test(
-        "a download renamed over the original right after it was checked survives: only the name set aside is unlinked",
-        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
-    func replacedAfterTheCheck() throws {
+        "a download renamed over the original just before or just after it is set aside survives: only the file copied is unlinked",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [RepairJournal.CopyStage.settingAside, .checked])
+    func replacedAfterTheCheck(stage replacedAt: RepairJournal.CopyStage) throws {
         let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2)
         let folders = try OneFileCloud("checked", content: old, quarantinesOn: Self.otherFileSystem!)
         defer { folders.remove() }
         let (data, file) = (folders.data, folders.file)
         let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
         journal.duringCopy = { stage, path in
-            guard stage == .checked else { return }
+            guard stage == replacedAt else { return }
             let download = data.appendingPathComponent(".download")
             try? new.write(to: download)
             _ = rename(download.path, path)
         }
-        try journal.move(file, to: journal.quarantinePath(of: file))
+        do {
+            try journal.move(file, to: journal.quarantinePath(of: file))
+            #expect(replacedAt == .checked)
+        } catch {
+            // Set aside and found to be another file, it went back: both kept, the repair stops.
+            #expect(replacedAt == .settingAside && error.code == .repairSourceChanged, "\(error)")
+        }
         #expect(try Data(contentsOf: file) == new, "the download renamed over the original was unlinked")
         #expect(try Data(contentsOf: journal.quarantinePath(of: file)) == old)
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["BIG"])

@@ -101,6 +101,8 @@ package final class RepairJournal {
         case copied
         /// Published at the destination; the original not yet unlinked.
         case published
+        /// The original checked by its name, not yet set aside.
+        case settingAside
         /// The original set aside and found to be the file copied; not yet unlinked.
         case checked
     }
@@ -804,6 +806,7 @@ package final class RepairJournal {
     {
         guard let before = source.status(name), RepairFiles.same(before, copied) else { return .keptBoth(from: from, to: to) }
         let aside = Self.aside(name, step: step)
+        try duringCopy?(.settingAside, from)
         guard cfs_renameat_noreplace(source.descriptor, name, source.descriptor, aside) == 0 else {
             if errno == ENOENT { return .keptBoth(from: from, to: to) }
             throw RepairFiles.failure("cannot set the original aside at \(Self.aside(from, step: step)) to remove it", from)
