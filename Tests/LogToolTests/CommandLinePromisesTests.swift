@@ -128,7 +128,7 @@ struct CommandLinePromisesTests {
     func version() throws {
         let run = try Run("--version")
         #expect(run.status == 0)
-        #expect(run.stdout == "logtool 0.14.3 (Spec 0.14.3, conformance kit 1.8.0)\n")
+        #expect(run.stdout == "logtool 0.14.4 (Spec 0.14.4, conformance kit 1.8.0)\n")
     }
 
     @Test("merge --json puts the findings in one document on standard output")

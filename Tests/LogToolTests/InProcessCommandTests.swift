@@ -190,7 +190,7 @@ struct InProcessCommandTests {
     func version() {
         let run = LogTool.runCapturing(arguments: ["--version"])
         #expect(run.status == 0)
-        #expect(run.stdout == "logtool 0.14.3 (Spec 0.14.3, conformance kit 1.8.0)\n")
+        #expect(run.stdout == "logtool 0.14.4 (Spec 0.14.4, conformance kit 1.8.0)\n")
         #expect(run.stderr == "")
     }
 }

@@ -182,6 +182,93 @@ struct RepairSafetyTests {
     }
 
     @Test(
+        "an original that something else removed after its check is not set aside: the move is done, the copy in the quarantine",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
+    func removedBeforeSetAside() throws {
+        let old = Self.bytes(256 << 10, seed: 1)
+        let folders = try OneFileCloud("removed", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
+        journal.duringCopy = { stage, path in
+            if stage == .settingAside { _ = unlink(path) }
+        }
+        let target = journal.quarantinePath(of: folders.file)
+        try journal.move(folders.file, to: target)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folders.data.path) == [])
+        #expect(try Data(contentsOf: target) == old)
+        // Journaled as done: undo brings the file home.
+        journal.duringCopy = nil
+        let result = try journal.undo()
+        #expect(result.restored == 1 && result.refused.isEmpty, "\(result.refused)")
+        #expect(try Data(contentsOf: folders.file) == old)
+    }
+
+    @Test(
+        "a file set aside that is not the original stays aside when something stands at its name again, and the step stays pending",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
+    func putBackMeetsAFile() throws {
+        let old = Self.bytes(256 << 10, seed: 1), new = Self.bytes(256 << 10, seed: 2), newer = Self.bytes(256 << 10, seed: 3)
+        let folders = try OneFileCloud("occupied", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let (cloud, data, file, quarantine) = (folders.cloud, folders.data, folders.file, folders.quarantine)
+        let target: URL
+        do {
+            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+            journal.duringCopy = { (stage, _) throws(FormatError) in
+                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
+            }
+            target = journal.quarantinePath(of: file)
+            #expect(throws: FormatError.self) { try journal.move(file, to: target) }
+        }
+        // Another version replaced the one set aside, and yet another arrived at its name.
+        let aside = data.appendingPathComponent("BIG.repair-unlink-1")
+        try new.write(to: aside)
+        try newer.write(to: file)
+        for _ in 0..<2 {
+            // Each recovery tries the put-back again, and nothing is overwritten or unlinked.
+            let again = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+            #expect {
+                try again.recover()
+            } throws: { error in
+                let error = error as? FormatError
+                return error?.code == .repairSourceChanged && error?.message.contains("BIG.repair-unlink-1") == true
+            }
+        }
+        #expect(try Data(contentsOf: file) == newer)
+        #expect(try Data(contentsOf: aside) == new)
+        #expect(try Data(contentsOf: target) == old)
+        #expect(try Self.records(quarantine.appendingPathComponent("journal.jsonl")).allSatisfy { $0["done"] == nil })
+    }
+
+    @Test(
+        "an undo stopped between setting the quarantined copy aside and unlinking it is finished by the next undo, and nothing stays aside",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
+    func undoStoppedWhileSetAside() throws {
+        let old = Self.bytes(256 << 10, seed: 1)
+        let folders = try OneFileCloud("undo-aside", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let (cloud, file, quarantine) = (folders.cloud, folders.file, folders.quarantine)
+        let target: URL
+        do {
+            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+            target = journal.quarantinePath(of: file)
+            try journal.move(file, to: target)
+            journal.duringCopy = { (stage, _) throws(FormatError) in
+                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
+            }
+            let stopped = try journal.undo()
+            #expect(stopped.restored == 0 && stopped.refused.count == 1)
+        }
+        let folder = target.deletingLastPathComponent()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["BIG.repair-unlink-1"])
+        #expect(try Data(contentsOf: file) == old)
+        let result = try RepairJournal(quarantine: quarantine, cloudRoot: cloud).undo()
+        #expect(result.restored == 1 && result.refused.isEmpty, "\(result.refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+        #expect(try Data(contentsOf: file) == old)
+    }
+
+    @Test(
         "a blocked undo across file systems leaves no partial file in the cloud folder and says repair.undo-blocked",
         .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [true, false])
     func blockedUndoAcross(_ unnamed: Bool) throws {

@@ -808,7 +808,9 @@ package final class RepairJournal {
         let aside = Self.aside(name, step: step)
         try duringCopy?(.settingAside, from)
         guard cfs_renameat_noreplace(source.descriptor, name, source.descriptor, aside) == 0 else {
-            if errno == ENOENT { return .keptBoth(from: from, to: to) }
+            // Something else moved or removed the original since its check: nothing stands at
+            // FROM and the copy is at TO, the end of a move (as recovery finds it, 5.3).
+            if errno == ENOENT { return .moved }
             throw RepairFiles.failure("cannot set the original aside at \(Self.aside(from, step: step)) to remove it", from)
         }
         // The rename set its change time: that was compared just before it.

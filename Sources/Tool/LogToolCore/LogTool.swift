@@ -17,7 +17,7 @@ package enum ExitStatus: Int32, Sendable {
 /// The `logtool` command: look inside Ensembles cloud folders and event files.
 package struct LogTool: ParsableCommand {
     /// The toolkit's version, the Spec it implements and the conformance kit it passes.
-    package static let version = "logtool 0.14.3 (Spec 0.14.3, conformance kit 1.8.0)"
+    package static let version = "logtool 0.14.4 (Spec 0.14.4, conformance kit 1.8.0)"
 
     /// Every command names itself: a name left out is derived from the type's description at
     /// every start, a scan of the runtime's conformance tables per command (20 M instructions,
