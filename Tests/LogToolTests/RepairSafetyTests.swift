@@ -182,15 +182,15 @@ struct RepairSafetyTests {
     }
 
     @Test(
-        "an original that something else removed after its check is not set aside: the move is done, the copy in the quarantine",
-        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
-    func removedBeforeSetAside() throws {
+        "an original that something else removed after its copy was published, before or after its check, is not waited for: the move is done, the copy in the quarantine",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"), arguments: [RepairJournal.CopyStage.published, .settingAside])
+    func removedBeforeSetAside(stage removedAt: RepairJournal.CopyStage) throws {
         let old = Self.bytes(256 << 10, seed: 1)
         let folders = try OneFileCloud("removed", content: old, quarantinesOn: Self.otherFileSystem!)
         defer { folders.remove() }
         let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
         journal.duringCopy = { stage, path in
-            if stage == .settingAside { _ = unlink(path) }
+            if stage == removedAt { _ = unlink(path) }
         }
         let target = journal.quarantinePath(of: folders.file)
         try journal.move(folders.file, to: target)
@@ -201,6 +201,25 @@ struct RepairSafetyTests {
         let result = try journal.undo()
         #expect(result.restored == 1 && result.refused.isEmpty, "\(result.refused)")
         #expect(try Data(contentsOf: folders.file) == old)
+    }
+
+    @Test(
+        "an undo whose quarantined file something else removed once its copy was back home finishes: the file is home, nothing refused",
+        .enabled(if: otherFileSystem != nil, "needs /dev/shm on a file system of its own"))
+    func quarantinedFileRemovedDuringUndo() throws {
+        let old = Self.bytes(256 << 10, seed: 1)
+        let folders = try OneFileCloud("undo-removed", content: old, quarantinesOn: Self.otherFileSystem!)
+        defer { folders.remove() }
+        let journal = try RepairJournal(quarantine: folders.quarantine, cloudRoot: folders.cloud)
+        let target = journal.quarantinePath(of: folders.file)
+        try journal.move(folders.file, to: target)
+        journal.duringCopy = { stage, path in
+            if stage == .published { _ = unlink(path) }
+        }
+        let result = try journal.undo()
+        #expect(result.restored == 1 && result.refused.isEmpty, "\(result.refused)")
+        #expect(try Data(contentsOf: folders.file) == old)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path) == [])
     }
 
     @Test(

@@ -804,13 +804,15 @@ package final class RepairJournal {
     ) throws(FormatError)
         -> MoveOutcome
     {
-        guard let before = source.status(name), RepairFiles.same(before, copied) else { return .keptBoth(from: from, to: to) }
+        // Something else moved or removed the original after it was copied: nothing is left to
+        // remove, and the copy stands at TO, the end of a move (as recovery finds it, 5.3).
+        guard let before = source.status(name) else { return .moved }
+        guard RepairFiles.same(before, copied) else { return .keptBoth(from: from, to: to) }
         let aside = Self.aside(name, step: step)
         try duringCopy?(.settingAside, from)
         guard cfs_renameat_noreplace(source.descriptor, name, source.descriptor, aside) == 0 else {
-            // Something else moved or removed the original since its check: nothing stands at
-            // FROM and the copy is at TO, the end of a move (as recovery finds it, 5.3).
-            if errno == ENOENT { return .moved }
+            // Gone since its check, as above, unless something arrived at its name meanwhile.
+            if errno == ENOENT { return source.status(name) == nil ? .moved : .keptBoth(from: from, to: to) }
             throw RepairFiles.failure("cannot set the original aside at \(Self.aside(from, step: step)) to remove it", from)
         }
         // The rename set its change time: that was compared just before it.
