@@ -68,7 +68,31 @@ package struct DeviceIntegration: Sendable {
         return result
     }
 
-    private typealias Key = StoreRevision
+    /// An event by its store's number (``Stores``) and its revision: sets and dictionaries of
+    /// these hash two integers, where hashing each store identifier's bytes again for every
+    /// lookup was most of this work (Benchmarks/README.md).
+    private struct Key: Hashable {
+        var store: Int32
+        var revision: Int64
+    }
+
+    /// The stores met, numbered by their identifiers' bytes, with what the baselines know of each.
+    private struct Stores {
+        let known: RevisionSet
+        private var numbers: [ExactString: Int32] = [:]
+        /// By number: the revision the baselines give the store; nil when they do not name it.
+        private(set) var bases: [Int64?] = []
+
+        init(known: RevisionSet) { self.known = known }
+
+        mutating func number(_ store: String) -> Int32 {
+            if let number = numbers[ExactString(store)] { return number }
+            let number = Int32(bases.count)
+            numbers[ExactString(store)] = number
+            bases.append(known[store])
+            return number
+        }
+    }
 
     private mutating func run(_ input: MergeInput) throws(FormatError) {
         // Step 1: what is not visible yet.
@@ -137,14 +161,16 @@ package struct DeviceIntegration: Sendable {
         let known = baselines.dropFirst().reduce(into: baselines[0].event.revisionSet) { $0.merge(with: $1.event.revisionSet) }
 
         // Step 5: covered events take no part; the basic checks on the others.
+        var stores = Stores(known: known)
         var present = Set<Key>()
         var reasons: [Key: [IntegrityProblem]] = [:]
         var candidatesByKey: [Key: SourcedEvent] = [:]
         var order: [Key] = []
         for sourced in events {
-            let key = Key(store: ExactString(sourced.event.storeIdentifier), revision: sourced.event.revision)
+            // The revision read once: each read searches the event's revision set.
+            let key = Key(store: stores.number(sourced.event.storeIdentifier), revision: sourced.event.revision)
             present.insert(key)
-            if let base = known[sourced.event.storeIdentifier], sourced.event.revision <= base {
+            if let base = stores.bases[Int(key.store)], key.revision <= base {
                 coveredCount += 1
                 continue
             }
@@ -159,14 +185,14 @@ package struct DeviceIntegration: Sendable {
 
         // Step 6: stores the baselines do not name, and events after a missing revision. A
         // missing revision is one no visible event has, whether or not that event passed.
-        var revisionsByStore: [ExactString: [Int64]] = [:]
-        for key in present { revisionsByStore[key.store, default: []].append(key.revision) }
-        for store in revisionsByStore.keys { revisionsByStore[store]?.sort() }
-        var gaps: [ExactString: (first: Int64, last: Int64)?] = [:]
+        var revisionsByStore = [[Int64]](repeating: [], count: stores.bases.count)
+        for key in present { revisionsByStore[Int(key.store)].append(key.revision) }
+        for store in revisionsByStore.indices { revisionsByStore[store].sort() }
+        var gaps: [Int32: (first: Int64, last: Int64)?] = [:]
         /// The first missing revision after `base` and the last one before the next present.
-        func firstGap(_ store: ExactString, after base: Int64) -> (first: Int64, last: Int64)? {
+        func firstGap(_ store: Int32, after base: Int64) -> (first: Int64, last: Int64)? {
             if let known = gaps[store] { return known }
-            let revisions = revisionsByStore[store] ?? []
+            let revisions = revisionsByStore[Int(store)]
             var expected = base + 1
             var found: (first: Int64, last: Int64)?
             for revision in revisions[partitionPoint(revisions.count) { revisions[$0] > base }...] {
@@ -182,7 +208,7 @@ package struct DeviceIntegration: Sendable {
         }
         for key in order where reasons[key] == nil {
             guard let sourced = candidatesByKey[key] else { continue }
-            guard let base = known[sourced.event.storeIdentifier] else {
+            guard let base = stores.bases[Int(key.store)] else {
                 reasons[key] = [
                     IntegrityProblem(
                         code: .deviceNotInBaseline, number: nil, files: [sourced.file],
@@ -213,18 +239,20 @@ package struct DeviceIntegration: Sendable {
             var listed: [Key: [Key]] = [:]
             for key in order {
                 guard let sourced = candidatesByKey[key] else { continue }
-                for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
-                    listed[Key(store: ExactString(other), revision: revision), default: []].append(key)
+                for (other, revision) in sourced.event.revisionSet.revisions {
+                    let store = stores.number(other)
+                    if store != key.store { listed[Key(store: store, revision: revision), default: []].append(key) }
                 }
             }
             return listed
         }
         func dependencyProblem(_ key: Key) -> IntegrityProblem? {
             guard let sourced = candidatesByKey[key] else { return nil }
-            for (other, revision) in sourced.event.revisionSet.revisions where ExactString(other) != key.store {
+            for (other, revision) in sourced.event.revisionSet.revisions {
+                let store = stores.number(other)
                 // A store the baselines do not name counts as revision 0 there, as in the original.
-                guard (known[other] ?? 0) < revision else { continue }
-                let dependency = Key(store: ExactString(other), revision: revision)
+                guard store != key.store, (stores.bases[Int(store)] ?? 0) < revision else { continue }
+                let dependency = Key(store: store, revision: revision)
                 let state: String
                 if !present.contains(dependency) {
                     state = "missing"
