@@ -85,6 +85,19 @@ package struct DeviceIntegration: Sendable {
 
         init(known: RevisionSet) { self.known = known }
 
+        /// The store last numbered at each place of a revision set: most sets name the same
+        /// stores in the same order, and comparing a name with the one last at its place (mostly
+        /// the same string: a check of identity) costs less than hashing it.
+        private var byPlace: [(store: String, number: Int32)] = []
+
+        /// ``number(_:)`` of the store at `place` in a revision set's sorted pairs.
+        mutating func number(_ store: String, at place: Int) -> Int32 {
+            if place < byPlace.count, ExactString(byPlace[place].store) == ExactString(store) { return byPlace[place].number }
+            let number = number(store)
+            if place < byPlace.count { byPlace[place] = (store, number) } else if place == byPlace.count { byPlace.append((store, number)) }
+            return number
+        }
+
         mutating func number(_ store: String) -> Int32 {
             if let number = numbers[ExactString(store)] { return number }
             let number = Int32(bases.count)
@@ -239,8 +252,8 @@ package struct DeviceIntegration: Sendable {
             var listed: [Key: [Key]] = [:]
             for key in order {
                 guard let sourced = candidatesByKey[key] else { continue }
-                for (other, revision) in sourced.event.revisionSet.revisions {
-                    let store = stores.number(other)
+                for (place, (other, revision)) in sourced.event.revisionSet.revisions.enumerated() {
+                    let store = stores.number(other, at: place)
                     if store != key.store { listed[Key(store: store, revision: revision), default: []].append(key) }
                 }
             }
@@ -248,8 +261,8 @@ package struct DeviceIntegration: Sendable {
         }
         func dependencyProblem(_ key: Key) -> IntegrityProblem? {
             guard let sourced = candidatesByKey[key] else { return nil }
-            for (other, revision) in sourced.event.revisionSet.revisions {
-                let store = stores.number(other)
+            for (place, (other, revision)) in sourced.event.revisionSet.revisions.enumerated() {
+                let store = stores.number(other, at: place)
                 // A store the baselines do not name counts as revision 0 there, as in the original.
                 guard store != key.store, (stores.bases[Int(store)] ?? 0) < revision else { continue }
                 let dependency = Key(store: store, revision: revision)

@@ -777,14 +777,13 @@ extension MergeInput {
     /// (Spec/merge.md 5.7; the form decides what it is compared with); a device holds such an
     /// event back (section 15).
     func modelVersionProblems(_ sourced: SourcedEvent) -> [IntegrityProblem] {
-        guard let catalog = modelVersions, let version = sourced.event.modelVersion else { return [] }
-        let check = catalog.check(version)
-        guard check.isUnknown else { return [] }
+        // The catalog read in place: a copy of it for each event retained and released its lists.
+        guard let version = sourced.event.modelVersion, let check = modelVersions?.check(version), check.isUnknown else { return [] }
         let shown = check.form == .sha256 ? version : "a \(check.form.rawValue) model version"
         return [
             IntegrityProblem(
                 code: .mergeUnknownModelVersion, number: 204, files: [sourced.file],
-                message: "written with \(shown), which is none of the \(catalog.versions.count) given model versions",
+                message: "written with \(shown), which is none of the \(modelVersions?.versions.count ?? 0) given model versions",
                 details: JSONObject([("modelVersion", .string(version)), ("form", .string(check.form.rawValue))]))
         ]
     }
