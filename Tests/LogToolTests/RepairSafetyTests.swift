@@ -51,6 +51,20 @@ struct RepairSafetyTests {
             try? FileManager.default.removeItem(at: work)
             try? FileManager.default.removeItem(at: quarantines)
         }
+
+        /// Starts moving the file into the quarantine (across file systems) and stops the move,
+        /// as a crash would, right after the original was set aside and checked; returns where
+        /// the copy stands. The journal, and its lock on the quarantine, are gone by then, as a
+        /// crashed process's are.
+        func moveStoppedAtTheCheck() throws -> URL {
+            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
+            journal.duringCopy = { (stage, _) throws(FormatError) in
+                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
+            }
+            let target = journal.quarantinePath(of: file)
+            #expect(throws: FormatError.self) { try journal.move(file, to: target) }
+            return target
+        }
     }
 
     @Test(
@@ -148,16 +162,7 @@ struct RepairSafetyTests {
         let folders = try OneFileCloud("aside", content: old, quarantinesOn: Self.otherFileSystem!)
         defer { folders.remove() }
         let (cloud, data, file, quarantine) = (folders.cloud, folders.data, folders.file, folders.quarantine)
-        let target: URL
-        do {
-            // Its lock on the quarantine goes with it, as a crashed process's does.
-            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
-            journal.duringCopy = { (stage, _) throws(FormatError) in
-                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
-            }
-            target = journal.quarantinePath(of: file)
-            #expect(throws: FormatError.self) { try journal.move(file, to: target) }
-        }
+        let target = try folders.moveStoppedAtTheCheck()
         let aside = data.appendingPathComponent("BIG.repair-unlink-1")
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.path) == ["BIG.repair-unlink-1"])
         // The version set aside is not the original when something replaced it there meanwhile.
@@ -230,15 +235,7 @@ struct RepairSafetyTests {
         let folders = try OneFileCloud("occupied", content: old, quarantinesOn: Self.otherFileSystem!)
         defer { folders.remove() }
         let (cloud, data, file, quarantine) = (folders.cloud, folders.data, folders.file, folders.quarantine)
-        let target: URL
-        do {
-            let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
-            journal.duringCopy = { (stage, _) throws(FormatError) in
-                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
-            }
-            target = journal.quarantinePath(of: file)
-            #expect(throws: FormatError.self) { try journal.move(file, to: target) }
-        }
+        let target = try folders.moveStoppedAtTheCheck()
         // Another version replaced the one set aside, and yet another arrived at its name.
         let aside = data.appendingPathComponent("BIG.repair-unlink-1")
         try new.write(to: aside)
