@@ -30,6 +30,13 @@ struct RepairSafetyTests {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
     }
 
+    /// A hook for ``RepairJournal/duringCopy`` that stops the step at `stage`, as a crash would.
+    static func crash(at stage: RepairJournal.CopyStage) -> (RepairJournal.CopyStage, String) throws(FormatError) -> Void {
+        { (now, _) throws(FormatError) in
+            if now == stage { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
+        }
+    }
+
     /// A cloud folder in the temporary folder holding one data file, `E/data/BIG`, and a folder for
     /// quarantines on `quarantinesOn` (another file system, for a move that copies); `remove()`
     /// deletes both.
@@ -58,9 +65,7 @@ struct RepairSafetyTests {
         /// crashed process's are.
         func moveStoppedAtTheCheck() throws -> URL {
             let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
-            journal.duringCopy = { (stage, _) throws(FormatError) in
-                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
-            }
+            journal.duringCopy = RepairSafetyTests.crash(at: .checked)
             let target = journal.quarantinePath(of: file)
             #expect(throws: FormatError.self) { try journal.move(file, to: target) }
             return target
@@ -269,9 +274,7 @@ struct RepairSafetyTests {
             let journal = try RepairJournal(quarantine: quarantine, cloudRoot: cloud)
             target = journal.quarantinePath(of: file)
             try journal.move(file, to: target)
-            journal.duringCopy = { (stage, _) throws(FormatError) in
-                if stage == .checked { throw FormatError(.repairMoveFailed, "stopped here, as by a crash") }
-            }
+            journal.duringCopy = Self.crash(at: .checked)
             let stopped = try journal.undo()
             #expect(stopped.restored == 0 && stopped.refused.count == 1)
         }
