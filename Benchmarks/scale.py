@@ -50,9 +50,10 @@ Table 2, sizes, rebase and verify (same rows):
   state MB     size of the state document the merge prints
   rebase s     best of --repeat runs of `logtool rebase CLOUD --out R --model MODEL --encoding ENC`
                (it reads the new baseline back and checks it, Spec/merge.md 13.7); rebase MB: the
-               highest peak memory of those runs. Each command below is run --repeat times too, so
-               that its ratio to the merge compares a best with a best (one run against the best
-               of three merges put a machine's slow second on one side only)
+               highest peak memory of those runs. Every command is run once per round, --repeat
+               rounds, each round's commands one after another (cat, merge, rebase, verify, device
+               mode, timeline), so that a best compares with a best and table 5 can compare the
+               commands of one round
   MB after     bytes of the rebased folder (deleted once measured)
   verify s     best of --repeat runs of `logtool verify CLOUD --model MODEL`; verify MB: the
                highest peak memory
@@ -86,8 +87,15 @@ Table 4, with --pycrdt (one row per size where pycrdt ran: up to --pycrdt-max):
                document per store included)
   object changes  the object changes pycrdt replayed (a note is printed when it is not SIZE)
 
-Memory growth of the merge is printed for every pair of sizes ten times apart, per encoding: the
-same objects, ten times the history. Each row's raw figures go to stderr as one JSON line.
+Table 5, ratios by round (same rows): for each ratio issue 42 sets a target for (merge/cat,
+rebase/merge, verify/merge, device/merge with --baseline, timeline/merge, rebase MB/merge MB), the
+median of the rounds' ratios, then the least and greatest. This kind of machine's speed moves by a
+third from one minute to the next: two best-ofs taken minutes apart can put a slow minute on one
+side only, where the two commands of one round ran in the same minute.
+
+Memory growth and time of the merge are printed for every pair of sizes ten times apart, per
+encoding: the same objects, ten times the history (time: best against best, median against
+median; the sizes run minutes apart, so these are not by round). Each row's raw figures go to stderr as one JSON line.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, time
 
@@ -153,42 +161,66 @@ def generate(tool, args, size, encoding):
     return folder
 
 def measure(tool, args, size, encoding, folder):
+    """--repeat rounds, each running every command once, one after another: cat, merge, rebase,
+    verify, device mode (with --baseline), timeline. This kind of machine's speed moves by a third
+    from one minute to the next; a ratio of two commands of one round compares them in the same
+    minute, where blocks of one command's runs put the slow minute on one side only."""
     cloud, model = os.path.join(folder, "cloud"), os.path.join(folder, "Model.xcdatamodeld")
     read_floor(cloud)  # warm the page cache once, as every timed command after it gets it warm
     floor = min(read_floor(cloud) for _ in range(3))  # a few ms at small sizes: take the best of 3
-    cat = min(cat_floor(cloud) for _ in range(3))
-    runs = [timed([tool, "merge", cloud, "--model", model]) for _ in range(args.repeat)]
-    merge = runs[0][2]
-    if any(r[2].stdout != merge.stdout for r in runs):
-        sys.exit(f"merges of {cloud} printed different states")
     rebased = os.path.join(args.work, f"rebased-{os.path.basename(folder)}")
-    rebase_s, rebase_mb, rebase_all = best_of(args.repeat, [tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", encoding],
-                                              before=lambda: shutil.rmtree(rebased, ignore_errors=True))
-    bytes_after = folder_bytes(rebased)
-    shutil.rmtree(rebased, ignore_errors=True)
-    verify_s, verify_mb, verify_all = best_of(args.repeat, [tool, "verify", cloud, "--model", model])
-    device = {}
-    if args.baseline:
-        store = sorted(os.listdir(os.path.join(cloud, "Generated", "stores")))[0]
-        def same_state(seen):
-            if seen.stdout != merge.stdout:
-                sys.exit(f"device {store} of {cloud} printed another state than the merge")
-        device_s, device_mb, device_all = best_of(args.repeat, [tool, "merge", "--as-store", store, cloud, "--model", model], check=same_state)
-        device = {"device_s": device_s, "device_peak_mb": device_mb, "device_all_s": device_all}
     page = os.path.join(args.work, "timeline.html")
-    timeline_s, timeline_mb, timeline_all = best_of(args.repeat, [tool, "timeline", cloud, "--model", model, "-o", page, "--force"])
-    page_bytes = os.path.getsize(page)
-    os.remove(page)
-    best = min(r[0] for r in runs)
+    store = sorted(os.listdir(os.path.join(cloud, "Generated", "stores")))[0] if args.baseline else None
+    merge_out, bytes_after, page_bytes = None, None, None
+    runs = {name: [] for name in ("cat", "merge", "rebase", "verify", "device", "timeline")}
+    for _ in range(args.repeat):
+        runs["cat"].append((cat_floor(cloud), float("nan")))
+        seconds, rss, merged = timed([tool, "merge", cloud, "--model", model])
+        if merge_out is not None and merged.stdout != merge_out:
+            sys.exit(f"merges of {cloud} printed different states")
+        merge_out = merged.stdout
+        runs["merge"].append((seconds, rss))
+        shutil.rmtree(rebased, ignore_errors=True)
+        seconds, rss, _ = timed([tool, "rebase", cloud, "--out", rebased, "--model", model, "--encoding", encoding])
+        runs["rebase"].append((seconds, rss))
+        bytes_after = folder_bytes(rebased)
+        shutil.rmtree(rebased, ignore_errors=True)
+        runs["verify"].append(timed([tool, "verify", cloud, "--model", model])[:2])
+        if store is not None:
+            seconds, rss, seen = timed([tool, "merge", "--as-store", store, cloud, "--model", model])
+            if seen.stdout != merge_out:
+                sys.exit(f"device {store} of {cloud} printed another state than the merge")
+            runs["device"].append((seconds, rss))
+        runs["timeline"].append(timed([tool, "timeline", cloud, "--model", model, "-o", page, "--force"])[:2])
+        page_bytes = os.path.getsize(page)
+        os.remove(page)
+
+    def best(name):
+        return min(r[0] for r in runs[name])
+
+    def peak(name):
+        return max(r[1] for r in runs[name])
+
+    def every(name):
+        return [r[0] for r in runs[name]]
+
+    # Each round's ratio of a command to that round's merge (of memory: of the peaks).
+    rounds = {"merge/cat": [m[0] / c[0] for m, c in zip(runs["merge"], runs["cat"])]}
+    for name in ("rebase", "verify", "device", "timeline"):
+        if runs[name]:
+            rounds[f"{name}/merge"] = [x[0] / m[0] for x, m in zip(runs[name], runs["merge"])]
+    rounds["rebase MB/merge MB"] = [x[1] / m[1] for x, m in zip(runs["rebase"], runs["merge"])]
+    device = {"device_s": best("device"), "device_peak_mb": peak("device"), "device_all_s": every("device")} if store else {}
     row = {"changes": size, "encoding": encoding, "stores": args.stores, "objects": args.objects, "seed": args.seed,
-           "merge_s": best, "merge_median_s": statistics.median(r[0] for r in runs),
-           "merge_all_s": [r[0] for r in runs], "changes_per_s": size / best, "merge_peak_mb": max(r[1] for r in runs),
-           "state_bytes": len(merge.stdout), "floor_s": floor, "cat_floor_s": cat, "rebase_s": rebase_s, "rebase_peak_mb": rebase_mb,
-           "rebase_all_s": rebase_all, "verify_all_s": verify_all, "timeline_all_s": timeline_all,
-           "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": verify_s, "verify_peak_mb": verify_mb,
-           "timeline_s": timeline_s, "timeline_peak_mb": timeline_mb,
-           "page_bytes": page_bytes, **device}
-    return row, merge.stdout
+           "merge_s": best("merge"), "merge_median_s": statistics.median(every("merge")),
+           "merge_all_s": every("merge"), "changes_per_s": size / best("merge"), "merge_peak_mb": peak("merge"),
+           "state_bytes": len(merge_out), "floor_s": floor, "cat_floor_s": best("cat"), "cat_all_s": every("cat"),
+           "rebase_s": best("rebase"), "rebase_peak_mb": peak("rebase"),
+           "rebase_all_s": every("rebase"), "verify_all_s": every("verify"), "timeline_all_s": every("timeline"),
+           "bytes_before": folder_bytes(cloud), "bytes_after": bytes_after, "verify_s": best("verify"), "verify_peak_mb": peak("verify"),
+           "timeline_s": best("timeline"), "timeline_peak_mb": peak("timeline"),
+           "page_bytes": page_bytes, "round_ratios": rounds, **device}
+    return row, merge_out
 
 def run_loro(args, json_folder):
     here = os.path.dirname(os.path.abspath(__file__))
@@ -303,6 +335,16 @@ def main():
               f"{ratio(r['rebase_s'], r['merge_s']):>12.2f} {ratio(r['rebase_peak_mb'], r['merge_peak_mb']):>18.2f} "
               f"{r['timeline_s']:>10.2f} {r['timeline_peak_mb']:>11.0f} {r['page_bytes']/1e6:>8.1f} {ratio(r['timeline_s'], r['merge_s']):>8.2f}"
               + (f" {r['device_s']:>8.2f} {r['device_peak_mb']:>9.0f} {ratio(r['device_s'], r['merge_s']):>12.2f}" if args.baseline else ""))
+    print()
+    print("Ratios by round: the median of the rounds' ratios (least-greatest), each round's commands run one after another")
+    names = list(rows[0]["round_ratios"]) if rows else []
+    print(f"{'changes':>9} {'enc':<6}" + "".join(f" {name:>22}" for name in names))
+    for r in rows:
+        cells = []
+        for name in names:
+            values = r["round_ratios"][name]
+            cells.append(f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})")
+        print(f"{r['changes']:>9} {r['encoding']:<6}" + "".join(f" {cell:>22}" for cell in cells))
     if show_loro:
         print()
         print(f"{'changes':>9} {'loro s':>7} {'snapshot MB':>11} {'loro peak MB':>12} {'object changes':>14}")
@@ -324,7 +366,8 @@ def main():
                     growth = large["merge_peak_mb"] / small["merge_peak_mb"] - 1
                     print(f"{e} merge peak memory, {small['changes']} -> {large['changes']} changes: {small['merge_peak_mb']:.0f} -> "
                           f"{large['merge_peak_mb']:.0f} MB ({growth:+.0%}); state document {small['state_bytes']/1e6:.1f} -> "
-                          f"{large['state_bytes']/1e6:.1f} MB")
+                          f"{large['state_bytes']/1e6:.1f} MB; time {ratio(large['merge_s'], small['merge_s']):.1f}x best, "
+                          f"{ratio(large['merge_median_s'], small['merge_median_s']):.1f}x median")
     if len(encodings) == 2:
         same = [r["changes"] for r in rows if r["encoding"] == "json"]
         if not any("different states" in n for n in notes):
