@@ -177,19 +177,22 @@ package struct DeviceIntegration: Sendable {
         var stores = Stores(known: known)
         var present = Set<Key>()
         var reasons: [Key: [IntegrityProblem]] = [:]
-        var candidatesByKey: [Key: SourcedEvent] = [:]
+        // Each candidate by its place in `events`, read there: a dictionary of the events
+        // themselves and a list of those integrable held every event three times (a third of
+        // device mode's memory at 10M changes: Benchmarks/README.md).
+        var places: [Key: Int] = [:]
         var order: [Key] = []
-        for sourced in events {
+        for place in events.indices {
             // The revision read once: each read searches the event's revision set.
-            let key = Key(store: stores.number(sourced.event.storeIdentifier), revision: sourced.event.revision)
+            let key = Key(store: stores.number(events[place].event.storeIdentifier), revision: events[place].event.revision)
             present.insert(key)
             if let base = stores.bases[Int(key.store)], key.revision <= base {
                 coveredCount += 1
                 continue
             }
-            candidatesByKey[key] = sourced
+            places[key] = place
             order.append(key)
-            let basic = Self.basicProblems(sourced, input)
+            let basic = Self.basicProblems(events[place], input)
             if !basic.isEmpty {
                 reasons[key] = basic
                 if basic.contains(where: { $0.number == 204 }) { informativeCodes = [204] }
@@ -220,13 +223,13 @@ package struct DeviceIntegration: Sendable {
             return found
         }
         for key in order where reasons[key] == nil {
-            guard let sourced = candidatesByKey[key] else { continue }
+            guard let place = places[key] else { continue }
             guard let base = stores.bases[Int(key.store)] else {
                 reasons[key] = [
                     IntegrityProblem(
-                        code: .deviceNotInBaseline, number: nil, files: [sourced.file],
-                        message: "the baselines do not name store \(sourced.event.storeIdentifier), so the device cannot tell where its history starts",
-                        details: JSONObject([("store", .string(sourced.event.storeIdentifier))]))
+                        code: .deviceNotInBaseline, number: nil, files: [events[place].file],
+                        message: "the baselines do not name store \(events[place].event.storeIdentifier), so the device cannot tell where its history starts",
+                        details: JSONObject([("store", .string(events[place].event.storeIdentifier))]))
                 ]
                 continue
             }
@@ -234,10 +237,10 @@ package struct DeviceIntegration: Sendable {
             if let gap = firstGap(key.store, after: base), key.revision > gap.last {
                 reasons[key] = [
                     IntegrityProblem(
-                        code: .mergeRevisionGap, number: 200, files: [sourced.file],
-                        message: "store \(sourced.event.storeIdentifier) misses \(IntegrityProblem.revisions(gap.first, gap.last)) before this event",
+                        code: .mergeRevisionGap, number: 200, files: [events[place].file],
+                        message: "store \(events[place].event.storeIdentifier) misses \(IntegrityProblem.revisions(gap.first, gap.last)) before this event",
                         details: JSONObject([
-                            ("store", .string(sourced.event.storeIdentifier)), ("first", JSONValue(gap.first)), ("last", JSONValue(gap.last)),
+                            ("store", .string(events[place].event.storeIdentifier)), ("first", JSONValue(gap.first)), ("last", JSONValue(gap.last)),
                         ]))
                 ]
             }
@@ -251,8 +254,8 @@ package struct DeviceIntegration: Sendable {
         func listDependents() -> [Key: [Key]] {
             var listed: [Key: [Key]] = [:]
             for key in order {
-                guard let sourced = candidatesByKey[key] else { continue }
-                for (place, (other, revision)) in sourced.event.revisionSet.revisions.enumerated() {
+                guard let event = places[key] else { continue }
+                for (place, (other, revision)) in events[event].event.revisionSet.revisions.enumerated() {
                     let store = stores.number(other, at: place)
                     if store != key.store { listed[Key(store: store, revision: revision), default: []].append(key) }
                 }
@@ -260,8 +263,8 @@ package struct DeviceIntegration: Sendable {
             return listed
         }
         func dependencyProblem(_ key: Key) -> IntegrityProblem? {
-            guard let sourced = candidatesByKey[key] else { return nil }
-            for (place, (other, revision)) in sourced.event.revisionSet.revisions.enumerated() {
+            guard let event = places[key] else { return nil }
+            for (place, (other, revision)) in events[event].event.revisionSet.revisions.enumerated() {
                 let store = stores.number(other, at: place)
                 // A store the baselines do not name counts as revision 0 there, as in the original.
                 guard store != key.store, (stores.bases[Int(store)] ?? 0) < revision else { continue }
@@ -275,7 +278,7 @@ package struct DeviceIntegration: Sendable {
                     continue
                 }
                 return IntegrityProblem(
-                    code: .mergeMissingDependency, number: 201, files: [sourced.file],
+                    code: .mergeMissingDependency, number: 201, files: [events[event].file],
                     message: "depends on revision \(revision) of store \(other), which is \(state == "missing" ? "not in the folder" : "held back")",
                     details: JSONObject([("store", .string(other)), ("revision", JSONValue(revision)), ("dependency", .string(state))]))
             }
@@ -304,14 +307,22 @@ package struct DeviceIntegration: Sendable {
             if let problem = dependencyProblem(key) { reasons[key] = [problem] }
         }
 
+        // The integrable events gathered at the front of `events`, in place, and the list then
+        // handed over: `places` ascend along `order`, so every place met is still untouched,
+        // and what is swapped behind the front (covered or held back) was met already.
+        var front = 0
         for key in order {
-            guard let sourced = candidatesByKey[key] else { continue }
+            guard let place = places[key] else { continue }
             if let found = reasons[key] {
-                heldBack.append(HeldBack(sourced: sourced, reasons: found))
+                heldBack.append(HeldBack(sourced: events[place], reasons: found))
             } else {
-                integrable.append(sourced)
+                events.swapAt(front, place)
+                front += 1
             }
         }
+        events.removeSubrange(front...)
+        integrable = events
+        events = []
         heldBack.sort { utf8Precedes($0.sourced.file, $1.sourced.file) }
         MergeAnalysis.sortInReplayOrder(&integrable) { $0.event }
     }
