@@ -111,19 +111,6 @@ def timed(cmd, **kw):
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()[-2000:]}")
     return seconds, int(rss.group(1)) / 1024 if rss else float("nan"), proc
 
-def best_of(repeat, cmd, before=None, check=None):
-    """Runs cmd `repeat` times (calling `before` ahead of each, `check` with each completed
-    process); returns (best seconds, highest peak RSS in MB, every run's seconds)."""
-    runs = []
-    for _ in range(repeat):
-        if before:
-            before()
-        seconds, rss, proc = timed(cmd)
-        if check:
-            check(proc)
-        runs.append((seconds, rss))
-    return min(r[0] for r in runs), max(r[1] for r in runs), [r[0] for r in runs]
-
 def folder_bytes(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
